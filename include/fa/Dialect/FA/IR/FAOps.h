@@ -1,0 +1,20 @@
+//===- FAOps.h - Operations of the fa dialect -------------------*- C++ -*-===//
+
+#ifndef FA_DIALECT_FA_IR_FAOPS_H
+#define FA_DIALECT_FA_IR_FAOPS_H
+
+#include "fa/Dialect/FA/IR/FADialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::fa {
+/// Head dimensions the kernels are generated for.
+ArrayRef<int64_t> getSupportedHeadDims();
+} // namespace mlir::fa
+
+#define GET_OP_CLASSES
+#include "fa/Dialect/FA/IR/FAOps.h.inc"
+
+#endif // FA_DIALECT_FA_IR_FAOPS_H

@@ -1,0 +1,311 @@
+//===- FAOps.cpp - Verifiers and helpers of the fa ops --------------------===//
+//
+// Every rule an op must satisfy is checked here with a diagnostic that names
+// the operand and states the rule; the kernels downstream may then assume
+// them. Dynamic dimensions are accepted wherever a rule cannot be decided
+// statically; the runtime re-checks those at launch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fa;
+
+ArrayRef<int64_t> mlir::fa::getSupportedHeadDims() {
+  static const int64_t dims[] = {64, 128};
+  return dims;
+}
+
+namespace {
+/// Names of the four dimensions of an attention tensor, for diagnostics.
+constexpr const char *kAttentionDimNames[] = {"batch", "heads", "seq",
+                                              "head_dim"};
+
+std::string formatDim(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? std::string("?") : std::to_string(dim);
+}
+
+bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks that `actual` has the shape `expected` (dimension by dimension,
+/// dynamic sizes matching anything) and the element type of `expected`.
+LogicalResult verifySameShapeAndType(Operation *op, StringRef actualName,
+                                     MemRefType actual, StringRef expectedName,
+                                     MemRefType expected) {
+  if (actual.getElementType() != expected.getElementType())
+    return op->emitOpError() << "expects " << actualName << " element type "
+                             << actual.getElementType() << " to equal "
+                             << expectedName << " element type "
+                             << expected.getElementType();
+  if (actual.getRank() != expected.getRank())
+    return op->emitOpError() << "expects " << actualName << " rank "
+                             << actual.getRank() << " to equal " << expectedName
+                             << " rank " << expected.getRank();
+  for (auto [index, dims] : llvm::enumerate(
+           llvm::zip_equal(actual.getShape(), expected.getShape()))) {
+    auto [actualDim, expectedDim] = dims;
+    if (!dimsCompatible(actualDim, expectedDim))
+      return op->emitOpError()
+             << "expects " << actualName << " dimension " << index << " ("
+             << formatDim(actualDim) << ") to equal " << expectedName
+             << " dimension " << index << " (" << formatDim(expectedDim) << ")";
+  }
+  return success();
+}
+
+/// Checks that a per-row statistics buffer has the shape `rowShape`.
+LogicalResult verifyRowStats(Operation *op, StringRef name, MemRefType stats,
+                             ArrayRef<int64_t> rowShape, StringRef rowsOf) {
+  if (stats.getRank() != static_cast<int64_t>(rowShape.size()))
+    return op->emitOpError() << "expects " << name << " to have rank "
+                             << rowShape.size() << " (one value per row of "
+                             << rowsOf << "), got rank " << stats.getRank();
+  for (auto [index, dims] :
+       llvm::enumerate(llvm::zip_equal(stats.getShape(), rowShape))) {
+    auto [statsDim, rowDim] = dims;
+    if (!dimsCompatible(statsDim, rowDim))
+      return op->emitOpError()
+             << "expects " << name << " dimension " << index << " ("
+             << formatDim(statsDim) << ") to equal " << rowsOf << " dimension "
+             << index << " (" << formatDim(rowDim) << ")";
+  }
+  return success();
+}
+
+LogicalResult verifyPositiveFinite(Operation *op, StringRef attrName,
+                                   float value) {
+  if (!(value > 0.0f) || !std::isfinite(value))
+    return op->emitOpError() << "expects " << attrName
+                             << " to be positive and finite, got " << value;
+  return success();
+}
+
+/// Rules every fa op shares: buffers are contiguous row-major (the kernels
+/// index them that way), and no stray attribute rides along. A misspelt
+/// `causl` in the generic form would otherwise be silently ignored;
+/// dialect-prefixed attributes (`fa.tuning = ...`) remain allowed.
+LogicalResult verifyCommonRules(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = cast<MemRefType>(operand.get().getType());
+    if (!type.getLayout().isIdentity())
+      return op->emitOpError()
+             << "expects operand #" << operand.getOperandNumber()
+             << " to have the identity (contiguous row-major) layout, got "
+             << type;
+  }
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (!attr.getName().strref().contains('.'))
+      return op->emitOpError() << "does not understand attribute '"
+                               << attr.getName().strref() << "'";
+  return success();
+}
+
+/// The rules shared by the forward and backward attention ops on q, k, v.
+LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
+                                    MemRefType key, MemRefType value,
+                                    std::optional<float> scale) {
+  int64_t headDim = query.getDimSize(3);
+  if (ShapedType::isDynamic(headDim))
+    return op->emitOpError("expects a static query head_dim");
+  if (!llvm::is_contained(getSupportedHeadDims(), headDim)) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "expects query head_dim to be one of ";
+    llvm::interleaveComma(getSupportedHeadDims(), diag);
+    return diag << ", got " << headDim;
+  }
+
+  for (auto [name, type] : {std::pair{"key", key}, std::pair{"value", value}})
+    if (type.getElementType() != query.getElementType())
+      return op->emitOpError()
+             << "expects " << name << " element type " << type.getElementType()
+             << " to equal query element type " << query.getElementType();
+
+  if (failed(verifySameShapeAndType(op, "value", value, "key", key)))
+    return failure();
+
+  for (int64_t dim : {0, 3})
+    if (!dimsCompatible(key.getDimSize(dim), query.getDimSize(dim)))
+      return op->emitOpError()
+             << "expects key " << kAttentionDimNames[dim] << " "
+             << formatDim(key.getDimSize(dim)) << " to equal query "
+             << kAttentionDimNames[dim] << " "
+             << formatDim(query.getDimSize(dim));
+
+  int64_t heads = query.getDimSize(1), kvHeads = key.getDimSize(1);
+  if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
+      heads % kvHeads != 0)
+    return op->emitOpError() << "expects query heads " << heads
+                             << " to be a multiple of key/value heads "
+                             << kvHeads;
+
+  if (scale)
+    return verifyPositiveFinite(op, "scale", *scale);
+  return success();
+}
+
+std::optional<float> optionalScale(FloatAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return static_cast<float>(attr.getValueAsDouble());
+}
+
+float scaleOrDefault(FloatAttr attr, int64_t headDim) {
+  if (std::optional<float> scale = optionalScale(attr))
+    return *scale;
+  return 1.0f / std::sqrt(static_cast<float>(headDim));
+}
+
+ArrayRef<int64_t> allButLast(MemRefType type) {
+  return type.getShape().drop_back();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+float AttentionOp::getScaleOrDefault() {
+  return scaleOrDefault(getScaleAttr(), getHeadDim());
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyCommonRules(*this)))
+    return failure();
+  MemRefType query = getQuery().getType();
+  if (failed(verifyAttentionInputs(*this, query, getKey().getType(),
+                                   getValue().getType(),
+                                   optionalScale(getScaleAttr()))))
+    return failure();
+  if (failed(verifySameShapeAndType(*this, "out", getOut().getType(), "query",
+                                    query)))
+    return failure();
+  if (Value lse = getLse())
+    return verifyRowStats(*this, "lse", cast<MemRefType>(lse.getType()),
+                          allButLast(query), "query");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+float AttentionGradOp::getScaleOrDefault() {
+  return scaleOrDefault(getScaleAttr(), getQuery().getType().getDimSize(3));
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyCommonRules(*this)))
+    return failure();
+  MemRefType query = getQuery().getType(), key = getKey().getType();
+  if (failed(verifyAttentionInputs(*this, query, key, getValue().getType(),
+                                   optionalScale(getScaleAttr()))))
+    return failure();
+  std::pair<StringRef, MemRefType> likeQuery[] = {
+      {"out", getOut().getType()},
+      {"dout", getDout().getType()},
+      {"dquery", getDquery().getType()}};
+  for (auto [name, type] : likeQuery)
+    if (failed(verifySameShapeAndType(*this, name, type, "query", query)))
+      return failure();
+  std::pair<StringRef, MemRefType> likeKey[] = {
+      {"dkey", getDkey().getType()}, {"dvalue", getDvalue().getType()}};
+  for (auto [name, type] : likeKey)
+    if (failed(verifySameShapeAndType(*this, name, type, "key", key)))
+      return failure();
+  return verifyRowStats(*this, "lse", getLse().getType(), allButLast(query),
+                        "query");
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormOp
+//===----------------------------------------------------------------------===//
+
+/// Checks a per-column parameter (weight, bias or their gradients) against the
+/// rows it applies to: one value per column, in `allowedTypes`.
+static LogicalResult verifyColumnParam(Operation *op, StringRef name,
+                                       MemRefType param, MemRefType rows,
+                                       ArrayRef<Type> allowedTypes) {
+  if (!llvm::is_contained(allowedTypes, param.getElementType())) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "expects " << name << " element type to be ";
+    llvm::interleave(allowedTypes, diag, " or ");
+    return diag << ", got " << param.getElementType();
+  }
+  int64_t cols = rows.getShape().back();
+  if (!dimsCompatible(param.getDimSize(0), cols))
+    return op->emitOpError()
+           << "expects " << name << " length " << formatDim(param.getDimSize(0))
+           << " to equal the row length (last dimension of x) "
+           << formatDim(cols);
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyCommonRules(*this)))
+    return failure();
+  MemRefType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("expects x to have rank >= 1");
+  for (auto [name, value] :
+       {std::pair{"weight", getWeight()}, std::pair{"bias", getBias()}})
+    if (failed(verifyColumnParam(*this, name, cast<MemRefType>(value.getType()),
+                                 x, {x.getElementType()})))
+      return failure();
+  if (failed(verifySameShapeAndType(*this, "y", getY().getType(), "x", x)))
+    return failure();
+  if (static_cast<bool>(getMean()) != static_cast<bool>(getRstd()))
+    return emitOpError("expects mean and rstd to be given together");
+  if (Value mean = getMean()) {
+    if (failed(verifyRowStats(*this, "mean", cast<MemRefType>(mean.getType()),
+                              allButLast(x), "x")) ||
+        failed(verifyRowStats(*this, "rstd",
+                              cast<MemRefType>(getRstd().getType()),
+                              allButLast(x), "x")))
+      return failure();
+  }
+  return verifyPositiveFinite(*this, "eps", getEps().convertToFloat());
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyCommonRules(*this)))
+    return failure();
+  MemRefType x = getX().getType();
+  if (x.getRank() < 1)
+    return emitOpError("expects x to have rank >= 1");
+  if (failed(verifySameShapeAndType(*this, "dy", getDy().getType(), "x", x)) ||
+      failed(verifySameShapeAndType(*this, "dx", getDx().getType(), "x", x)))
+    return failure();
+  MemRefType weight = getWeight().getType();
+  if (failed(verifyColumnParam(*this, "weight", weight, x,
+                               {x.getElementType()})))
+    return failure();
+  Type f32 = Float32Type::get(getContext());
+  for (auto [name, value] :
+       {std::pair{"dweight", getDweight()}, std::pair{"dbias", getDbias()}})
+    if (failed(verifyColumnParam(
+            *this, name, cast<MemRefType>(value.getType()), x,
+            weight.getElementType() == f32
+                ? SmallVector<Type>{f32}
+                : SmallVector<Type>{weight.getElementType(), f32})))
+      return failure();
+  if (failed(verifyRowStats(*this, "mean", getMean().getType(), allButLast(x),
+                            "x")))
+    return failure();
+  return verifyRowStats(*this, "rstd", getRstd().getType(), allButLast(x), "x");
+}
+
+#define GET_OP_CLASSES
+#include "fa/Dialect/FA/IR/FAOps.cpp.inc"

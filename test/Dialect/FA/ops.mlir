@@ -1,0 +1,73 @@
+// RUN: fa-opt %s | FileCheck %s
+// Round trip: the custom form prints back as written, and the printed form
+// parses again to the same IR (generic form included).
+// RUN: fa-opt %s | fa-opt | FileCheck %s
+// RUN: fa-opt %s --mlir-print-op-generic | fa-opt | FileCheck %s
+
+// CHECK-LABEL: func @attention_static
+// CHECK: fa.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x8x128x64xbf16>, memref<2x8x128x64xbf16>, memref<2x8x128x64xbf16>) outs(%{{.*}} : memref<2x8x128x64xbf16>){{$}}
+func.func @attention_static(%q: memref<2x8x128x64xbf16>, %k: memref<2x8x128x64xbf16>,
+                            %v: memref<2x8x128x64xbf16>, %o: memref<2x8x128x64xbf16>) {
+  fa.attention ins(%q, %k, %v : memref<2x8x128x64xbf16>, memref<2x8x128x64xbf16>, memref<2x8x128x64xbf16>)
+               outs(%o : memref<2x8x128x64xbf16>)
+  return
+}
+
+// CHECK-LABEL: func @attention_gqa_causal_lse
+// CHECK: fa.attention ins({{.*}}) outs(%{{.*}} : memref<?x8x?x128xf16>) lse(%{{.*}} : memref<?x8x?xf32>) causal scale(1.250000e-01)
+func.func @attention_gqa_causal_lse(%q: memref<?x8x?x128xf16>, %k: memref<?x2x?x128xf16>,
+                                    %v: memref<?x2x?x128xf16>, %o: memref<?x8x?x128xf16>,
+                                    %lse: memref<?x8x?xf32>) {
+  fa.attention ins(%q, %k, %v : memref<?x8x?x128xf16>, memref<?x2x?x128xf16>, memref<?x2x?x128xf16>)
+               outs(%o : memref<?x8x?x128xf16>) lse(%lse : memref<?x8x?xf32>) causal scale(0.125)
+  return
+}
+
+// Query and key/value sequence lengths may differ (cross attention); f32 too.
+// CHECK-LABEL: func @attention_cross_f32
+// CHECK: fa.attention ins({{.*}} : memref<1x4x17x64xf32>, memref<1x1x1000x64xf32>, memref<1x1x1000x64xf32>)
+func.func @attention_cross_f32(%q: memref<1x4x17x64xf32>, %k: memref<1x1x1000x64xf32>,
+                               %v: memref<1x1x1000x64xf32>, %o: memref<1x4x17x64xf32>) {
+  fa.attention ins(%q, %k, %v : memref<1x4x17x64xf32>, memref<1x1x1000x64xf32>, memref<1x1x1000x64xf32>)
+               outs(%o : memref<1x4x17x64xf32>)
+  return
+}
+
+// CHECK-LABEL: func @attention_grad
+// CHECK: fa.attention_grad ins({{.*}}) outs({{.*}} : memref<2x8x?x64xbf16>, memref<2x4x?x64xbf16>, memref<2x4x?x64xbf16>) causal{{$}}
+func.func @attention_grad(%q: memref<2x8x?x64xbf16>, %k: memref<2x4x?x64xbf16>, %v: memref<2x4x?x64xbf16>,
+                          %o: memref<2x8x?x64xbf16>, %do: memref<2x8x?x64xbf16>, %lse: memref<2x8x?xf32>,
+                          %dq: memref<2x8x?x64xbf16>, %dk: memref<2x4x?x64xbf16>, %dv: memref<2x4x?x64xbf16>) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<2x8x?x64xbf16>, memref<2x4x?x64xbf16>,
+                        memref<2x4x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?xf32>)
+                    outs(%dq, %dk, %dv : memref<2x8x?x64xbf16>, memref<2x4x?x64xbf16>, memref<2x4x?x64xbf16>) causal
+  return
+}
+
+// CHECK-LABEL: func @layernorm_with_stats
+// CHECK: fa.layernorm ins({{.*}}) outs(%{{.*}} : memref<4x?x1024xbf16>) stats(%{{.*}}, %{{.*}} : memref<4x?xf32>, memref<4x?xf32>) eps(9.99999974E-6)
+func.func @layernorm_with_stats(%x: memref<4x?x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>,
+                                %y: memref<4x?x1024xbf16>, %mean: memref<4x?xf32>, %rstd: memref<4x?xf32>) {
+  fa.layernorm ins(%x, %w, %b : memref<4x?x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>)
+               outs(%y : memref<4x?x1024xbf16>) stats(%mean, %rstd : memref<4x?xf32>, memref<4x?xf32>) eps(1.0e-5)
+  return
+}
+
+// Inference needs no statistics.
+// CHECK-LABEL: func @layernorm_no_stats
+// CHECK: fa.layernorm ins({{.*}}) outs(%{{.*}} : memref<?x?xf16>) eps(1.000000e-03)
+func.func @layernorm_no_stats(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(1.0e-3)
+  return
+}
+
+// Parameter gradients may be accumulated in f32 for low-precision weights.
+// CHECK-LABEL: func @layernorm_grad
+// CHECK: fa.layernorm_grad ins({{.*}}) outs({{.*}} : memref<8x4096xbf16>, memref<4096xf32>, memref<4096xf32>)
+func.func @layernorm_grad(%x: memref<8x4096xbf16>, %w: memref<4096xbf16>, %mean: memref<8xf32>, %rstd: memref<8xf32>,
+                          %dy: memref<8x4096xbf16>, %dx: memref<8x4096xbf16>, %dw: memref<4096xf32>, %db: memref<4096xf32>) {
+  fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<8x4096xbf16>, memref<4096xbf16>, memref<8xf32>,
+                        memref<8xf32>, memref<8x4096xbf16>)
+                    outs(%dx, %dw, %db : memref<8x4096xbf16>, memref<4096xf32>, memref<4096xf32>)
+  return
+}
