@@ -196,4 +196,6 @@ def FA_LayerNormGradOp : FA_Op<"layernorm_grad"> {
   let hasVerifier = 1;
 }
 
+include "fa/Dialect/FA/IR/FATileOps.td"
+
 #endif // FA_DIALECT_FA_IR_FAOPS_TD

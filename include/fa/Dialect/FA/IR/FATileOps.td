@@ -1,0 +1,141 @@
+//===- FATileOps.td - Tile-level ops of the fa dialect ------*- tablegen -*-===//
+//
+// The tiled level: what `--fa-tile-attention` produces. A kernel body works
+// on whole-block tiles held as SSA values (2-D vectors: `vector<BMxNxT>`),
+// per-row statistics (`vector<BMxf32>`) and shared-memory tiles (memrefs in
+// the workgroup address space). Elementwise math on tiles uses `arith` and
+// `math`, row reductions use `vector.multi_reduction`; the ops below cover
+// what upstream does not: memory movement with bounds, tensor-core matmuls on
+// shared-memory operands, row broadcasts and structured masks.
+//
+// Distribution over warps is decided later, by `--convert-fa-to-nvgpu`: every
+// 2-D tile gets the tensor-core accumulator layout (16 rows per warp), every
+// row vector the matching two-rows-per-lane layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DIALECT_FA_IR_FATILEOPS_TD
+#define FA_DIALECT_FA_IR_FATILEOPS_TD
+
+include "fa/Dialect/FA/IR/FADialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def FA_Tile : VectorOfRankAndType<[2], [F16, BF16, F32]>;
+def FA_AccTile : VectorOfRankAndType<[2], [F32]>;
+def FA_RowVector : VectorOfRankAndType<[1], [F32]>;
+def FA_SharedTile : MemRefRankOf<[F16, BF16, F32], [2]>;
+
+def FA_LoadTileOp : FA_Op<"load_tile", [Pure]> {
+  let summary = "loads rows of one (batch, head) slice into a register tile";
+  let description = [{
+    Reads rows `[row, row + R)` of `source[batch, head]` (shape
+    `[batch, heads, seq, D]`) into an `R x D` tile. Rows at or beyond `seq`
+    read as zero, so a tile that straddles the end of the sequence is safe.
+  }];
+  let arguments = (ins Arg<FA_Tensor4D, "", [MemRead]>:$source, Index:$batch,
+                       Index:$head, Index:$row);
+  let results = (outs FA_Tile:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_StageTileOp : FA_Op<"stage_tile"> {
+  let summary = "copies rows of one (batch, head) slice into shared memory";
+  let description = [{
+    The whole thread block copies rows `[row, row + R)` of
+    `source[batch, head]` into the shared-memory tile `dest` (`R x D`); rows at
+    or beyond `seq` are written as zero (a zero row of V contributes nothing
+    even where its probability is masked to zero, unlike stale data that may
+    hold NaN). The lowering owns the physical layout (swizzle) of `dest`, so
+    `dest` must only be read by `fa.tile_matmul`.
+  }];
+  let arguments = (ins Arg<FA_Tensor4D, "", [MemRead]>:$source, Index:$batch,
+                       Index:$head, Index:$row,
+                       Arg<FA_SharedTile, "", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
+    type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_TileMatmulOp : FA_Op<"tile_matmul", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "tile matrix product on tensor cores: acc + a @ b";
+  let description = [{
+    `a` is an `M x K` register tile, `b` a shared-memory tile holding either
+    `K x N` or, with `transpose_b`, `N x K` (so `q @ k^T` reads K as staged).
+    Products accumulate in f32 into `acc` (`M x N`).
+  }];
+  let arguments = (ins FA_Tile:$a, Arg<FA_SharedTile, "", [MemRead]>:$b,
+                       FA_AccTile:$acc, UnitAttr:$transpose_b);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
+    type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_RowBroadcastOp : FA_Op<"row_broadcast", [Pure]> {
+  let summary = "broadcasts one value per row across the columns of a tile";
+  let description = [{
+    `result[i, j] = source[i]`. (`vector.broadcast` repeats along leading
+    dimensions, the other way round.)
+  }];
+  let arguments = (ins FA_RowVector:$source);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def FA_ApplyMaskOp : FA_Op<"apply_mask", [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "sets masked attention scores to -inf";
+  let description = [{
+    For the score tile whose element `(i, j)` belongs to query `row + i` and
+    key `col + j`: keys at or beyond `kv_len` are masked, and with `causal`
+    also keys after the query (`col + j > row + i`). Masked elements become
+    `-inf`, the rest pass through. `--fa-eliminate-causal-tiles` removes this
+    op from the tiles where it can be proven to mask nothing.
+  }];
+  let arguments = (ins FA_AccTile:$scores, Index:$row, Index:$col,
+                       Index:$kv_len, UnitAttr:$causal);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = [{
+    $scores `rows` `(` $row `)` `cols` `(` $col `)` `kv_len` `(` $kv_len `)`
+    (`causal` $causal^)? attr-dict `:` type($scores)
+  }];
+}
+
+def FA_StoreTileOp : FA_Op<"store_tile"> {
+  let summary = "stores a register tile into rows of one (batch, head) slice";
+  let description = [{
+    Writes the `R x D` tile to rows `[row, row + R)` of `dest[batch, head]`,
+    skipping rows at or beyond `seq`.
+  }];
+  let arguments = (ins FA_Tile:$value, Arg<FA_Tensor4D, "", [MemWrite]>:$dest,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_StoreRowsOp : FA_Op<"store_rows"> {
+  let summary = "stores one f32 per row into a `[batch, heads, seq]` buffer";
+  let description = [{
+    Writes `value[i]` to `dest[batch, head, row + i]` for rows below `seq`.
+  }];
+  let arguments = (ins FA_RowVector:$value,
+                       Arg<MemRefRankOf<[F32], [3]>, "", [MemWrite]>:$dest,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    type($value) `,` type($dest)
+  }];
+}
+
+#endif // FA_DIALECT_FA_IR_FATILEOPS_TD

@@ -1,0 +1,34 @@
+//===- Passes.h - Transformations of the fa dialect -------------*- C++ -*-===//
+
+#ifndef FA_DIALECT_FA_TRANSFORMS_PASSES_H
+#define FA_DIALECT_FA_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::fa {
+
+/// Discardable attributes the passes use to hand structure to each other.
+/// A key/value sweep (`scf.for` over key tiles), for causal-tile elimination.
+inline constexpr llvm::StringLiteral kKvLoopAttr = "fa.kv_loop";
+/// Which phase of the safe softmax a key/value loop computes: "max", "sum" or
+/// "accumulate"; the fusion pass replaces the three by one loop.
+inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
+/// Module attribute: kernel name -> dictionary describing the kernel.
+inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
+
+#define GEN_PASS_DECL
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+
+} // namespace mlir::fa
+
+#endif // FA_DIALECT_FA_TRANSFORMS_PASSES_H

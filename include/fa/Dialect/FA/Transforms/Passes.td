@@ -1,0 +1,82 @@
+//===- Passes.td - Transformations of the fa dialect --------*- tablegen -*-===//
+
+#ifndef FA_DIALECT_FA_TRANSFORMS_PASSES_TD
+#define FA_DIALECT_FA_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
+  let summary = "Turn each fa.attention function into a tiled GPU kernel";
+  let description = [{
+    Rewrites every `func.func` whose body is one `fa.attention` on its
+    arguments into a `gpu.func` kernel (in a `gpu.module` of the same name)
+    with the grid mapping explicit: block `(x, y)` owns query tile `x` of
+    `(batch, head) = divmod(y, heads)`. The key/value sweep becomes `scf.for`
+    loops over `block-n`-key tiles whose bodies are tile-level `fa` ops.
+
+    The softmax is the numerically safe three-phase form (a loop for the row
+    maximum, one for the row sum, one for the weighted values), every score
+    tile masked; `--fa-fuse-online-softmax` and `--fa-eliminate-causal-tiles`
+    then make it fast. Kernel metadata (grid, block, configuration) is
+    recorded in the `fa.kernels` attribute of the module for the manifest.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"64",
+           "Query rows per thread block (16 per warp)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+           "Keys per key/value tile">,
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per thread block">,
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"1",
+           "Shared-memory stages of the key/value pipeline">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def FAFuseOnlineSoftmax : Pass<"fa-fuse-online-softmax"> {
+  let summary = "Fuse the three softmax phases into one online-softmax loop";
+  let description = [{
+    Replaces the max / sum / accumulate loops of a tiled attention kernel by
+    one loop that carries the running row maximum `m`, the running row sum
+    `l` and the unnormalised accumulator, rescaling both by
+    `exp2(m_old - m_new)` when the maximum grows. `log2(e)` is folded into
+    the score scale so the loop uses `exp2`; the output is normalised once,
+    after the loop, and the log-sum-exp follows from `m` and `l`.
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def FAEliminateCausalTiles : Pass<"fa-eliminate-causal-tiles"> {
+  let summary = "Skip fully masked key tiles and drop the mask where it is a no-op";
+  let description = [{
+    Classifies the key tiles of every masked key/value loop as empty (every
+    element masked), full (none masked) or partial, from the query rows of
+    the block, the causal flag and the key length. The loop then stops after
+    the last non-empty tile (the diagonal, for causal attention), and is split
+    in two: the full tiles without any mask, then the partial tiles (the
+    diagonal and the sequence tail) with it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FAExportKernels : Pass<"fa-export-kernels", "ModuleOp"> {
+  let summary = "Write the PTX of each compiled kernel and a manifest";
+  let description = [{
+    After `gpu-module-to-binary{format=isa}`, writes `<dir>/<kernel>.ptx` for
+    every `gpu.binary` and `<dir>/manifest.json` describing each kernel
+    (parameters, launch grid, block, configuration) from the module's
+    `fa.kernels` attribute, for the runtime to load.
+  }];
+  let options = [
+    Option<"outputDir", "dir", "std::string", /*default=*/"\".\"",
+           "Directory the PTX files and manifest.json are written to">,
+  ];
+}
+
+#endif // FA_DIALECT_FA_TRANSFORMS_PASSES_TD

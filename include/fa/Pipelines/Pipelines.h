@@ -1,0 +1,41 @@
+//===- Pipelines.h - Named pass pipelines of the fa compiler ----*- C++ -*-===//
+
+#ifndef FA_PIPELINES_PIPELINES_H
+#define FA_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::fa {
+
+struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
+  PassOptions::Option<int64_t> blockM{*this, "block-m",
+                                      llvm::cl::desc("Query rows per block"),
+                                      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> blockN{*this, "block-n",
+                                      llvm::cl::desc("Keys per key tile"),
+                                      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> numWarps{*this, "num-warps",
+                                        llvm::cl::desc("Warps per block"),
+                                        llvm::cl::init(4)};
+  PassOptions::Option<int64_t> numStages{
+      *this, "num-stages", llvm::cl::desc("Key/value pipeline stages"),
+      llvm::cl::init(1)};
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("Target GPU"),
+                                        llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> exportDir{
+      *this, "export-dir",
+      llvm::cl::desc("If set, write <kernel>.ptx and manifest.json here"),
+      llvm::cl::init("")};
+};
+
+/// fa ops -> tiled kernels -> online softmax -> causal tile elimination ->
+/// warps and tensor cores -> NVVM -> PTX held in gpu.binary ops.
+void buildFAToPTXPipeline(OpPassManager &pm, const FAToPTXOptions &options);
+
+void registerFAPipelines();
+
+} // namespace mlir::fa
+
+#endif // FA_PIPELINES_PIPELINES_H

@@ -1,0 +1,579 @@
+//===- FAToNVGPU.cpp - Tile ops onto warps and tensor cores ---------------===//
+//
+// The warp-level lowering. One distribution serves every tile: the layout of
+// the m16n8k16 accumulator. Warp w owns rows [16w, 16w + 16) of a tile; lane
+// l holds, in 8-column block n, the columns 8n + 2(l%4) + {0, 1} of rows
+// l/4 and l/4 + 8. A lane's share of an R x C tile is therefore a
+// vector<(C/8) x 4 x T> whose entry [n][2h + e] is element
+// (16w + l/4 + 8h, 8n + 2(l%4) + e). The f16/bf16 A operand of m16n8k16 has
+// exactly this layout over two adjacent column blocks, which is why
+// probabilities feed the P @ V product straight from registers. A per-row
+// vector (R values) becomes vector<2 x T>: rows l/4 and l/4 + 8.
+//
+// Shared-memory tiles keep their logical shape; the 16-byte chunk c of row r
+// is stored at chunk c ^ (r % 8), so that the 8 row addresses of every
+// ldmatrix hit 8 different bank groups.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Conversion/Passes.h"
+#include "fa/Dialect/FA/IR/FAOps.h"
+
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_CONVERTFATONVGPU
+#include "fa/Conversion/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kRowsPerWarp = 16;
+constexpr int64_t kColsPerBlock = 8; // columns of one n8 accumulator block
+constexpr int64_t kValuesPerBlock = 4;
+constexpr int64_t kChunkElems = 8; // 16-byte chunk of f16/bf16
+constexpr int64_t kSwizzleRows = 8;
+
+/// Maps tile types to a lane's share of them (see the file comment).
+class TileTypeConverter : public TypeConverter {
+public:
+  explicit TileTypeConverter(int64_t blockRows) {
+    addConversion([](Type type) { return type; });
+    addConversion([blockRows](VectorType type) -> Type {
+      if (type.getRank() == 2 && type.getDimSize(0) == blockRows &&
+          type.getDimSize(1) % kColsPerBlock == 0)
+        return VectorType::get(
+            {type.getDimSize(1) / kColsPerBlock, kValuesPerBlock},
+            type.getElementType());
+      if (type.getRank() == 1 && type.getDimSize(0) == blockRows)
+        return VectorType::get({2}, type.getElementType());
+      return type;
+    });
+  }
+};
+
+/// Where this lane sits in the accumulator layout.
+struct Lane {
+  Value threadId; // in the block
+  Value rowInTile; // 16 * warp + lane / 4: the lane's first row
+  Value pairColumn; // 2 * (lane % 4): the lane's first column in a block
+  Value laneId;
+  Value isFirstOfRow; // lane % 4 == 0
+};
+
+Value index(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Lane laneOf(ImplicitLocOpBuilder &b) {
+  Lane lane;
+  lane.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  lane.laneId = arith::RemUIOp::create(b, lane.threadId, index(b, kWarpSize));
+  Value warp = arith::DivUIOp::create(b, lane.threadId, index(b, kWarpSize));
+  Value quad = arith::RemUIOp::create(b, lane.laneId, index(b, 4));
+  lane.rowInTile = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, warp, index(b, kRowsPerWarp)),
+      arith::DivUIOp::create(b, lane.laneId, index(b, 4)));
+  lane.pairColumn = arith::MulIOp::create(b, quad, index(b, 2));
+  lane.isFirstOfRow = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad,
+                                            index(b, 0));
+  return lane;
+}
+
+/// The two rows (h = 0, 1) of the tile starting at `row0` this lane holds.
+Value laneRow(ImplicitLocOpBuilder &b, const Lane &lane, Value row0, int h) {
+  return arith::AddIOp::create(
+      b, arith::AddIOp::create(b, row0, lane.rowInTile), index(b, 8 * h));
+}
+
+Value splatConstant(ImplicitLocOpBuilder &b, VectorType type,
+                    TypedAttr element) {
+  return arith::ConstantOp::create(b, type,
+                                   DenseElementsAttr::get(type, element));
+}
+
+/// Physical column of 16-byte chunk `chunk` of shared-tile row `row`.
+Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk) {
+  Value phase = arith::RemUIOp::create(b, row, index(b, kSwizzleRows));
+  return arith::MulIOp::create(b, arith::XOrIOp::create(b, chunk, phase),
+                               index(b, kChunkElems));
+}
+
+/// Loads `width` elements at (batch, head, row, col) of a 4-D buffer, as zero
+/// when row >= seq (the address is clamped to stay inside the buffer).
+Value loadRowSegment(ImplicitLocOpBuilder &b, Value buffer, Value batch,
+                     Value head, Value row, Value col, int64_t width) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto segmentType = VectorType::get({width}, type.getElementType());
+  Value seq = memref::DimOp::create(b, buffer, 2);
+  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
+  Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
+  Value safeRow = arith::MinUIOp::create(b, row, lastRow);
+  Value segment = vector::LoadOp::create(b, segmentType, buffer,
+                                         ValueRange{batch, head, safeRow, col});
+  Value zero = splatConstant(b, segmentType,
+                             b.getFloatAttr(type.getElementType(), 0.0));
+  return arith::SelectOp::create(b, valid, segment, zero);
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+/// Splat tile constants become splats of the lane's share.
+struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(
+        getTypeConverter()->convertType(op.getType()));
+    auto value = dyn_cast<SplatElementsAttr>(op.getValue());
+    if (!type || !value)
+      return rewriter.notifyMatchFailure(op, "only splat tiles are supported");
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, type,
+        DenseElementsAttr::get(type, value.getSplatValue<Attribute>()));
+    return success();
+  }
+};
+
+/// Elementwise arith/math ops apply unchanged to the lane's share.
+struct ConvertElementwise : ConversionPattern {
+  ConvertElementwise(const TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!OpTrait::hasElementwiseMappableTraits(op) || isa<arith::ConstantOp>(op))
+      return failure();
+    FailureOr<Operation *> converted =
+        convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
+    if (failed(converted))
+      return failure();
+    rewriter.replaceOp(op, (*converted)->getResults());
+    return success();
+  }
+};
+
+/// Row reduction: combine the lane's values of each of its two rows, then
+/// across the four lanes that share the row (xor 1, xor 2), then with `acc`.
+struct ConvertRowReduction
+    : OpConversionPattern<vector::MultiDimReductionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(vector::MultiDimReductionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getSourceVectorType().getRank() != 2 ||
+        op.getReductionMask() != ArrayRef<bool>{false, true})
+      return rewriter.notifyMatchFailure(op, "only row reductions of tiles");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    vector::CombiningKind kind = op.getKind();
+    Value source = adaptor.getSource();
+    int64_t blocks = cast<VectorType>(source.getType()).getDimSize(0);
+    Value partial = vector::ExtractOp::create(b, source, ArrayRef<int64_t>{0});
+    for (int64_t n = 1; n < blocks; ++n)
+      partial = vector::makeArithReduction(
+          b, b.getLoc(), kind, partial,
+          vector::ExtractOp::create(b, source, ArrayRef<int64_t>{n}));
+    SmallVector<Value> rows;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value value = vector::makeArithReduction(
+          b, b.getLoc(), kind,
+          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{2 * h}),
+          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{2 * h + 1}));
+      for (int32_t offset : {1, 2}) {
+        auto shuffle = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
+                                              gpu::ShuffleMode::XOR);
+        value = vector::makeArithReduction(b, b.getLoc(), kind, value,
+                                           shuffle.getShuffleResult());
+      }
+      rows.push_back(vector::makeArithReduction(
+          b, b.getLoc(), kind, value,
+          vector::ExtractOp::create(b, adaptor.getAcc(),
+                                    ArrayRef<int64_t>{h})));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, getTypeConverter()->convertType(op.getType()), rows);
+    return success();
+  }
+};
+
+struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RowBroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value rows = adaptor.getSource();
+    Value block = vector::ShuffleOp::create(b, rows, rows,
+                                            ArrayRef<int64_t>{0, 0, 1, 1});
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+        op, getTypeConverter()->convertType(op.getType()), block);
+    return success();
+  }
+};
+
+/// One comparison per element against the key length, and one for causality.
+struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ApplyMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto type = cast<VectorType>(adaptor.getScores().getType());
+    int64_t blocks = type.getDimSize(0);
+    auto indexType = VectorType::get(type.getShape(), b.getIndexType());
+    SmallVector<int64_t> rowOffsets, colOffsets;
+    for (int64_t n = 0; n < blocks; ++n)
+      for (int64_t v = 0; v < kValuesPerBlock; ++v) {
+        rowOffsets.push_back(8 * (v / 2));
+        colOffsets.push_back(kColsPerBlock * n + v % 2);
+      }
+    auto offsets = [&](ArrayRef<int64_t> values) {
+      return arith::ConstantOp::create(
+          b, indexType, DenseElementsAttr::get(indexType, values));
+    };
+    Lane lane = laneOf(b);
+    Value colBase = arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn);
+    Value cols = arith::AddIOp::create(
+        b, vector::BroadcastOp::create(b, indexType, colBase),
+        offsets(colOffsets));
+    Value masked = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::uge, cols,
+        vector::BroadcastOp::create(b, indexType, adaptor.getKvLen()));
+    if (op.getCausal()) {
+      Value rowBase = laneRow(b, lane, adaptor.getRow(), 0);
+      Value rows = arith::AddIOp::create(
+          b, vector::BroadcastOp::create(b, indexType, rowBase),
+          offsets(rowOffsets));
+      masked = arith::OrIOp::create(
+          b, masked,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, cols, rows));
+    }
+    Value negInf = splatConstant(
+        b, type,
+        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, masked, negInf,
+                                                 adaptor.getScores());
+    return success();
+  }
+};
+
+/// Each lane loads its pairs straight from global memory: the tile is read
+/// once, so staging it through shared memory would not pay.
+struct ConvertLoadTile : OpConversionPattern<LoadTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto type = cast<VectorType>(
+        getTypeConverter()->convertType(op.getResult().getType()));
+    Lane lane = laneOf(b);
+    Value rows[2] = {laneRow(b, lane, adaptor.getRow(), 0),
+                     laneRow(b, lane, adaptor.getRow(), 1)};
+    Value result = splatConstant(
+        b, type, b.getFloatAttr(type.getElementType(), 0.0));
+    for (int64_t n = 0; n < type.getDimSize(0); ++n) {
+      Value col = arith::AddIOp::create(b, lane.pairColumn,
+                                        index(b, kColsPerBlock * n));
+      Value pairs[2];
+      for (int h = 0; h < 2; ++h)
+        pairs[h] = loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
+                                  adaptor.getHead(), rows[h], col, 2);
+      Value block = vector::ShuffleOp::create(b, pairs[0], pairs[1],
+                                              ArrayRef<int64_t>{0, 1, 2, 3});
+      result = vector::InsertOp::create(b, block, result,
+                                        ArrayRef<int64_t>{n});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The block copies 16-byte chunks into the swizzled shared tile, between
+/// barriers: readers of the previous contents are done before it starts, and
+/// every chunk is visible to every warp after it.
+struct ConvertStageTile : OpConversionPattern<StageTileOp> {
+  ConvertStageTile(const TypeConverter &converter, MLIRContext *context,
+                   int64_t numThreads)
+      : OpConversionPattern(converter, context), numThreads(numThreads) {}
+
+  LogicalResult
+  matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MemRefType dest = op.getDest().getType();
+    int64_t rows = dest.getDimSize(0), cols = dest.getDimSize(1);
+    int64_t chunksPerRow = cols / kChunkElems;
+    int64_t chunks = rows * chunksPerRow;
+    if (chunks % numThreads != 0)
+      return op.emitOpError() << "cannot split " << chunks
+                              << " 16-byte chunks evenly over " << numThreads
+                              << " threads";
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    gpu::BarrierOp::create(b);
+    for (int64_t i = 0; i < chunks / numThreads; ++i) {
+      Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
+      Value row = arith::DivUIOp::create(b, chunk, index(b, chunksPerRow));
+      Value chunkCol = arith::RemUIOp::create(b, chunk, index(b, chunksPerRow));
+      Value data = loadRowSegment(
+          b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
+          arith::AddIOp::create(b, adaptor.getRow(), row),
+          arith::MulIOp::create(b, chunkCol, index(b, kChunkElems)),
+          kChunkElems);
+      vector::StoreOp::create(b, data, adaptor.getDest(),
+                              ValueRange{row, swizzledColumn(b, row, chunkCol)});
+    }
+    gpu::BarrierOp::create(b);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  int64_t numThreads;
+};
+
+/// acc += a @ b with mma.sync.m16n8k16: per 16-wide k step, the A operand is
+/// two adjacent column blocks of `a`; B comes from shared memory by ldmatrix
+/// x4, which yields the operands of two adjacent 8-column output blocks.
+struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(TileMatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Type element = op.getA().getType().getElementType();
+    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t n = op.getAcc().getType().getDimSize(1);
+    bool transposeB = op.getTransposeB();
+    Value lane = arith::RemUIOp::create(
+        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kWarpSize));
+    // Which row/column of an 8x8 matrix, and which of the four matrices, this
+    // lane addresses for ldmatrix.
+    Value rowInMatrix = arith::RemUIOp::create(b, lane, index(b, 8));
+    Value matrix = arith::DivUIOp::create(b, lane, index(b, 8));
+    Value matrixLow = arith::RemUIOp::create(b, matrix, index(b, 2));
+    Value matrixHigh = arith::DivUIOp::create(b, matrix, index(b, 2));
+
+    Value acc = adaptor.getAcc();
+    for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
+      SmallVector<Value> aRegs =
+          operandRegisters(b, element, adaptor.getA(), kStep);
+      for (int64_t nPair = 0; nPair < n / 16; ++nPair) {
+        // B stored [N][K] (transposed): matrices (n, k), (n, k+8), (n+8, k),
+        // (n+8, k+8). Stored [K][N]: (k, n), (k+8, n), (k, n+8), (k+8, n+8),
+        // read transposed. Either way registers 0-1 feed block 2*nPair and
+        // registers 2-3 block 2*nPair + 1.
+        Value row, chunk;
+        if (transposeB) {
+          row = arith::AddIOp::create(
+              b, index(b, 16 * nPair),
+              arith::AddIOp::create(
+                  b, rowInMatrix,
+                  arith::MulIOp::create(b, matrixHigh, index(b, 8))));
+          chunk = arith::AddIOp::create(b, index(b, 2 * kStep), matrixLow);
+        } else {
+          row = arith::AddIOp::create(
+              b, index(b, 16 * kStep),
+              arith::AddIOp::create(
+                  b, rowInMatrix,
+                  arith::MulIOp::create(b, matrixLow, index(b, 8))));
+          chunk = arith::AddIOp::create(b, index(b, 2 * nPair), matrixHigh);
+        }
+        auto fragmentType = VectorType::get({4, 2}, element);
+        Value fragments = nvgpu::LdMatrixOp::create(
+            b, fragmentType, adaptor.getB(),
+            ValueRange{row, swizzledColumn(b, row, chunk)},
+            /*transpose=*/!transposeB, /*numTiles=*/4);
+        for (int64_t half = 0; half < 2; ++half) {
+          SmallVector<Value> bRegs;
+          for (int64_t r = 0; r < 2; ++r)
+            bRegs.push_back(packPair(
+                b, element,
+                vector::ExtractOp::create(b, fragments,
+                                          ArrayRef<int64_t>{2 * half + r})));
+          acc = mma(b, element, aRegs, bRegs, acc, 2 * nPair + half);
+        }
+      }
+    }
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+
+private:
+  /// An f16x2 pair is passed as is; a bf16x2 pair as its 32 bits.
+  static Value packPair(ImplicitLocOpBuilder &b, Type element, Value pair) {
+    if (element.isF16())
+      return pair;
+    Value word = vector::BitCastOp::create(
+        b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+  }
+
+  /// The four A registers of k step `kStep`: column blocks 2k and 2k + 1,
+  /// each holding pairs of rows r and r + 8.
+  static SmallVector<Value> operandRegisters(ImplicitLocOpBuilder &b,
+                                             Type element, Value a,
+                                             int64_t kStep) {
+    Value low = vector::ExtractOp::create(b, a, ArrayRef<int64_t>{2 * kStep});
+    Value high =
+        vector::ExtractOp::create(b, a, ArrayRef<int64_t>{2 * kStep + 1});
+    SmallVector<Value> regs;
+    for (Value block : {low, high})
+      for (int64_t h = 0; h < 2; ++h)
+        regs.push_back(packPair(
+            b, element,
+            vector::ExtractStridedSliceOp::create(
+                b, block, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2},
+                ArrayRef<int64_t>{1})));
+    return regs;
+  }
+
+  static Value mma(ImplicitLocOpBuilder &b, Type element, ValueRange aRegs,
+                   ValueRange bRegs, Value acc, int64_t block) {
+    Type f32 = b.getF32Type();
+    Value accBlock =
+        vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{block});
+    SmallVector<Value> cRegs;
+    for (int64_t v = 0; v < kValuesPerBlock; ++v)
+      cRegs.push_back(
+          vector::ExtractOp::create(b, accBlock, ArrayRef<int64_t>{v}));
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    NVVM::MMATypes ptxType =
+        element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    Value result = NVVM::MmaOp::create(
+        b, b.getLoc(), resultType, aRegs, bRegs, cRegs, {16, 8, 16},
+        std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < kValuesPerBlock; ++v)
+      values.push_back(LLVM::ExtractValueOp::create(b, result, v));
+    Value newBlock = vector::FromElementsOp::create(
+        b, VectorType::get({kValuesPerBlock}, f32), values);
+    return vector::InsertOp::create(b, newBlock, acc,
+                                    ArrayRef<int64_t>{block});
+  }
+};
+
+/// Each lane stores its pairs, skipping rows at or beyond the sequence end.
+struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value value = adaptor.getValue();
+    int64_t blocks = cast<VectorType>(value.getType()).getDimSize(0);
+    Value dest = adaptor.getDest();
+    Value seq = memref::DimOp::create(b, dest, 2);
+    Lane lane = laneOf(b);
+    for (int h = 0; h < 2; ++h) {
+      Value row = laneRow(b, lane, adaptor.getRow(), h);
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      for (int64_t n = 0; n < blocks; ++n) {
+        Value pair = vector::ExtractStridedSliceOp::create(
+            b, vector::ExtractOp::create(b, value, ArrayRef<int64_t>{n}),
+            ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2},
+            ArrayRef<int64_t>{1});
+        Value col = arith::AddIOp::create(b, lane.pairColumn,
+                                          index(b, kColsPerBlock * n));
+        vector::StoreOp::create(
+            b, pair, dest,
+            ValueRange{adaptor.getBatch(), adaptor.getHead(), row, col});
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The first lane of each row stores the row's value.
+struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value dest = adaptor.getDest();
+    Value seq = memref::DimOp::create(b, dest, 2);
+    Lane lane = laneOf(b);
+    for (int h = 0; h < 2; ++h) {
+      Value row = laneRow(b, lane, adaptor.getRow(), h);
+      Value inside = arith::AndIOp::create(
+          b, lane.isFirstOfRow,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq));
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      memref::StoreOp::create(
+          b,
+          vector::ExtractOp::create(b, adaptor.getValue(),
+                                    ArrayRef<int64_t>{h}),
+          dest, ValueRange{adaptor.getBatch(), adaptor.getHead(), row});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ConvertFAToNVGPUPass
+    : public mlir::fa::impl::ConvertFAToNVGPUBase<ConvertFAToNVGPUPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
+      return failed(convertKernel(func)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult convertKernel(gpu::GPUFuncOp func) {
+    std::optional<ArrayRef<int32_t>> blockSize = func.getKnownBlockSize();
+    if (!blockSize || (*blockSize)[0] % kWarpSize != 0 ||
+        (*blockSize)[1] != 1 || (*blockSize)[2] != 1) {
+      bool hasTileOps = false;
+      func.walk([&](Operation *op) {
+        hasTileOps |= isa<FADialect>(op->getDialect());
+      });
+      if (hasTileOps)
+        return func.emitError("convert-fa-to-nvgpu: expects known_block_size "
+                              "= [32 * warps, 1, 1] on a kernel with tile ops");
+      return success();
+    }
+    int64_t numThreads = (*blockSize)[0];
+    int64_t blockRows = numThreads / kWarpSize * kRowsPerWarp;
+
+    MLIRContext *context = &getContext();
+    TileTypeConverter converter(blockRows);
+    ConversionTarget target(*context);
+    target.addIllegalDialect<FADialect>();
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+    RewritePatternSet patterns(context);
+    patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
+                 ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
+                 ConvertTileMatmul, ConvertStoreTile, ConvertStoreRows>(
+        converter, context);
+    patterns.add<ConvertStageTile>(converter, context, numThreads);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    return applyPartialConversion(func, target, std::move(patterns));
+  }
+};
+} // namespace

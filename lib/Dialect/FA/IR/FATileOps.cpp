@@ -1,0 +1,95 @@
+//===- FATileOps.cpp - Verifiers of the tile-level fa ops -----------------===//
+//
+// Tile shapes must fit the tensor-core instruction the lowering uses
+// (m16n8k16, with B loaded 16 columns at a time), so every tile dimension
+// that feeds a matmul is a multiple of 16.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+static constexpr int64_t kMmaGranule = 16;
+
+static LogicalResult verifyMultipleOfMmaGranule(Operation *op, StringRef what,
+                                                int64_t size) {
+  if (size % kMmaGranule != 0)
+    return op->emitOpError() << "expects " << what << " (" << size
+                             << ") to be a multiple of " << kMmaGranule;
+  return success();
+}
+
+/// A tile of rows of a `[batch, heads, seq, D]` buffer: same element type,
+/// `D` columns, a whole number of 16-row warp slices.
+static LogicalResult verifyRowsTile(Operation *op, ShapedType tile,
+                                    StringRef tileName, MemRefType buffer) {
+  if (tile.getElementType() != buffer.getElementType())
+    return op->emitOpError()
+           << "expects " << tileName << " element type "
+           << tile.getElementType() << " to equal the buffer element type "
+           << buffer.getElementType();
+  if (tile.getDimSize(1) != buffer.getDimSize(3))
+    return op->emitOpError()
+           << "expects " << tileName << " to have " << buffer.getDimSize(3)
+           << " columns (the buffer's head_dim), got " << tile.getDimSize(1);
+  return verifyMultipleOfMmaGranule(op, (tileName + " rows").str(),
+                                    tile.getDimSize(0));
+}
+
+LogicalResult LoadTileOp::verify() {
+  return verifyRowsTile(*this, getResult().getType(), "result",
+                        getSource().getType());
+}
+
+LogicalResult StageTileOp::verify() {
+  MemRefType dest = getDest().getType();
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(dest))
+    return emitOpError("expects dest in the workgroup (shared) address space");
+  return verifyRowsTile(*this, dest, "dest", getSource().getType());
+}
+
+LogicalResult StoreTileOp::verify() {
+  return verifyRowsTile(*this, getValue().getType(), "value",
+                        getDest().getType());
+}
+
+LogicalResult TileMatmulOp::verify() {
+  VectorType a = getA().getType(), acc = getAcc().getType();
+  MemRefType b = getB().getType();
+  if (!a.getElementType().isF16() && !a.getElementType().isBF16())
+    return emitOpError() << "expects a f16 or bf16 operand a, got "
+                         << a.getElementType();
+  if (b.getElementType() != a.getElementType())
+    return emitOpError() << "expects b element type " << b.getElementType()
+                         << " to equal a element type " << a.getElementType();
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(b))
+    return emitOpError("expects b in the workgroup (shared) address space");
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1);
+  int64_t bK = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
+  int64_t n = getTransposeB() ? b.getDimSize(0) : b.getDimSize(1);
+  if (bK != k)
+    return emitOpError() << "expects the reduction size of b (" << bK
+                         << ") to equal the columns of a (" << k << ")";
+  if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
+    return emitOpError() << "expects acc of shape " << m << "x" << n
+                         << ", got " << acc.getDimSize(0) << "x"
+                         << acc.getDimSize(1);
+  for (auto [name, size] : {std::pair{"M", m}, std::pair{"N", n},
+                            std::pair{"K", k}})
+    if (failed(verifyMultipleOfMmaGranule(*this, name, size)))
+      return failure();
+  return success();
+}
+
+LogicalResult RowBroadcastOp::verify() {
+  if (getResult().getType().getDimSize(0) !=
+      getSource().getType().getDimSize(0))
+    return emitOpError() << "expects one source value per result row ("
+                         << getResult().getType().getDimSize(0) << "), got "
+                         << getSource().getType().getDimSize(0);
+  return success();
+}

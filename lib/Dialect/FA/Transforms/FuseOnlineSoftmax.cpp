@@ -1,0 +1,257 @@
+//===- FuseOnlineSoftmax.cpp - Three softmax phases into one loop ---------===//
+//
+// The tiled kernel sweeps the keys three times: for the row maximum m, for
+// the row sum l = sum exp(s - m), and for acc = sum exp(s - m) @ v. This pass
+// replaces the three sweeps by one that keeps running values: when a tile
+// raises the maximum from m to m', the sum and accumulator so far are scaled
+// by exp(m - m'). Scores are computed once per tile instead of three times.
+// log2(e) is folded into the score scale so the loop exponentiates with exp2,
+// and the loop-carried maximum lives in that base-2 domain; users of the old
+// maximum (the log-sum-exp) receive it converted back (times ln 2).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FAFUSEONLINESOFTMAX
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+/// The three loops of the safe softmax and the ops of interest inside them.
+struct SoftmaxPhases {
+  scf::ForOp maxLoop, sumLoop, accLoop;
+  vector::MultiDimReductionOp maxReduction;
+  arith::MulFOp scoreScale;
+  TileMatmulOp valueMatmul;
+  arith::TruncFOp probabilityOperand;
+};
+
+Value splatLike(ImplicitLocOpBuilder &b, Type type, double value) {
+  auto vectorType = cast<VectorType>(type);
+  return arith::ConstantOp::create(
+      b, vectorType,
+      DenseElementsAttr::get(vectorType, b.getFloatAttr(
+                                             vectorType.getElementType(), value)));
+}
+
+/// The single op of type `OpTy` in `loop`'s body matching `pred`, or null.
+template <typename OpTy>
+OpTy findUnique(scf::ForOp loop, function_ref<bool(OpTy)> pred) {
+  OpTy found;
+  for (auto op : loop.getBody()->getOps<OpTy>())
+    if (pred(op)) {
+      if (found)
+        return nullptr;
+      found = op;
+    }
+  return found;
+}
+
+FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func) {
+  SoftmaxPhases phases;
+  WalkResult walk = func.walk([&](scf::ForOp loop) {
+    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
+    if (!phase)
+      return WalkResult::advance();
+    scf::ForOp *slot = llvm::StringSwitch<scf::ForOp *>(phase.getValue())
+                           .Case("max", &phases.maxLoop)
+                           .Case("sum", &phases.sumLoop)
+                           .Case("accumulate", &phases.accLoop)
+                           .Default(nullptr);
+    if (!slot)
+      return WalkResult::advance();
+    if (*slot) {
+      loop.emitError() << "fa-fuse-online-softmax: more than one '"
+                       << phase.getValue()
+                       << "' loop (run it before fa-eliminate-causal-tiles)";
+      return WalkResult::interrupt();
+    }
+    *slot = loop;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!phases.maxLoop && !phases.sumLoop && !phases.accLoop)
+    return failure(); // Nothing to fuse; not an error.
+
+  auto fail = [&](const Twine &what) {
+    func.emitError() << "fa-fuse-online-softmax: " << what;
+    return failure();
+  };
+  if (!phases.maxLoop || !phases.sumLoop || !phases.accLoop)
+    return fail("expects the max, sum and accumulate loops together");
+
+  Value maxCarried = phases.maxLoop.getRegionIterArgs().front();
+  phases.maxReduction = findUnique<vector::MultiDimReductionOp>(
+      phases.maxLoop, [&](vector::MultiDimReductionOp r) {
+        return r.getAcc() == maxCarried;
+      });
+  if (!phases.maxReduction)
+    return fail("no row-maximum reduction in the max loop");
+
+  // The score scale is the multiplication by a constant feeding the mask.
+  Value scores = phases.maxReduction.getSource();
+  if (auto mask = scores.getDefiningOp<ApplyMaskOp>())
+    scores = mask.getScores();
+  auto scale = scores.getDefiningOp<arith::MulFOp>();
+  if (!scale || !matchPattern(scale.getRhs(), m_Constant()))
+    return fail("expects scores scaled by a constant before the mask");
+  phases.scoreScale = scale;
+
+  Value accCarried = phases.accLoop.getRegionIterArgs().front();
+  phases.valueMatmul = findUnique<TileMatmulOp>(
+      phases.accLoop, [&](TileMatmulOp m) { return m.getAcc() == accCarried; });
+  if (!phases.valueMatmul)
+    return fail("no probability-times-value matmul in the accumulate loop");
+  phases.probabilityOperand =
+      phases.valueMatmul.getA().getDefiningOp<arith::TruncFOp>();
+  if (!phases.probabilityOperand)
+    return fail("expects the matmul operand to be the truncated probabilities");
+  return phases;
+}
+
+/// Ops of the accumulate loop that recompute the probabilities (the scores,
+/// their key-tile copy and the exponential), which the fused loop has already.
+llvm::SetVector<Operation *> probabilityOps(SoftmaxPhases &phases) {
+  Block *body = phases.accLoop.getBody();
+  BackwardSliceOptions options;
+  options.filter = [&](Operation *op) { return op->getBlock() == body; };
+  llvm::SetVector<Operation *> slice;
+  (void)getBackwardSlice(phases.probabilityOperand.getOperation(), &slice,
+                         options);
+  slice.insert(phases.probabilityOperand);
+  // Copies into shared tiles that the sliced matmuls read.
+  for (auto stage : body->getOps<StageTileOp>())
+    for (Operation *op : slice)
+      if (auto matmul = dyn_cast<TileMatmulOp>(op);
+          matmul && matmul.getB() == stage.getDest())
+        slice.insert(stage);
+  return slice;
+}
+
+void fuse(SoftmaxPhases &phases) {
+  scf::ForOp maxLoop = phases.maxLoop, accLoop = phases.accLoop;
+  ImplicitLocOpBuilder b(maxLoop.getLoc(), accLoop);
+  Value rowMaxInit = maxLoop.getInitArgs().front();
+  Value rowSumInit = phases.sumLoop.getInitArgs().front();
+  Value accInit = accLoop.getInitArgs().front();
+  Type rowsType = rowMaxInit.getType(), accType = accInit.getType();
+
+  // Scores in base 2: scale * log2(e).
+  auto scaleConst = cast<DenseElementsAttr>(
+      cast<arith::ConstantOp>(phases.scoreScale.getRhs().getDefiningOp())
+          .getValue());
+  double scale = scaleConst.getSplatValue<APFloat>().convertToDouble();
+  Value scaleLog2 = splatLike(b, phases.scoreScale.getType(), scale * M_LOG2E);
+  Value negInf = splatLike(b, rowsType,
+                           -std::numeric_limits<double>::infinity());
+  Value zeroRows = splatLike(b, rowsType, 0.0);
+
+  llvm::SetVector<Operation *> skipped = probabilityOps(phases);
+  auto fused = scf::ForOp::create(
+      b, maxLoop.getLowerBound(), maxLoop.getUpperBound(), maxLoop.getStep(),
+      ValueRange{rowMaxInit, rowSumInit, accInit},
+      [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        Value maxOld = carried[0], sumOld = carried[1], accOld = carried[2];
+
+        // Scores of this tile, as the max loop computes them, in base 2.
+        IRMapping scoreMap;
+        scoreMap.map(maxLoop.getInductionVar(), iv);
+        scoreMap.map(phases.scoreScale.getRhs(), scaleLog2);
+        Operation *oldScale = phases.scoreScale.getRhs().getDefiningOp();
+        for (Operation &op : maxLoop.getBody()->without_terminator())
+          if (&op != phases.maxReduction.getOperation() && &op != oldScale)
+            nb.clone(op, scoreMap);
+        Value scores = scoreMap.lookup(phases.maxReduction.getSource());
+
+        Value maxNew = vector::MultiDimReductionOp::create(
+            nb, scores, maxOld, ArrayRef<bool>{false, true},
+            vector::CombiningKind::MAXNUMF);
+        // A row with every key so far masked keeps m = -inf; subtract 0 then
+        // so that exp2(-inf - -inf) does not produce NaN.
+        Value allMasked = arith::CmpFOp::create(nb, arith::CmpFPredicate::OEQ,
+                                                maxNew, negInf);
+        Value maxSafe =
+            arith::SelectOp::create(nb, allMasked, zeroRows, maxNew);
+        Value rescale = math::Exp2Op::create(
+            nb, arith::SubFOp::create(nb, maxOld, maxSafe));
+        Value probabilities = math::Exp2Op::create(
+            nb, arith::SubFOp::create(
+                    nb, scores,
+                    RowBroadcastOp::create(nb, scores.getType(), maxSafe)));
+        Value sumNew = vector::MultiDimReductionOp::create(
+            nb, probabilities, arith::MulFOp::create(nb, sumOld, rescale),
+            ArrayRef<bool>{false, true}, vector::CombiningKind::ADD);
+        Value accRescaled = arith::MulFOp::create(
+            nb, accOld, RowBroadcastOp::create(nb, accType, rescale));
+
+        // The value half of the accumulate loop, on these probabilities.
+        IRMapping valueMap;
+        valueMap.map(accLoop.getInductionVar(), iv);
+        valueMap.map(accLoop.getRegionIterArgs().front(), accRescaled);
+        valueMap.map(phases.probabilityOperand.getResult(),
+                     arith::TruncFOp::create(
+                         nb, phases.probabilityOperand.getType(),
+                         probabilities));
+        for (Operation &op : accLoop.getBody()->without_terminator())
+          if (!skipped.contains(&op))
+            nb.clone(op, valueMap);
+        scf::YieldOp::create(
+            nb, ValueRange{maxNew, sumNew,
+                           valueMap.lookup(phases.valueMatmul.getResult())});
+      });
+  fused->setAttr(kKvLoopAttr, b.getUnitAttr());
+  fused->setAttr(kSoftmaxPhaseAttr, b.getStringAttr("online"));
+
+  b.setInsertionPointAfter(fused);
+  Value naturalMax = arith::MulFOp::create(b, fused.getResult(0),
+                                           splatLike(b, rowsType, M_LN2));
+  accLoop.getResult(0).replaceAllUsesWith(fused.getResult(2));
+  phases.sumLoop.getResult(0).replaceAllUsesWith(fused.getResult(1));
+  accLoop.erase();
+  phases.sumLoop.erase();
+  maxLoop.getResult(0).replaceAllUsesWith(naturalMax);
+  maxLoop.erase();
+}
+
+struct FAFuseOnlineSoftmaxPass
+    : public mlir::fa::impl::FAFuseOnlineSoftmaxBase<FAFuseOnlineSoftmaxPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
+      return failed(fuseFunction(func)) ? WalkResult::interrupt()
+                                        : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult fuseFunction(gpu::GPUFuncOp func) {
+    bool hasPhases = false;
+    func.walk([&](scf::ForOp loop) {
+      hasPhases |= loop->hasAttr(kSoftmaxPhaseAttr) &&
+                   loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr)
+                           .getValue() != "online";
+    });
+    if (!hasPhases)
+      return success();
+    FailureOr<SoftmaxPhases> phases = matchPhases(func);
+    if (failed(phases))
+      return failure();
+    fuse(*phases);
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,343 @@
+//===- TileAttention.cpp - fa.attention to a tiled GPU kernel -------------===//
+//
+// Builds the tiled level of attention: an explicit grid mapping and key/value
+// loops over tile-level ops. The softmax is left in its safe three-phase form
+// (maximum, sum, weighted values) so that each later pass has one job: fusing
+// the phases, and eliminating masked tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <limits>
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FATILEATTENTION
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kRowsPerWarp = 16;
+
+struct TileConfig {
+  int64_t blockM, blockN, numWarps, numStages;
+};
+
+/// Values of the kernel that every phase needs.
+struct KernelContext {
+  AttentionOp op;
+  TileConfig config;
+  Value batch, head, kvHead, row0, kvLen, numKvTiles;
+  Value queryTile, keyBuffer, valueBuffer;
+  Value zero, one;
+};
+
+std::string dtypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  return "f32";
+}
+
+VectorType tileType(int64_t rows, int64_t cols, Type element) {
+  return VectorType::get({rows, cols}, element);
+}
+
+Value splat(ImplicitLocOpBuilder &b, VectorType type, double value) {
+  return arith::ConstantOp::create(
+      b, type, DenseElementsAttr::get(type, b.getFloatAttr(
+                                                type.getElementType(), value)));
+}
+
+/// The scaled, masked scores of key tile `j`: scale * q @ k_j^T, masked.
+Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
+  const TileConfig &c = ctx.config;
+  Value col0 = arith::MulIOp::create(
+      b, j, arith::ConstantIndexOp::create(b, c.blockN));
+  Value key = ctx.op.getKey();
+  StageTileOp::create(b, key, ctx.batch, ctx.kvHead, col0, ctx.keyBuffer);
+  VectorType scoresType = tileType(c.blockM, c.blockN, b.getF32Type());
+  Value scores =
+      TileMatmulOp::create(b, scoresType, ctx.queryTile, ctx.keyBuffer,
+                           splat(b, scoresType, 0.0), /*transpose_b=*/true);
+  scores = arith::MulFOp::create(
+      b, scores, splat(b, scoresType, ctx.op.getScaleOrDefault()));
+  return ApplyMaskOp::create(b, scoresType, scores, ctx.row0, col0, ctx.kvLen,
+                             ctx.op.getCausal());
+}
+
+/// exp(scores - rowMax), the unnormalised probabilities of one key tile.
+Value buildProbabilities(ImplicitLocOpBuilder &b, Value scores,
+                         Value rowMax) {
+  Value broadcastMax =
+      RowBroadcastOp::create(b, scores.getType(), rowMax);
+  return math::ExpOp::create(b,
+                             arith::SubFOp::create(b, scores, broadcastMax));
+}
+
+/// One loop over all key tiles carrying `init`; `body` returns the new value.
+Value buildKvLoop(ImplicitLocOpBuilder &b, KernelContext &ctx, StringRef phase,
+                  Value init,
+                  function_ref<Value(ImplicitLocOpBuilder &, Value, Value)>
+                      body) {
+  auto loop = scf::ForOp::create(
+      b, ctx.zero, ctx.numKvTiles, ctx.one, ValueRange{init},
+      [&](OpBuilder &nested, Location loc, Value j, ValueRange carried) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        scf::YieldOp::create(nb, body(nb, j, carried.front()));
+      });
+  loop->setAttr(kKvLoopAttr, b.getUnitAttr());
+  loop->setAttr(kSoftmaxPhaseAttr, b.getStringAttr(phase));
+  return loop.getResult(0);
+}
+
+void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
+  const TileConfig &c = ctx.config;
+  AttentionOp op = ctx.op;
+  Type f32 = b.getF32Type();
+  auto rowsType = VectorType::get({c.blockM}, f32);
+
+  Value rowMax = buildKvLoop(
+      b, ctx, "max",
+      splat(b, rowsType, -std::numeric_limits<double>::infinity()),
+      [&](ImplicitLocOpBuilder &nb, Value j, Value runningMax) -> Value {
+        return vector::MultiDimReductionOp::create(
+            nb, buildScores(nb, ctx, j), runningMax, ArrayRef<bool>{false, true},
+            vector::CombiningKind::MAXNUMF);
+      });
+
+  Value rowSum = buildKvLoop(
+      b, ctx, "sum", splat(b, rowsType, 0.0),
+      [&](ImplicitLocOpBuilder &nb, Value j, Value runningSum) -> Value {
+        Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
+        return vector::MultiDimReductionOp::create(
+            nb, p, runningSum, ArrayRef<bool>{false, true},
+            vector::CombiningKind::ADD);
+      });
+
+  Type element = op.getQuery().getType().getElementType();
+  int64_t headDim = op.getHeadDim();
+  Value acc = buildKvLoop(
+      b, ctx, "accumulate", splat(b, tileType(c.blockM, headDim, f32), 0.0),
+      [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
+        Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
+        Value pOperand =
+            arith::TruncFOp::create(nb, tileType(c.blockM, c.blockN, element), p);
+        Value col0 = arith::MulIOp::create(
+            nb, j, arith::ConstantIndexOp::create(nb, c.blockN));
+        StageTileOp::create(nb, op.getValue(), ctx.batch, ctx.kvHead, col0,
+                            ctx.valueBuffer);
+        return TileMatmulOp::create(nb, runningAcc.getType(), pOperand,
+                                    ctx.valueBuffer, runningAcc,
+                                    /*transpose_b=*/false);
+      });
+
+  Value out = arith::DivFOp::create(
+      b, acc, RowBroadcastOp::create(b, acc.getType(), rowSum));
+  if (element != f32)
+    out = arith::TruncFOp::create(b, tileType(c.blockM, headDim, element), out);
+  StoreTileOp::create(b, out, op.getOut(), ctx.batch, ctx.head, ctx.row0);
+  if (Value lse = op.getLse()) {
+    // log(l) as log2(l) * ln(2): the GPU has a fast log2, not a natural log.
+    Value logSum = arith::MulFOp::create(
+        b, math::Log2Op::create(b, rowSum),
+        splat(b, cast<VectorType>(rowSum.getType()), M_LN2));
+    Value logSumExp = arith::AddFOp::create(b, rowMax, logSum);
+    StoreRowsOp::create(b, logSumExp, lse, ctx.batch, ctx.head, ctx.row0);
+  }
+}
+
+/// The role of each kernel parameter, in the order of the function arguments.
+FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
+                                                 AttentionOp op) {
+  SmallVector<StringRef> names(func.getNumArguments());
+  std::pair<StringRef, Value> roles[] = {{"q", op.getQuery()},
+                                         {"k", op.getKey()},
+                                         {"v", op.getValue()},
+                                         {"out", op.getOut()},
+                                         {"lse", op.getLse()}};
+  for (auto [name, value] : roles) {
+    if (!value)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &func.getBody().front())
+      return op.emitOpError() << "expects " << name
+                              << " to be an argument of the enclosing function",
+             failure();
+    names[arg.getArgNumber()] = name;
+  }
+  for (auto [index, name] : llvm::enumerate(names))
+    if (name.empty())
+      return func.emitError() << "argument #" << index
+                              << " is not used by the attention op",
+             failure();
+  return names;
+}
+
+DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
+                          ArrayRef<StringRef> paramNames,
+                          TypeRange paramTypes) {
+  SmallVector<Attribute> params;
+  for (auto [name, type] : llvm::zip_equal(paramNames, paramTypes)) {
+    auto memref = cast<MemRefType>(type);
+    params.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(name)),
+         b.getNamedAttr("kind", b.getStringAttr("memref")),
+         b.getNamedAttr("dtype",
+                        b.getStringAttr(dtypeName(memref.getElementType()))),
+         b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
+  }
+  SmallVector<NamedAttribute> info = {
+      b.getNamedAttr("op", b.getStringAttr("attention_fwd")),
+      b.getNamedAttr("dtype", b.getStringAttr(dtypeName(
+                                  op.getQuery().getType().getElementType()))),
+      b.getNamedAttr("head_dim", b.getI64IntegerAttr(op.getHeadDim())),
+      b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
+      b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
+      b.getNamedAttr(
+          "config",
+          b.getDictionaryAttr(
+              {b.getNamedAttr("block_m", b.getI64IntegerAttr(c.blockM)),
+               b.getNamedAttr("block_n", b.getI64IntegerAttr(c.blockN)),
+               b.getNamedAttr("num_warps", b.getI64IntegerAttr(c.numWarps)),
+               b.getNamedAttr("num_stages",
+                              b.getI64IntegerAttr(c.numStages))})),
+      b.getNamedAttr("block", b.getI64ArrayAttr({c.numWarps * kWarpSize, 1, 1})),
+      b.getNamedAttr("grid", b.getStrArrayAttr({"query_tiles", "batch_heads",
+                                                "one"})),
+      b.getNamedAttr("params", b.getArrayAttr(params))};
+  return b.getDictionaryAttr(info);
+}
+
+struct FATileAttentionPass
+    : public mlir::fa::impl::FATileAttentionBase<FATileAttentionPass> {
+  using Base::Base;
+
+  LogicalResult verifyConfig() {
+    if (numWarps < 1 || blockM != numWarps * kRowsPerWarp)
+      return getOperation().emitError()
+             << "fa-tile-attention: block-m (" << blockM
+             << ") must be 16 x num-warps (" << numWarps
+             << "): each warp owns 16 query rows";
+    if (blockN < 16 || blockN % 16 != 0)
+      return getOperation().emitError()
+             << "fa-tile-attention: block-n (" << blockN
+             << ") must be a positive multiple of 16";
+    if (numStages != 1)
+      return getOperation().emitError()
+             << "fa-tile-attention: num-stages " << numStages
+             << " is not supported yet (only 1)";
+    return success();
+  }
+
+  LogicalResult tileFunction(func::FuncOp func, AttentionOp op,
+                             SmallVectorImpl<NamedAttribute> &kernels) {
+    if (op.getQuery().getType().getElementType().isF32())
+      return op.emitOpError("f32 attention is not supported by the "
+                            "tensor-core lowering yet; use f16 or bf16");
+    FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
+    if (failed(names))
+      return failure();
+    TileConfig config{blockM, blockN, numWarps, numStages};
+
+    ModuleOp module = getOperation();
+    ImplicitLocOpBuilder b(func.getLoc(), module.getContext());
+    b.setInsertionPoint(func);
+    auto gpuModule = gpu::GPUModuleOp::create(b, func.getName());
+    b.setInsertionPointToStart(gpuModule.getBody());
+
+    Type element = op.getQuery().getType().getElementType();
+    int64_t headDim = op.getHeadDim();
+    auto shared = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto bufferType = MemRefType::get({config.blockN, headDim}, element,
+                                      MemRefLayoutAttrInterface{}, shared);
+    auto kernel = gpu::GPUFuncOp::create(b, func.getName(),
+                                         func.getFunctionType(),
+                                         TypeRange{bufferType, bufferType});
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(config.numWarps * kWarpSize), 1, 1}));
+
+    // Rebuild the op inside the kernel on the kernel's arguments.
+    Block &entry = kernel.getBody().front();
+    IRMapping mapping;
+    mapping.map(func.getArguments(),
+                entry.getArguments().take_front(func.getNumArguments()));
+    b.setInsertionPointToStart(&entry);
+    auto kernelOp = cast<AttentionOp>(b.clone(*op, mapping));
+
+    KernelContext ctx{kernelOp, config};
+    ctx.zero = arith::ConstantIndexOp::create(b, 0);
+    ctx.one = arith::ConstantIndexOp::create(b, 1);
+    Value queryTileIndex = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    Value heads = memref::DimOp::create(b, kernelOp.getQuery(), 1);
+    Value kvHeads = memref::DimOp::create(b, kernelOp.getKey(), 1);
+    ctx.kvLen = memref::DimOp::create(b, kernelOp.getKey(), 2);
+    ctx.batch = arith::DivUIOp::create(b, batchHead, heads);
+    ctx.head = arith::RemUIOp::create(b, batchHead, heads);
+    Value group = arith::DivUIOp::create(b, heads, kvHeads);
+    ctx.kvHead = arith::DivUIOp::create(b, ctx.head, group);
+    ctx.row0 = arith::MulIOp::create(
+        b, queryTileIndex, arith::ConstantIndexOp::create(b, config.blockM));
+    ctx.numKvTiles = arith::CeilDivUIOp::create(
+        b, ctx.kvLen, arith::ConstantIndexOp::create(b, config.blockN));
+    ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
+    ctx.valueBuffer = kernel.getWorkgroupAttributions()[1];
+    ctx.queryTile = LoadTileOp::create(
+        b, tileType(config.blockM, headDim, element), kernelOp.getQuery(),
+        ctx.batch, ctx.head, ctx.row0);
+    buildAttentionBody(b, ctx);
+    gpu::ReturnOp::create(b);
+    kernelOp.erase();
+
+    kernels.push_back(b.getNamedAttr(
+        func.getName(), kernelInfo(b, op, config, *names,
+                                   func.getArgumentTypes())));
+    func.erase();
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(verifyConfig()))
+      return signalPassFailure();
+    SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
+    WalkResult walk = module.walk([&](AttentionOp op) {
+      auto func = dyn_cast<func::FuncOp>(op->getParentOp());
+      if (!func || func.getBody().front().getOperations().size() != 2) {
+        op.emitOpError("expects to be the only operation (besides the "
+                       "return) of a func.func, which becomes the kernel");
+        return WalkResult::interrupt();
+      }
+      work.push_back({func, op});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    if (work.empty())
+      return;
+
+    SmallVector<NamedAttribute> kernels;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttr))
+      llvm::append_range(kernels, existing.getValue());
+    for (auto [func, op] : work)
+      if (failed(tileFunction(func, op, kernels)))
+        return signalPassFailure();
+    module->setAttr(kKernelsAttr,
+                    DictionaryAttr::get(module.getContext(), kernels));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+  }
+};
+} // namespace

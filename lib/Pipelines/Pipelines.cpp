@@ -1,0 +1,57 @@
+//===- Pipelines.cpp - Named pass pipelines of the fa compiler ------------===//
+
+#include "fa/Pipelines/Pipelines.h"
+
+#include "fa/Conversion/Passes.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
+                                    const FAToPTXOptions &options) {
+  pm.addPass(createFATileAttention(
+      {options.blockM, options.blockN, options.numWarps, options.numStages}));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createFAFuseOnlineSoftmax());
+  kernels.addPass(createFAEliminateCausalTiles());
+  kernels.addPass(createConvertFAToNVGPU());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
+  gpuModule.addPass(createSCFToControlFlowPass());
+  gpuModule.addPass(createConvertNVGPUToNVVMPass());
+  gpuModule.addPass(createConvertGpuOpsToNVVMOps());
+  // n-D vector ops (broadcasts into a lane's share of a tile) that the
+  // GPU-to-NVVM patterns leave; after it, so memory spaces are already mapped.
+  gpuModule.addPass(createConvertVectorToLLVMPass());
+  gpuModule.addPass(createCanonicalizerPass());
+  gpuModule.addPass(createCSEPass());
+  gpuModule.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (!options.exportDir.empty())
+    pm.addPass(createFAExportKernels({options.exportDir}));
+}
+
+void mlir::fa::registerFAPipelines() {
+  PassPipelineRegistration<FAToPTXOptions>(
+      "fa-to-ptx",
+      "Compile fa ops to PTX: tile, fuse the online softmax, eliminate causal "
+      "tiles, lower to tensor cores, then NVVM and PTX (in gpu.binary ops; "
+      "export-dir=DIR also writes the .ptx files and manifest.json)",
+      buildFAToPTXPipeline);
+}
