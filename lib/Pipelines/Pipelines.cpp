@@ -42,6 +42,7 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   gpuModule.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
+  binary.toolkitPath = options.cudaPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   if (!options.exportDir.empty())
     pm.addPass(createFAExportKernels({options.exportDir}));

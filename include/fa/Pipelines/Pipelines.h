@@ -24,6 +24,10 @@ struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
   PassOptions::Option<std::string> chip{*this, "chip",
                                         llvm::cl::desc("Target GPU"),
                                         llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit whose libdevice is linked into the PTX"),
+      llvm::cl::init("/usr/local/cuda")};
   PassOptions::Option<std::string> exportDir{
       *this, "export-dir",
       llvm::cl::desc("If set, write <kernel>.ptx and manifest.json here"),

@@ -84,10 +84,19 @@ struct FAExportKernelsPass
                          "gpu-module-to-binary with format=isa)");
         return WalkResult::interrupt();
       }
+      // An unresolved call (libdevice not linked) would only fail when the
+      // driver loads the module, on another machine; refuse it here.
+      StringRef ptx = object.getObject().getValue();
+      if (ptx.contains(".extern .func")) {
+        binary.emitError() << "fa-export-kernels: the PTX of " << name
+                           << " calls functions it does not define (is "
+                              "libdevice missing? set fa-to-ptx cuda-path)";
+        return WalkResult::interrupt();
+      }
       std::string ptxFile = (name + ".ptx").str();
       SmallString<128> path(outputDir);
       llvm::sys::path::append(path, ptxFile);
-      if (failed(writeFile(binary, path, object.getObject().getValue())))
+      if (failed(writeFile(binary, path, ptx)))
         return WalkResult::interrupt();
 
       DictionaryAttr info =

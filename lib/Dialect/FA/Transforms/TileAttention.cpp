@@ -222,21 +222,49 @@ struct FATileAttentionPass
     : public mlir::fa::impl::FATileAttentionBase<FATileAttentionPass> {
   using Base::Base;
 
-  LogicalResult verifyConfig() {
-    if (numWarps < 1 || blockM != numWarps * kRowsPerWarp)
-      return getOperation().emitError()
-             << "fa-tile-attention: block-m (" << blockM
-             << ") must be 16 x num-warps (" << numWarps
-             << "): each warp owns 16 query rows";
-    if (blockN < 16 || blockN % 16 != 0)
-      return getOperation().emitError()
-             << "fa-tile-attention: block-n (" << blockN
-             << ") must be a positive multiple of 16";
-    if (numStages != 1)
-      return getOperation().emitError()
-             << "fa-tile-attention: num-stages " << numStages
-             << " is not supported yet (only 1)";
-    return success();
+  /// The pass options, overridden by the function's `fa.tile` dictionary
+  /// (`{block_m = 64, block_n = 32, num_warps = 4, num_stages = 1}`), so one
+  /// library can hold kernels of different configurations.
+  FailureOr<TileConfig> configFor(func::FuncOp func) {
+    TileConfig config{blockM, blockN, numWarps, numStages};
+    if (Attribute attr = func->getAttr(kTileConfigAttr)) {
+      auto dict = dyn_cast<DictionaryAttr>(attr);
+      if (!dict)
+        return func.emitError() << kTileConfigAttr << " must be a dictionary",
+               failure();
+      for (NamedAttribute entry : dict) {
+        int64_t *field =
+            llvm::StringSwitch<int64_t *>(entry.getName().strref())
+                .Case("block_m", &config.blockM)
+                .Case("block_n", &config.blockN)
+                .Case("num_warps", &config.numWarps)
+                .Case("num_stages", &config.numStages)
+                .Default(nullptr);
+        auto value = dyn_cast<IntegerAttr>(entry.getValue());
+        if (!field || !value)
+          return func.emitError()
+                     << kTileConfigAttr << ": unknown or non-integer entry '"
+                     << entry.getName().strref()
+                     << "' (expected block_m, block_n, num_warps, num_stages)",
+                 failure();
+        *field = value.getInt();
+      }
+    }
+    auto fail = [&](const Twine &message) {
+      func.emitError() << "fa-tile-attention: " << message;
+      return failure();
+    };
+    if (config.numWarps < 1 || config.blockM != config.numWarps * kRowsPerWarp)
+      return fail("block-m (" + Twine(config.blockM) + ") must be 16 x " +
+                  "num-warps (" + Twine(config.numWarps) +
+                  "): each warp owns 16 query rows");
+    if (config.blockN < 16 || config.blockN % 16 != 0)
+      return fail("block-n (" + Twine(config.blockN) +
+                  ") must be a positive multiple of 16");
+    if (config.numStages != 1)
+      return fail("num-stages " + Twine(config.numStages) +
+                  " is not supported yet (only 1)");
+    return config;
   }
 
   LogicalResult tileFunction(func::FuncOp func, AttentionOp op,
@@ -247,7 +275,10 @@ struct FATileAttentionPass
     FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
     if (failed(names))
       return failure();
-    TileConfig config{blockM, blockN, numWarps, numStages};
+    FailureOr<TileConfig> maybeConfig = configFor(func);
+    if (failed(maybeConfig))
+      return failure();
+    TileConfig config = *maybeConfig;
 
     ModuleOp module = getOperation();
     ImplicitLocOpBuilder b(func.getLoc(), module.getContext());
@@ -310,8 +341,6 @@ struct FATileAttentionPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(verifyConfig()))
-      return signalPassFailure();
     SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
     WalkResult walk = module.walk([&](AttentionOp op) {
       auto func = dyn_cast<func::FuncOp>(op->getParentOp());

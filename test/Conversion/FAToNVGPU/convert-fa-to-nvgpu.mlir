@@ -1,0 +1,34 @@
+// RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --convert-fa-to-nvgpu --canonicalize --cse | FileCheck %s
+
+// Every tile op is gone; tiles became a lane's share (8 blocks x 4 values for
+// 64 columns), row vectors two values; the products run on tensor cores
+// with ldmatrix from shared memory (transposed for V); rows are reduced with
+// xor shuffles over the 4 lanes of a row; copies sit between barriers.
+// CHECK-LABEL: gpu.func @attn
+// CHECK-NOT: fa.
+// CHECK: scf.for {{.*}} -> (vector<2xf32>, vector<2xf32>, vector<8x4xf32>)
+// CHECK: gpu.barrier
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: gpu.barrier
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// CHECK: math.exp2 %{{.*}} : vector<8x4xf32>
+// CHECK: arith.truncf %{{.*}} : vector<8x4xf32> to vector<8x4xbf16>
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: nvvm.mma.sync
+// The causal mask: column >= kv_len or column > row, one select.
+// CHECK: arith.cmpi uge, %{{.*}} : vector<8x4xindex>
+// CHECK: arith.cmpi ugt, %{{.*}} : vector<8x4xindex>
+// CHECK: arith.select %{{.*}} : vector<8x4xi1>, vector<8x4xf32>
+// CHECK: } {fa.kv_tiles = "partial"
+// Output rows past the sequence end are not stored.
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} : memref<?x?x?x64xbf16>, vector<2xbf16>
+func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                %o: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>) {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>) lse(%lse : memref<?x?x?xf32>) causal
+  return
+}

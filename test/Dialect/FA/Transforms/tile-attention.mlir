@@ -1,0 +1,90 @@
+// RUN: fa-opt %s --fa-tile-attention --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: fa-opt %s --fa-tile-attention="block-m=128 block-n=32 num-warps=8" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=CONFIG
+
+// The function becomes a kernel; grid mapping explicit; three key loops.
+// CHECK: module attributes {fa.kernels = {attn = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64}, dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_fwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "out"{{.*}}name = "lse"{{.*}}], scale = 1.250000e-01 : f32}}, gpu.container_module}
+// CHECK-NOT: func.func
+// CHECK: gpu.module @attn
+// CHECK: gpu.func @attn(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[O:.*]]: memref<?x?x?x64xbf16>, %[[L:.*]]: memref<?x?x?xf32>) workgroup(%[[KB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>, %[[VB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK-DAG: %[[TILE:.*]] = gpu.block_id x
+// CHECK-DAG: %[[BH:.*]] = gpu.block_id y
+// CHECK-DAG: %[[KVLEN:.*]] = memref.dim %[[K]], %c2
+// CHECK: %[[ROW0:.*]] = arith.muli %[[TILE]], %c64
+// CHECK: %[[NT:.*]] = arith.ceildivui %[[KVLEN]], %c64
+// CHECK: %[[QT:.*]] = fa.load_tile %[[Q]][{{.*}}, {{.*}}, %[[ROW0]]] : memref<?x?x?x64xbf16> -> vector<64x64xbf16>
+// CHECK: %[[MAX:.*]] = scf.for %[[J:.*]] = %c0 to %[[NT]]
+// CHECK:   fa.stage_tile %[[K]][{{.*}}] into %[[KB]]
+// CHECK:   fa.tile_matmul %[[QT]], %[[KB]], %{{.*}} transpose_b
+// CHECK:   fa.apply_mask %{{.*}} rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%[[KVLEN]]) causal
+// CHECK:   vector.multi_reduction <maxnumf>
+// CHECK: } {fa.kv_loop, fa.softmax_phase = "max"}
+// CHECK: %[[SUM:.*]] = scf.for
+// CHECK:   math.exp
+// CHECK:   vector.multi_reduction <add>
+// CHECK: } {fa.kv_loop, fa.softmax_phase = "sum"}
+// CHECK: %[[ACC:.*]] = scf.for
+// CHECK:   arith.truncf %{{.*}} : vector<64x64xf32> to vector<64x64xbf16>
+// CHECK:   fa.stage_tile %[[V]][{{.*}}] into %[[VB]]
+// CHECK:   fa.tile_matmul %{{.*}}, %[[VB]], %{{.*}} :
+// CHECK: } {fa.kv_loop, fa.softmax_phase = "accumulate"}
+// CHECK: arith.divf %[[ACC]]
+// CHECK: fa.store_tile %{{.*}}, %[[O]][{{.*}}, {{.*}}, %[[ROW0]]]
+// CHECK: math.log2 %[[SUM]]
+// CHECK: fa.store_rows %{{.*}}, %[[L]]
+// CONFIG: config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 8 : i64}
+// CONFIG: known_block_size = array<i32: 256, 1, 1>
+func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                %o: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>) {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>) lse(%lse : memref<?x?x?xf32>) causal scale(0.125)
+  return
+}
+
+// -----
+
+// A per-function fa.tile overrides the pass options.
+// CHECK-LABEL: gpu.func @tuned
+// CHECK-SAME: workgroup(%{{.*}} : memref<32x128xf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
+// CHECK-NOT: fa.store_rows
+// CONFIG-LABEL: gpu.func @tuned
+// CONFIG-SAME: known_block_size = array<i32: 64, 1, 1>
+func.func @tuned(%q: memref<1x2x100x128xf16>, %k: memref<1x2x100x128xf16>, %v: memref<1x2x100x128xf16>,
+                 %o: memref<1x2x100x128xf16>) attributes {fa.tile = {block_m = 32, block_n = 32, num_warps = 2}} {
+  fa.attention ins(%q, %k, %v : memref<1x2x100x128xf16>, memref<1x2x100x128xf16>, memref<1x2x100x128xf16>)
+               outs(%o : memref<1x2x100x128xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-attention: block-m (48) must be 16 x num-warps (4): each warp owns 16 query rows}}
+func.func @bad_block_m(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-attention: block-n (24) must be a positive multiple of 16}}
+func.func @bad_block_n(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_n = 24}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa.tile: unknown or non-integer entry 'block_k'}}
+func.func @bad_tile_key(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_k = 16}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+func.func @not_alone(%q: memref<1x1x8x64xf16>) {
+  // expected-error @+1 {{expects to be the only operation (besides the return) of a func.func, which becomes the kernel}}
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
