@@ -38,7 +38,7 @@ constexpr int64_t kWarpSize = 32;
 constexpr int64_t kRowsPerWarp = 16;
 constexpr int64_t kColsPerBlock = 8; // columns of one n8 accumulator block
 constexpr int64_t kValuesPerBlock = 4;
-constexpr int64_t kChunkElems = 8; // 16-byte chunk of f16/bf16
+constexpr int64_t kChunkBytes = 16; // one vectorised access, one swizzle unit
 constexpr int64_t kSwizzleRows = 8;
 
 /// Maps tile types to a lane's share of them (see the file comment).
@@ -99,11 +99,28 @@ Value splatConstant(ImplicitLocOpBuilder &b, VectorType type,
                                    DenseElementsAttr::get(type, element));
 }
 
+/// Elements of `type` in one 16-byte chunk.
+int64_t chunkElems(Type type) {
+  return kChunkBytes * 8 / type.getIntOrFloatBitWidth();
+}
+
 /// Physical column of 16-byte chunk `chunk` of shared-tile row `row`.
-Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk) {
+Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
+                     Type element) {
   Value phase = arith::RemUIOp::create(b, row, index(b, kSwizzleRows));
   return arith::MulIOp::create(b, arith::XOrIOp::create(b, chunk, phase),
-                               index(b, kChunkElems));
+                               index(b, chunkElems(element)));
+}
+
+/// Physical column of logical column `col` of shared-tile row `row`.
+Value swizzledElementColumn(ImplicitLocOpBuilder &b, Value row, Value col,
+                            Type element) {
+  Value perChunk = index(b, chunkElems(element));
+  return arith::AddIOp::create(
+      b,
+      swizzledColumn(b, row, arith::DivUIOp::create(b, col, perChunk),
+                     element),
+      arith::RemUIOp::create(b, col, perChunk));
 }
 
 /// Loads `width` elements at (batch, head, row, col) of a 4-D buffer, as zero
@@ -312,8 +329,10 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
   matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     MemRefType dest = op.getDest().getType();
+    Type element = dest.getElementType();
     int64_t rows = dest.getDimSize(0), cols = dest.getDimSize(1);
-    int64_t chunksPerRow = cols / kChunkElems;
+    int64_t perChunk = chunkElems(element);
+    int64_t chunksPerRow = cols / perChunk;
     int64_t chunks = rows * chunksPerRow;
     if (chunks % numThreads != 0)
       return op.emitOpError() << "cannot split " << chunks
@@ -329,10 +348,10 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
       Value data = loadRowSegment(
           b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
           arith::AddIOp::create(b, adaptor.getRow(), row),
-          arith::MulIOp::create(b, chunkCol, index(b, kChunkElems)),
-          kChunkElems);
-      vector::StoreOp::create(b, data, adaptor.getDest(),
-                              ValueRange{row, swizzledColumn(b, row, chunkCol)});
+          arith::MulIOp::create(b, chunkCol, index(b, perChunk)), perChunk);
+      vector::StoreOp::create(
+          b, data, adaptor.getDest(),
+          ValueRange{row, swizzledColumn(b, row, chunkCol, element)});
     }
     gpu::BarrierOp::create(b);
     rewriter.eraseOp(op);
@@ -342,9 +361,35 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
   int64_t numThreads;
 };
 
-/// acc += a @ b with mma.sync.m16n8k16: per 16-wide k step, the A operand is
-/// two adjacent column blocks of `a`; B comes from shared memory by ldmatrix
-/// x4, which yields the operands of two adjacent 8-column output blocks.
+/// Issues one mma.sync into 8-column block `block` of the accumulator.
+Value mmaIntoBlock(ImplicitLocOpBuilder &b, NVVM::MMATypes ptxType,
+                   int64_t kSize, ValueRange aRegs, ValueRange bRegs,
+                   Value acc, int64_t block) {
+  Type f32 = b.getF32Type();
+  Value accBlock = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{block});
+  SmallVector<Value> cRegs;
+  for (int64_t v = 0; v < kValuesPerBlock; ++v)
+    cRegs.push_back(
+        vector::ExtractOp::create(b, accBlock, ArrayRef<int64_t>{v}));
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value result = NVVM::MmaOp::create(
+      b, b.getLoc(), resultType, aRegs, bRegs, cRegs, {16, 8, kSize},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> values;
+  for (int64_t v = 0; v < kValuesPerBlock; ++v)
+    values.push_back(LLVM::ExtractValueOp::create(b, result, v));
+  Value newBlock = vector::FromElementsOp::create(
+      b, VectorType::get({kValuesPerBlock}, f32), values);
+  return vector::InsertOp::create(b, newBlock, acc, ArrayRef<int64_t>{block});
+}
+
+/// acc += a @ b on tensor cores. B is read from shared memory either as
+/// stored `[K][N]` or, with transpose_b, as `[N][K]` (so q @ k^T reads K as
+/// staged).
 struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -352,14 +397,29 @@ struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
   matchAndRewrite(TileMatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value result = op.getA().getType().getElementType().isF32()
+                       ? lowerSplitTF32(b, op, adaptor)
+                       : lowerHalf(b, op, adaptor);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+private:
+  /// f16/bf16 with m16n8k16: per 16-wide k step, the A operand is two
+  /// adjacent column blocks of `a`; ldmatrix x4 yields the B operands of two
+  /// adjacent 8-column output blocks.
+  static Value lowerHalf(ImplicitLocOpBuilder &b, TileMatmulOp op,
+                         OpAdaptor adaptor) {
     Type element = op.getA().getType().getElementType();
     int64_t k = op.getA().getType().getDimSize(1);
     int64_t n = op.getAcc().getType().getDimSize(1);
     bool transposeB = op.getTransposeB();
+    NVVM::MMATypes ptxType =
+        element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
     Value lane = arith::RemUIOp::create(
         b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kWarpSize));
-    // Which row/column of an 8x8 matrix, and which of the four matrices, this
-    // lane addresses for ldmatrix.
+    // Which row of an 8x8 matrix, and which of the four matrices, this lane
+    // addresses for ldmatrix.
     Value rowInMatrix = arith::RemUIOp::create(b, lane, index(b, 8));
     Value matrix = arith::DivUIOp::create(b, lane, index(b, 8));
     Value matrixLow = arith::RemUIOp::create(b, matrix, index(b, 2));
@@ -393,7 +453,7 @@ struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
         auto fragmentType = VectorType::get({4, 2}, element);
         Value fragments = nvgpu::LdMatrixOp::create(
             b, fragmentType, adaptor.getB(),
-            ValueRange{row, swizzledColumn(b, row, chunk)},
+            ValueRange{row, swizzledColumn(b, row, chunk, element)},
             /*transpose=*/!transposeB, /*numTiles=*/4);
         for (int64_t half = 0; half < 2; ++half) {
           SmallVector<Value> bRegs;
@@ -402,15 +462,14 @@ struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
                 b, element,
                 vector::ExtractOp::create(b, fragments,
                                           ArrayRef<int64_t>{2 * half + r})));
-          acc = mma(b, element, aRegs, bRegs, acc, 2 * nPair + half);
+          acc = mmaIntoBlock(b, ptxType, 16, aRegs, bRegs, acc,
+                             2 * nPair + half);
         }
       }
     }
-    rewriter.replaceOp(op, acc);
-    return success();
+    return acc;
   }
 
-private:
   /// An f16x2 pair is passed as is; a bf16x2 pair as its 32 bits.
   static Value packPair(ImplicitLocOpBuilder &b, Type element, Value pair) {
     if (element.isF16())
@@ -439,32 +498,79 @@ private:
     return regs;
   }
 
-  static Value mma(ImplicitLocOpBuilder &b, Type element, ValueRange aRegs,
-                   ValueRange bRegs, Value acc, int64_t block) {
-    Type f32 = b.getF32Type();
-    Value accBlock =
-        vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{block});
-    SmallVector<Value> cRegs;
-    for (int64_t v = 0; v < kValuesPerBlock; ++v)
-      cRegs.push_back(
-          vector::ExtractOp::create(b, accBlock, ArrayRef<int64_t>{v}));
-    auto resultType =
-        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-    NVVM::MMATypes ptxType =
-        element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-    Value result = NVVM::MmaOp::create(
-        b, b.getLoc(), resultType, aRegs, bRegs, cRegs, {16, 8, 16},
-        std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    SmallVector<Value> values;
-    for (int64_t v = 0; v < kValuesPerBlock; ++v)
-      values.push_back(LLVM::ExtractValueOp::create(b, result, v));
-    Value newBlock = vector::FromElementsOp::create(
-        b, VectorType::get({kValuesPerBlock}, f32), values);
-    return vector::InsertOp::create(b, newBlock, acc,
-                                    ArrayRef<int64_t>{block});
+  /// f32 with m16n8k8 on TF32 tensor cores, in three products for close to
+  /// f32 accuracy: x = big + small with big = x rounded down to TF32, and
+  /// a @ b ~ small_a @ big_b + big_a @ small_b + big_a @ big_b.
+  ///
+  /// The TF32 A operand wants columns (t, t + 4) of an 8-wide k block in lane
+  /// slots where the accumulator layout holds columns (2t, 2t + 1). A k
+  /// permutation applied to both operands leaves the product unchanged, so
+  /// slot t reads logical column 2t and slot t + 4 column 2t + 1, in A and
+  /// in B alike: no data moves between lanes.
+  static Value lowerSplitTF32(ImplicitLocOpBuilder &b, TileMatmulOp op,
+                              OpAdaptor adaptor) {
+    Type element = b.getF32Type();
+    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t n = op.getAcc().getType().getDimSize(1);
+    bool transposeB = op.getTransposeB();
+    Value lane = arith::RemUIOp::create(
+        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kWarpSize));
+    Value group = arith::DivUIOp::create(b, lane, index(b, 4));
+    Value pairColumn = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, lane, index(b, 4)), index(b, 2));
+    Value bTile = adaptor.getB();
+
+    // B element (kk, nn) of the logical [K][N] operand.
+    auto loadB = [&](Value kk, Value nn) -> Value {
+      Value row = transposeB ? nn : kk, col = transposeB ? kk : nn;
+      return memref::LoadOp::create(
+          b, bTile, ValueRange{row, swizzledElementColumn(b, row, col, element)});
+    };
+
+    Value acc = adaptor.getAcc();
+    for (int64_t kBlock = 0; kBlock < k / kColsPerBlock; ++kBlock) {
+      Value aBlock =
+          vector::ExtractOp::create(b, adaptor.getA(), ArrayRef<int64_t>{kBlock});
+      // Slots (g, t), (g+8, t), (g, t+4), (g+8, t+4) <- entries 0, 2, 1, 3.
+      SmallVector<Value> aValues;
+      for (int64_t entry : {0, 2, 1, 3})
+        aValues.push_back(
+            vector::ExtractOp::create(b, aBlock, ArrayRef<int64_t>{entry}));
+      auto [aBig, aSmall] = splitTF32(b, aValues);
+      Value k0 = arith::AddIOp::create(b, pairColumn,
+                                       index(b, kColsPerBlock * kBlock));
+      Value k1 = arith::AddIOp::create(b, k0, index(b, 1));
+      for (int64_t nBlock = 0; nBlock < n / kColsPerBlock; ++nBlock) {
+        Value nn = arith::AddIOp::create(b, group,
+                                         index(b, kColsPerBlock * nBlock));
+        auto [bBig, bSmall] = splitTF32(b, {loadB(k0, nn), loadB(k1, nn)});
+        acc = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig, acc,
+                           nBlock);
+        acc = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall, acc,
+                           nBlock);
+        acc = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig, acc,
+                           nBlock);
+      }
+    }
+    return acc;
+  }
+
+  /// Splits f32 values into TF32 high parts and the (exact) remainders, both
+  /// as the 32-bit registers mma.sync takes.
+  static std::pair<SmallVector<Value>, SmallVector<Value>>
+  splitTF32(ImplicitLocOpBuilder &b, ArrayRef<Value> values) {
+    Type i32 = b.getI32Type();
+    Value mantissaMask = arith::ConstantIntOp::create(b, i32, 0xFFFFE000);
+    SmallVector<Value> bigs, smalls;
+    for (Value value : values) {
+      Value bits = arith::BitcastOp::create(b, i32, value);
+      Value bigBits = arith::AndIOp::create(b, bits, mantissaMask);
+      Value big = arith::BitcastOp::create(b, b.getF32Type(), bigBits);
+      Value small = arith::SubFOp::create(b, value, big);
+      bigs.push_back(bigBits);
+      smalls.push_back(arith::BitcastOp::create(b, i32, small));
+    }
+    return {bigs, smalls};
   }
 };
 

@@ -60,9 +60,6 @@ LogicalResult StoreTileOp::verify() {
 LogicalResult TileMatmulOp::verify() {
   VectorType a = getA().getType(), acc = getAcc().getType();
   MemRefType b = getB().getType();
-  if (!a.getElementType().isF16() && !a.getElementType().isBF16())
-    return emitOpError() << "expects a f16 or bf16 operand a, got "
-                         << a.getElementType();
   if (b.getElementType() != a.getElementType())
     return emitOpError() << "expects b element type " << b.getElementType()
                          << " to equal a element type " << a.getElementType();

@@ -35,7 +35,9 @@ struct SoftmaxPhases {
   vector::MultiDimReductionOp maxReduction;
   arith::MulFOp scoreScale;
   TileMatmulOp valueMatmul;
-  arith::TruncFOp probabilityOperand;
+  /// The probabilities as the value matmul takes them: truncated to the
+  /// operand type, or f32 as computed.
+  Value probabilityOperand;
 };
 
 Value splatLike(ImplicitLocOpBuilder &b, Type type, double value) {
@@ -115,10 +117,11 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func) {
       phases.accLoop, [&](TileMatmulOp m) { return m.getAcc() == accCarried; });
   if (!phases.valueMatmul)
     return fail("no probability-times-value matmul in the accumulate loop");
-  phases.probabilityOperand =
-      phases.valueMatmul.getA().getDefiningOp<arith::TruncFOp>();
-  if (!phases.probabilityOperand)
-    return fail("expects the matmul operand to be the truncated probabilities");
+  phases.probabilityOperand = phases.valueMatmul.getA();
+  if (!phases.probabilityOperand.getDefiningOp() ||
+      phases.probabilityOperand.getDefiningOp()->getBlock() !=
+          phases.accLoop.getBody())
+    return fail("expects the matmul operand to be computed in the loop");
   return phases;
 }
 
@@ -129,9 +132,9 @@ llvm::SetVector<Operation *> probabilityOps(SoftmaxPhases &phases) {
   BackwardSliceOptions options;
   options.filter = [&](Operation *op) { return op->getBlock() == body; };
   llvm::SetVector<Operation *> slice;
-  (void)getBackwardSlice(phases.probabilityOperand.getOperation(), &slice,
-                         options);
-  slice.insert(phases.probabilityOperand);
+  Operation *producer = phases.probabilityOperand.getDefiningOp();
+  (void)getBackwardSlice(producer, &slice, options);
+  slice.insert(producer);
   // Copies into shared tiles that the sliced matmuls read.
   for (auto stage : body->getOps<StageTileOp>())
     for (Operation *op : slice)
@@ -202,10 +205,12 @@ void fuse(SoftmaxPhases &phases) {
         IRMapping valueMap;
         valueMap.map(accLoop.getInductionVar(), iv);
         valueMap.map(accLoop.getRegionIterArgs().front(), accRescaled);
-        valueMap.map(phases.probabilityOperand.getResult(),
-                     arith::TruncFOp::create(
-                         nb, phases.probabilityOperand.getType(),
-                         probabilities));
+        Type operandType = phases.probabilityOperand.getType();
+        valueMap.map(phases.probabilityOperand,
+                     operandType == probabilities.getType()
+                         ? probabilities
+                         : arith::TruncFOp::create(nb, operandType,
+                                                   probabilities));
         for (Operation &op : accLoop.getBody()->without_terminator())
           if (!skipped.contains(&op))
             nb.clone(op, valueMap);

@@ -130,8 +130,13 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
       b, ctx, "accumulate", splat(b, tileType(c.blockM, headDim, f32), 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
+        // f16/bf16 operands for the tensor cores; f32 stays f32 (the
+        // lowering splits it into TF32 parts).
         Value pOperand =
-            arith::TruncFOp::create(nb, tileType(c.blockM, c.blockN, element), p);
+            element.isF32()
+                ? p
+                : arith::TruncFOp::create(
+                      nb, tileType(c.blockM, c.blockN, element), p);
         Value col0 = arith::MulIOp::create(
             nb, j, arith::ConstantIndexOp::create(nb, c.blockN));
         StageTileOp::create(nb, op.getValue(), ctx.batch, ctx.kvHead, col0,
@@ -269,9 +274,6 @@ struct FATileAttentionPass
 
   LogicalResult tileFunction(func::FuncOp func, AttentionOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
-    if (op.getQuery().getType().getElementType().isF32())
-      return op.emitOpError("f32 attention is not supported by the "
-                            "tensor-core lowering yet; use f16 or bf16");
     FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
     if (failed(names))
       return failure();
