@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Forward attention speed: fa-run's kernels next to PyTorch SDPA's
+FLASH_ATTENTION (FlashAttention-2) and CUDNN_ATTENTION backends, measured in
+the same run on the same shapes.
+
+bf16, batch * seq = 16384 tokens, heads = 2048 / head_dim, head_dim in
+{64, 128}, seq in {1024, ..., 16384}, causal and not. TFLOP/s count
+4*B*H*N^2*D FLOPs, half when causal. Every number is the median of CUDA-event
+timings after warm-up, with inputs rotated across buffer sets spanning at
+least 2x the L2 cache.
+
+    python3 bench/bench_attention.py --fa-run build/bin/fa-run --out bench/results
+"""
+
+import argparse
+import itertools
+import json
+import sys
+
+import torch
+from torch.nn.attention import SDPBackend
+
+import common
+
+TOKENS = 16384
+HIDDEN = 2048
+TORCH_BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+
+
+def configurations(seqs):
+    for dim, seq, causal in itertools.product((64, 128), seqs, (False, True)):
+        yield TOKENS // seq, HIDDEN // dim, seq, dim, causal
+
+
+def buffer_sets(batch, heads, seq, dim):
+    """Enough (q, k, v) sets to span 2x L2."""
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    set_bytes = 3 * batch * heads * seq * dim * 2
+    count = max(1, min(64, -(-2 * l2 // set_bytes)))
+    return [[torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16)
+             for _ in range(3)] for _ in range(count)]
+
+
+def torch_tflops(backend, sets, causal, flops, warmup, runs):
+    calls = [lambda s=s: common.sdpa_with_backend(backend, *s, causal) for s in sets]
+    try:
+        ms = common.median_ms(calls, warmup, runs)
+    except RuntimeError as error:
+        return None, str(error).splitlines()[0]
+    return flops / (ms * 1e-3) / 1e12, None
+
+
+def ours_tflops(args, batch, heads, seq, dim, causal):
+    result = common.run_fa_run(args, [
+        "--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
+        "--dim", str(dim), "--dtype", "bf16", *(["--causal"] if causal else []),
+        "--bench", "--json", "--warmup", str(args.warmup), "--runs", str(args.runs)])
+    return json.loads(result.stdout)["bench"]["tflops"]
+
+
+def measure(args, batch, heads, seq, dim, causal) -> dict:
+    flops = common.attention_flops(batch, heads, seq, seq, dim, causal)
+    row = {"batch": batch, "heads": heads, "seq": seq, "head_dim": dim,
+           "causal": causal, "flops": flops}
+    try:
+        row["ours"] = ours_tflops(args, batch, heads, seq, dim, causal)
+    except RuntimeError as error:
+        row["ours"], row["ours_error"] = None, str(error)
+    sets = buffer_sets(batch, heads, seq, dim)
+    for name, backend in TORCH_BACKENDS.items():
+        row[name], error = torch_tflops(backend, sets, causal, flops, args.warmup, args.runs)
+        if error:
+            row[f"{name}_error"] = error
+    del sets
+    torch.cuda.empty_cache()
+    return row
+
+
+def table(rows) -> str:
+    def cell(value):
+        return f"{value:.1f}" if value is not None else "n/a"
+
+    lines = ["| D | N | B | H | causal | ours TFLOP/s | FA2 (flash) | cuDNN | ours / FA2 |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = (f"{r['ours'] / r['flash']:.2f}"
+                 if r["ours"] is not None and r["flash"] else "n/a")
+        lines.append(f"| {r['head_dim']} | {r['seq']} | {r['batch']} | {r['heads']} | "
+                     f"{'yes' if r['causal'] else 'no'} | {cell(r['ours'])} | "
+                     f"{cell(r['flash'])} | {cell(r['cudnn'])} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    common.add_common_arguments(parser, default_out="bench/results")
+    parser.add_argument("--seqs", type=int, nargs="+",
+                        default=[1024, 2048, 4096, 8192, 16384],
+                        help="sequence lengths (each must divide 16384)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed runs")
+    parser.add_argument("--runs", type=int, default=30, help="timed runs (median)")
+    args = parser.parse_args()
+
+    rows = []
+    for config in configurations(args.seqs):
+        rows.append(measure(args, *config))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    text = f"Device: {torch.cuda.get_device_name(0)}\n\n" + table(rows)
+    print("\n" + text)
+    common.write_results(args.out, "bench_attention", rows, text)
+    errors = [r for r in rows if "ours_error" in r]
+    for r in errors:
+        print(f"fa-run failed: {r['ours_error']}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Helpers shared by the benchmark and comparison scripts: running fa-run,
+choosing PyTorch SDPA backends, and timing with CUDA events."""
+
+import argparse
+import json
+import subprocess
+import warnings
+from pathlib import Path
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
+    parser.add_argument("--fa-run", default=str(REPO_ROOT / "build" / "bin" / "fa-run"),
+                        help="path of the fa-run binary (default: build/bin/fa-run)")
+    parser.add_argument("--kernels", default=None,
+                        help="kernel library directory passed to fa-run --kernels "
+                             "(default: fa-run's own default)")
+    parser.add_argument("--out", default=default_out,
+                        help=f"directory for the results (default: {default_out})")
+
+
+def run_fa_run(args: argparse.Namespace, fa_run_args: list[str]) -> subprocess.CompletedProcess:
+    """Runs `fa-run attention <fa_run_args>`; raises RuntimeError with its
+    stderr when it fails."""
+    command = [args.fa_run, "attention", *fa_run_args]
+    if args.kernels:
+        command += ["--kernels", args.kernels]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited with {result.returncode}: "
+                           f"{result.stderr.strip()}")
+    return result
+
+
+def sdpa(q, k, v, causal: bool):
+    """PyTorch SDPA with top-left causal alignment (as fa-run) and grouped-query
+    attention when k/v have fewer heads. is_causal is top-left aligned only
+    for square masks in every backend, so other shapes get an explicit mask
+    (which rules out the flash backend)."""
+    seq_q, seq_kv = q.shape[2], k.shape[2]
+    gqa = k.shape[1] != q.shape[1]
+    if causal and seq_q != seq_kv:
+        mask = torch.ones(seq_q, seq_kv, dtype=torch.bool, device=q.device).tril()
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, enable_gqa=gqa)
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=causal, enable_gqa=gqa)
+
+
+def sdpa_with_backend(backend: SDPBackend, q, k, v, causal: bool):
+    with sdpa_kernel([backend]):
+        return sdpa(q, k, v, causal)
+
+
+def first_working_backend(backends: list[SDPBackend], q, k, v, causal: bool):
+    """The first backend that runs these inputs, and its output. PyTorch warns
+    about every backend that cannot; the error raised if none can says why."""
+    errors = []
+    for backend in backends:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return backend, sdpa_with_backend(backend, q, k, v, causal)
+        except (RuntimeError, NotImplementedError) as error:
+            errors.append(f"{backend.name}: {str(error).splitlines()[0]}")
+    raise RuntimeError("no SDPA backend ran: " + "; ".join(errors))
+
+
+def median_ms(calls: list, warmup: int, runs: int) -> float:
+    """Median CUDA-event time of calls[i % len(calls)]() over `runs` runs,
+    after `warmup` untimed ones; rotating calls over different buffers keeps
+    inputs out of L2."""
+    for i in range(warmup):
+        calls[i % len(calls)]()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    for i in range(runs):
+        starts[i].record()
+        calls[(warmup + i) % len(calls)]()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = sorted(start.elapsed_time(end) for start, end in zip(starts, ends))
+    middle = runs // 2
+    return times[middle] if runs % 2 else (times[middle - 1] + times[middle]) / 2
+
+
+def attention_flops(batch, heads, seq_q, seq_kv, dim, causal) -> float:
+    """4*B*H*N*M*D, halved when causal (the FlashAttention convention)."""
+    flops = 4.0 * batch * heads * seq_q * seq_kv * dim
+    return flops / 2 if causal else flops
+
+
+def write_results(out_dir: str, stem: str, rows: list[dict], table: str) -> None:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(rows, indent=2) + "\n")
+    (out / f"{stem}.md").write_text(table + "\n")
+    print(f"\nwrote {out / (stem + '.json')} and {out / (stem + '.md')}")

@@ -1,0 +1,48 @@
+//===- AttentionShape.h - The sizes of one attention problem ----*- C++ -*-===//
+//
+// Tensors are contiguous [batch, heads, seq, head_dim]: q and out have `heads`
+// heads and seq_q rows, k and v have `kv_heads` heads and seq_kv rows, and
+// lse is [batch, heads, seq_q] in f32. Query head h reads key/value head
+// h / (heads / kv_heads) (grouped-query attention; kv_heads == heads is
+// ordinary multi-head attention).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_ATTENTIONSHAPE_H
+#define FA_RUNTIME_ATTENTIONSHAPE_H
+
+#include "fa/runtime/Tensor.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fa {
+
+struct AttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t kvHeads = 1;
+  std::int64_t seqQ = 1;
+  std::int64_t seqKv = 1;
+  std::int64_t headDim = 64;
+
+  Shape query() const { return {batch, heads, seqQ, headDim}; }
+  Shape keyValue() const { return {batch, kvHeads, seqKv, headDim}; }
+  Shape logSumExp() const { return {batch, heads, seqQ}; }
+
+  std::int64_t kvHeadOf(std::int64_t head) const {
+    return head / (heads / kvHeads);
+  }
+
+  /// Throws unless every size is positive and kv_heads divides heads.
+  void validate() const;
+  /// 4 * B * H * N * M * D (two matrix products), halved when causal: the
+  /// convention of the FlashAttention papers and of PyTorch's benchmarks.
+  double flops(bool causal) const;
+  /// "batch=2 heads=8 kv_heads=2 seq_q=128 seq_kv=128 head_dim=64".
+  std::string describe() const;
+};
+
+} // namespace fa
+
+#endif // FA_RUNTIME_ATTENTIONSHAPE_H

@@ -1,0 +1,35 @@
+//===- Benchmark.h - Timing GPU work ----------------------------*- C++ -*-===//
+
+#ifndef FA_RUNTIME_BENCHMARK_H
+#define FA_RUNTIME_BENCHMARK_H
+
+#include "fa/runtime/Stream.h"
+
+#include <cstddef>
+#include <functional>
+
+namespace fa {
+
+struct Timing {
+  double medianMs = 0;
+  double minMs = 0;
+  double maxMs = 0;
+  int runs = 0;
+};
+
+/// Calls `enqueue(run)` `warmup` times untimed, then `runs` times, each
+/// between two CUDA events on `stream`; `run` counts from 0 across both, so
+/// callers can rotate buffers with it.
+Timing timeOnStream(const Stream &stream, int warmup, int runs,
+                    const std::function<void(int run)> &enqueue);
+
+/// How many copies of a `workingSetBytes` working set to rotate through so
+/// that no run finds its inputs in L2 from the previous ones: enough to span
+/// twice the L2, at most `maxCopies`, and 1 for sets that are already that
+/// large.
+int rotationCopies(std::size_t workingSetBytes, std::size_t l2Bytes,
+                   int maxCopies);
+
+} // namespace fa
+
+#endif // FA_RUNTIME_BENCHMARK_H

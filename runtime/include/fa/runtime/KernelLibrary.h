@@ -1,0 +1,110 @@
+//===- KernelLibrary.h - Compiled kernels and their manifest ----*- C++ -*-===//
+//
+// The compiler builds kernels ahead of time into a directory holding PTX files
+// and a manifest.json describing each kernel:
+//
+//   {"format": "fa-kernel-library", "version": 1, "target": "sm_90a",
+//    "kernels": [{"name": ..., "op": "attention_fwd", "ptx": "x.ptx",
+//                 "entry": ..., "dtype": "bf16", "head_dim": 64,
+//                 "causal": true, "scale": null,
+//                 "config": {"block_m": 64, ...}, "block": [128, 1, 1],
+//                 "grid": ["query_tiles", "batch_heads", "one"],
+//                 "dynamic_shared_bytes": 0,
+//                 "params": [{"name": "q", "kind": "memref",
+//                             "dtype": "bf16", "rank": 4}, ...]}]}
+//
+// This file parses the manifest (defensively: every error names the kernel
+// and the key) and picks a kernel for a request. It needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_KERNELLIBRARY_H
+#define FA_RUNTIME_KERNELLIBRARY_H
+
+#include "fa/runtime/DType.h"
+#include "fa/runtime/Launch.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fa {
+
+/// Grid extents a manifest may name instead of a number, resolved at launch:
+/// query_tiles = ceil(seq_q / block_m), batch_heads = batch * heads, one = 1.
+inline const std::array<const char *, 3> kGridSymbols = {"query_tiles",
+                                                         "batch_heads", "one"};
+
+enum class ParamKind { Memref, I32, I64, F32 };
+
+struct KernelParam {
+  std::string name;
+  ParamKind kind = ParamKind::Memref;
+  DType dtype = DType::F32; // Memrefs only.
+  int rank = 0;             // Memrefs only.
+};
+
+/// One grid dimension: a symbol from kGridSymbols, or a fixed count when
+/// `symbol` is empty.
+struct GridExtent {
+  std::string symbol;
+  unsigned count = 1;
+};
+
+struct KernelSpec {
+  std::string name;
+  std::string op;
+  std::string ptxPath; // Resolved against the library directory.
+  std::string entry;
+  std::string target; // The library's, e.g. "sm_90a".
+  DType dtype = DType::BF16;
+  std::int64_t headDim = 0;
+  bool causal = false;
+  /// The softmax scale baked into the kernel; none means 1/sqrt(head_dim).
+  std::optional<double> scale;
+  std::map<std::string, std::int64_t> config; // Tile sizes, warps, stages.
+  std::int64_t blockM = 0;                    // config["block_m"].
+  Dim3 block;
+  std::array<GridExtent, 3> grid;
+  unsigned dynamicSharedBytes = 0;
+  std::vector<KernelParam> params;
+
+  double softmaxScale() const;
+  /// "attention_fwd bf16 head_dim=64 causal".
+  std::string describe() const;
+};
+
+struct KernelQuery {
+  std::string op;
+  DType dtype = DType::BF16;
+  std::int64_t headDim = 0;
+  bool causal = false;
+
+  std::string describe() const;
+};
+
+class KernelLibrary {
+public:
+  /// Reads `directory`/manifest.json.
+  static KernelLibrary load(const std::string &directory);
+  /// Parses manifest text; `manifestPath` names it in errors and its
+  /// directory resolves the kernels' PTX paths.
+  static KernelLibrary parse(const std::string &json,
+                             const std::string &manifestPath);
+
+  /// The first kernel in manifest order that matches; throws, listing what
+  /// the library has, when none does.
+  const KernelSpec &find(const KernelQuery &query) const;
+  const std::vector<KernelSpec> &kernels() const { return specs; }
+
+private:
+  std::string manifestPath;
+  std::vector<KernelSpec> specs;
+};
+
+} // namespace fa
+
+#endif // FA_RUNTIME_KERNELLIBRARY_H

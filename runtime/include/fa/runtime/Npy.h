@@ -1,0 +1,34 @@
+//===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
+//
+// Reads and writes the .npy format (versions 1.0, 2.0 and 3.0) for
+// little-endian, C-ordered float arrays. NumPy has no bfloat16, so bf16
+// tensors travel as '<f4' (or '<f2') and are rounded to the kernel's type
+// after loading.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_NPY_H
+#define FA_RUNTIME_NPY_H
+
+#include "fa/runtime/DType.h"
+#include "fa/runtime/Tensor.h"
+
+#include <string>
+
+namespace fa {
+
+/// Reads '<f2', '<f4' or '<f8' data into floats. Errors name the file and
+/// what is wrong with it.
+HostTensor readNpy(const std::string &path);
+
+/// Writes `tensor` as '<f4' (F32) or '<f2' (F16); BF16 has no NumPy type.
+void writeNpy(const std::string &path, const HostTensor &tensor, DType storage);
+
+/// Throws, naming the file, unless `tensor` has the shape `expected`
+/// ("q.npy has shape [2, 4, 8], expected [2, 4, 8, 64] (what)").
+void expectNpyShape(const std::string &path, const HostTensor &tensor,
+                    const Shape &expected, const std::string &meaning);
+
+} // namespace fa
+
+#endif // FA_RUNTIME_NPY_H

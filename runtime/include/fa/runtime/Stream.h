@@ -1,0 +1,44 @@
+//===- Stream.h - CUDA streams and events -----------------------*- C++ -*-===//
+
+#ifndef FA_RUNTIME_STREAM_H
+#define FA_RUNTIME_STREAM_H
+
+#include <cuda.h>
+
+namespace fa {
+
+/// A blocking stream: it waits for, and is waited on by, the legacy default
+/// stream, so the synchronous copies of DeviceBuffer stay ordered with it.
+class Stream {
+public:
+  Stream();
+  ~Stream();
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+
+  CUstream get() const { return stream; }
+  void synchronize() const;
+
+private:
+  CUstream stream = nullptr;
+};
+
+/// An event for timing work on a stream.
+class Event {
+public:
+  Event();
+  ~Event();
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+
+  void record(const Stream &stream);
+  /// Milliseconds between two recorded events; waits for `end`.
+  static float elapsedMs(const Event &start, const Event &end);
+
+private:
+  CUevent event = nullptr;
+};
+
+} // namespace fa
+
+#endif // FA_RUNTIME_STREAM_H

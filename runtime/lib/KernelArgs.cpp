@@ -1,0 +1,115 @@
+//===- KernelArgs.cpp -----------------------------------------------------===//
+
+#include "fa/runtime/KernelArgs.h"
+
+#include "fa/runtime/Error.h"
+
+#include <cstring>
+
+namespace fa {
+namespace {
+
+const char *kindName(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::Memref:
+    return "memref";
+  case ParamKind::I32:
+    return "i32";
+  case ParamKind::I64:
+    return "i64";
+  case ParamKind::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+template <typename T> std::uint64_t toSlot(T value) {
+  static_assert(sizeof(T) <= sizeof(std::uint64_t), "slots are 8 bytes");
+  std::uint64_t slot = 0;
+  std::memcpy(&slot, &value, sizeof(T));
+  return slot;
+}
+
+class ArgPacker {
+public:
+  ArgPacker(const KernelSpec &spec, std::vector<std::uint64_t> &slots)
+      : spec(spec), slots(slots) {}
+
+  void pack(const KernelParam &param, const ArgValue &value) {
+    switch (param.kind) {
+    case ParamKind::Memref:
+      packMemref(param, as<MemrefArg>(param, value));
+      return;
+    case ParamKind::I32:
+      slots.push_back(toSlot(as<std::int32_t>(param, value)));
+      return;
+    case ParamKind::I64:
+      slots.push_back(toSlot(as<std::int64_t>(param, value)));
+      return;
+    case ParamKind::F32:
+      slots.push_back(toSlot(as<float>(param, value)));
+      return;
+    }
+  }
+
+  [[noreturn]] void fail(const KernelParam &param,
+                         const std::string &problem) const {
+    throw Error("passing arguments to kernel " + spec.name + ": parameter '" +
+                param.name + "' " + problem);
+  }
+
+private:
+  template <typename T>
+  const T &as(const KernelParam &param, const ArgValue &value) const {
+    if (const T *typed = std::get_if<T>(&value))
+      return *typed;
+    fail(param, std::string("is ") + kindName(param.kind) +
+                    " but was given a value of another kind");
+  }
+
+  void packMemref(const KernelParam &param, const MemrefArg &memref) {
+    if (memref.dtype != param.dtype)
+      fail(param, std::string("holds ") + dtypeName(param.dtype) +
+                      " but was given a " + dtypeName(memref.dtype) +
+                      " tensor");
+    if (static_cast<int>(memref.shape.size()) != param.rank)
+      fail(param, "is a rank-" + std::to_string(param.rank) +
+                      " memref but was given shape " +
+                      formatShape(memref.shape));
+    slots.push_back(toSlot(memref.data)); // Allocated pointer.
+    slots.push_back(toSlot(memref.data)); // Aligned pointer.
+    slots.push_back(toSlot(std::int64_t{0}));
+    for (std::int64_t size : memref.shape)
+      slots.push_back(toSlot(size));
+    for (std::int64_t stride : rowMajorStrides(memref.shape))
+      slots.push_back(toSlot(stride));
+  }
+
+  const KernelSpec &spec;
+  std::vector<std::uint64_t> &slots;
+};
+
+std::string bindingNames(const ArgBindings &bindings) {
+  std::string names;
+  for (const auto &binding : bindings)
+    names += (names.empty() ? "" : ", ") + binding.first;
+  return names;
+}
+
+} // namespace
+
+KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings) {
+  ArgPacker packer(spec, slots);
+  for (const KernelParam &param : spec.params) {
+    auto value = bindings.find(param.name);
+    if (value == bindings.end())
+      packer.fail(param, std::string("(") + kindName(param.kind) +
+                             ") has no value; the caller provides: " +
+                             bindingNames(bindings));
+    packer.pack(param, value->second);
+  }
+  for (std::uint64_t &slot : slots)
+    slotPointers.push_back(&slot);
+}
+
+} // namespace fa

@@ -1,0 +1,46 @@
+//===- Stream.cpp ---------------------------------------------------------===//
+
+#include "fa/runtime/Stream.h"
+
+#include "fa/runtime/Driver.h"
+#include "fa/runtime/Error.h"
+
+namespace fa {
+
+Stream::Stream() {
+  checkCu(driver().cuStreamCreate(&stream, CU_STREAM_DEFAULT),
+          "creating a CUDA stream");
+}
+
+Stream::~Stream() {
+  // Destroying only fails if the context is already gone; nothing to report.
+  driver().cuStreamDestroy(stream);
+}
+
+void Stream::synchronize() const {
+  checkCu(driver().cuStreamSynchronize(stream),
+          "waiting for work on a CUDA stream (a kernel may have faulted)");
+}
+
+Event::Event() {
+  checkCu(driver().cuEventCreate(&event, CU_EVENT_DEFAULT),
+          "creating a CUDA event");
+}
+
+Event::~Event() { driver().cuEventDestroy(event); }
+
+void Event::record(const Stream &stream) {
+  checkCu(driver().cuEventRecord(event, stream.get()),
+          "recording a CUDA event");
+}
+
+float Event::elapsedMs(const Event &start, const Event &end) {
+  checkCu(driver().cuEventSynchronize(end.event),
+          "waiting for a timing event (a kernel may have faulted)");
+  float ms = 0;
+  checkCu(driver().cuEventElapsedTime(&ms, start.event, end.event),
+          "reading the time between two CUDA events");
+  return ms;
+}
+
+} // namespace fa

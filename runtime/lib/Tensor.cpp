@@ -1,0 +1,31 @@
+//===- Tensor.cpp ---------------------------------------------------------===//
+
+#include "fa/runtime/Tensor.h"
+
+namespace fa {
+
+std::string formatShape(const Shape &shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::int64_t elementCount(const Shape &shape) {
+  std::int64_t count = 1;
+  for (std::int64_t extent : shape)
+    count *= extent;
+  return count;
+}
+
+Shape rowMajorStrides(const Shape &shape) {
+  Shape strides(shape.size());
+  std::int64_t stride = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+} // namespace fa

@@ -1,0 +1,84 @@
+//===- AttentionTest.cpp - Attention shapes, grids and bindings -----------===//
+
+#include "fa/runtime/Attention.h"
+#include "fa/runtime/Error.h"
+
+#include <gtest/gtest.h>
+
+using namespace fa;
+
+namespace {
+
+KernelSpec specWithGrid(std::array<GridExtent, 3> grid, std::int64_t blockM) {
+  KernelSpec spec;
+  spec.name = "k";
+  spec.blockM = blockM;
+  spec.grid = grid;
+  return spec;
+}
+
+TEST(AttentionShapeTest, ShapesAndGroupedHeads) {
+  AttentionShape shape{2, 8, 2, 100, 300, 64};
+  EXPECT_EQ(shape.query(), (Shape{2, 8, 100, 64}));
+  EXPECT_EQ(shape.keyValue(), (Shape{2, 2, 300, 64}));
+  EXPECT_EQ(shape.logSumExp(), (Shape{2, 8, 100}));
+  EXPECT_EQ(shape.kvHeadOf(0), 0);
+  EXPECT_EQ(shape.kvHeadOf(3), 0);
+  EXPECT_EQ(shape.kvHeadOf(4), 1);
+  EXPECT_EQ(shape.describe(),
+            "batch=2 heads=8 kv_heads=2 seq_q=100 seq_kv=300 head_dim=64");
+}
+
+TEST(AttentionShapeTest, FlopsHalveWhenCausal) {
+  AttentionShape shape{2, 16, 16, 4096, 4096, 128};
+  double full = 4.0 * 2 * 16 * 4096.0 * 4096.0 * 128;
+  EXPECT_DOUBLE_EQ(shape.flops(false), full);
+  EXPECT_DOUBLE_EQ(shape.flops(true), full / 2);
+}
+
+TEST(AttentionShapeTest, Validation) {
+  EXPECT_NO_THROW((AttentionShape{1, 8, 2, 1, 1, 64}.validate()));
+  EXPECT_THROW((AttentionShape{1, 8, 3, 1, 1, 64}.validate()), Error);
+  EXPECT_THROW((AttentionShape{0, 8, 8, 1, 1, 64}.validate()), Error);
+  EXPECT_THROW((AttentionShape{1, 8, 8, 1, 0, 64}.validate()), Error);
+}
+
+TEST(AttentionGridTest, ResolvesSymbols) {
+  KernelSpec spec = specWithGrid(
+      {GridExtent{"query_tiles"}, GridExtent{"batch_heads"}, GridExtent{"one"}},
+      64);
+  AttentionShape shape{3, 5, 5, 129, 7, 64};
+  Dim3 grid = attentionGrid(spec, shape);
+  EXPECT_EQ(grid.x, 3u); // ceil(129 / 64)
+  EXPECT_EQ(grid.y, 15u);
+  EXPECT_EQ(grid.z, 1u);
+
+  shape.seqQ = 128;
+  EXPECT_EQ(attentionGrid(spec, shape).x, 2u);
+}
+
+TEST(AttentionGridTest, FixedCountsPassThrough) {
+  KernelSpec spec = specWithGrid(
+      {GridExtent{"", 132}, GridExtent{"query_tiles"}, GridExtent{"", 2}}, 128);
+  Dim3 grid = attentionGrid(spec, AttentionShape{1, 1, 1, 1, 1, 64});
+  EXPECT_EQ(grid.x, 132u);
+  EXPECT_EQ(grid.y, 1u);
+  EXPECT_EQ(grid.z, 2u);
+}
+
+TEST(AttentionBindingsTest, TensorsHaveTheirShapesAndTypes) {
+  AttentionShape shape{2, 4, 2, 10, 20, 64};
+  ArgBindings bindings =
+      attentionBindings(DType::F16, shape, {0x100, 0x200, 0x300, 0x400, 0x500});
+  const auto &k = std::get<MemrefArg>(bindings.at("k"));
+  EXPECT_EQ(k.data, 0x200u);
+  EXPECT_EQ(k.dtype, DType::F16);
+  EXPECT_EQ(k.shape, shape.keyValue());
+  const auto &out = std::get<MemrefArg>(bindings.at("out"));
+  EXPECT_EQ(out.shape, shape.query());
+  const auto &lse = std::get<MemrefArg>(bindings.at("lse"));
+  EXPECT_EQ(lse.dtype, DType::F32);
+  EXPECT_EQ(lse.shape, shape.logSumExp());
+}
+
+} // namespace

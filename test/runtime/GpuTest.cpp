@@ -1,0 +1,251 @@
+//===- GpuTest.cpp - The runtime on a GPU, with the fixture library -------===//
+//
+// Loads and launches the *fixture* kernels (fixtures/AttentionFixture.cu, a
+// naive CUDA C++ stand-in with the compiler's ABI), so these tests check the
+// runtime, not the compiler's kernels. Skipped without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/runtime/Attention.h"
+#include "fa/runtime/Compare.h"
+#include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/Error.h"
+#include "fa/runtime/Npy.h"
+#include "fa/runtime/Reference.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+
+using namespace fa;
+
+namespace {
+
+HostTensor randomTensor(const Shape &shape, DType dtype, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
+  for (float &value : values)
+    value = roundToDType(normal(rng), dtype);
+  return {shape, values};
+}
+
+DeviceBuffer upload(const std::string &name, const HostTensor &tensor,
+                    DType dtype) {
+  DeviceBuffer buffer(name, tensor.values.size() * dtypeBytes(dtype));
+  buffer.upload(encode(tensor.values, dtype));
+  return buffer;
+}
+
+class GpuTest : public testing::Test {
+protected:
+  void SetUp() override {
+    try {
+      context = std::make_unique<Context>(0);
+    } catch (const NoDeviceError &error) {
+      GTEST_SKIP() << error.what();
+    }
+    stream = std::make_unique<Stream>();
+  }
+
+  std::unique_ptr<Context> context;
+  std::unique_ptr<Stream> stream;
+};
+
+TEST_F(GpuTest, InvalidPtxErrorCarriesTheJitLog) {
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                    ".visible .entry broken() { bogus.instruction; }\n";
+  try {
+    Module module(ptx.c_str(), "kernel broken from broken.ptx");
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    std::string message = error.what();
+    EXPECT_EQ(message.rfind("loading kernel broken from broken.ptx: "
+                            "CUDA_ERROR_INVALID_PTX",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("JIT error log:"), std::string::npos) << message;
+  }
+}
+
+TEST_F(GpuTest, MissingEntryPointIsNamed) {
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                    ".visible .entry present() { ret; }\n";
+  Module module(ptx.c_str(), "test.ptx");
+  EXPECT_NE(module.function("present"), nullptr);
+  try {
+    module.function("absent");
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what())
+                  .rfind("finding entry point 'absent' in test.ptx: "
+                         "CUDA_ERROR_NOT_FOUND",
+                         0),
+              0u)
+        << error.what();
+  }
+}
+
+TEST_F(GpuTest, PoisonedBuffersReadAsNaN) {
+  for (DType dtype : {DType::BF16, DType::F16, DType::F32}) {
+    DeviceBuffer buffer("poisoned", 16 * dtypeBytes(dtype));
+    buffer.fill(0xFF, stream->get());
+    stream->synchronize();
+    for (float value : decode(buffer.download(), dtype))
+      EXPECT_TRUE(std::isnan(value)) << dtypeName(dtype);
+  }
+}
+
+TEST_F(GpuTest, GpuReferenceMatchesCpuReference) {
+  AttentionShape shape{2, 4, 2, 37, 50, 64};
+  for (DType dtype : {DType::BF16, DType::F16, DType::F32})
+    for (bool causal : {false, true}) {
+      HostTensor q = randomTensor(shape.query(), dtype, 1);
+      HostTensor k = randomTensor(shape.keyValue(), dtype, 2);
+      HostTensor v = randomTensor(shape.keyValue(), dtype, 3);
+      DeviceBuffer dq = upload("q", q, dtype), dk = upload("k", k, dtype),
+                   dv = upload("v", v, dtype);
+      AttentionReference cpu = referenceAttentionCpu(shape, q.values, k.values,
+                                                     v.values, 0.3, causal);
+      AttentionReference gpu = referenceAttentionGpu(
+          shape, dtype, dq.get(), dk.get(), dv.get(), 0.3, causal, *stream);
+      ASSERT_EQ(gpu.out.size(), cpu.out.size());
+      for (std::size_t i = 0; i < cpu.out.size(); ++i)
+        ASSERT_NEAR(gpu.out[i], cpu.out[i], 1e-12) << dtypeName(dtype);
+      for (std::size_t i = 0; i < cpu.lse.size(); ++i)
+        ASSERT_NEAR(gpu.lse[i], cpu.lse[i], 1e-12) << dtypeName(dtype);
+    }
+}
+
+class FixtureKernelTest : public GpuTest,
+                          public testing::WithParamInterface<std::string> {};
+
+TEST_P(FixtureKernelTest, MatchesTheReference) {
+  KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
+  const KernelSpec *spec = nullptr;
+  for (const KernelSpec &candidate : library.kernels())
+    if (candidate.name == GetParam())
+      spec = &candidate;
+  ASSERT_NE(spec, nullptr);
+  Kernel kernel(*spec, context->device());
+  DType dtype = spec->dtype;
+  // Grouped heads, a partial query tile and more queries than keys.
+  AttentionShape shape{2, 4, 2, 130, 77, spec->headDim};
+  HostTensor q = randomTensor(shape.query(), dtype, 4);
+  HostTensor k = randomTensor(shape.keyValue(), dtype, 5);
+  HostTensor v = randomTensor(shape.keyValue(), dtype, 6);
+  DeviceBuffer dq = upload("q", q, dtype), dk = upload("k", k, dtype),
+               dv = upload("v", v, dtype);
+  DeviceBuffer out("out", elementCount(shape.query()) * dtypeBytes(dtype));
+  DeviceBuffer lse("lse", elementCount(shape.logSumExp()) * sizeof(float));
+  out.fill(0xFF, stream->get());
+  lse.fill(0xFF, stream->get());
+  AttentionLaunch(kernel, shape,
+                  {dq.get(), dk.get(), dv.get(), out.get(), lse.get()})
+      .enqueue(*stream);
+  stream->synchronize();
+
+  AttentionReference reference = referenceAttentionCpu(
+      shape, q.values, k.values, v.values, spec->softmaxScale(), spec->causal);
+  ErrorStats outErrors =
+      compareWithReference(decode(out.download(), dtype), reference.out);
+  ErrorStats lseErrors =
+      compareWithReference(decode(lse.download(), DType::F32), reference.lse);
+  double tolerance = dtype == DType::BF16  ? 2e-2
+                     : dtype == DType::F16 ? 5e-3
+                                           : 2e-3;
+  EXPECT_EQ(outErrors.nanCount, 0);
+  EXPECT_EQ(lseErrors.nanCount, 0);
+  EXPECT_LT(outErrors.relative, tolerance);
+  EXPECT_LT(lseErrors.relative, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllFixtureKernels, FixtureKernelTest,
+    testing::Values("fixture_attention_fwd_bf16_d64",
+                    "fixture_attention_fwd_bf16_d64_causal",
+                    "fixture_attention_fwd_bf16_d128",
+                    "fixture_attention_fwd_bf16_d128_causal",
+                    "fixture_attention_fwd_f16_d64",
+                    "fixture_attention_fwd_f16_d64_causal",
+                    "fixture_attention_fwd_f16_d128",
+                    "fixture_attention_fwd_f16_d128_causal",
+                    "fixture_attention_fwd_f32_d64",
+                    "fixture_attention_fwd_f32_d64_causal",
+                    "fixture_attention_fwd_f32_d128",
+                    "fixture_attention_fwd_f32_d128_causal"));
+
+/// fa-run on .npy files: runs the binary the way a user would.
+class FaRunNpyTest : public GpuTest {
+protected:
+  std::string path(const std::string &name) {
+    return testing::TempDir() + "fa_run_npy_" + name;
+  }
+
+  /// fa-run's exit code; its stderr is left in path("stderr").
+  int faRun(const std::string &arguments) {
+    std::string command = std::string(FA_RUN_PATH) + " attention --kernels " +
+                          FA_FIXTURE_KERNELS_DIR + " " + arguments + " > " +
+                          path("stdout") + " 2> " + path("stderr");
+    return WEXITSTATUS(std::system(command.c_str()));
+  }
+
+  std::string stderrText() {
+    std::ifstream file(path("stderr"));
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  }
+};
+
+TEST_F(FaRunNpyTest, WritesOutputsOfTheUsersTensors) {
+  AttentionShape shape{1, 2, 1, 33, 45, 64};
+  HostTensor q = randomTensor(shape.query(), DType::F32, 7);
+  HostTensor k = randomTensor(shape.keyValue(), DType::F32, 8);
+  HostTensor v = randomTensor(shape.keyValue(), DType::F32, 9);
+  writeNpy(path("q.npy"), q, DType::F32);
+  writeNpy(path("k.npy"), k, DType::F32);
+  writeNpy(path("v.npy"), v, DType::F32);
+  ASSERT_EQ(faRun("--dtype f16 --causal --q " + path("q.npy") + " --k " +
+                  path("k.npy") + " --v " + path("v.npy") + " --out " +
+                  path("out.npy") + " --lse " + path("lse.npy")),
+            0)
+      << stderrText();
+
+  HostTensor out = readNpy(path("out.npy"));
+  HostTensor lse = readNpy(path("lse.npy"));
+  EXPECT_EQ(out.shape, shape.query());
+  EXPECT_EQ(lse.shape, shape.logSumExp());
+  // The kernel saw the inputs rounded to f16; so must the reference.
+  for (HostTensor *input : {&q, &k, &v})
+    roundToDType(input->values, DType::F16);
+  AttentionReference reference = referenceAttentionCpu(
+      shape, q.values, k.values, v.values, 1 / std::sqrt(64.0), true);
+  EXPECT_LT(compareWithReference(out.values, reference.out).relative, 5e-3);
+  EXPECT_LT(compareWithReference(lse.values, reference.lse).relative, 1e-5);
+}
+
+TEST_F(FaRunNpyTest, MismatchedTensorsAreClearErrors) {
+  writeNpy(path("q.npy"), randomTensor({1, 2, 8, 64}, DType::F32, 1),
+           DType::F32);
+  writeNpy(path("k.npy"), randomTensor({1, 2, 8, 64}, DType::F32, 2),
+           DType::F32);
+  writeNpy(path("v.npy"), randomTensor({1, 2, 9, 64}, DType::F32, 3),
+           DType::F32);
+  EXPECT_EQ(faRun("--dtype bf16 --q " + path("q.npy") + " --k " +
+                  path("k.npy") + " --v " + path("v.npy") + " --out " +
+                  path("out.npy")),
+            1);
+  EXPECT_NE(stderrText().find(path("v.npy") +
+                              " has shape [1, 2, 9, 64], "
+                              "expected [1, 2, 8, 64] (v must have k's shape)"),
+            std::string::npos)
+      << stderrText();
+}
+
+} // namespace

@@ -1,0 +1,253 @@
+//===- KernelLibraryTest.cpp - Parsing manifests, choosing kernels --------===//
+
+#include "fa/runtime/KernelLibrary.h"
+#include "fa/runtime/Error.h"
+#include "fa/runtime/Kernel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace fa;
+using nlohmann::json;
+
+namespace {
+
+/// The manifest sample from the compiler/runtime contract, one kernel.
+json sampleKernel() {
+  return json::parse(R"({
+    "name": "attention_fwd_bf16_d64_causal", "op": "attention_fwd",
+    "ptx": "attention_fwd_bf16_d64_causal.ptx",
+    "entry": "attention_fwd_bf16_d64_causal",
+    "dtype": "bf16", "head_dim": 64, "causal": true, "scale": null,
+    "config": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 1},
+    "block": [128, 1, 1], "grid": ["query_tiles", "batch_heads", "one"],
+    "dynamic_shared_bytes": 0,
+    "params": [{"name": "q", "kind": "memref", "dtype": "bf16", "rank": 4},
+               {"name": "k", "kind": "memref", "dtype": "bf16", "rank": 4},
+               {"name": "v", "kind": "memref", "dtype": "bf16", "rank": 4},
+               {"name": "out", "kind": "memref", "dtype": "bf16", "rank": 4},
+               {"name": "lse", "kind": "memref", "dtype": "f32", "rank": 3}]
+  })");
+}
+
+json manifestWith(std::vector<json> kernels) {
+  return {{"format", "fa-kernel-library"},
+          {"version", 1},
+          {"target", "sm_90a"},
+          {"kernels", kernels}};
+}
+
+KernelLibrary parseManifest(const json &manifest) {
+  return KernelLibrary::parse(manifest.dump(), "/lib/manifest.json");
+}
+
+std::string parseTextError(const std::string &text) {
+  try {
+    KernelLibrary::parse(text, "/lib/manifest.json");
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+std::string parseError(const json &manifest) {
+  return parseTextError(manifest.dump());
+}
+
+std::string findError(const KernelLibrary &library, const KernelQuery &query) {
+  try {
+    library.find(query);
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+/// The error for the sample kernel after `edit`.
+template <typename Edit> std::string kernelError(Edit edit) {
+  json kernel = sampleKernel();
+  edit(kernel);
+  return parseError(manifestWith({kernel}));
+}
+
+const std::string kKernelContext = "kernel manifest /lib/manifest.json: kernel "
+                                   "'attention_fwd_bf16_d64_causal': ";
+
+TEST(KernelLibraryTest, ParsesTheSample) {
+  KernelLibrary library = parseManifest(manifestWith({sampleKernel()}));
+  ASSERT_EQ(library.kernels().size(), 1u);
+  const KernelSpec &spec = library.kernels()[0];
+  EXPECT_EQ(spec.name, "attention_fwd_bf16_d64_causal");
+  EXPECT_EQ(spec.op, "attention_fwd");
+  EXPECT_EQ(spec.ptxPath, "/lib/attention_fwd_bf16_d64_causal.ptx");
+  EXPECT_EQ(spec.entry, "attention_fwd_bf16_d64_causal");
+  EXPECT_EQ(spec.target, "sm_90a");
+  EXPECT_EQ(spec.dtype, DType::BF16);
+  EXPECT_EQ(spec.headDim, 64);
+  EXPECT_TRUE(spec.causal);
+  EXPECT_FALSE(spec.scale.has_value());
+  EXPECT_DOUBLE_EQ(spec.softmaxScale(), 0.125);
+  EXPECT_EQ(spec.blockM, 64);
+  EXPECT_EQ(spec.config.at("num_warps"), 4);
+  EXPECT_EQ(spec.block.x, 128u);
+  EXPECT_EQ(spec.grid[0].symbol, "query_tiles");
+  EXPECT_EQ(spec.grid[2].symbol, "one");
+  EXPECT_EQ(spec.dynamicSharedBytes, 0u);
+  ASSERT_EQ(spec.params.size(), 5u);
+  EXPECT_EQ(spec.params[4].name, "lse");
+  EXPECT_EQ(spec.params[4].kind, ParamKind::Memref);
+  EXPECT_EQ(spec.params[4].dtype, DType::F32);
+  EXPECT_EQ(spec.params[4].rank, 3);
+}
+
+TEST(KernelLibraryTest, ScaleNumbersAndFixedGridCounts) {
+  json kernel = sampleKernel();
+  kernel["scale"] = 0.5;
+  kernel["grid"] = {132, "batch_heads", 1};
+  kernel["params"].push_back({{"name", "n"}, {"kind", "i32"}});
+  KernelLibrary library = parseManifest(manifestWith({kernel}));
+  const KernelSpec &spec = library.kernels()[0];
+  EXPECT_DOUBLE_EQ(spec.softmaxScale(), 0.5);
+  EXPECT_TRUE(spec.grid[0].symbol.empty());
+  EXPECT_EQ(spec.grid[0].count, 132u);
+  EXPECT_EQ(spec.params.back().kind, ParamKind::I32);
+}
+
+TEST(KernelLibraryTest, FindPicksByOpDtypeHeadDimAndCausal) {
+  json other = sampleKernel();
+  other["name"] = "attention_fwd_f16_d128";
+  other["dtype"] = "f16";
+  other["head_dim"] = 128;
+  other["causal"] = false;
+  KernelLibrary library = parseManifest(manifestWith({sampleKernel(), other}));
+  EXPECT_EQ(library.find({"attention_fwd", DType::F16, 128, false}).name,
+            "attention_fwd_f16_d128");
+  EXPECT_EQ(library.find({"attention_fwd", DType::BF16, 64, true}).name,
+            "attention_fwd_bf16_d64_causal");
+}
+
+TEST(KernelLibraryTest, FindSaysWhatIsAvailable) {
+  EXPECT_EQ(findError(parseManifest(manifestWith({sampleKernel()})),
+                      {"attention_fwd", DType::BF16, 96, true}),
+            "no kernel for attention_fwd bf16 head_dim=96 causal in "
+            "/lib/manifest.json; it has:\n"
+            "  attention_fwd_bf16_d64_causal (attention_fwd bf16 head_dim=64 "
+            "causal)");
+  EXPECT_EQ(findError(parseManifest(manifestWith({})),
+                      {"attention_fwd", DType::F16, 64, false}),
+            "no kernel for attention_fwd f16 head_dim=64 non-causal in "
+            "/lib/manifest.json; the library is empty");
+}
+
+TEST(KernelLibraryTest, RejectsMalformedManifests) {
+  EXPECT_EQ(
+      parseError(json("not an object")),
+      "kernel manifest /lib/manifest.json: expected an object, got string");
+  EXPECT_EQ(parseTextError("{\"format\": "),
+            "kernel manifest /lib/manifest.json: not valid JSON");
+
+  json manifest = manifestWith({sampleKernel()});
+  manifest["format"] = "something-else";
+  EXPECT_EQ(parseError(manifest), "kernel manifest /lib/manifest.json: "
+                                  "'format' must be \"fa-kernel-library\"");
+  manifest = manifestWith({sampleKernel()});
+  manifest["version"] = 2;
+  EXPECT_EQ(parseError(manifest), "kernel manifest /lib/manifest.json: "
+                                  "unsupported version 2; this runtime reads "
+                                  "version 1");
+  manifest = manifestWith({sampleKernel()});
+  manifest.erase("kernels");
+  EXPECT_EQ(parseError(manifest),
+            "kernel manifest /lib/manifest.json: missing key 'kernels'");
+  EXPECT_EQ(parseError(manifestWith({sampleKernel(), sampleKernel()})),
+            "kernel manifest /lib/manifest.json: kernel name "
+            "'attention_fwd_bf16_d64_causal' appears twice");
+}
+
+TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
+  EXPECT_EQ(
+      kernelError([](json &k) { k.erase("name"); }),
+      "kernel manifest /lib/manifest.json: kernels[0]: missing key 'name'");
+  EXPECT_EQ(kernelError([](json &k) { k.erase("head_dim"); }),
+            kKernelContext + "missing key 'head_dim'");
+  EXPECT_EQ(kernelError([](json &k) { k["head_dim"] = "64"; }),
+            kKernelContext + "'head_dim' must be an integer, got \"64\"");
+  EXPECT_EQ(kernelError([](json &k) { k["head_dim"] = 0; }),
+            kKernelContext + "'head_dim' must be at least 1, got 0");
+  EXPECT_EQ(kernelError([](json &k) { k["causal"] = 1; }),
+            kKernelContext + "key 'causal' must be true or false, got 1");
+  EXPECT_EQ(kernelError([](json &k) { k["scale"] = "auto"; }),
+            kKernelContext +
+                "key 'scale' must be a number or null, got \"auto\"");
+  EXPECT_EQ(kernelError([](json &k) { k["dtype"] = "fp8"; }),
+            kKernelContext + "key 'dtype': unknown element type 'fp8'; "
+                             "expected bf16, f16 or f32");
+  EXPECT_EQ(kernelError([](json &k) { k["config"].erase("block_m"); }),
+            kKernelContext + "config needs a positive integer 'block_m' (it "
+                             "sizes the query_tiles grid dimension)");
+  EXPECT_EQ(kernelError([](json &k) {
+              k["block"] = {128, 1};
+            }),
+            kKernelContext + "key 'block' must be an array of 3, got [128,1]");
+  EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "heads"; }),
+            kKernelContext + "grid[1] is the unknown symbol 'heads'; expected "
+                             "query_tiles, batch_heads, one or a number");
+  EXPECT_EQ(kernelError([](json &k) { k["params"][0]["kind"] = "tensor"; }),
+            kKernelContext + "params[0]: parameter 'q' has unknown kind "
+                             "'tensor'; expected memref, i32, i64 or f32");
+  EXPECT_EQ(kernelError([](json &k) { k["params"][1].erase("rank"); }),
+            kKernelContext + "params[1]: missing key 'rank'");
+  EXPECT_EQ(kernelError([](json &k) { k["config"]["num_warps"] = 4.5; }),
+            "kernel manifest /lib/manifest.json: kernel "
+            "'attention_fwd_bf16_d64_causal': config: 'num_warps' must be an "
+            "integer, got 4.5");
+}
+
+TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
+  KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
+  EXPECT_EQ(library.kernels().size(), 12u);
+  const KernelSpec &spec =
+      library.find({"attention_fwd", DType::F32, 128, true});
+  EXPECT_EQ(spec.name, "fixture_attention_fwd_f32_d128_causal");
+  EXPECT_EQ(spec.dynamicSharedBytes, 2u * 64 * 128 * 4);
+}
+
+TEST(KernelLibraryTest, MissingLibrarySaysWhere) {
+  try {
+    KernelLibrary::load("/nonexistent/kernels");
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_STREQ(error.what(), "reading the kernel library: cannot open "
+                               "/nonexistent/kernels/manifest.json");
+  }
+}
+
+DeviceInfo deviceWithArch(int major, int minor) {
+  DeviceInfo device;
+  device.name = "GPU";
+  device.computeMajor = major;
+  device.computeMinor = minor;
+  return device;
+}
+
+TEST(KernelTargetTest, ArchSpecificTargetsNeedThatExactGpu) {
+  EXPECT_NO_THROW(checkTargetRunsOn("sm_90a", deviceWithArch(9, 0), "k"));
+  EXPECT_THROW(checkTargetRunsOn("sm_90a", deviceWithArch(10, 0), "k"), Error);
+  try {
+    checkTargetRunsOn("sm_90a", deviceWithArch(8, 0), "k");
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_STREQ(error.what(), "kernel k is built for sm_90a, which cannot "
+                               "run on device 0 (GPU, sm_80)");
+  }
+}
+
+TEST(KernelTargetTest, PlainTargetsRunOnNewerGpus) {
+  EXPECT_NO_THROW(checkTargetRunsOn("sm_80", deviceWithArch(9, 0), "k"));
+  EXPECT_NO_THROW(checkTargetRunsOn("sm_90", deviceWithArch(9, 0), "k"));
+  EXPECT_THROW(checkTargetRunsOn("sm_90", deviceWithArch(8, 6), "k"), Error);
+  EXPECT_THROW(checkTargetRunsOn("gfx90a", deviceWithArch(9, 0), "k"), Error);
+}
+
+} // namespace

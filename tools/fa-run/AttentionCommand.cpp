@@ -1,0 +1,377 @@
+//===- AttentionCommand.cpp - `fa-run attention` --------------------------===//
+//
+// Runs one attention kernel from the library on random inputs of given sizes
+// or on the user's .npy tensors; optionally checks it against the fp64
+// reference and times it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCommand.h"
+
+#include "AttentionReport.h"
+
+#include "fa/runtime/Attention.h"
+#include "fa/runtime/Benchmark.h"
+#include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/Error.h"
+#include "fa/runtime/Npy.h"
+#include "fa/runtime/Reference.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+namespace fa {
+namespace {
+
+// Beyond this many multiply-adds (B*H*N*M*D) the CPU reference takes more
+// than a few seconds, so `--reference auto` uses the GPU one.
+constexpr double kCpuReferenceMaxWork = double(1 << 28);
+// Tiny problems would need thousands of buffer sets to span 2x L2; they are
+// bound by launch latency anyway, so the count is capped.
+constexpr int kMaxBufferSets = 64;
+constexpr std::uint8_t kNaNBytes = 0xFF;
+
+struct Problem {
+  AttentionShape shape;
+  HostTensor q, k, v; // Rounded to the kernel's dtype.
+};
+
+/// One set of device tensors for a problem.
+struct DeviceTensors {
+  DeviceBuffer q, k, v, out, lse;
+
+  DeviceTensors(const AttentionShape &shape, DType dtype)
+      : q("q", elementCount(shape.query()) * dtypeBytes(dtype)),
+        k("k", elementCount(shape.keyValue()) * dtypeBytes(dtype)),
+        v("v", elementCount(shape.keyValue()) * dtypeBytes(dtype)),
+        out("out", elementCount(shape.query()) * dtypeBytes(dtype)),
+        lse("lse", elementCount(shape.logSumExp()) * sizeof(float)) {}
+
+  AttentionBuffers pointers() const {
+    return {q.get(), k.get(), v.get(), out.get(), lse.get()};
+  }
+  std::size_t bytes() const {
+    return q.bytes() + k.bytes() + v.bytes() + out.bytes() + lse.bytes();
+  }
+};
+
+struct Outputs {
+  HostTensor out, lse;
+};
+
+std::string defaultKernelDirectory() {
+  if (const char *fromEnvironment = std::getenv("FA_KERNELS_DIR"))
+    return fromEnvironment;
+  std::filesystem::path executable =
+      std::filesystem::read_symlink("/proc/self/exe");
+  return (executable.parent_path().parent_path() / "kernels").string();
+}
+
+double defaultRelativeTolerance(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return 2e-2;
+  case DType::F16:
+    return 5e-3;
+  case DType::F32:
+    return 2e-3; // Allows kernels that use TF32 tensor cores.
+  }
+  return 0;
+}
+
+HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
+  for (float &value : values)
+    value = normal(rng);
+  roundToDType(values, dtype);
+  return {shape, std::move(values)};
+}
+
+Problem randomProblem(const AttentionOptions &options, DType dtype) {
+  Problem problem;
+  AttentionShape &shape = problem.shape;
+  shape.batch = options.batch;
+  shape.heads = options.heads;
+  shape.kvHeads = options.kvHeads ? options.kvHeads : options.heads;
+  shape.seqQ = options.seq;
+  shape.seqKv = options.kvSeq ? options.kvSeq : options.seq;
+  shape.headDim = options.dim;
+  shape.validate();
+  std::mt19937_64 rng(options.seed);
+  problem.q = randomTensor(shape.query(), dtype, rng);
+  problem.k = randomTensor(shape.keyValue(), dtype, rng);
+  problem.v = randomTensor(shape.keyValue(), dtype, rng);
+  return problem;
+}
+
+HostTensor readInput(const std::string &path, DType dtype) {
+  HostTensor tensor = readNpy(path);
+  roundToDType(tensor.values, dtype);
+  return tensor;
+}
+
+Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
+  Problem problem;
+  problem.q = readInput(options.qPath, dtype);
+  problem.k = readInput(options.kPath, dtype);
+  problem.v = readInput(options.vPath, dtype);
+  const Shape &q = problem.q.shape, &k = problem.k.shape;
+  if (q.size() != 4)
+    throw Error(options.qPath + " has shape " + formatShape(q) +
+                ", expected 4 dimensions [batch, heads, seq_q, head_dim]");
+  if (k.size() != 4)
+    throw Error(options.kPath + " has shape " + formatShape(k) +
+                ", expected 4 dimensions [batch, kv_heads, seq_kv, head_dim]");
+  AttentionShape &shape = problem.shape;
+  shape = {q[0], q[1], k[1], q[2], k[2], q[3]};
+  expectNpyShape(options.kPath, problem.k, shape.keyValue(),
+                 "k must be [batch, kv_heads, seq_kv, head_dim] with q's "
+                 "batch and head_dim");
+  expectNpyShape(options.vPath, problem.v, shape.keyValue(),
+                 "v must have k's shape");
+  shape.validate();
+  return problem;
+}
+
+Outputs runOnce(const Kernel &kernel, const Problem &problem,
+                DeviceTensors &tensors, const Stream &stream) {
+  // Poison the outputs so that anything the kernel leaves unwritten is NaN.
+  tensors.out.fill(kNaNBytes, stream.get());
+  tensors.lse.fill(kNaNBytes, stream.get());
+  AttentionLaunch(kernel, problem.shape, tensors.pointers()).enqueue(stream);
+  stream.synchronize();
+  DType dtype = kernel.spec().dtype;
+  return {
+      {problem.shape.query(), decode(tensors.out.download(), dtype)},
+      {problem.shape.logSumExp(), decode(tensors.lse.download(), DType::F32)}};
+}
+
+std::vector<std::string> writeOutputs(const AttentionOptions &options,
+                                      const Outputs &outputs, DType dtype) {
+  std::vector<std::string> written;
+  if (!options.outPath.empty()) {
+    // NumPy has no bfloat16: bf16 outputs are written exactly as f32.
+    writeNpy(options.outPath, outputs.out,
+             dtype == DType::F16 ? DType::F16 : DType::F32);
+    written.push_back(options.outPath);
+  }
+  if (!options.lsePath.empty()) {
+    writeNpy(options.lsePath, outputs.lse, DType::F32);
+    written.push_back(options.lsePath);
+  }
+  return written;
+}
+
+bool useCpuReference(const AttentionOptions &options,
+                     const AttentionShape &shape) {
+  if (options.reference != "auto")
+    return options.reference == "cpu";
+  double work = static_cast<double>(shape.batch) * shape.heads * shape.seqQ *
+                shape.seqKv * shape.headDim;
+  return work < kCpuReferenceMaxWork;
+}
+
+CheckReport checkOutputs(const AttentionOptions &options,
+                         const Problem &problem, const KernelSpec &spec,
+                         const DeviceTensors &tensors, const Outputs &outputs,
+                         const Stream &stream) {
+  CheckReport check;
+  bool onCpu = useCpuReference(options, problem.shape);
+  check.reference = onCpu ? "cpu" : "gpu";
+  AttentionReference reference =
+      onCpu ? referenceAttentionCpu(problem.shape, problem.q.values,
+                                    problem.k.values, problem.v.values,
+                                    spec.softmaxScale(), spec.causal)
+            : referenceAttentionGpu(problem.shape, spec.dtype, tensors.q.get(),
+                                    tensors.k.get(), tensors.v.get(),
+                                    spec.softmaxScale(), spec.causal, stream);
+  check.relativeTolerance =
+      options.rtol > 0 ? options.rtol : defaultRelativeTolerance(spec.dtype);
+  check.out = compareWithReference(outputs.out.values, reference.out);
+  check.lse = compareWithReference(outputs.lse.values, reference.lse);
+  return check;
+}
+
+BenchReport benchmark(const AttentionOptions &options, const Kernel &kernel,
+                      const AttentionShape &shape, const DeviceInfo &device,
+                      const DeviceTensors &inputs, const Stream &stream) {
+  // Rotate through copies of the tensors so each run reads its inputs from
+  // memory rather than from an L2 warmed by the previous run.
+  int copies =
+      rotationCopies(inputs.bytes(), device.l2CacheBytes, kMaxBufferSets);
+  std::vector<DeviceTensors> extraSets;
+  std::vector<AttentionLaunch> launches;
+  launches.emplace_back(kernel, shape, inputs.pointers());
+  for (int copy = 1; copy < copies; ++copy) {
+    DeviceTensors &set = extraSets.emplace_back(shape, kernel.spec().dtype);
+    set.q.copyFrom(inputs.q);
+    set.k.copyFrom(inputs.k);
+    set.v.copyFrom(inputs.v);
+    launches.emplace_back(kernel, shape, set.pointers());
+  }
+  BenchReport bench;
+  bench.bufferSets = copies;
+  bench.timing =
+      timeOnStream(stream, options.warmup, options.runs, [&](int run) {
+        launches[run % launches.size()].enqueue(stream);
+      });
+  bench.tflops =
+      shape.flops(kernel.spec().causal) / (bench.timing.medianMs * 1e-3) / 1e12;
+  return bench;
+}
+
+} // namespace
+
+CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "attention",
+      "Run an attention forward kernel from the kernel library, on random "
+      "inputs of the given sizes or on .npy tensors; optionally check it "
+      "against an fp64 reference and time it.");
+  const char *sizes = "Sizes (random normal inputs)";
+  std::vector<CLI::Option *> sizeOptions = {
+      command->add_option("--batch", o.batch, "Batch size B")->group(sizes),
+      command->add_option("--heads", o.heads, "Query heads H")->group(sizes),
+      command
+          ->add_option("--kv-heads", o.kvHeads,
+                       "Key/value heads Hk; H must be a multiple (grouped-"
+                       "query attention). Default: H")
+          ->group(sizes),
+      command->add_option("--seq", o.seq, "Query sequence length N")
+          ->group(sizes),
+      command
+          ->add_option("--kv-seq", o.kvSeq,
+                       "Key/value sequence length M. Default: N")
+          ->group(sizes),
+      command->add_option("--dim", o.dim, "Head dimension D")->group(sizes),
+      command->add_option("--seed", o.seed, "Seed of the random inputs")
+          ->capture_default_str()
+          ->group(sizes)};
+
+  const char *files = "Tensors from files (shapes come from the files)";
+  CLI::Option *q =
+      command
+          ->add_option("--q", o.qPath,
+                       "Queries, .npy [B, H, N, D] ('<f2', '<f4' or '<f8'; "
+                       "rounded to --dtype)")
+          ->group(files);
+  CLI::Option *k =
+      command->add_option("--k", o.kPath, "Keys, .npy [B, Hk, M, D]")
+          ->group(files);
+  CLI::Option *v =
+      command->add_option("--v", o.vPath, "Values, .npy [B, Hk, M, D]")
+          ->group(files);
+  CLI::Option *out =
+      command
+          ->add_option("--out", o.outPath,
+                       "Where to write the output, .npy [B, H, N, D] "
+                       "('<f2' for f16 kernels, else '<f4')")
+          ->group(files);
+  CLI::Option *lse =
+      command
+          ->add_option("--lse", o.lsePath,
+                       "Where to write the log-sum-exp, .npy [B, H, N] "
+                       "'<f4' (natural log)")
+          ->group(files);
+  for (CLI::Option *option : {k, v, out})
+    q->needs(option);
+  for (CLI::Option *option : {k, v, out, lse})
+    option->needs(q);
+  for (CLI::Option *option : sizeOptions)
+    option->excludes(q);
+
+  command->add_option("--dtype", o.dtype, "Element type of q, k, v and out")
+      ->required()
+      ->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  command->add_flag("--causal", o.causal,
+                    "Causal mask, top-left aligned like PyTorch's is_causal: "
+                    "query i sees keys j <= i");
+  command->add_flag("--check", o.check,
+                    "Compare out and lse with an fp64 reference; exit 1 if "
+                    "either's relative error exceeds --rtol or any element "
+                    "is unwritten (outputs are poisoned with NaN first)");
+  command
+      ->add_option("--reference", o.reference,
+                   "Where --check computes the reference: cpu, gpu, or "
+                   "auto (cpu when B*H*N*M*D < 2^28)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+  command->add_option("--rtol", o.rtol,
+                      "Relative error (Frobenius) --check accepts. Default: "
+                      "2e-2 bf16, 5e-3 f16, 2e-3 f32");
+  command->add_flag("--bench", o.bench,
+                    "Time the kernel with CUDA events: median of --runs "
+                    "after --warmup, inputs rotated across buffer sets "
+                    "spanning 2x L2; prints ms and TFLOP/s (4*B*H*N*M*D, "
+                    "half if causal)");
+  command->add_option("--warmup", o.warmup, "Untimed runs before timing")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--runs", o.runs, "Timed runs")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option(
+      "--kernels", o.kernelDir,
+      "Kernel library directory (holding manifest.json). "
+      "Default: $FA_KERNELS_DIR, else <fa-run's dir>/../kernels");
+  command->add_option("--device", o.device, "CUDA device ordinal")
+      ->capture_default_str();
+  command->add_flag("--json", o.json, "Print one JSON object instead of text");
+  command->add_flag("--skip-if-no-gpu", o.skipIfNoGpu,
+                    "Exit with 77 (ctest's SKIPPED) instead of 1 when there is "
+                    "no GPU");
+
+  command->callback([&o] {
+    bool fromFiles = !o.qPath.empty();
+    if (!fromFiles && (!o.batch || !o.heads || !o.seq || !o.dim))
+      throw CLI::RequiredError("--batch, --heads, --seq and --dim (or --q, "
+                               "--k, --v and --out)");
+  });
+  return command;
+}
+
+int runAttention(const AttentionOptions &options) {
+  DType dtype = parseDType(options.dtype);
+  // Everything that can fail without a GPU is done before touching one.
+  Problem problem = options.qPath.empty() ? randomProblem(options, dtype)
+                                          : problemFromFiles(options, dtype);
+  KernelLibrary library = KernelLibrary::load(
+      options.kernelDir.empty() ? defaultKernelDirectory() : options.kernelDir);
+  const KernelSpec &spec = library.find(
+      {"attention_fwd", dtype, problem.shape.headDim, options.causal});
+
+  Context context(options.device);
+  Stream stream;
+  Kernel kernel(spec, context.device());
+  DeviceTensors tensors(problem.shape, dtype);
+  tensors.q.upload(encode(problem.q.values, dtype));
+  tensors.k.upload(encode(problem.k.values, dtype));
+  tensors.v.upload(encode(problem.v.values, dtype));
+
+  AttentionReport report{spec, context.device(), problem.shape, {}, {}, {}};
+  Outputs outputs = runOnce(kernel, problem, tensors, stream);
+  report.filesWritten = writeOutputs(options, outputs, dtype);
+  if (options.check)
+    report.check =
+        checkOutputs(options, problem, spec, tensors, outputs, stream);
+  if (options.bench)
+    report.bench = benchmark(options, kernel, problem.shape, context.device(),
+                             tensors, stream);
+
+  if (options.json)
+    std::cout << toJson(report).dump(2) << "\n";
+  else
+    printText(report, std::cout);
+  if (report.check && !report.check->passed()) {
+    std::cerr << "fa-run: check failed: error above rtol "
+              << report.check->relativeTolerance
+              << " or unwritten output elements\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace fa

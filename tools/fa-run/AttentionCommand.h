@@ -1,0 +1,47 @@
+//===- AttentionCommand.h - `fa-run attention` ------------------*- C++ -*-===//
+
+#ifndef FA_RUN_ATTENTIONCOMMAND_H
+#define FA_RUN_ATTENTIONCOMMAND_H
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace fa {
+
+struct AttentionOptions {
+  // Problem from sizes (random inputs)...
+  std::int64_t batch = 0;
+  std::int64_t heads = 0;
+  std::int64_t kvHeads = 0; // 0: same as heads.
+  std::int64_t seq = 0;
+  std::int64_t kvSeq = 0; // 0: same as seq.
+  std::int64_t dim = 0;
+  std::uint64_t seed = 0;
+  // ...or from the user's .npy files.
+  std::string qPath, kPath, vPath, outPath, lsePath;
+
+  std::string dtype;
+  bool causal = false;
+  bool check = false;
+  std::string reference = "auto";
+  double rtol = 0; // 0: the dtype's default.
+  bool bench = false;
+  int warmup = 10;
+  int runs = 30;
+  std::string kernelDir;
+  int device = 0;
+  bool json = false;
+  bool skipIfNoGpu = false;
+};
+
+/// Declares the subcommand's options on `app`, which fill `options`.
+CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &options);
+
+/// Runs it; returns the exit code (1 when --check fails).
+int runAttention(const AttentionOptions &options);
+
+} // namespace fa
+
+#endif // FA_RUN_ATTENTIONCOMMAND_H

@@ -1,0 +1,52 @@
+//===- fa-run.cpp - Run compiled kernels ----------------------------------===//
+//
+//   fa-run attention --batch 2 --heads 16 --seq 4096 --dim 128 --dtype bf16
+//                    --causal --check --bench
+//   fa-run attention --q q.npy --k k.npy --v v.npy --out o.npy --dtype f16
+//   fa-run devices
+//
+// Errors go to stderr with exit code 1. Without a GPU, --skip-if-no-gpu turns
+// that into exit code 77, which ctest reports as SKIPPED.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionCommand.h"
+#include "DevicesCommand.h"
+
+#include "fa/runtime/Error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace {
+
+constexpr int kSkippedExitCode = 77;
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app("fa-run: runs kernels compiled by fa-opt from the kernel "
+               "library (PTX + manifest.json), checks and times them.",
+               "fa-run");
+  app.require_subcommand(1);
+  fa::AttentionOptions attention;
+  fa::DevicesOptions devices;
+  CLI::App *attentionCommand = fa::addAttentionCommand(app, attention);
+  CLI::App *devicesCommand = fa::addDevicesCommand(app, devices);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (attentionCommand->parsed())
+      return fa::runAttention(attention);
+    if (devicesCommand->parsed())
+      return fa::runDevices(devices);
+  } catch (const fa::NoDeviceError &error) {
+    std::cerr << "fa-run: " << error.what() << "\n";
+    return attention.skipIfNoGpu ? kSkippedExitCode : 1;
+  } catch (const fa::Error &error) {
+    std::cerr << "fa-run: " << error.what() << "\n";
+    return 1;
+  }
+  return 1;
+}
