@@ -121,7 +121,9 @@ def table(rows) -> str:
         shape = (f"| {r['dtype']} | {r['head_dim']} | {'yes' if r['causal'] else 'no'} | "
                  f"{r['batch']} | {r['heads']} | {r['kv_heads']} | {r['seq_q']} | "
                  f"{r['seq_kv']} | {r['torch_backend']} |")
-        if "error" in r:
+        if NO_KERNEL in r.get("error", ""):
+            lines.append(f"{shape} | {r['torch_rel']:.2e} | | | no kernel in the library |")
+        elif "error" in r:
             lines.append(f"{shape} error | {r['torch_rel']:.2e} | | | FAIL: "
                          f"{r['error'].splitlines()[-1][-120:]} |")
         else:

@@ -499,8 +499,12 @@ private:
   }
 
   /// f32 with m16n8k8 on TF32 tensor cores, in three products for close to
-  /// f32 accuracy: x = big + small with big = x rounded down to TF32, and
+  /// f32 accuracy: x = big + small with big = x rounded to TF32, and
   /// a @ b ~ small_a @ big_b + big_a @ small_b + big_a @ big_b.
+  /// The tensor cores truncate while accumulating, a bias that grows with
+  /// the number of accumulations; so each call's product is summed from zero
+  /// and added to `acc` with a rounded f32 add (the error then no longer
+  /// grows with the sequence length across key tiles).
   ///
   /// The TF32 A operand wants columns (t, t + 4) of an 8-wide k block in lane
   /// slots where the accumulator layout holds columns (2t, 2t + 1). A k
@@ -527,7 +531,8 @@ private:
           b, bTile, ValueRange{row, swizzledElementColumn(b, row, col, element)});
     };
 
-    Value acc = adaptor.getAcc();
+    auto accType = cast<VectorType>(adaptor.getAcc().getType());
+    Value acc = splatConstant(b, accType, b.getF32FloatAttr(0.0f));
     for (int64_t kBlock = 0; kBlock < k / kColsPerBlock; ++kBlock) {
       Value aBlock =
           vector::ExtractOp::create(b, adaptor.getA(), ArrayRef<int64_t>{kBlock});
@@ -552,23 +557,34 @@ private:
                            nBlock);
       }
     }
-    return acc;
+    return arith::AddFOp::create(b, adaptor.getAcc(), acc);
   }
 
-  /// Splits f32 values into TF32 high parts and the (exact) remainders, both
-  /// as the 32-bit registers mma.sync takes.
+  /// Rounds f32 bits to the nearest TF32 (10 mantissa bits; ties away from
+  /// zero): add half of the dropped unit, then clear the dropped bits. A carry
+  /// out of the mantissa correctly bumps the exponent.
+  static Value roundToTF32Bits(ImplicitLocOpBuilder &b, Value bits) {
+    Type i32 = b.getI32Type();
+    Value half = arith::ConstantIntOp::create(b, i32, 0x1000);
+    Value keep = arith::ConstantIntOp::create(b, i32, 0xFFFFE000);
+    return arith::AndIOp::create(b, arith::AddIOp::create(b, bits, half), keep);
+  }
+
+  /// Splits f32 values into TF32 high parts and TF32 remainders, both as the
+  /// 32-bit registers mma.sync takes. Both parts rounded, x - big - small is
+  /// below 2^-22 |x|.
   static std::pair<SmallVector<Value>, SmallVector<Value>>
   splitTF32(ImplicitLocOpBuilder &b, ArrayRef<Value> values) {
-    Type i32 = b.getI32Type();
-    Value mantissaMask = arith::ConstantIntOp::create(b, i32, 0xFFFFE000);
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
     SmallVector<Value> bigs, smalls;
     for (Value value : values) {
-      Value bits = arith::BitcastOp::create(b, i32, value);
-      Value bigBits = arith::AndIOp::create(b, bits, mantissaMask);
-      Value big = arith::BitcastOp::create(b, b.getF32Type(), bigBits);
-      Value small = arith::SubFOp::create(b, value, big);
+      Value bigBits =
+          roundToTF32Bits(b, arith::BitcastOp::create(b, i32, value));
+      Value small = arith::SubFOp::create(
+          b, value, arith::BitcastOp::create(b, f32, bigBits));
       bigs.push_back(bigBits);
-      smalls.push_back(arith::BitcastOp::create(b, i32, small));
+      smalls.push_back(
+          roundToTF32Bits(b, arith::BitcastOp::create(b, i32, small)));
     }
     return {bigs, smalls};
   }
