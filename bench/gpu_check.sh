@@ -30,7 +30,7 @@ status=0
           json=$("$fa_run" attention --batch 2 --heads 4 --kv-heads 2 --seq "$seq" --dim "$dim" \
                  --dtype "$dtype" $flag --check --kernels "$kernels" --json 2>&1)
           rc=$?
-          if echo "$json" | grep -q "no kernel for"; then
+          if [[ "$json" == *"no kernel for"* ]]; then
             printf "| %s | %s | %s | %s | | | no kernel |\n" "$dtype" "$dim" "$mask" "$seq"
             continue
           fi
