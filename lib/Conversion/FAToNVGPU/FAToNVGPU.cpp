@@ -397,7 +397,7 @@ struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
   matchAndRewrite(TileMatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value result = op.getA().getType().getElementType().isF32()
+    Value result = getElementTypeOrSelf(op.getA().getType()).isF32()
                        ? lowerSplitTF32(b, op, adaptor)
                        : lowerHalf(b, op, adaptor);
     rewriter.replaceOp(op, result);
@@ -410,8 +410,9 @@ private:
   /// adjacent 8-column output blocks.
   static Value lowerHalf(ImplicitLocOpBuilder &b, TileMatmulOp op,
                          OpAdaptor adaptor) {
-    Type element = op.getA().getType().getElementType();
-    int64_t k = op.getA().getType().getDimSize(1);
+    auto aType = cast<VectorType>(op.getA().getType());
+    Type element = aType.getElementType();
+    int64_t k = aType.getDimSize(1);
     int64_t n = op.getAcc().getType().getDimSize(1);
     bool transposeB = op.getTransposeB();
     NVVM::MMATypes ptxType =
@@ -514,7 +515,7 @@ private:
   static Value lowerSplitTF32(ImplicitLocOpBuilder &b, TileMatmulOp op,
                               OpAdaptor adaptor) {
     Type element = b.getF32Type();
-    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t k = cast<ShapedType>(op.getA().getType()).getDimSize(1);
     int64_t n = op.getAcc().getType().getDimSize(1);
     bool transposeB = op.getTransposeB();
     Value lane = arith::RemUIOp::create(
@@ -531,33 +532,65 @@ private:
           b, bTile, ValueRange{row, swizzledElementColumn(b, row, col, element)});
     };
 
-    auto accType = cast<VectorType>(adaptor.getAcc().getType());
-    Value acc = splatConstant(b, accType, b.getF32FloatAttr(0.0f));
-    for (int64_t kBlock = 0; kBlock < k / kColsPerBlock; ++kBlock) {
-      Value aBlock =
-          vector::ExtractOp::create(b, adaptor.getA(), ArrayRef<int64_t>{kBlock});
-      // Slots (g, t), (g+8, t), (g, t+4), (g+8, t+4) <- entries 0, 2, 1, 3.
-      SmallVector<Value> aValues;
-      for (int64_t entry : {0, 2, 1, 3})
-        aValues.push_back(
-            vector::ExtractOp::create(b, aBlock, ArrayRef<int64_t>{entry}));
-      auto [aBig, aSmall] = splitTF32(b, aValues);
-      Value k0 = arith::AddIOp::create(b, pairColumn,
-                                       index(b, kColsPerBlock * kBlock));
-      Value k1 = arith::AddIOp::create(b, k0, index(b, 1));
-      for (int64_t nBlock = 0; nBlock < n / kColsPerBlock; ++nBlock) {
-        Value nn = arith::AddIOp::create(b, group,
-                                         index(b, kColsPerBlock * nBlock));
+    // Output block by output block: a 4-value partial sum over all k blocks,
+    // then one rounded add into the accumulator, so that at most 3 * K / 8
+    // truncating accumulations ever meet and only one block is extra live.
+    Value acc = adaptor.getAcc();
+    auto blockType = VectorType::get({1, kValuesPerBlock}, b.getF32Type());
+    for (int64_t nBlock = 0; nBlock < n / kColsPerBlock; ++nBlock) {
+      Value nn =
+          arith::AddIOp::create(b, group, index(b, kColsPerBlock * nBlock));
+      Value partial = splatConstant(b, blockType, b.getF32FloatAttr(0.0f));
+      for (int64_t kBlock = 0; kBlock < k / kColsPerBlock; ++kBlock) {
+        auto [aBig, aSmall] =
+            splitTF32(b, tf32OperandValues(b, adaptor.getA(), kBlock));
+        Value k0 = arith::AddIOp::create(b, pairColumn,
+                                         index(b, kColsPerBlock * kBlock));
+        Value k1 = arith::AddIOp::create(b, k0, index(b, 1));
         auto [bBig, bSmall] = splitTF32(b, {loadB(k0, nn), loadB(k1, nn)});
-        acc = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig, acc,
-                           nBlock);
-        acc = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall, acc,
-                           nBlock);
-        acc = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig, acc,
-                           nBlock);
+        partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig,
+                               partial, 0);
+        partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall,
+                               partial, 0);
+        partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig,
+                               partial, 0);
       }
+      Value sum = arith::AddFOp::create(
+          b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{nBlock}),
+          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{0}));
+      acc = vector::InsertOp::create(b, sum, acc, ArrayRef<int64_t>{nBlock});
     }
-    return arith::AddFOp::create(b, adaptor.getAcc(), acc);
+    return acc;
+  }
+
+  /// The lane's four A values of 8-column block `kBlock`, in slot order:
+  /// entries 0, 2, 1, 3 of the accumulator layout, read from the register
+  /// tile or from the (swizzled) shared-memory tile.
+  static SmallVector<Value> tf32OperandValues(ImplicitLocOpBuilder &b,
+                                              Value a, int64_t kBlock) {
+    SmallVector<Value> values;
+    if (isa<VectorType>(a.getType())) {
+      Value block = vector::ExtractOp::create(b, a, ArrayRef<int64_t>{kBlock});
+      for (int64_t entry : {0, 2, 1, 3})
+        values.push_back(
+            vector::ExtractOp::create(b, block, ArrayRef<int64_t>{entry}));
+      return values;
+    }
+    Type f32 = b.getF32Type();
+    Lane lane = laneOf(b);
+    Value col = arith::AddIOp::create(b, lane.pairColumn,
+                                      index(b, kColsPerBlock * kBlock));
+    Value pairs[2];
+    for (int h = 0; h < 2; ++h) {
+      Value row = arith::AddIOp::create(b, lane.rowInTile, index(b, 8 * h));
+      pairs[h] = vector::LoadOp::create(
+          b, VectorType::get({2}, f32), a,
+          ValueRange{row, swizzledElementColumn(b, row, col, f32)});
+    }
+    for (auto [h, e] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}})
+      values.push_back(
+          vector::ExtractOp::create(b, pairs[h], ArrayRef<int64_t>{e}));
+    return values;
   }
 
   /// Rounds f32 bits to the nearest TF32 (10 mantissa bits; ties away from

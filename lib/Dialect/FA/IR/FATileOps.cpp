@@ -58,8 +58,16 @@ LogicalResult StoreTileOp::verify() {
 }
 
 LogicalResult TileMatmulOp::verify() {
-  VectorType a = getA().getType(), acc = getAcc().getType();
+  auto a = cast<ShapedType>(getA().getType());
+  VectorType acc = getAcc().getType();
   MemRefType b = getB().getType();
+  if (auto aShared = dyn_cast<MemRefType>(a)) {
+    if (!aShared.getElementType().isF32())
+      return emitOpError("expects a in shared memory only for f32 (f16 and "
+                         "bf16 operands stay in registers)");
+    if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(aShared))
+      return emitOpError("expects a in the workgroup (shared) address space");
+  }
   if (b.getElementType() != a.getElementType())
     return emitOpError() << "expects b element type " << b.getElementType()
                          << " to equal a element type " << a.getElementType();

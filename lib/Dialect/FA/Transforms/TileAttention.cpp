@@ -29,6 +29,8 @@ constexpr int64_t kRowsPerWarp = 16;
 
 struct TileConfig {
   int64_t blockM, blockN, numWarps, numStages;
+  /// Keep the query tile in shared memory instead of registers (f32 only).
+  bool queryInShared = false;
 };
 
 /// Values of the kernel that every phase needs.
@@ -36,6 +38,7 @@ struct KernelContext {
   AttentionOp op;
   TileConfig config;
   Value batch, head, kvHead, row0, kvLen, numKvTiles;
+  /// The query tile: a register tile, or a shared-memory tile.
   Value queryTile, keyBuffer, valueBuffer;
   Value zero, one;
 };
@@ -214,8 +217,8 @@ DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
               {b.getNamedAttr("block_m", b.getI64IntegerAttr(c.blockM)),
                b.getNamedAttr("block_n", b.getI64IntegerAttr(c.blockN)),
                b.getNamedAttr("num_warps", b.getI64IntegerAttr(c.numWarps)),
-               b.getNamedAttr("num_stages",
-                              b.getI64IntegerAttr(c.numStages))})),
+               b.getNamedAttr("num_stages", b.getI64IntegerAttr(c.numStages)),
+               b.getNamedAttr("q_in_shared", b.getI64IntegerAttr(c.queryInShared))})),
       b.getNamedAttr("block", b.getI64ArrayAttr({c.numWarps * kWarpSize, 1, 1})),
       b.getNamedAttr("grid", b.getStrArrayAttr({"query_tiles", "batch_heads",
                                                 "one"})),
@@ -232,6 +235,7 @@ struct FATileAttentionPass
   /// library can hold kernels of different configurations.
   FailureOr<TileConfig> configFor(func::FuncOp func) {
     TileConfig config{blockM, blockN, numWarps, numStages};
+    int64_t queryInShared = 0;
     if (Attribute attr = func->getAttr(kTileConfigAttr)) {
       auto dict = dyn_cast<DictionaryAttr>(attr);
       if (!dict)
@@ -244,13 +248,15 @@ struct FATileAttentionPass
                 .Case("block_n", &config.blockN)
                 .Case("num_warps", &config.numWarps)
                 .Case("num_stages", &config.numStages)
+                .Case("q_in_shared", &queryInShared)
                 .Default(nullptr);
         auto value = dyn_cast<IntegerAttr>(entry.getValue());
         if (!field || !value)
           return func.emitError()
                      << kTileConfigAttr << ": unknown or non-integer entry '"
                      << entry.getName().strref()
-                     << "' (expected block_m, block_n, num_warps, num_stages)",
+                     << "' (expected block_m, block_n, num_warps, num_stages, "
+                        "q_in_shared)",
                  failure();
         *field = value.getInt();
       }
@@ -269,6 +275,7 @@ struct FATileAttentionPass
     if (config.numStages != 1)
       return fail("num-stages " + Twine(config.numStages) +
                   " is not supported yet (only 1)");
+    config.queryInShared = queryInShared != 0;
     return config;
   }
 
@@ -292,11 +299,19 @@ struct FATileAttentionPass
     int64_t headDim = op.getHeadDim();
     auto shared = gpu::AddressSpaceAttr::get(
         b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto bufferType = MemRefType::get({config.blockN, headDim}, element,
-                                      MemRefLayoutAttrInterface{}, shared);
+    if (config.queryInShared && !element.isF32())
+      return func.emitError("fa-tile-attention: q_in_shared is for f32 "
+                            "(f16/bf16 query tiles stay in registers)");
+    auto sharedTile = [&](int64_t rows) {
+      return MemRefType::get({rows, headDim}, element,
+                             MemRefLayoutAttrInterface{}, shared);
+    };
+    SmallVector<Type> buffers = {sharedTile(config.blockN),
+                                 sharedTile(config.blockN)};
+    if (config.queryInShared)
+      buffers.push_back(sharedTile(config.blockM));
     auto kernel = gpu::GPUFuncOp::create(b, func.getName(),
-                                         func.getFunctionType(),
-                                         TypeRange{bufferType, bufferType});
+                                         func.getFunctionType(), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(config.numWarps * kWarpSize), 1, 1}));
@@ -327,9 +342,15 @@ struct FATileAttentionPass
         b, ctx.kvLen, arith::ConstantIndexOp::create(b, config.blockN));
     ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
     ctx.valueBuffer = kernel.getWorkgroupAttributions()[1];
-    ctx.queryTile = LoadTileOp::create(
-        b, tileType(config.blockM, headDim, element), kernelOp.getQuery(),
-        ctx.batch, ctx.head, ctx.row0);
+    if (config.queryInShared) {
+      ctx.queryTile = kernel.getWorkgroupAttributions()[2];
+      StageTileOp::create(b, kernelOp.getQuery(), ctx.batch, ctx.head,
+                          ctx.row0, ctx.queryTile);
+    } else {
+      ctx.queryTile = LoadTileOp::create(
+          b, tileType(config.blockM, headDim, element), kernelOp.getQuery(),
+          ctx.batch, ctx.head, ctx.row0);
+    }
     buildAttentionBody(b, ctx);
     gpu::ReturnOp::create(b);
     kernelOp.erase();

@@ -65,11 +65,13 @@ def FA_StageTileOp : FA_Op<"stage_tile"> {
 def FA_TileMatmulOp : FA_Op<"tile_matmul", [AllTypesMatch<["acc", "result"]>]> {
   let summary = "tile matrix product on tensor cores: acc + a @ b";
   let description = [{
-    `a` is an `M x K` register tile, `b` a shared-memory tile holding either
-    `K x N` or, with `transpose_b`, `N x K` (so `q @ k^T` reads K as staged).
-    Products accumulate in f32 into `acc` (`M x N`).
+    `a` is an `M x K` tile, in registers or (f32 only, to spare registers)
+    in shared memory as staged by `fa.stage_tile`; `b` a shared-memory tile
+    holding either `K x N` or, with `transpose_b`, `N x K` (so `q @ k^T`
+    reads K as staged). Products accumulate in f32 into `acc` (`M x N`).
   }];
-  let arguments = (ins FA_Tile:$a, Arg<FA_SharedTile, "", [MemRead]>:$b,
+  let arguments = (ins Arg<AnyTypeOf<[FA_Tile, FA_SharedTile]>, "", [MemRead]>:$a,
+                       Arg<FA_SharedTile, "", [MemRead]>:$b,
                        FA_AccTile:$acc, UnitAttr:$transpose_b);
   let results = (outs FA_AccTile:$result);
   let assemblyFormat = [{

@@ -1,0 +1,105 @@
+// RUN: fa-opt %s -split-input-file -verify-diagnostics
+// One case per verifier rule of the tile-level fa ops.
+
+!smem = memref<64x64xbf16, #gpu.address_space<workgroup>>
+func.func @load_tile_columns(%q: memref<1x1x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{expects result to have 64 columns (the buffer's head_dim), got 32}}
+  %t = fa.load_tile %q[%i, %i, %i] : memref<1x1x128x64xbf16> -> vector<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_rows(%q: memref<1x1x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{expects result rows (24) to be a multiple of 16}}
+  %t = fa.load_tile %q[%i, %i, %i] : memref<1x1x128x64xbf16> -> vector<24x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_type(%q: memref<1x1x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{expects result element type 'f16' to equal the buffer element type 'bf16'}}
+  %t = fa.load_tile %q[%i, %i, %i] : memref<1x1x128x64xbf16> -> vector<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @stage_tile_global(%k: memref<1x1x128x64xbf16>, %buf: memref<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{expects dest in the workgroup (shared) address space}}
+  fa.stage_tile %k[%i, %i, %i] into %buf : memref<1x1x128x64xbf16>, memref<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_columns(%t: vector<64x128xbf16>, %o: memref<1x1x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{expects value to have 64 columns (the buffer's head_dim), got 128}}
+  fa.store_tile %t, %o[%i, %i, %i] : vector<64x128xbf16>, memref<1x1x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_b_type(%a: vector<64x64xbf16>, %b: memref<64x64xf16, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects b element type 'f16' to equal a element type 'bf16'}}
+  %r = fa.tile_matmul %a, %b, %c : vector<64x64xbf16>, memref<64x64xf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_b_global(%a: vector<64x64xbf16>, %b: memref<64x64xbf16>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects b in the workgroup (shared) address space}}
+  %r = fa.tile_matmul %a, %b, %c : vector<64x64xbf16>, memref<64x64xbf16>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_reduction(%a: vector<64x64xbf16>, %b: memref<32x64xbf16, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects the reduction size of b (32) to equal the columns of a (64)}}
+  %r = fa.tile_matmul %a, %b, %c : vector<64x64xbf16>, memref<32x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_acc_shape(%a: vector<64x64xbf16>, %b: memref<32x64xbf16, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects acc of shape 64x32, got 64x64}}
+  %r = fa.tile_matmul %a, %b, %c transpose_b : vector<64x64xbf16>, memref<32x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_granule(%a: vector<64x64xbf16>, %b: memref<24x64xbf16, #gpu.address_space<workgroup>>, %c: vector<64x24xf32>) {
+  // expected-error @+1 {{expects N (24) to be a multiple of 16}}
+  %r = fa.tile_matmul %a, %b, %c transpose_b : vector<64x64xbf16>, memref<24x64xbf16, #gpu.address_space<workgroup>>, vector<64x24xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_shared_a_half(%a: memref<64x64xbf16, #gpu.address_space<workgroup>>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects a in shared memory only for f32 (f16 and bf16 operands stay in registers)}}
+  %r = fa.tile_matmul %a, %b, %c transpose_b : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_shared_a_global(%a: memref<64x64xf32>, %b: memref<64x64xf32, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects a in the workgroup (shared) address space}}
+  %r = fa.tile_matmul %a, %b, %c transpose_b : memref<64x64xf32>, memref<64x64xf32, #gpu.address_space<workgroup>>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @row_broadcast_rows(%r: vector<32xf32>) {
+  // expected-error @+1 {{expects one source value per result row (64), got 32}}
+  %t = fa.row_broadcast %r : vector<32xf32> -> vector<64x64xf32>
+  return
+}
