@@ -57,6 +57,21 @@ TEST(AttentionGridTest, ResolvesSymbols) {
   EXPECT_EQ(attentionGrid(spec, shape).x, 2u);
 }
 
+TEST(AttentionGridTest, RejectsTooManyBatchHeadsForGridY) {
+  KernelSpec spec = specWithGrid(
+      {GridExtent{"query_tiles"}, GridExtent{"batch_heads"}, GridExtent{"one"}},
+      64);
+  EXPECT_NO_THROW(attentionGrid(spec, AttentionShape{65535, 1, 1, 64, 64, 64}));
+  try {
+    attentionGrid(spec, AttentionShape{65536, 1, 1, 64, 64, 64});
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("exceeds CUDA's limit of 65535"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(AttentionGridTest, FixedCountsPassThrough) {
   KernelSpec spec = specWithGrid(
       {GridExtent{"", 132}, GridExtent{"query_tiles"}, GridExtent{"", 2}}, 128);
