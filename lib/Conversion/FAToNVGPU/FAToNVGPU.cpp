@@ -502,11 +502,6 @@ private:
   /// f32 with m16n8k8 on TF32 tensor cores, in three products for close to
   /// f32 accuracy: x = big + small with big = x rounded to TF32, and
   /// a @ b ~ small_a @ big_b + big_a @ small_b + big_a @ big_b.
-  /// The tensor cores truncate while accumulating, a bias that grows with
-  /// the number of accumulations; so each call's product is summed from zero
-  /// and added to `acc` with a rounded f32 add (the error then no longer
-  /// grows with the sequence length across key tiles).
-  ///
   /// The TF32 A operand wants columns (t, t + 4) of an 8-wide k block in lane
   /// slots where the accumulator layout holds columns (2t, 2t + 1). A k
   /// permutation applied to both operands leaves the product unchanged, so
@@ -532,15 +527,17 @@ private:
           b, bTile, ValueRange{row, swizzledElementColumn(b, row, col, element)});
     };
 
-    // Output block by output block: a 4-value partial sum over all k blocks,
-    // then one rounded add into the accumulator, so that at most 3 * K / 8
-    // truncating accumulations ever meet and only one block is extra live.
+    // The tensor cores truncate while they accumulate; a long chain of
+    // mma.sync into one accumulator drifts (the error grew with K and with
+    // the number of key tiles). So each k block's three products start from
+    // zero and reach the accumulator through one rounded f32 add.
     Value acc = adaptor.getAcc();
-    auto blockType = VectorType::get({1, kValuesPerBlock}, b.getF32Type());
+    auto partialType = VectorType::get({1, kValuesPerBlock}, b.getF32Type());
+    Value zero = splatConstant(b, partialType, b.getF32FloatAttr(0.0f));
     for (int64_t nBlock = 0; nBlock < n / kColsPerBlock; ++nBlock) {
       Value nn =
           arith::AddIOp::create(b, group, index(b, kColsPerBlock * nBlock));
-      Value partial = splatConstant(b, blockType, b.getF32FloatAttr(0.0f));
+      Value sum = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{nBlock});
       for (int64_t kBlock = 0; kBlock < k / kColsPerBlock; ++kBlock) {
         auto [aBig, aSmall] =
             splitTF32(b, tf32OperandValues(b, adaptor.getA(), kBlock));
@@ -548,16 +545,16 @@ private:
                                          index(b, kColsPerBlock * kBlock));
         Value k1 = arith::AddIOp::create(b, k0, index(b, 1));
         auto [bBig, bSmall] = splitTF32(b, {loadB(k0, nn), loadB(k1, nn)});
-        partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig,
-                               partial, 0);
+        Value partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig,
+                                     zero, 0);
         partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall,
                                partial, 0);
         partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig,
                                partial, 0);
+        sum = arith::AddFOp::create(
+            b, sum,
+            vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{0}));
       }
-      Value sum = arith::AddFOp::create(
-          b, vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{nBlock}),
-          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{0}));
       acc = vector::InsertOp::create(b, sum, acc, ArrayRef<int64_t>{nBlock});
     }
     return acc;
