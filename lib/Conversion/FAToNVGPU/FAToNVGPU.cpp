@@ -34,8 +34,6 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-constexpr int64_t kWarpSize = 32;
-constexpr int64_t kRowsPerWarp = 16;
 constexpr int64_t kColsPerBlock = 8; // columns of one n8 accumulator block
 constexpr int64_t kValuesPerBlock = 4;
 constexpr int64_t kChunkBytes = 16; // one vectorised access, one swizzle unit
@@ -75,8 +73,8 @@ Value index(ImplicitLocOpBuilder &b, int64_t v) {
 Lane laneOf(ImplicitLocOpBuilder &b) {
   Lane lane;
   lane.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  lane.laneId = arith::RemUIOp::create(b, lane.threadId, index(b, kWarpSize));
-  Value warp = arith::DivUIOp::create(b, lane.threadId, index(b, kWarpSize));
+  lane.laneId = arith::RemUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
+  Value warp = arith::DivUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
   Value quad = arith::RemUIOp::create(b, lane.laneId, index(b, 4));
   lane.rowInTile = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, index(b, kRowsPerWarp)),
@@ -208,7 +206,7 @@ struct ConvertRowReduction
           vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{2 * h}),
           vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{2 * h + 1}));
       for (int32_t offset : {1, 2}) {
-        auto shuffle = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
+        auto shuffle = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
                                               gpu::ShuffleMode::XOR);
         value = vector::makeArithReduction(b, b.getLoc(), kind, value,
                                            shuffle.getShuffleResult());
@@ -418,7 +416,7 @@ private:
     NVVM::MMATypes ptxType =
         element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
     Value lane = arith::RemUIOp::create(
-        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kWarpSize));
+        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kThreadsPerWarp));
     // Which row of an 8x8 matrix, and which of the four matrices, this lane
     // addresses for ldmatrix.
     Value rowInMatrix = arith::RemUIOp::create(b, lane, index(b, 8));
@@ -514,7 +512,7 @@ private:
     int64_t n = op.getAcc().getType().getDimSize(1);
     bool transposeB = op.getTransposeB();
     Value lane = arith::RemUIOp::create(
-        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kWarpSize));
+        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kThreadsPerWarp));
     Value group = arith::DivUIOp::create(b, lane, index(b, 4));
     Value pairColumn = arith::MulIOp::create(
         b, arith::RemUIOp::create(b, lane, index(b, 4)), index(b, 2));
@@ -697,7 +695,7 @@ struct ConvertFAToNVGPUPass
 
   LogicalResult convertKernel(gpu::GPUFuncOp func) {
     std::optional<ArrayRef<int32_t>> blockSize = func.getKnownBlockSize();
-    if (!blockSize || (*blockSize)[0] % kWarpSize != 0 ||
+    if (!blockSize || (*blockSize)[0] % kThreadsPerWarp != 0 ||
         (*blockSize)[1] != 1 || (*blockSize)[2] != 1) {
       bool hasTileOps = false;
       func.walk([&](Operation *op) {
@@ -709,7 +707,7 @@ struct ConvertFAToNVGPUPass
       return success();
     }
     int64_t numThreads = (*blockSize)[0];
-    int64_t blockRows = numThreads / kWarpSize * kRowsPerWarp;
+    int64_t blockRows = numThreads / kThreadsPerWarp * kRowsPerWarp;
 
     MLIRContext *context = &getContext();
     TileTypeConverter converter(blockRows);

@@ -24,8 +24,6 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-constexpr int64_t kWarpSize = 32;
-constexpr int64_t kRowsPerWarp = 16;
 
 struct TileConfig {
   int64_t blockM, blockN, numWarps, numStages;
@@ -219,7 +217,7 @@ DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
                b.getNamedAttr("num_warps", b.getI64IntegerAttr(c.numWarps)),
                b.getNamedAttr("num_stages", b.getI64IntegerAttr(c.numStages)),
                b.getNamedAttr("q_in_shared", b.getI64IntegerAttr(c.queryInShared))})),
-      b.getNamedAttr("block", b.getI64ArrayAttr({c.numWarps * kWarpSize, 1, 1})),
+      b.getNamedAttr("block", b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
       b.getNamedAttr("grid", b.getStrArrayAttr({"query_tiles", "batch_heads",
                                                 "one"})),
       b.getNamedAttr("params", b.getArrayAttr(params))};
@@ -314,7 +312,7 @@ struct FATileAttentionPass
                                          func.getFunctionType(), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-        {static_cast<int32_t>(config.numWarps * kWarpSize), 1, 1}));
+        {static_cast<int32_t>(config.numWarps * kThreadsPerWarp), 1, 1}));
 
     // Rebuild the op inside the kernel on the kernel's arguments.
     Block &entry = kernel.getBody().front();

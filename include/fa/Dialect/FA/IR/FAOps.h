@@ -12,6 +12,11 @@
 namespace mlir::fa {
 /// Head dimensions the kernels are generated for.
 ArrayRef<int64_t> getSupportedHeadDims();
+
+/// Threads in a warp.
+inline constexpr int64_t kThreadsPerWarp = 32;
+/// Query rows one warp owns in a tile: the M of the m16n8k16 instruction.
+inline constexpr int64_t kRowsPerWarp = 16;
 } // namespace mlir::fa
 
 #define GET_OP_CLASSES
