@@ -21,6 +21,7 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createFAFuseOnlineSoftmax());
   kernels.addPass(createFAEliminateCausalTiles());
+  kernels.addPass(createFAPipelineKvCopies());
   kernels.addPass(createConvertFAToNVGPU());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

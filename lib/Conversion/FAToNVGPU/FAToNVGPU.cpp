@@ -315,6 +315,42 @@ struct ConvertLoadTile : OpConversionPattern<LoadTileOp> {
   }
 };
 
+/// How the block splits a copy of a `rows x cols` shared tile into 16-byte
+/// chunks: thread t copies chunks t, t + threads, ... (consecutive threads
+/// take consecutive chunks of a row, so global reads coalesce).
+struct ChunkedCopy {
+  int64_t perChunk, chunksPerRow, chunksPerThread;
+};
+
+FailureOr<ChunkedCopy> chunkedCopy(Operation *op, MemRefType dest,
+                                   int64_t numThreads) {
+  int64_t perChunk = chunkElems(dest.getElementType());
+  int64_t chunksPerRow = dest.getDimSize(1) / perChunk;
+  int64_t chunks = dest.getDimSize(0) * chunksPerRow;
+  if (chunks % numThreads != 0)
+    return op->emitOpError() << "cannot split " << chunks
+                             << " 16-byte chunks evenly over " << numThreads
+                             << " threads";
+  return ChunkedCopy{perChunk, chunksPerRow, chunks / numThreads};
+}
+
+/// Calls `copyChunk(tileRow, chunkCol, sourceRow, sourceCol)` for each chunk
+/// this thread copies.
+template <typename Adaptor>
+void forEachChunk(ImplicitLocOpBuilder &b, const ChunkedCopy &copy,
+                  int64_t numThreads, Adaptor adaptor,
+                  function_ref<void(Value, Value, Value, Value)> copyChunk) {
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
+    Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
+    Value row = arith::DivUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+    Value chunkCol =
+        arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+    copyChunk(row, chunkCol, arith::AddIOp::create(b, adaptor.getRow(), row),
+              arith::MulIOp::create(b, chunkCol, index(b, copy.perChunk)));
+  }
+}
+
 /// The block copies 16-byte chunks into the swizzled shared tile, between
 /// barriers: readers of the previous contents are done before it starts, and
 /// every chunk is visible to every warp after it.
@@ -327,36 +363,84 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
   matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     MemRefType dest = op.getDest().getType();
-    Type element = dest.getElementType();
-    int64_t rows = dest.getDimSize(0), cols = dest.getDimSize(1);
-    int64_t perChunk = chunkElems(element);
-    int64_t chunksPerRow = cols / perChunk;
-    int64_t chunks = rows * chunksPerRow;
-    if (chunks % numThreads != 0)
-      return op.emitOpError() << "cannot split " << chunks
-                              << " 16-byte chunks evenly over " << numThreads
-                              << " threads";
+    FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, numThreads);
+    if (failed(copy))
+      return failure();
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     gpu::BarrierOp::create(b);
-    for (int64_t i = 0; i < chunks / numThreads; ++i) {
-      Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
-      Value row = arith::DivUIOp::create(b, chunk, index(b, chunksPerRow));
-      Value chunkCol = arith::RemUIOp::create(b, chunk, index(b, chunksPerRow));
-      Value data = loadRowSegment(
-          b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
-          arith::AddIOp::create(b, adaptor.getRow(), row),
-          arith::MulIOp::create(b, chunkCol, index(b, perChunk)), perChunk);
-      vector::StoreOp::create(
-          b, data, adaptor.getDest(),
-          ValueRange{row, swizzledColumn(b, row, chunkCol, element)});
-    }
+    forEachChunk(b, *copy, numThreads, adaptor,
+                 [&](Value row, Value chunkCol, Value srcRow, Value srcCol) {
+                   Value data = loadRowSegment(
+                       b, adaptor.getSource(), adaptor.getBatch(),
+                       adaptor.getHead(), srcRow, srcCol, copy->perChunk);
+                   vector::StoreOp::create(
+                       b, data, adaptor.getDest(),
+                       ValueRange{row, swizzledColumn(b, row, chunkCol,
+                                                      dest.getElementType())});
+                 });
     gpu::BarrierOp::create(b);
     rewriter.eraseOp(op);
     return success();
   }
 
   int64_t numThreads;
+};
+
+/// cp.async of each 16-byte chunk, rows past the sequence end zero-filled
+/// (source size 0, from a clamped, valid address), then one commit group.
+struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
+  ConvertCopyTileAsync(const TypeConverter &converter, MLIRContext *context,
+                       int64_t numThreads)
+      : OpConversionPattern(converter, context), numThreads(numThreads) {}
+
+  LogicalResult
+  matchAndRewrite(CopyTileAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MemRefType dest = op.getDest().getType();
+    FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, numThreads);
+    if (failed(copy))
+      return failure();
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value source = adaptor.getSource();
+    Value seq = memref::DimOp::create(b, source, 2);
+    Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
+    Value full = index(b, copy->perChunk), none = index(b, 0);
+    forEachChunk(
+        b, *copy, numThreads, adaptor,
+        [&](Value row, Value chunkCol, Value srcRow, Value srcCol) {
+          Value valid =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, srcRow, seq);
+          nvgpu::DeviceAsyncCopyOp::create(
+              b, adaptor.getDest(),
+              ValueRange{row,
+                         swizzledColumn(b, row, chunkCol,
+                                        dest.getElementType())},
+              source,
+              ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                         arith::MinUIOp::create(b, srcRow, lastRow), srcCol},
+              b.getIndexAttr(copy->perChunk),
+              arith::SelectOp::create(b, valid, full, none),
+              b.getUnitAttr());
+        });
+    NVVM::CpAsyncCommitGroupOp::create(b);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  int64_t numThreads;
+};
+
+/// All of this thread's copies landed, then everyone's (a barrier).
+struct ConvertWaitTiles : OpConversionPattern<WaitTilesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WaitTilesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
+    return success();
+  }
 };
 
 /// Issues one mma.sync into 8-column block `block` of the accumulator.
@@ -718,9 +802,10 @@ struct ConvertFAToNVGPUPass
     RewritePatternSet patterns(context);
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
-                 ConvertTileMatmul, ConvertStoreTile, ConvertStoreRows>(
-        converter, context);
-    patterns.add<ConvertStageTile>(converter, context, numThreads);
+                 ConvertTileMatmul, ConvertStoreTile, ConvertStoreRows,
+                 ConvertWaitTiles>(converter, context);
+    patterns.add<ConvertStageTile, ConvertCopyTileAsync>(converter, context,
+                                                         numThreads);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     return applyPartialConversion(func, target, std::move(patterns));

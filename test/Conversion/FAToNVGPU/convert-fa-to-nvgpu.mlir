@@ -1,11 +1,26 @@
 // RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --convert-fa-to-nvgpu --canonicalize --cse | FileCheck %s
+// RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-pipeline-kv-copies --convert-fa-to-nvgpu --canonicalize --cse | FileCheck %s --check-prefix=ASYNC
+
+// Asynchronous copies: cp.async of 16-byte chunks (8 bf16) with a source
+// size of 8 or 0 (zero fill past the sequence end), one commit per tile; a
+// wait is wait_group 0 then a barrier.
+// ASYNC-LABEL: gpu.func @attn
+// ASYNC: %[[SRC:.*]] = arith.select %{{.*}}, %c8, %c0 : index
+// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], 8, %[[SRC]] {bypassL1} : memref<?x?x?x64xbf16> to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// ASYNC: nvvm.cp.async.commit.group
+// ASYNC: scf.for
+// ASYNC: nvvm.cp.async.wait.group 0
+// ASYNC-NEXT: gpu.barrier
+// ASYNC-NOT: vector.store {{.*}} #gpu.address_space<workgroup>
+// ASYNC: nvvm.mma.sync
 
 // Every tile op is gone; tiles became a lane's share (8 blocks x 4 values for
 // 64 columns), row vectors two values; the products run on tensor cores
 // with ldmatrix from shared memory (transposed for V); rows are reduced with
 // xor shuffles over the 4 lanes of a row; copies sit between barriers.
 // CHECK-LABEL: gpu.func @attn
-// CHECK-NOT: fa.
+// CHECK-NOT: {{fa\.[a-z_]+ %}}
+// CHECK-NOT: fa.wait_tiles
 // CHECK: scf.for {{.*}} -> (vector<2xf32>, vector<2xf32>, vector<8x4xf32>)
 // CHECK: gpu.barrier
 // CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>

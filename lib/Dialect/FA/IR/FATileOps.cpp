@@ -52,6 +52,13 @@ LogicalResult StageTileOp::verify() {
   return verifyRowsTile(*this, dest, "dest", getSource().getType());
 }
 
+LogicalResult CopyTileAsyncOp::verify() {
+  MemRefType dest = getDest().getType();
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(dest))
+    return emitOpError("expects dest in the workgroup (shared) address space");
+  return verifyRowsTile(*this, dest, "dest", getSource().getType());
+}
+
 LogicalResult StoreTileOp::verify() {
   return verifyRowsTile(*this, getValue().getType(), "value",
                         getDest().getType());

@@ -29,7 +29,22 @@ struct TileConfig {
   int64_t blockM, blockN, numWarps, numStages;
   /// Keep the query tile in shared memory instead of registers (f32 only).
   bool queryInShared = false;
+  /// Let fa-pipeline-kv-copies overlap the K/V copies with compute.
+  bool pipelineCopies = true;
 };
+
+/// The configuration as recorded on the kernel (`fa.tile`) and in the
+/// manifest; every entry an integer.
+DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
+  auto entry = [&](StringRef name, int64_t value) {
+    return b.getNamedAttr(name, b.getI64IntegerAttr(value));
+  };
+  return b.getDictionaryAttr(
+      {entry("block_m", c.blockM), entry("block_n", c.blockN),
+       entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
+       entry("pipeline_copies", c.pipelineCopies),
+       entry("q_in_shared", c.queryInShared)});
+}
 
 /// Values of the kernel that every phase needs.
 struct KernelContext {
@@ -209,14 +224,7 @@ DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
       b.getNamedAttr("head_dim", b.getI64IntegerAttr(op.getHeadDim())),
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
       b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
-      b.getNamedAttr(
-          "config",
-          b.getDictionaryAttr(
-              {b.getNamedAttr("block_m", b.getI64IntegerAttr(c.blockM)),
-               b.getNamedAttr("block_n", b.getI64IntegerAttr(c.blockN)),
-               b.getNamedAttr("num_warps", b.getI64IntegerAttr(c.numWarps)),
-               b.getNamedAttr("num_stages", b.getI64IntegerAttr(c.numStages)),
-               b.getNamedAttr("q_in_shared", b.getI64IntegerAttr(c.queryInShared))})),
+      b.getNamedAttr("config", configAttr(b, c)),
       b.getNamedAttr("block", b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
       b.getNamedAttr("grid", b.getStrArrayAttr({"query_tiles", "batch_heads",
                                                 "one"})),
@@ -233,7 +241,7 @@ struct FATileAttentionPass
   /// library can hold kernels of different configurations.
   FailureOr<TileConfig> configFor(func::FuncOp func) {
     TileConfig config{blockM, blockN, numWarps, numStages};
-    int64_t queryInShared = 0;
+    int64_t queryInShared = 0, pipelineCopies = 1;
     if (Attribute attr = func->getAttr(kTileConfigAttr)) {
       auto dict = dyn_cast<DictionaryAttr>(attr);
       if (!dict)
@@ -247,6 +255,7 @@ struct FATileAttentionPass
                 .Case("num_warps", &config.numWarps)
                 .Case("num_stages", &config.numStages)
                 .Case("q_in_shared", &queryInShared)
+                .Case("pipeline_copies", &pipelineCopies)
                 .Default(nullptr);
         auto value = dyn_cast<IntegerAttr>(entry.getValue());
         if (!field || !value)
@@ -254,7 +263,7 @@ struct FATileAttentionPass
                      << kTileConfigAttr << ": unknown or non-integer entry '"
                      << entry.getName().strref()
                      << "' (expected block_m, block_n, num_warps, num_stages, "
-                        "q_in_shared)",
+                        "q_in_shared, pipeline_copies)",
                  failure();
         *field = value.getInt();
       }
@@ -274,6 +283,7 @@ struct FATileAttentionPass
       return fail("num-stages " + Twine(config.numStages) +
                   " is not supported yet (only 1)");
     config.queryInShared = queryInShared != 0;
+    config.pipelineCopies = pipelineCopies != 0;
     return config;
   }
 
@@ -311,6 +321,7 @@ struct FATileAttentionPass
     auto kernel = gpu::GPUFuncOp::create(b, func.getName(),
                                          func.getFunctionType(), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    kernel->setAttr(kTileConfigAttr, configAttr(b, config));
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(config.numWarps * kThreadsPerWarp), 1, 1}));
 

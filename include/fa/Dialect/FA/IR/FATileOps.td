@@ -62,6 +62,35 @@ def FA_StageTileOp : FA_Op<"stage_tile"> {
   let hasVerifier = 1;
 }
 
+def FA_CopyTileAsyncOp : FA_Op<"copy_tile_async"> {
+  let summary = "starts copying rows of one (batch, head) slice into shared memory";
+  let description = [{
+    The asynchronous half of `fa.stage_tile`: every thread starts its share of
+    the copy of rows `[row, row + R)` of `source[batch, head]` into `dest`
+    (rows at or beyond `seq` arrive as zero) and returns at once. The data
+    may be read only after a later `fa.wait_tiles`; no barrier is implied,
+    so `dest` must not be read by any warp while the copy is in flight.
+  }];
+  let arguments = (ins Arg<FA_Tensor4D, "", [MemRead]>:$source, Index:$batch,
+                       Index:$head, Index:$row,
+                       Arg<FA_SharedTile, "", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
+    type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_WaitTilesOp : FA_Op<"wait_tiles"> {
+  let summary = "waits for this block's asynchronous tile copies";
+  let description = [{
+    Returns when every `fa.copy_tile_async` started by the block has landed,
+    then synchronises the block: after it, the copied tiles are visible to
+    every warp, and every warp has finished what it did before it.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def FA_TileMatmulOp : FA_Op<"tile_matmul", [AllTypesMatch<["acc", "result"]>]> {
   let summary = "tile matrix product on tensor cores: acc + a @ b";
   let description = [{

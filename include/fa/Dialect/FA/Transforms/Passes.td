@@ -65,6 +65,28 @@ def FAEliminateCausalTiles : Pass<"fa-eliminate-causal-tiles"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FAPipelineKvCopies : Pass<"fa-pipeline-kv-copies"> {
+  let summary = "Overlap the key/value tile copies with the tensor-core work";
+  let description = [{
+    In every online-softmax key loop, replaces the synchronous copies
+    (`fa.stage_tile`: barrier, copy, barrier) by asynchronous ones
+    (`fa.copy_tile_async`, `cp.async` with zero fill) issued one step ahead:
+    V's tile is fetched while the scores of the same tile are computed and
+    exponentiated, and the next K tile while P @ V runs. Each iteration waits
+    twice (`fa.wait_tiles`) instead of synchronising four times:
+
+        prologue: copy K[lb]
+        loop j:   wait; copy V[j]; S = Q K[j]^T; softmax
+                  wait; copy K[j+1]; acc += P V[j]
+        epilogue: wait
+
+    A wait also orders the buffer reuse: every warp has finished reading a
+    buffer before the next copy into it starts.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FAExportKernels : Pass<"fa-export-kernels", "ModuleOp"> {
   let summary = "Write the PTX of each compiled kernel and a manifest";
   let description = [{

@@ -1,0 +1,48 @@
+// RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-pipeline-kv-copies --canonicalize --split-input-file | FileCheck %s
+
+// Each key loop: K's first tile copied before it; inside, wait, start V[j],
+// scores; wait, start K[j+1] (if any), P @ V; after it, a final wait. No
+// synchronous copy is left.
+// CHECK-LABEL: gpu.func @attn
+// CHECK-NOT: fa.stage_tile
+// CHECK: fa.copy_tile_async %[[K:arg[0-9]+]][%{{.*}}, %{{.*}}, %c0] into %[[KB:arg[0-9]+]]
+// CHECK: scf.for %[[J:.*]] = %c0 to %[[FULL:[0-9]+]] step %c1
+// CHECK-NEXT: fa.wait_tiles
+// CHECK-NEXT: %[[COL:.*]] = arith.muli %[[J]], %c64
+// CHECK-NEXT: fa.copy_tile_async %[[V:arg[0-9]+]][%{{.*}}, %{{.*}}, %[[COL]]] into %[[VB:arg[0-9]+]]
+// CHECK-NEXT: fa.tile_matmul %{{.*}}, %[[KB]], %{{.*}} transpose_b
+// CHECK: fa.wait_tiles
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[J]], %c1
+// CHECK-NEXT: %[[HAS:.*]] = arith.cmpi ult, %[[NEXT]], %[[FULL]]
+// CHECK-NEXT: scf.if %[[HAS]] {
+// CHECK-NEXT:   %[[NCOL:.*]] = arith.muli %[[NEXT]], %c64
+// CHECK-NEXT:   fa.copy_tile_async %[[K]][%{{.*}}, %{{.*}}, %[[NCOL]]] into %[[KB]]
+// CHECK-NEXT: }
+// CHECK-NEXT: fa.tile_matmul %{{.*}}, %[[VB]], %{{.*}} :
+// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK-NEXT: fa.wait_tiles
+// The partial (diagonal) loop gets the same treatment.
+// CHECK: fa.copy_tile_async %[[K]]
+// CHECK: scf.for
+// CHECK: fa.apply_mask
+// CHECK: } {fa.kv_tiles = "partial", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK-NEXT: fa.wait_tiles
+func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                %o: memref<?x?x?x64xbf16>) {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>) causal
+  return
+}
+
+// -----
+
+// A kernel whose tile configuration turns pipelining off keeps its copies.
+// CHECK-LABEL: gpu.func @off
+// CHECK-NOT: fa.copy_tile_async
+// CHECK: fa.stage_tile
+func.func @off(%q: memref<?x?x?x64xf32>, %k: memref<?x?x?x64xf32>, %v: memref<?x?x?x64xf32>,
+               %o: memref<?x?x?x64xf32>) attributes {fa.tile = {block_n = 16, pipeline_copies = 0}} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>)
+               outs(%o : memref<?x?x?x64xf32>)
+  return
+}
