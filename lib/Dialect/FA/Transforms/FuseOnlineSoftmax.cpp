@@ -5,9 +5,12 @@
 // replaces the three sweeps by one that keeps running values: when a tile
 // raises the maximum from m to m', the sum and accumulator so far are scaled
 // by exp(m - m'). Scores are computed once per tile instead of three times.
-// log2(e) is folded into the score scale so the loop exponentiates with exp2,
-// and the loop-carried maximum lives in that base-2 domain; users of the old
-// maximum (the log-sum-exp) receive it converted back (times ln 2).
+//
+// The scale moves out of the scores: the loop carries the maximum of the
+// raw products q.k (the same row as the scaled maximum, since scale > 0) and
+// exponentiates exp2(q.k * c - m * c) with c = scale * log2(e), one fused
+// multiply-add per score where scaling first would cost a multiply and a
+// subtraction. Users of the old maximum (the log-sum-exp) receive m * scale.
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,12 +155,13 @@ void fuse(SoftmaxPhases &phases) {
   Value accInit = accLoop.getInitArgs().front();
   Type rowsType = rowMaxInit.getType(), accType = accInit.getType();
 
-  // Scores in base 2: scale * log2(e).
+  // Exponents in base 2: c = scale * log2(e).
   auto scaleConst = cast<DenseElementsAttr>(
       cast<arith::ConstantOp>(phases.scoreScale.getRhs().getDefiningOp())
           .getValue());
   double scale = scaleConst.getSplatValue<APFloat>().convertToDouble();
   Value scaleLog2 = splatLike(b, phases.scoreScale.getType(), scale * M_LOG2E);
+  Value scaleLog2Rows = splatLike(b, rowMaxInit.getType(), scale * M_LOG2E);
   Value negInf = splatLike(b, rowsType,
                            -std::numeric_limits<double>::infinity());
   Value zeroRows = splatLike(b, rowsType, 0.0);
@@ -170,14 +174,20 @@ void fuse(SoftmaxPhases &phases) {
         ImplicitLocOpBuilder nb(loc, nested);
         Value maxOld = carried[0], sumOld = carried[1], accOld = carried[2];
 
-        // Scores of this tile, as the max loop computes them, in base 2.
+        // Raw scores q.k of this tile (masked), as the max loop computes
+        // them but without the scale.
         IRMapping scoreMap;
         scoreMap.map(maxLoop.getInductionVar(), iv);
-        scoreMap.map(phases.scoreScale.getRhs(), scaleLog2);
-        Operation *oldScale = phases.scoreScale.getRhs().getDefiningOp();
-        for (Operation &op : maxLoop.getBody()->without_terminator())
-          if (&op != phases.maxReduction.getOperation() && &op != oldScale)
-            nb.clone(op, scoreMap);
+        for (Operation &op : maxLoop.getBody()->without_terminator()) {
+          if (&op == phases.maxReduction.getOperation())
+            continue;
+          if (&op == phases.scoreScale.getOperation()) {
+            scoreMap.map(phases.scoreScale.getResult(),
+                         scoreMap.lookupOrDefault(phases.scoreScale.getLhs()));
+            continue;
+          }
+          nb.clone(op, scoreMap);
+        }
         Value scores = scoreMap.lookup(phases.maxReduction.getSource());
 
         Value maxNew = vector::MultiDimReductionOp::create(
@@ -190,11 +200,16 @@ void fuse(SoftmaxPhases &phases) {
         Value maxSafe =
             arith::SelectOp::create(nb, allMasked, zeroRows, maxNew);
         Value rescale = math::Exp2Op::create(
-            nb, arith::SubFOp::create(nb, maxOld, maxSafe));
+            nb, arith::MulFOp::create(
+                    nb, arith::SubFOp::create(nb, maxOld, maxSafe),
+                    scaleLog2Rows));
+        Value negScaledMax = arith::NegFOp::create(
+            nb, arith::MulFOp::create(nb, maxSafe, scaleLog2Rows));
         Value probabilities = math::Exp2Op::create(
-            nb, arith::SubFOp::create(
-                    nb, scores,
-                    RowBroadcastOp::create(nb, scores.getType(), maxSafe)));
+            nb, math::FmaOp::create(
+                    nb, scores, scaleLog2,
+                    RowBroadcastOp::create(nb, scores.getType(),
+                                           negScaledMax)));
         Value sumNew = vector::MultiDimReductionOp::create(
             nb, probabilities, arith::MulFOp::create(nb, sumOld, rescale),
             ArrayRef<bool>{false, true}, vector::CombiningKind::ADD);
@@ -223,7 +238,7 @@ void fuse(SoftmaxPhases &phases) {
 
   b.setInsertionPointAfter(fused);
   Value naturalMax = arith::MulFOp::create(b, fused.getResult(0),
-                                           splatLike(b, rowsType, M_LN2));
+                                           splatLike(b, rowsType, scale));
   accLoop.getResult(0).replaceAllUsesWith(fused.getResult(2));
   phases.sumLoop.getResult(0).replaceAllUsesWith(fused.getResult(1));
   accLoop.erase();

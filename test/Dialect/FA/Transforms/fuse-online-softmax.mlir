@@ -1,22 +1,30 @@
 // RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax | FileCheck %s
 // RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-fuse-online-softmax | FileCheck %s
 
-// One key loop carrying (m, l, acc); scores computed once per tile, scaled by
-// scale * log2(e) = 0.125 * 1.4427 and exponentiated with exp2; m and l
-// rescaled by exp2(m_old - m_new); one division after the loop; the
-// base-2 maximum converted back (times ln 2) for the log-sum-exp.
+// One key loop carrying (m, l, acc) with m the maximum of the raw scores;
+// scores computed once per tile, exponentiated as exp2(s * c - m * c) with
+// c = scale * log2(e) = 0.125 * 1.4427 in one fma; m and l rescaled by
+// exp2((m_old - m_new) * c); one division after the loop; the log-sum-exp
+// gets the maximum back in natural units (times the scale).
 // CHECK-LABEL: gpu.func @attn
-// CHECK-DAG: %[[SCALE2:.*]] = arith.constant dense<0.180336878> : vector<64x64xf32>
+// CHECK-DAG: %[[C:.*]] = arith.constant dense<0.180336878> : vector<64x64xf32>
+// CHECK-DAG: %[[CROWS:.*]] = arith.constant dense<0.180336878> : vector<64xf32>
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<64xf32>
 // CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
 // CHECK-COUNT-1: fa.tile_matmul %{{.*}} transpose_b
-// CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %[[SCALE2]]
-// CHECK: %[[MASKED:.*]] = fa.apply_mask %[[S]]
+// CHECK-NOT: arith.mulf
+// CHECK: %[[MASKED:.*]] = fa.apply_mask %{{.*}}
 // CHECK: %[[MNEW:.*]] = vector.multi_reduction <maxnumf>, %[[MASKED]], %[[M]] [1]
 // CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[MNEW]], %[[NEGINF]]
 // CHECK: %[[MSAFE:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[MNEW]]
-// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : vector<64xf32>
-// CHECK: %[[P:.*]] = math.exp2 %{{.*}} : vector<64x64xf32>
+// CHECK: %[[DIFF:.*]] = arith.subf %[[M]], %[[MSAFE]]
+// CHECK: %[[DIFF2:.*]] = arith.mulf %[[DIFF]], %[[CROWS]]
+// CHECK: %[[ALPHA:.*]] = math.exp2 %[[DIFF2]] : vector<64xf32>
+// CHECK: %[[MC:.*]] = arith.mulf %[[MSAFE]], %[[CROWS]]
+// CHECK: %[[NEGMC:.*]] = arith.negf %[[MC]]
+// CHECK: %[[NEGMCB:.*]] = fa.row_broadcast %[[NEGMC]]
+// CHECK: %[[E:.*]] = math.fma %[[MASKED]], %[[C]], %[[NEGMCB]] : vector<64x64xf32>
+// CHECK: %[[P:.*]] = math.exp2 %[[E]] : vector<64x64xf32>
 // CHECK: %[[LSCALED:.*]] = arith.mulf %[[L]], %[[ALPHA]]
 // CHECK: %[[LNEW:.*]] = vector.multi_reduction <add>, %[[P]], %[[LSCALED]] [1]
 // CHECK: %[[ALPHAB:.*]] = fa.row_broadcast %[[ALPHA]]
@@ -28,7 +36,8 @@
 // CHECK: } {fa.kv_loop, fa.softmax_phase = "online"}
 // CHECK-NOT: scf.for
 // CHECK-NOT: math.exp {{.*}}
-// CHECK: %[[MNAT:.*]] = arith.mulf %[[R]]#0, %{{.*}} : vector<64xf32>
+// CHECK: %[[SCALE:.*]] = arith.constant dense<1.250000e-01> : vector<64xf32>
+// CHECK-NEXT: %[[MNAT:.*]] = arith.mulf %[[R]]#0, %[[SCALE]] : vector<64xf32>
 // CHECK: %[[LB:.*]] = fa.row_broadcast %[[R]]#1
 // CHECK: arith.divf %[[R]]#2, %[[LB]]
 // CHECK: math.log2 %[[R]]#1
