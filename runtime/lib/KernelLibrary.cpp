@@ -4,9 +4,8 @@
 
 #include "fa/runtime/Error.h"
 
+#include "JsonReader.h"
 #include "ReadFile.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -21,87 +20,6 @@ using nlohmann::json;
 constexpr const char *kManifestFormat = "fa-kernel-library";
 constexpr int kManifestVersion = 1;
 
-/// A JSON object being read, with the context its errors start with
-/// ("kernel manifest lib/manifest.json: kernel 'x'").
-class ObjectReader {
-public:
-  ObjectReader(const json &object, std::string context)
-      : object(object), context(std::move(context)) {
-    if (!object.is_object())
-      fail("expected an object, got " + std::string(object.type_name()));
-  }
-
-  const json &field(const std::string &key) const {
-    auto it = object.find(key);
-    if (it == object.end())
-      fail("missing key '" + key + "'");
-    return *it;
-  }
-
-  std::string string(const std::string &key) const {
-    const json &value = field(key);
-    if (!value.is_string())
-      wrongType(key, "a string", value);
-    return value.get<std::string>();
-  }
-
-  std::int64_t integer(const std::string &key, std::int64_t minimum) const {
-    return checkedInteger(field(key), "'" + key + "'", minimum);
-  }
-
-  bool boolean(const std::string &key) const {
-    const json &value = field(key);
-    if (!value.is_boolean())
-      wrongType(key, "true or false", value);
-    return value.get<bool>();
-  }
-
-  const json &array(const std::string &key, std::size_t size) const {
-    const json &value = field(key);
-    if (!value.is_array() || (size && value.size() != size))
-      wrongType(key, size ? "an array of " + std::to_string(size) : "an array",
-                value);
-    return value;
-  }
-
-  /// A number with at least `minimum`; `what` names it for errors.
-  std::int64_t checkedInteger(const json &value, const std::string &what,
-                              std::int64_t minimum) const {
-    if (!value.is_number_integer())
-      fail(what + " must be an integer, got " + value.dump());
-    std::int64_t number = value.get<std::int64_t>();
-    if (number < minimum)
-      fail(what + " must be at least " + std::to_string(minimum) + ", got " +
-           std::to_string(number));
-    return number;
-  }
-
-  [[noreturn]] void wrongType(const std::string &key,
-                              const std::string &expected,
-                              const json &value) const {
-    fail("key '" + key + "' must be " + expected + ", got " + value.dump());
-  }
-
-  [[noreturn]] void fail(const std::string &message) const {
-    throw Error(context + ": " + message);
-  }
-
-  const std::string &where() const { return context; }
-
-private:
-  const json &object;
-  std::string context;
-};
-
-DType readDType(const ObjectReader &reader, const std::string &key) {
-  std::string name = reader.string(key);
-  try {
-    return parseDType(name);
-  } catch (const Error &error) {
-    reader.fail("key '" + key + "': " + error.what());
-  }
-}
-
 KernelParam readParam(const json &value, const ObjectReader &kernel,
                       std::size_t index) {
   ObjectReader reader(value, kernel.where() + ": params[" +
@@ -111,7 +29,7 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
   std::string kind = reader.string("kind");
   if (kind == "memref") {
     param.kind = ParamKind::Memref;
-    param.dtype = readDType(reader, "dtype");
+    param.dtype = reader.dtype("dtype");
     param.rank = static_cast<int>(reader.integer("rank", 0));
   } else if (kind == "i32") {
     param.kind = ParamKind::I32;
@@ -171,7 +89,7 @@ KernelSpec readKernel(const json &value, std::size_t index,
   spec.ptxPath = (directory / kernel.string("ptx")).string();
   spec.entry = kernel.string("entry");
   spec.target = target;
-  spec.dtype = readDType(kernel, "dtype");
+  spec.dtype = kernel.dtype("dtype");
   spec.headDim = kernel.integer("head_dim", 1);
   spec.causal = kernel.boolean("causal");
   const json &scale = kernel.field("scale");
@@ -204,9 +122,11 @@ double KernelSpec::softmaxScale() const {
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
-std::string KernelSpec::describe() const {
-  return KernelQuery{op, dtype, headDim, causal}.describe();
+KernelQuery KernelSpec::query() const {
+  return {op, dtype, headDim, causal};
 }
+
+std::string KernelSpec::describe() const { return query().describe(); }
 
 std::string KernelQuery::describe() const {
   return op + " " + dtypeName(dtype) + " head_dim=" + std::to_string(headDim) +
@@ -222,10 +142,7 @@ KernelLibrary KernelLibrary::load(const std::string &directory) {
 KernelLibrary KernelLibrary::parse(const std::string &text,
                                    const std::string &manifestPath) {
   std::string context = "kernel manifest " + manifestPath;
-  json manifest = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (manifest.is_discarded())
-    throw Error(context + ": not valid JSON");
-
+  json manifest = parseJson(text, context);
   ObjectReader top(manifest, context);
   if (top.string("format") != kManifestFormat)
     top.fail("'format' must be \"" + std::string(kManifestFormat) + "\"");
@@ -249,10 +166,18 @@ KernelLibrary KernelLibrary::parse(const std::string &text,
   return library;
 }
 
+bool KernelQuery::matches(const KernelSpec &spec) const {
+  return spec.query() == *this;
+}
+
+bool KernelQuery::operator==(const KernelQuery &other) const {
+  return op == other.op && dtype == other.dtype && headDim == other.headDim &&
+         causal == other.causal;
+}
+
 const KernelSpec &KernelLibrary::find(const KernelQuery &query) const {
   for (const KernelSpec &spec : specs)
-    if (spec.op == query.op && spec.dtype == query.dtype &&
-        spec.headDim == query.headDim && spec.causal == query.causal)
+    if (query.matches(spec))
       return spec;
   std::string available;
   for (const KernelSpec &spec : specs)
@@ -260,6 +185,30 @@ const KernelSpec &KernelLibrary::find(const KernelQuery &query) const {
   throw Error(
       "no kernel for " + query.describe() + " in " + manifestPath +
       (specs.empty() ? "; the library is empty" : "; it has:" + available));
+}
+
+std::vector<const KernelSpec *>
+KernelLibrary::candidates(const KernelQuery &query) const {
+  std::vector<const KernelSpec *> found;
+  for (const KernelSpec &spec : specs)
+    if (query.matches(spec))
+      found.push_back(&spec);
+  return found;
+}
+
+const KernelSpec *KernelLibrary::named(const std::string &name) const {
+  for (const KernelSpec &spec : specs)
+    if (spec.name == name)
+      return &spec;
+  return nullptr;
+}
+
+std::vector<KernelQuery> KernelLibrary::groups() const {
+  std::vector<KernelQuery> found;
+  for (const KernelSpec &spec : specs)
+    if (std::find(found.begin(), found.end(), spec.query()) == found.end())
+      found.push_back(spec.query());
+  return found;
 }
 
 } // namespace fa

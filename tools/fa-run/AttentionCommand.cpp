@@ -8,19 +8,15 @@
 
 #include "AttentionCommand.h"
 
+#include "AttentionProblem.h"
 #include "AttentionReport.h"
 
-#include "fa/runtime/Attention.h"
-#include "fa/runtime/Benchmark.h"
-#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Error.h"
+#include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/Npy.h"
-#include "fa/runtime/Reference.h"
 
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <random>
+#include <optional>
 
 namespace fa {
 namespace {
@@ -28,83 +24,16 @@ namespace {
 // Beyond this many multiply-adds (B*H*N*M*D) the CPU reference takes more
 // than a few seconds, so `--reference auto` uses the GPU one.
 constexpr double kCpuReferenceMaxWork = double(1 << 28);
-// Tiny problems would need thousands of buffer sets to span 2x L2; they are
-// bound by launch latency anyway, so the count is capped.
-constexpr int kMaxBufferSets = 64;
-constexpr std::uint8_t kNaNBytes = 0xFF;
-
-struct Problem {
-  AttentionShape shape;
-  HostTensor q, k, v; // Rounded to the kernel's dtype.
-};
-
-/// One set of device tensors for a problem.
-struct DeviceTensors {
-  DeviceBuffer q, k, v, out, lse;
-
-  DeviceTensors(const AttentionShape &shape, DType dtype)
-      : q("q", elementCount(shape.query()) * dtypeBytes(dtype)),
-        k("k", elementCount(shape.keyValue()) * dtypeBytes(dtype)),
-        v("v", elementCount(shape.keyValue()) * dtypeBytes(dtype)),
-        out("out", elementCount(shape.query()) * dtypeBytes(dtype)),
-        lse("lse", elementCount(shape.logSumExp()) * sizeof(float)) {}
-
-  AttentionBuffers pointers() const {
-    return {q.get(), k.get(), v.get(), out.get(), lse.get()};
-  }
-  std::size_t bytes() const {
-    return q.bytes() + k.bytes() + v.bytes() + out.bytes() + lse.bytes();
-  }
-};
-
-struct Outputs {
-  HostTensor out, lse;
-};
-
-std::string defaultKernelDirectory() {
-  if (const char *fromEnvironment = std::getenv("FA_KERNELS_DIR"))
-    return fromEnvironment;
-  std::filesystem::path executable =
-      std::filesystem::read_symlink("/proc/self/exe");
-  return (executable.parent_path().parent_path() / "kernels").string();
-}
-
-double defaultRelativeTolerance(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return 2e-2;
-  case DType::F16:
-    return 5e-3;
-  case DType::F32:
-    return 2e-3; // Allows kernels that use TF32 tensor cores.
-  }
-  return 0;
-}
-
-HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = normal(rng);
-  roundToDType(values, dtype);
-  return {shape, std::move(values)};
-}
 
 Problem randomProblem(const AttentionOptions &options, DType dtype) {
-  Problem problem;
-  AttentionShape &shape = problem.shape;
+  AttentionShape shape;
   shape.batch = options.batch;
   shape.heads = options.heads;
   shape.kvHeads = options.kvHeads ? options.kvHeads : options.heads;
   shape.seqQ = options.seq;
   shape.seqKv = options.kvSeq ? options.kvSeq : options.seq;
   shape.headDim = options.dim;
-  shape.validate();
-  std::mt19937_64 rng(options.seed);
-  problem.q = randomTensor(shape.query(), dtype, rng);
-  problem.k = randomTensor(shape.keyValue(), dtype, rng);
-  problem.v = randomTensor(shape.keyValue(), dtype, rng);
-  return problem;
+  return randomProblem(shape, dtype, options.seed);
 }
 
 HostTensor readInput(const std::string &path, DType dtype) {
@@ -136,19 +65,6 @@ Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
   return problem;
 }
 
-Outputs runOnce(const Kernel &kernel, const Problem &problem,
-                DeviceTensors &tensors, const Stream &stream) {
-  // Poison the outputs so that anything the kernel leaves unwritten is NaN.
-  tensors.out.fill(kNaNBytes, stream.get());
-  tensors.lse.fill(kNaNBytes, stream.get());
-  AttentionLaunch(kernel, problem.shape, tensors.pointers()).enqueue(stream);
-  stream.synchronize();
-  DType dtype = kernel.spec().dtype;
-  return {
-      {problem.shape.query(), decode(tensors.out.download(), dtype)},
-      {problem.shape.logSumExp(), decode(tensors.lse.download(), DType::F32)}};
-}
-
 std::vector<std::string> writeOutputs(const AttentionOptions &options,
                                       const Outputs &outputs, DType dtype) {
   std::vector<std::string> written;
@@ -174,53 +90,15 @@ bool useCpuReference(const AttentionOptions &options,
   return work < kCpuReferenceMaxWork;
 }
 
-CheckReport checkOutputs(const AttentionOptions &options,
-                         const Problem &problem, const KernelSpec &spec,
-                         const DeviceTensors &tensors, const Outputs &outputs,
-                         const Stream &stream) {
-  CheckReport check;
-  bool onCpu = useCpuReference(options, problem.shape);
-  check.reference = onCpu ? "cpu" : "gpu";
-  AttentionReference reference =
-      onCpu ? referenceAttentionCpu(problem.shape, problem.q.values,
-                                    problem.k.values, problem.v.values,
-                                    spec.softmaxScale(), spec.causal)
-            : referenceAttentionGpu(problem.shape, spec.dtype, tensors.q.get(),
-                                    tensors.k.get(), tensors.v.get(),
-                                    spec.softmaxScale(), spec.causal, stream);
-  check.relativeTolerance =
-      options.rtol > 0 ? options.rtol : defaultRelativeTolerance(spec.dtype);
-  check.out = compareWithReference(outputs.out.values, reference.out);
-  check.lse = compareWithReference(outputs.lse.values, reference.lse);
-  return check;
-}
-
-BenchReport benchmark(const AttentionOptions &options, const Kernel &kernel,
-                      const AttentionShape &shape, const DeviceInfo &device,
-                      const DeviceTensors &inputs, const Stream &stream) {
-  // Rotate through copies of the tensors so each run reads its inputs from
-  // memory rather than from an L2 warmed by the previous run.
-  int copies =
-      rotationCopies(inputs.bytes(), device.l2CacheBytes, kMaxBufferSets);
-  std::vector<DeviceTensors> extraSets;
-  std::vector<AttentionLaunch> launches;
-  launches.emplace_back(kernel, shape, inputs.pointers());
-  for (int copy = 1; copy < copies; ++copy) {
-    DeviceTensors &set = extraSets.emplace_back(shape, kernel.spec().dtype);
-    set.q.copyFrom(inputs.q);
-    set.k.copyFrom(inputs.k);
-    set.v.copyFrom(inputs.v);
-    launches.emplace_back(kernel, shape, set.pointers());
-  }
-  BenchReport bench;
-  bench.bufferSets = copies;
-  bench.timing =
-      timeOnStream(stream, options.warmup, options.runs, [&](int run) {
-        launches[run % launches.size()].enqueue(stream);
-      });
-  bench.tflops =
-      shape.flops(kernel.spec().causal) / (bench.timing.medianMs * 1e-3) / 1e12;
-  return bench;
+/// The tuning cache --tuning names, else the library's if it has one.
+std::optional<TuningCache> tuningCache(const AttentionOptions &options,
+                                       const std::string &kernelDir) {
+  if (options.noTuning)
+    return std::nullopt;
+  if (options.tuningPath.empty())
+    return TuningCache::loadIfPresent(defaultTuningCachePath(kernelDir));
+  // A cache the user names must exist.
+  return TuningCache::load(options.tuningPath);
 }
 
 } // namespace
@@ -317,6 +195,15 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
       "--kernels", o.kernelDir,
       "Kernel library directory (holding manifest.json). "
       "Default: $FA_KERNELS_DIR, else <fa-run's dir>/../kernels");
+  CLI::Option *tuning =
+      command->add_option("--tuning", o.tuningPath,
+                          "Tuning cache (from `fa-run tune`) that picks the "
+                          "kernel of the group per seq_kv class. Default: "
+                          "<kernel dir>/tuning.json when it exists");
+  command
+      ->add_flag("--no-tuning", o.noTuning,
+                 "Ignore any tuning cache: run the group's default kernel")
+      ->excludes(tuning);
   command->add_option("--device", o.device, "CUDA device ordinal")
       ->capture_default_str();
   command->add_flag("--json", o.json, "Print one JSON object instead of text");
@@ -338,28 +225,40 @@ int runAttention(const AttentionOptions &options) {
   // Everything that can fail without a GPU is done before touching one.
   Problem problem = options.qPath.empty() ? randomProblem(options, dtype)
                                           : problemFromFiles(options, dtype);
-  KernelLibrary library = KernelLibrary::load(
-      options.kernelDir.empty() ? defaultKernelDirectory() : options.kernelDir);
-  const KernelSpec &spec = library.find(
-      {"attention_fwd", dtype, problem.shape.headDim, options.causal});
+  std::string kernelDir =
+      options.kernelDir.empty() ? defaultKernelDirectory() : options.kernelDir;
+  KernelLibrary library = KernelLibrary::load(kernelDir);
+  KernelQuery query{"attention_fwd", dtype, problem.shape.headDim,
+                    options.causal};
+  library.find(query); // Throws, listing the library, if it has no kernel.
+  std::optional<TuningCache> cache = tuningCache(options, kernelDir);
 
   Context context(options.device);
+  // The cache applies only to the GPU it was tuned on, so the choice waits
+  // for the device's name.
+  KernelChoice choice =
+      chooseKernel(library, query, problem.shape.seqKv,
+                   cache ? &*cache : nullptr, context.device().name);
+  if (!choice.warning.empty())
+    std::cerr << "fa-run: warning: " << choice.warning << "\n";
+  const KernelSpec &spec = *choice.kernel;
   Stream stream;
   Kernel kernel(spec, context.device());
   DeviceTensors tensors(problem.shape, dtype);
-  tensors.q.upload(encode(problem.q.values, dtype));
-  tensors.k.upload(encode(problem.k.values, dtype));
-  tensors.v.upload(encode(problem.v.values, dtype));
+  tensors.upload(problem, dtype);
 
-  AttentionReport report{spec, context.device(), problem.shape, {}, {}, {}};
+  AttentionReport report{spec, choice, context.device(), problem.shape,
+                         {},   {},     {}};
   Outputs outputs = runOnce(kernel, problem, tensors, stream);
   report.filesWritten = writeOutputs(options, outputs, dtype);
   if (options.check)
-    report.check =
-        checkOutputs(options, problem, spec, tensors, outputs, stream);
+    report.check = checkOutputs(
+        problem, spec, tensors, outputs, stream,
+        useCpuReference(options, problem.shape),
+        options.rtol > 0 ? options.rtol : defaultRelativeTolerance(dtype));
   if (options.bench)
-    report.bench = benchmark(options, kernel, problem.shape, context.device(),
-                             tensors, stream);
+    report.bench = benchmark(kernel, problem.shape, context.device(), tensors,
+                             stream, options.warmup, options.runs);
 
   if (options.json)
     std::cout << toJson(report).dump(2) << "\n";

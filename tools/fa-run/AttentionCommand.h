@@ -31,6 +31,8 @@ struct AttentionOptions {
   int warmup = 10;
   int runs = 30;
   std::string kernelDir;
+  std::string tuningPath; // Empty: <kernelDir>/tuning.json if present.
+  bool noTuning = false;
   int device = 0;
   bool json = false;
   bool skipIfNoGpu = false;

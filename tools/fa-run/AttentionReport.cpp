@@ -41,6 +41,7 @@ nlohmann::json errorsJson(const ErrorStats &stats) {
 void printText(const AttentionReport &report, std::ostream &os) {
   const KernelSpec &kernel = report.kernel;
   os << "kernel  " << kernel.name << " (" << kernel.describe() << ")\n"
+     << "chosen  " << report.choice.reason << "\n"
      << "device  " << report.device.name << " (" << report.device.smName()
      << ", " << report.device.multiprocessors << " SMs)\n"
      << "shape   " << report.shape.describe() << "\n";
@@ -66,6 +67,9 @@ nlohmann::json toJson(const AttentionReport &report) {
   const AttentionShape &shape = report.shape;
   nlohmann::json json = {{"op", kernel.op},
                          {"kernel", kernel.name},
+                         {"kernel_source",
+                          kernelSourceName(report.choice.source)},
+                         {"kernel_source_reason", report.choice.reason},
                          {"dtype", dtypeName(kernel.dtype)},
                          {"causal", kernel.causal},
                          {"config", kernel.config},

@@ -7,6 +7,7 @@
 #include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Compare.h"
 #include "fa/runtime/Context.h"
+#include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/KernelLibrary.h"
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,7 @@ struct BenchReport {
 
 struct AttentionReport {
   KernelSpec kernel;
+  KernelChoice choice; // Why this kernel of its group.
   DeviceInfo device;
   AttentionShape shape;
   std::optional<CheckReport> check;

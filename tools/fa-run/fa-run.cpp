@@ -3,6 +3,7 @@
 //   fa-run attention --batch 2 --heads 16 --seq 4096 --dim 128 --dtype bf16
 //                    --causal --check --bench
 //   fa-run attention --q q.npy --k k.npy --v v.npy --out o.npy --dtype f16
+//   fa-run tune --dtype bf16 --dim 128      (writes <kernels>/tuning.json)
 //   fa-run devices
 //
 // Errors go to stderr with exit code 1. Without a GPU, --skip-if-no-gpu turns
@@ -12,6 +13,7 @@
 
 #include "AttentionCommand.h"
 #include "DevicesCommand.h"
+#include "TuneCommand.h"
 
 #include "fa/runtime/Error.h"
 
@@ -31,19 +33,24 @@ int main(int argc, char **argv) {
                "fa-run");
   app.require_subcommand(1);
   fa::AttentionOptions attention;
+  fa::TuneOptions tune;
   fa::DevicesOptions devices;
   CLI::App *attentionCommand = fa::addAttentionCommand(app, attention);
+  CLI::App *tuneCommand = fa::addTuneCommand(app, tune);
   CLI::App *devicesCommand = fa::addDevicesCommand(app, devices);
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (attentionCommand->parsed())
       return fa::runAttention(attention);
+    if (tuneCommand->parsed())
+      return fa::runTune(tune);
     if (devicesCommand->parsed())
       return fa::runDevices(devices);
   } catch (const fa::NoDeviceError &error) {
     std::cerr << "fa-run: " << error.what() << "\n";
-    return attention.skipIfNoGpu ? kSkippedExitCode : 1;
+    bool skip = attention.skipIfNoGpu || tune.skipIfNoGpu;
+    return skip ? kSkippedExitCode : 1;
   } catch (const fa::Error &error) {
     std::cerr << "fa-run: " << error.what() << "\n";
     return 1;

@@ -13,8 +13,13 @@
 //                 "params": [{"name": "q", "kind": "memref",
 //                             "dtype": "bf16", "rank": 4}, ...]}]}
 //
+// A group is the kernels of one (op, dtype, head_dim, causal): they compute
+// the same thing with different tile configurations. The first one listed is
+// the group's default; the others are candidates for `fa-run tune`, whose
+// cache (TuningCache.h) may pick another one per sequence length.
+//
 // This file parses the manifest (defensively: every error names the kernel
-// and the key) and picks a kernel for a request. It needs no GPU.
+// and the key) and finds kernels and groups. It needs no GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +59,8 @@ struct GridExtent {
   unsigned count = 1;
 };
 
+struct KernelQuery;
+
 struct KernelSpec {
   std::string name;
   std::string op;
@@ -73,6 +80,8 @@ struct KernelSpec {
   std::vector<KernelParam> params;
 
   double softmaxScale() const;
+  /// The group the kernel belongs to.
+  KernelQuery query() const;
   /// "attention_fwd bf16 head_dim=64 causal".
   std::string describe() const;
 };
@@ -83,6 +92,8 @@ struct KernelQuery {
   std::int64_t headDim = 0;
   bool causal = false;
 
+  bool matches(const KernelSpec &spec) const;
+  bool operator==(const KernelQuery &other) const;
   std::string describe() const;
 };
 
@@ -95,9 +106,15 @@ public:
   static KernelLibrary parse(const std::string &json,
                              const std::string &manifestPath);
 
-  /// The first kernel in manifest order that matches; throws, listing what
-  /// the library has, when none does.
+  /// The group's default: the first kernel in manifest order that matches;
+  /// throws, listing what the library has, when none does.
   const KernelSpec &find(const KernelQuery &query) const;
+  /// Every kernel of the group, in manifest order (the default first).
+  std::vector<const KernelSpec *> candidates(const KernelQuery &query) const;
+  /// The kernel called `name`, or null.
+  const KernelSpec *named(const std::string &name) const;
+  /// The groups that have kernels, in the order of their first kernel.
+  std::vector<KernelQuery> groups() const;
   const std::vector<KernelSpec> &kernels() const { return specs; }
 
 private:

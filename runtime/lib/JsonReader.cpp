@@ -1,0 +1,97 @@
+//===- JsonReader.cpp -----------------------------------------------------===//
+
+#include "JsonReader.h"
+
+#include "fa/runtime/Error.h"
+
+namespace fa {
+
+using nlohmann::json;
+
+ObjectReader::ObjectReader(const json &object, std::string context)
+    : object(object), context(std::move(context)) {
+  if (!object.is_object())
+    fail("expected an object, got " + std::string(object.type_name()));
+}
+
+const json &ObjectReader::field(const std::string &key) const {
+  auto it = object.find(key);
+  if (it == object.end())
+    fail("missing key '" + key + "'");
+  return *it;
+}
+
+std::string ObjectReader::string(const std::string &key) const {
+  const json &value = field(key);
+  if (!value.is_string())
+    wrongType(key, "a string", value);
+  return value.get<std::string>();
+}
+
+std::int64_t ObjectReader::integer(const std::string &key,
+                                   std::int64_t minimum) const {
+  return checkedInteger(field(key), "'" + key + "'", minimum);
+}
+
+double ObjectReader::number(const std::string &key) const {
+  const json &value = field(key);
+  if (!value.is_number())
+    wrongType(key, "a number", value);
+  return value.get<double>();
+}
+
+bool ObjectReader::boolean(const std::string &key) const {
+  const json &value = field(key);
+  if (!value.is_boolean())
+    wrongType(key, "true or false", value);
+  return value.get<bool>();
+}
+
+const json &ObjectReader::array(const std::string &key,
+                                std::size_t size) const {
+  const json &value = field(key);
+  if (!value.is_array() || (size && value.size() != size))
+    wrongType(key, size ? "an array of " + std::to_string(size) : "an array",
+              value);
+  return value;
+}
+
+DType ObjectReader::dtype(const std::string &key) const {
+  std::string name = string(key);
+  try {
+    return parseDType(name);
+  } catch (const Error &error) {
+    fail("key '" + key + "': " + error.what());
+  }
+}
+
+std::int64_t ObjectReader::checkedInteger(const json &value,
+                                          const std::string &what,
+                                          std::int64_t minimum) const {
+  if (!value.is_number_integer())
+    fail(what + " must be an integer, got " + value.dump());
+  std::int64_t number = value.get<std::int64_t>();
+  if (number < minimum)
+    fail(what + " must be at least " + std::to_string(minimum) + ", got " +
+         std::to_string(number));
+  return number;
+}
+
+void ObjectReader::wrongType(const std::string &key,
+                             const std::string &expected,
+                             const json &value) const {
+  fail("key '" + key + "' must be " + expected + ", got " + value.dump());
+}
+
+void ObjectReader::fail(const std::string &message) const {
+  throw Error(context + ": " + message);
+}
+
+json parseJson(const std::string &text, const std::string &context) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded())
+    throw Error(context + ": not valid JSON");
+  return value;
+}
+
+} // namespace fa

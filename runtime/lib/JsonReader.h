@@ -1,0 +1,58 @@
+//===- JsonReader.h - Reading JSON files defensively ------------*- C++ -*-===//
+//
+// The runtime's JSON files (the kernel manifest, the tuning cache) are read
+// through ObjectReader, so that every error names the file, the object and
+// the key ("kernel manifest lib/manifest.json: kernel 'x': missing key 'y'").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUNTIME_LIB_JSONREADER_H
+#define FA_RUNTIME_LIB_JSONREADER_H
+
+#include "fa/runtime/DType.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace fa {
+
+/// A JSON object being read, with the context its errors start with.
+class ObjectReader {
+public:
+  /// Throws unless `object` is a JSON object.
+  ObjectReader(const nlohmann::json &object, std::string context);
+
+  const nlohmann::json &field(const std::string &key) const;
+  std::string string(const std::string &key) const;
+  std::int64_t integer(const std::string &key, std::int64_t minimum) const;
+  double number(const std::string &key) const;
+  bool boolean(const std::string &key) const;
+  /// An array of `size` elements, or of any size when `size` is 0.
+  const nlohmann::json &array(const std::string &key, std::size_t size) const;
+  DType dtype(const std::string &key) const;
+
+  /// A number with at least `minimum`; `what` names it for errors.
+  std::int64_t checkedInteger(const nlohmann::json &value,
+                              const std::string &what,
+                              std::int64_t minimum) const;
+
+  [[noreturn]] void wrongType(const std::string &key,
+                              const std::string &expected,
+                              const nlohmann::json &value) const;
+  [[noreturn]] void fail(const std::string &message) const;
+
+  const std::string &where() const { return context; }
+
+private:
+  const nlohmann::json &object;
+  std::string context;
+};
+
+/// Parses `text`; throws "<context>: not valid JSON" when it is not.
+nlohmann::json parseJson(const std::string &text, const std::string &context);
+
+} // namespace fa
+
+#endif // FA_RUNTIME_LIB_JSONREADER_H

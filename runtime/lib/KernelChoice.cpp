@@ -1,0 +1,47 @@
+//===- KernelChoice.cpp ---------------------------------------------------===//
+
+#include "fa/runtime/KernelChoice.h"
+
+namespace fa {
+namespace {
+
+KernelChoice groupDefault(const KernelSpec &kernel, std::string reason,
+                          std::string warning = "") {
+  return {&kernel, KernelSource::Default, "default: " + reason,
+          std::move(warning)};
+}
+
+} // namespace
+
+KernelChoice chooseKernel(const KernelLibrary &library,
+                          const KernelQuery &query, std::int64_t seqKv,
+                          const TuningCache *cache,
+                          const std::string &deviceName) {
+  const KernelSpec &fallback = library.find(query);
+  if (!cache)
+    return groupDefault(fallback, "no tuning cache");
+  std::string where = "tuning cache " + cache->path;
+  if (cache->device != deviceName)
+    return groupDefault(fallback, where + " is for " + cache->device +
+                                      ", not " + deviceName);
+  std::string seqClass = seqClassOf(seqKv).name;
+  const TuningEntry *entry = cache->find(query, seqClass);
+  if (!entry)
+    return groupDefault(fallback, where + " has no entry for seq_kv class " +
+                                      seqClass);
+  if (const KernelSpec *tuned = library.named(entry->kernel))
+    if (query.matches(*tuned))
+      return {tuned, KernelSource::TuningCache,
+              where + ", seq_kv class " + seqClass, ""};
+  std::string stale = where + ": the entry for " + query.describe() +
+                      ", seq_kv class " + seqClass + " names kernel " +
+                      entry->kernel + ", which the library does not have "
+                      "(stale cache); using the default " + fallback.name;
+  return groupDefault(fallback, "stale entry in " + where, stale);
+}
+
+const char *kernelSourceName(KernelSource source) {
+  return source == KernelSource::TuningCache ? "tuning_cache" : "default";
+}
+
+} // namespace fa

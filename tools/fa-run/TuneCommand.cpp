@@ -1,0 +1,278 @@
+//===- TuneCommand.cpp - `fa-run tune` ------------------------------------===//
+//
+// For each kernel-library group and sequence class (TuningCache.h), times
+// every kernel of the group on one representative problem and records the
+// fastest in the tuning cache, which `fa-run attention` then follows. Each
+// candidate is first checked against the fp64 reference on a small problem;
+// one that fails is reported and never timed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TuneCommand.h"
+
+#include "AttentionProblem.h"
+
+#include "fa/runtime/Error.h"
+#include "fa/runtime/TuningCache.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace fa {
+namespace {
+
+// The benchmark convention of the FlashAttention papers for 16-bit types:
+// batch * seq = 16384 tokens and heads * head_dim = 2048.
+constexpr std::int64_t kTuningTokens = 16384;
+constexpr std::int64_t kTuningModelWidth = 2048;
+// Off the tile sizes, so that the check covers partial tiles.
+constexpr AttentionShape kCheckShape{2, 2, 2, 257, 257, 0};
+constexpr std::uint64_t kSeed = 0;
+
+/// One candidate of one group: loaded, and checked once.
+struct Candidate {
+  const KernelSpec *spec = nullptr;
+  std::unique_ptr<Kernel> kernel; // Null when loading or the check failed.
+  std::string failure;
+};
+
+/// One line of the table: a candidate's time for one class.
+struct TuneRow {
+  KernelQuery group;
+  std::string seqClass;
+  std::string kernel;
+  std::optional<double> tflops; // None when the candidate failed.
+  std::string failure;
+  bool chosen = false;
+};
+
+bool selected(const KernelQuery &group, const TuneOptions &options) {
+  auto allows = [](const auto &list, const auto &value) {
+    return list.empty() ||
+           std::find(list.begin(), list.end(), value) != list.end();
+  };
+  return allows(options.dtypes, dtypeName(group.dtype)) &&
+         allows(options.dims, group.headDim) &&
+         allows(options.causalModes,
+                std::string(group.causal ? "causal" : "non-causal"));
+}
+
+AttentionShape tuningShape(const SeqClass &seqClass, std::int64_t headDim) {
+  std::int64_t heads = std::max<std::int64_t>(1, kTuningModelWidth / headDim);
+  std::int64_t batch =
+      std::max<std::int64_t>(1, kTuningTokens / seqClass.tuningSeq);
+  return {batch, heads, heads, seqClass.tuningSeq, seqClass.tuningSeq, headDim};
+}
+
+std::string describeCheck(const CheckReport &check) {
+  return "check failed: out rel=" + std::to_string(check.out.relative) +
+         " lse rel=" + std::to_string(check.lse.relative) +
+         " NaN=" + std::to_string(check.out.nanCount + check.lse.nanCount) +
+         " (rtol " + std::to_string(check.relativeTolerance) + ")";
+}
+
+/// Loads the candidate and checks it on a small problem.
+Candidate checkCandidate(const KernelSpec &spec, const DeviceInfo &device,
+                         const Stream &stream) {
+  Candidate candidate{&spec, nullptr, ""};
+  try {
+    auto kernel = std::make_unique<Kernel>(spec, device);
+    AttentionShape shape = kCheckShape;
+    shape.headDim = spec.headDim;
+    Problem problem = randomProblem(shape, spec.dtype, kSeed);
+    DeviceTensors tensors(shape, spec.dtype);
+    tensors.upload(problem, spec.dtype);
+    Outputs outputs = runOnce(*kernel, problem, tensors, stream);
+    CheckReport check =
+        checkOutputs(problem, spec, tensors, outputs, stream, /*onCpu=*/false,
+                     defaultRelativeTolerance(spec.dtype));
+    if (check.passed())
+      candidate.kernel = std::move(kernel);
+    else
+      candidate.failure = describeCheck(check);
+  } catch (const NoDeviceError &) {
+    throw;
+  } catch (const Error &error) {
+    candidate.failure = error.what();
+  }
+  return candidate;
+}
+
+/// Times the group's checked candidates on each class; records the fastest.
+void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
+               const TuneOptions &options, const DeviceInfo &device,
+               const Stream &stream, TuningCache &cache,
+               std::vector<TuneRow> &rows) {
+  std::vector<Candidate> candidates;
+  for (const KernelSpec *spec : library.candidates(group))
+    candidates.push_back(checkCandidate(*spec, device, stream));
+
+  // Every class's problem has kTuningTokens tokens of the same heads, so one
+  // set of tensors, viewed with each class's shape, serves them all.
+  AttentionShape anyClass = tuningShape(kSeqClasses.front(), group.headDim);
+  Problem problem = randomProblem(anyClass, group.dtype, kSeed);
+  DeviceTensors tensors(anyClass, group.dtype);
+  tensors.upload(problem, group.dtype);
+
+  for (const SeqClass &seqClass : kSeqClasses) {
+    AttentionShape shape = tuningShape(seqClass, group.headDim);
+    TuningEntry entry{group, seqClass.name, "", 0, {}};
+    std::size_t firstRow = rows.size();
+    for (const Candidate &candidate : candidates) {
+      TuneRow &row = rows.emplace_back(TuneRow{
+          group, seqClass.name, candidate.spec->name, {}, candidate.failure});
+      if (!candidate.kernel)
+        continue;
+      row.tflops = benchmark(*candidate.kernel, shape, device, tensors, stream,
+                             options.warmup, options.runs)
+                       .tflops;
+      entry.candidates[row.kernel] = *row.tflops;
+      if (*row.tflops > entry.tflops) {
+        entry.kernel = row.kernel;
+        entry.tflops = *row.tflops;
+      }
+    }
+    if (entry.kernel.empty())
+      continue; // Every candidate failed: the default stays in charge.
+    for (std::size_t i = firstRow; i < rows.size(); ++i)
+      rows[i].chosen = rows[i].kernel == entry.kernel;
+    cache.record(std::move(entry));
+  }
+}
+
+/// The cache to add to: the existing one if it was tuned on this GPU.
+TuningCache startingCache(const std::string &path, const DeviceInfo &device) {
+  std::optional<TuningCache> existing = TuningCache::loadIfPresent(path);
+  if (existing && existing->device == device.name)
+    return *existing;
+  TuningCache cache;
+  cache.device = device.name;
+  return cache;
+}
+
+void printTable(const std::vector<TuneRow> &rows, const std::string &path,
+                const DeviceInfo &device, const TuneOptions &options) {
+  std::printf("tuned on %s, median of %d runs each; cache %s\n",
+              device.name.c_str(), options.runs, path.c_str());
+  std::printf("%-40s %-7s %-44s %8s  %s\n", "group", "class", "candidate",
+              "TFLOP/s", "chosen");
+  for (const TuneRow &row : rows) {
+    std::string tflops = "-";
+    if (row.tflops) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.1f", *row.tflops);
+      tflops = text;
+    }
+    std::printf("%-40s %-7s %-44s %8s  %s\n", row.group.describe().c_str(),
+                row.seqClass.c_str(), row.kernel.c_str(), tflops.c_str(),
+                row.chosen ? "*" : row.failure.c_str());
+  }
+}
+
+nlohmann::json tableJson(const std::vector<TuneRow> &rows,
+                         const std::string &path, const DeviceInfo &device) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const TuneRow &row : rows) {
+    nlohmann::json result = {{"op", row.group.op},
+                             {"dtype", dtypeName(row.group.dtype)},
+                             {"head_dim", row.group.headDim},
+                             {"causal", row.group.causal},
+                             {"seq_class", row.seqClass},
+                             {"kernel", row.kernel},
+                             {"tflops", nullptr},
+                             {"chosen", row.chosen}};
+    if (row.tflops)
+      result["tflops"] = *row.tflops;
+    else
+      result["failure"] = row.failure;
+    results.push_back(result);
+  }
+  return {{"device", device.name}, {"cache", path}, {"results", results}};
+}
+
+} // namespace
+
+CLI::App *addTuneCommand(CLI::App &app, TuneOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "tune",
+      "Time every kernel of each kernel-library group per key/value sequence "
+      "class (<=1024, <=4096, >4096) on this GPU and write the fastest to a "
+      "tuning cache, which `fa-run attention` then uses. Each candidate is "
+      "first checked against the fp64 reference; failures are reported and "
+      "left out.");
+  command->add_option(
+      "--kernels", o.kernelDir,
+      "Kernel library directory (holding manifest.json). "
+      "Default: $FA_KERNELS_DIR, else <fa-run's dir>/../kernels");
+  command->add_option("--out", o.outPath,
+                      "Tuning cache to write (entries for other groups, "
+                      "tuned on the same GPU, are kept). Default: "
+                      "<kernel dir>/tuning.json");
+  command->add_option("--dtype", o.dtypes, "Only these element types")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  command->add_option("--dim", o.dims, "Only these head dimensions")
+      ->delimiter(',');
+  command
+      ->add_option("--causal-modes", o.causalModes,
+                   "Only these masks: causal, non-causal")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"causal", "non-causal"}));
+  command->add_option("--warmup", o.warmup, "Untimed runs before timing")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--runs", o.runs, "Timed runs per candidate and class")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--device", o.device, "CUDA device ordinal")
+      ->capture_default_str();
+  command->add_flag("--json", o.json, "Print one JSON object instead of text");
+  command->add_flag("--skip-if-no-gpu", o.skipIfNoGpu,
+                    "Exit with 77 (ctest's SKIPPED) instead of 1 when there is "
+                    "no GPU");
+  return command;
+}
+
+int runTune(const TuneOptions &options) {
+  std::string kernelDir =
+      options.kernelDir.empty() ? defaultKernelDirectory() : options.kernelDir;
+  KernelLibrary library = KernelLibrary::load(kernelDir);
+  std::vector<KernelQuery> groups;
+  for (const KernelQuery &group : library.groups())
+    if (selected(group, options))
+      groups.push_back(group);
+  if (groups.empty())
+    throw Error("tuning: no kernel group in " + kernelDir +
+                " matches --dtype, --dim and --causal-modes");
+  std::string path = options.outPath.empty() ? defaultTuningCachePath(kernelDir)
+                                             : options.outPath;
+
+  Context context(options.device);
+  Stream stream;
+  TuningCache cache = startingCache(path, context.device());
+  std::vector<TuneRow> rows;
+  for (const KernelQuery &group : groups)
+    tuneGroup(group, library, options, context.device(), stream, cache, rows);
+  cache.save(path);
+
+  if (options.json)
+    std::cout << tableJson(rows, path, context.device()).dump(2) << "\n";
+  else
+    printTable(rows, path, context.device(), options);
+  bool anyFailed = std::any_of(rows.begin(), rows.end(), [](const TuneRow &row) {
+    return !row.failure.empty();
+  });
+  if (anyFailed) {
+    std::cerr << "fa-run: some candidates failed their check or did not load; "
+                 "they were left out of the cache\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace fa
