@@ -9,9 +9,11 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
   let summary = "Distribute tile-level fa ops over warps onto tensor cores";
   let description = [{
     The warp-level lowering. Every 2-D tile gets the m16n8k16 accumulator
-    layout: each warp owns 16 rows, and each lane holds, for every 8-column
-    block, 2 adjacent columns of rows `lane/4` and `lane/4 + 8`, as one flat
-    register vector. The f16/bf16 operand layout of the tensor-core A input is
+    layout: each warp owns one or two 16-row blocks (block_m / (16 x warps),
+    from the kernel's `fa.tile`), and in each of them each lane holds, for
+    every 8-column block, 2 adjacent columns of rows `lane/4` and
+    `lane/4 + 8`, as one flat register vector. With two row blocks every
+    ldmatrix of K or V feeds two mma.sync. The f16/bf16 operand layout of the tensor-core A input is
     the same, so a probability tile converts to an operand in registers
     without any data movement. Row vectors become two values per lane.
 

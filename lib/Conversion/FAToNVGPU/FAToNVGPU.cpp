@@ -1,14 +1,19 @@
 //===- FAToNVGPU.cpp - Tile ops onto warps and tensor cores ---------------===//
 //
 // The warp-level lowering. One distribution serves every tile: the layout of
-// the m16n8k16 accumulator. Warp w owns rows [16w, 16w + 16) of a tile; lane
-// l holds, in 8-column block n, the columns 8n + 2(l%4) + {0, 1} of rows
-// l/4 and l/4 + 8. A lane's share of an R x C tile is therefore a
-// vector<(C/8) x 4 x T> whose entry [n][2h + e] is element
-// (16w + l/4 + 8h, 8n + 2(l%4) + e). The f16/bf16 A operand of m16n8k16 has
-// exactly this layout over two adjacent column blocks, which is why
-// probabilities feed the P @ V product straight from registers. A per-row
-// vector (R values) becomes vector<2 x T>: rows l/4 and l/4 + 8.
+// the m16n8k16 accumulator, repeated over the M 16-row blocks a warp owns
+// (M = block_m / (16 x warps), 1 or 2). Warp w owns rows [16Mw, 16M(w + 1))
+// of a tile; in row block m, lane l holds, in 8-column block n, the columns
+// 8n + 2(l%4) + {0, 1} of rows 16m + l/4 and 16m + l/4 + 8. A lane's share of
+// an R x C tile is therefore a vector<(M C/8) x 4 x T> whose entry
+// [m C/8 + n][2h + e] is element (16Mw + 16m + l/4 + 8h, 8n + 2(l%4) + e).
+// The f16/bf16 A operand of m16n8k16 has exactly this layout over two
+// adjacent column blocks, which is why probabilities feed the P @ V product
+// straight from registers. A per-row vector (R values) becomes
+// vector<2M x T>: entry 2m + h is row 16Mw + 16m + l/4 + 8h.
+//
+// Two row blocks per warp halve the shared-memory traffic per product: each
+// K or V fragment read with ldmatrix feeds M tensor-core instructions.
 //
 // Shared-memory tiles keep their logical shape; the 16-byte chunk c of row r
 // is stored at chunk c ^ (r % 8), so that the 8 row addresses of every
@@ -42,25 +47,37 @@ constexpr int64_t kSwizzleRows = 8;
 /// Maps tile types to a lane's share of them (see the file comment).
 class TileTypeConverter : public TypeConverter {
 public:
-  explicit TileTypeConverter(int64_t blockRows) {
+  TileTypeConverter(int64_t blockRows, int64_t rowBlocks) {
     addConversion([](Type type) { return type; });
-    addConversion([blockRows](VectorType type) -> Type {
+    addConversion([=](VectorType type) -> Type {
       if (type.getRank() == 2 && type.getDimSize(0) == blockRows &&
           type.getDimSize(1) % kColsPerBlock == 0)
         return VectorType::get(
-            {type.getDimSize(1) / kColsPerBlock, kValuesPerBlock},
+            {rowBlocks * type.getDimSize(1) / kColsPerBlock, kValuesPerBlock},
             type.getElementType());
       if (type.getRank() == 1 && type.getDimSize(0) == blockRows)
-        return VectorType::get({2}, type.getElementType());
+        return VectorType::get({2 * rowBlocks}, type.getElementType());
       return type;
     });
   }
 };
 
+/// The row blocks per warp (M) of a lane's share of a tile with `cols`
+/// columns.
+int64_t rowBlocksOf(Type share, int64_t cols) {
+  return cast<VectorType>(share).getDimSize(0) / (cols / kColsPerBlock);
+}
+
+/// The row blocks per warp (M) of a lane's share of a per-row vector.
+int64_t rowBlocksOfRows(Type share) {
+  return cast<VectorType>(share).getDimSize(0) / 2;
+}
+
 /// Where this lane sits in the accumulator layout.
 struct Lane {
   Value threadId; // in the block
-  Value rowInTile; // 16 * warp + lane / 4: the lane's first row
+  Value warpRow0; // 16 * M * warp: the warp's first row
+  Value rowInTile; // warpRow0 + lane / 4: the lane's first row
   Value pairColumn; // 2 * (lane % 4): the lane's first column in a block
   Value laneId;
   Value isFirstOfRow; // lane % 4 == 0
@@ -70,25 +87,29 @@ Value index(ImplicitLocOpBuilder &b, int64_t v) {
   return arith::ConstantIndexOp::create(b, v);
 }
 
-Lane laneOf(ImplicitLocOpBuilder &b) {
+Lane laneOf(ImplicitLocOpBuilder &b, int64_t rowBlocks) {
   Lane lane;
   lane.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   lane.laneId = arith::RemUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
   Value warp = arith::DivUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
   Value quad = arith::RemUIOp::create(b, lane.laneId, index(b, 4));
+  lane.warpRow0 =
+      arith::MulIOp::create(b, warp, index(b, rowBlocks * kMmaRows));
   lane.rowInTile = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, warp, index(b, kRowsPerWarp)),
-      arith::DivUIOp::create(b, lane.laneId, index(b, 4)));
+      b, lane.warpRow0, arith::DivUIOp::create(b, lane.laneId, index(b, 4)));
   lane.pairColumn = arith::MulIOp::create(b, quad, index(b, 2));
   lane.isFirstOfRow = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad,
                                             index(b, 0));
   return lane;
 }
 
-/// The two rows (h = 0, 1) of the tile starting at `row0` this lane holds.
-Value laneRow(ImplicitLocOpBuilder &b, const Lane &lane, Value row0, int h) {
+/// The row of the tile starting at `row0` this lane holds in row block `m`,
+/// half `h` (0, 1).
+Value laneRow(ImplicitLocOpBuilder &b, const Lane &lane, Value row0, int64_t m,
+              int64_t h) {
   return arith::AddIOp::create(
-      b, arith::AddIOp::create(b, row0, lane.rowInTile), index(b, 8 * h));
+      b, arith::AddIOp::create(b, row0, lane.rowInTile),
+      index(b, kMmaRows * m + 8 * h));
 }
 
 Value splatConstant(ImplicitLocOpBuilder &b, VectorType type,
@@ -193,28 +214,29 @@ struct ConvertRowReduction
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     vector::CombiningKind kind = op.getKind();
     Value source = adaptor.getSource();
-    int64_t blocks = cast<VectorType>(source.getType()).getDimSize(0);
-    Value partial = vector::ExtractOp::create(b, source, ArrayRef<int64_t>{0});
-    for (int64_t n = 1; n < blocks; ++n)
-      partial = vector::makeArithReduction(
-          b, b.getLoc(), kind, partial,
-          vector::ExtractOp::create(b, source, ArrayRef<int64_t>{n}));
+    int64_t rowBlocks = rowBlocksOfRows(adaptor.getAcc().getType());
+    int64_t blocks =
+        cast<VectorType>(source.getType()).getDimSize(0) / rowBlocks;
+    auto combine = [&](Value x, Value y) {
+      return vector::makeArithReduction(b, b.getLoc(), kind, x, y);
+    };
+    auto extract = [&](Value vector, int64_t i) -> Value {
+      return vector::ExtractOp::create(b, vector, ArrayRef<int64_t>{i});
+    };
     SmallVector<Value> rows;
-    for (int64_t h = 0; h < 2; ++h) {
-      Value value = vector::makeArithReduction(
-          b, b.getLoc(), kind,
-          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{2 * h}),
-          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{2 * h + 1}));
-      for (int32_t offset : {1, 2}) {
-        auto shuffle = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
-                                              gpu::ShuffleMode::XOR);
-        value = vector::makeArithReduction(b, b.getLoc(), kind, value,
-                                           shuffle.getShuffleResult());
+    for (int64_t m = 0; m < rowBlocks; ++m) {
+      Value partial = extract(source, m * blocks);
+      for (int64_t n = 1; n < blocks; ++n)
+        partial = combine(partial, extract(source, m * blocks + n));
+      for (int64_t h = 0; h < 2; ++h) {
+        Value value = combine(extract(partial, 2 * h), extract(partial, 2 * h + 1));
+        for (int32_t offset : {1, 2}) {
+          auto shuffle = gpu::ShuffleOp::create(
+              b, value, offset, kThreadsPerWarp, gpu::ShuffleMode::XOR);
+          value = combine(value, shuffle.getShuffleResult());
+        }
+        rows.push_back(combine(value, extract(adaptor.getAcc(), 2 * m + h)));
       }
-      rows.push_back(vector::makeArithReduction(
-          b, b.getLoc(), kind, value,
-          vector::ExtractOp::create(b, adaptor.getAcc(),
-                                    ArrayRef<int64_t>{h})));
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
         op, getTypeConverter()->convertType(op.getType()), rows);
@@ -229,10 +251,22 @@ struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value rows = adaptor.getSource();
-    Value block = vector::ShuffleOp::create(b, rows, rows,
-                                            ArrayRef<int64_t>{0, 0, 1, 1});
-    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
-        op, getTypeConverter()->convertType(op.getType()), block);
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    int64_t rowBlocks = rowBlocksOfRows(rows.getType());
+    int64_t blocks = type.getDimSize(0) / rowBlocks;
+    if (rowBlocks == 1) {
+      Value block = vector::ShuffleOp::create(b, rows, rows,
+                                              ArrayRef<int64_t>{0, 0, 1, 1});
+      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, block);
+      return success();
+    }
+    // Entry [m * blocks + n][2h + e] takes row value 2m + h.
+    SmallVector<int64_t> mask;
+    for (int64_t m = 0; m < rowBlocks; ++m)
+      for (int64_t n = 0; n < blocks; ++n)
+        mask.append({2 * m, 2 * m, 2 * m + 1, 2 * m + 1});
+    Value flat = vector::ShuffleOp::create(b, rows, rows, mask);
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, type, flat);
     return success();
   }
 };
@@ -245,19 +279,22 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto type = cast<VectorType>(adaptor.getScores().getType());
-    int64_t blocks = type.getDimSize(0);
+    int64_t rowBlocks =
+        rowBlocksOf(type, op.getScores().getType().getDimSize(1));
+    int64_t blocks = type.getDimSize(0) / rowBlocks;
     auto indexType = VectorType::get(type.getShape(), b.getIndexType());
     SmallVector<int64_t> rowOffsets, colOffsets;
-    for (int64_t n = 0; n < blocks; ++n)
-      for (int64_t v = 0; v < kValuesPerBlock; ++v) {
-        rowOffsets.push_back(8 * (v / 2));
-        colOffsets.push_back(kColsPerBlock * n + v % 2);
-      }
+    for (int64_t m = 0; m < rowBlocks; ++m)
+      for (int64_t n = 0; n < blocks; ++n)
+        for (int64_t v = 0; v < kValuesPerBlock; ++v) {
+          rowOffsets.push_back(kMmaRows * m + 8 * (v / 2));
+          colOffsets.push_back(kColsPerBlock * n + v % 2);
+        }
     auto offsets = [&](ArrayRef<int64_t> values) {
       return arith::ConstantOp::create(
           b, indexType, DenseElementsAttr::get(indexType, values));
     };
-    Lane lane = laneOf(b);
+    Lane lane = laneOf(b, rowBlocks);
     Value colBase = arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn);
     Value cols = arith::AddIOp::create(
         b, vector::BroadcastOp::create(b, indexType, colBase),
@@ -266,7 +303,7 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
         b, arith::CmpIPredicate::uge, cols,
         vector::BroadcastOp::create(b, indexType, adaptor.getKvLen()));
     if (op.getCausal()) {
-      Value rowBase = laneRow(b, lane, adaptor.getRow(), 0);
+      Value rowBase = laneRow(b, lane, adaptor.getRow(), 0, 0);
       Value rows = arith::AddIOp::create(
           b, vector::BroadcastOp::create(b, indexType, rowBase),
           offsets(rowOffsets));
@@ -293,22 +330,26 @@ struct ConvertLoadTile : OpConversionPattern<LoadTileOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto type = cast<VectorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    Lane lane = laneOf(b);
-    Value rows[2] = {laneRow(b, lane, adaptor.getRow(), 0),
-                     laneRow(b, lane, adaptor.getRow(), 1)};
+    int64_t rowBlocks = rowBlocksOf(type, op.getResult().getType().getDimSize(1));
+    int64_t blocks = type.getDimSize(0) / rowBlocks;
+    Lane lane = laneOf(b, rowBlocks);
     Value result = splatConstant(
         b, type, b.getFloatAttr(type.getElementType(), 0.0));
-    for (int64_t n = 0; n < type.getDimSize(0); ++n) {
-      Value col = arith::AddIOp::create(b, lane.pairColumn,
-                                        index(b, kColsPerBlock * n));
-      Value pairs[2];
-      for (int h = 0; h < 2; ++h)
-        pairs[h] = loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
-                                  adaptor.getHead(), rows[h], col, 2);
-      Value block = vector::ShuffleOp::create(b, pairs[0], pairs[1],
-                                              ArrayRef<int64_t>{0, 1, 2, 3});
-      result = vector::InsertOp::create(b, block, result,
-                                        ArrayRef<int64_t>{n});
+    for (int64_t m = 0; m < rowBlocks; ++m) {
+      Value rows[2] = {laneRow(b, lane, adaptor.getRow(), m, 0),
+                       laneRow(b, lane, adaptor.getRow(), m, 1)};
+      for (int64_t n = 0; n < blocks; ++n) {
+        Value col = arith::AddIOp::create(b, lane.pairColumn,
+                                          index(b, kColsPerBlock * n));
+        Value pairs[2];
+        for (int h = 0; h < 2; ++h)
+          pairs[h] = loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
+                                    adaptor.getHead(), rows[h], col, 2);
+        Value block = vector::ShuffleOp::create(b, pairs[0], pairs[1],
+                                                ArrayRef<int64_t>{0, 1, 2, 3});
+        result = vector::InsertOp::create(b, block, result,
+                                          ArrayRef<int64_t>{m * blocks + n});
+      }
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -487,31 +528,64 @@ struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
   }
 
 private:
-  /// f16/bf16 with m16n8k16: per 16-wide k step, the A operand is two
-  /// adjacent column blocks of `a`; ldmatrix x4 yields the B operands of two
-  /// adjacent 8-column output blocks.
+  /// f16/bf16 with m16n8k16: per 16-wide k step, the A operand of each row
+  /// block is two adjacent column blocks of `a` (or an ldmatrix x4 when `a`
+  /// is in shared memory); one ldmatrix x4 yields the B operands of two
+  /// adjacent 8-column output blocks, for every row block.
   static Value lowerHalf(ImplicitLocOpBuilder &b, TileMatmulOp op,
                          OpAdaptor adaptor) {
-    auto aType = cast<VectorType>(op.getA().getType());
+    auto aType = cast<ShapedType>(op.getA().getType());
     Type element = aType.getElementType();
     int64_t k = aType.getDimSize(1);
     int64_t n = op.getAcc().getType().getDimSize(1);
+    int64_t rowBlocks = rowBlocksOf(adaptor.getAcc().getType(), n);
+    int64_t accBlocks = n / kColsPerBlock;
     bool transposeB = op.getTransposeB();
     NVVM::MMATypes ptxType =
         element.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
-    Value lane = arith::RemUIOp::create(
-        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kThreadsPerWarp));
+    Lane lane = laneOf(b, rowBlocks);
     // Which row of an 8x8 matrix, and which of the four matrices, this lane
     // addresses for ldmatrix.
-    Value rowInMatrix = arith::RemUIOp::create(b, lane, index(b, 8));
-    Value matrix = arith::DivUIOp::create(b, lane, index(b, 8));
+    Value rowInMatrix = arith::RemUIOp::create(b, lane.laneId, index(b, 8));
+    Value matrix = arith::DivUIOp::create(b, lane.laneId, index(b, 8));
     Value matrixLow = arith::RemUIOp::create(b, matrix, index(b, 2));
     Value matrixHigh = arith::DivUIOp::create(b, matrix, index(b, 2));
+    auto fragmentType = VectorType::get({4, 2}, element);
+    auto loadFragments = [&](Value tile, Value row, Value chunk,
+                             bool transpose) -> Value {
+      return nvgpu::LdMatrixOp::create(
+          b, fragmentType, tile,
+          ValueRange{row, swizzledColumn(b, row, chunk, element)}, transpose,
+          /*numTiles=*/4);
+    };
 
     Value acc = adaptor.getAcc();
     for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
-      SmallVector<Value> aRegs =
-          operandRegisters(b, element, adaptor.getA(), kStep);
+      SmallVector<SmallVector<Value>> aRegs;
+      for (int64_t m = 0; m < rowBlocks; ++m) {
+        if (isa<VectorType>(adaptor.getA().getType())) {
+          aRegs.push_back(
+              operandRegisters(b, element, adaptor.getA(), m * (k / 8), kStep));
+          continue;
+        }
+        // A staged [M][K]: matrices (m, k), (m+8, k), (m, k+8), (m+8, k+8)
+        // are exactly the registers a0..a3 of m16n8k16.
+        Value row = arith::AddIOp::create(
+            b, lane.warpRow0,
+            arith::AddIOp::create(
+                b, index(b, kMmaRows * m),
+                arith::AddIOp::create(
+                    b, rowInMatrix,
+                    arith::MulIOp::create(b, matrixLow, index(b, 8)))));
+        Value chunk = arith::AddIOp::create(b, index(b, 2 * kStep), matrixHigh);
+        Value fragments = loadFragments(adaptor.getA(), row, chunk, false);
+        SmallVector<Value> regs;
+        for (int64_t r = 0; r < 4; ++r)
+          regs.push_back(packPair(
+              b, element,
+              vector::ExtractOp::create(b, fragments, ArrayRef<int64_t>{r})));
+        aRegs.push_back(regs);
+      }
       for (int64_t nPair = 0; nPair < n / 16; ++nPair) {
         // B stored [N][K] (transposed): matrices (n, k), (n, k+8), (n+8, k),
         // (n+8, k+8). Stored [K][N]: (k, n), (k+8, n), (k, n+8), (k+8, n+8),
@@ -533,11 +607,8 @@ private:
                   arith::MulIOp::create(b, matrixLow, index(b, 8))));
           chunk = arith::AddIOp::create(b, index(b, 2 * nPair), matrixHigh);
         }
-        auto fragmentType = VectorType::get({4, 2}, element);
-        Value fragments = nvgpu::LdMatrixOp::create(
-            b, fragmentType, adaptor.getB(),
-            ValueRange{row, swizzledColumn(b, row, chunk, element)},
-            /*transpose=*/!transposeB, /*numTiles=*/4);
+        Value fragments =
+            loadFragments(adaptor.getB(), row, chunk, /*transpose=*/!transposeB);
         for (int64_t half = 0; half < 2; ++half) {
           SmallVector<Value> bRegs;
           for (int64_t r = 0; r < 2; ++r)
@@ -545,8 +616,9 @@ private:
                 b, element,
                 vector::ExtractOp::create(b, fragments,
                                           ArrayRef<int64_t>{2 * half + r})));
-          acc = mmaIntoBlock(b, ptxType, 16, aRegs, bRegs, acc,
-                             2 * nPair + half);
+          for (int64_t m = 0; m < rowBlocks; ++m)
+            acc = mmaIntoBlock(b, ptxType, 16, aRegs[m], bRegs, acc,
+                               m * accBlocks + 2 * nPair + half);
         }
       }
     }
@@ -562,14 +634,16 @@ private:
     return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
   }
 
-  /// The four A registers of k step `kStep`: column blocks 2k and 2k + 1,
-  /// each holding pairs of rows r and r + 8.
+  /// The four A registers of k step `kStep` of the row block whose column
+  /// blocks start at `firstBlock`: column blocks 2k and 2k + 1, each holding
+  /// pairs of rows r and r + 8.
   static SmallVector<Value> operandRegisters(ImplicitLocOpBuilder &b,
                                              Type element, Value a,
-                                             int64_t kStep) {
-    Value low = vector::ExtractOp::create(b, a, ArrayRef<int64_t>{2 * kStep});
-    Value high =
-        vector::ExtractOp::create(b, a, ArrayRef<int64_t>{2 * kStep + 1});
+                                             int64_t firstBlock, int64_t kStep) {
+    Value low = vector::ExtractOp::create(
+        b, a, ArrayRef<int64_t>{firstBlock + 2 * kStep});
+    Value high = vector::ExtractOp::create(
+        b, a, ArrayRef<int64_t>{firstBlock + 2 * kStep + 1});
     SmallVector<Value> regs;
     for (Value block : {low, high})
       for (int64_t h = 0; h < 2; ++h)
@@ -594,12 +668,11 @@ private:
     Type element = b.getF32Type();
     int64_t k = cast<ShapedType>(op.getA().getType()).getDimSize(1);
     int64_t n = op.getAcc().getType().getDimSize(1);
+    int64_t rowBlocks = rowBlocksOf(adaptor.getAcc().getType(), n);
+    int64_t accBlocks = n / kColsPerBlock;
     bool transposeB = op.getTransposeB();
-    Value lane = arith::RemUIOp::create(
-        b, gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, kThreadsPerWarp));
-    Value group = arith::DivUIOp::create(b, lane, index(b, 4));
-    Value pairColumn = arith::MulIOp::create(
-        b, arith::RemUIOp::create(b, lane, index(b, 4)), index(b, 2));
+    Lane lane = laneOf(b, rowBlocks);
+    Value group = arith::DivUIOp::create(b, lane.laneId, index(b, 4));
     Value bTile = adaptor.getB();
 
     // B element (kk, nn) of the logical [K][N] operand.
@@ -616,52 +689,62 @@ private:
     Value acc = adaptor.getAcc();
     auto partialType = VectorType::get({1, kValuesPerBlock}, b.getF32Type());
     Value zero = splatConstant(b, partialType, b.getF32FloatAttr(0.0f));
-    for (int64_t nBlock = 0; nBlock < n / kColsPerBlock; ++nBlock) {
+    for (int64_t nBlock = 0; nBlock < accBlocks; ++nBlock) {
       Value nn =
           arith::AddIOp::create(b, group, index(b, kColsPerBlock * nBlock));
-      Value sum = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{nBlock});
+      SmallVector<Value> sums;
+      for (int64_t m = 0; m < rowBlocks; ++m)
+        sums.push_back(vector::ExtractOp::create(
+            b, acc, ArrayRef<int64_t>{m * accBlocks + nBlock}));
       for (int64_t kBlock = 0; kBlock < k / kColsPerBlock; ++kBlock) {
-        auto [aBig, aSmall] =
-            splitTF32(b, tf32OperandValues(b, adaptor.getA(), kBlock));
-        Value k0 = arith::AddIOp::create(b, pairColumn,
+        Value k0 = arith::AddIOp::create(b, lane.pairColumn,
                                          index(b, kColsPerBlock * kBlock));
         Value k1 = arith::AddIOp::create(b, k0, index(b, 1));
         auto [bBig, bSmall] = splitTF32(b, {loadB(k0, nn), loadB(k1, nn)});
-        Value partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig,
-                                     zero, 0);
-        partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall,
-                               partial, 0);
-        partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig,
-                               partial, 0);
-        sum = arith::AddFOp::create(
-            b, sum,
-            vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{0}));
+        for (int64_t m = 0; m < rowBlocks; ++m) {
+          auto [aBig, aSmall] = splitTF32(
+              b, tf32OperandValues(b, lane, adaptor.getA(), m, k, kBlock));
+          Value partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall,
+                                       bBig, zero, 0);
+          partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall,
+                                 partial, 0);
+          partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig,
+                                 partial, 0);
+          sums[m] = arith::AddFOp::create(
+              b, sums[m],
+              vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{0}));
+        }
       }
-      acc = vector::InsertOp::create(b, sum, acc, ArrayRef<int64_t>{nBlock});
+      for (int64_t m = 0; m < rowBlocks; ++m)
+        acc = vector::InsertOp::create(
+            b, sums[m], acc, ArrayRef<int64_t>{m * accBlocks + nBlock});
     }
     return acc;
   }
 
-  /// The lane's four A values of 8-column block `kBlock`, in slot order:
-  /// entries 0, 2, 1, 3 of the accumulator layout, read from the register
-  /// tile or from the (swizzled) shared-memory tile.
+  /// The lane's four A values of 8-column block `kBlock` of row block `m`,
+  /// in slot order: entries 0, 2, 1, 3 of the accumulator layout, read from
+  /// the register tile or from the (swizzled) shared-memory tile.
   static SmallVector<Value> tf32OperandValues(ImplicitLocOpBuilder &b,
-                                              Value a, int64_t kBlock) {
+                                              const Lane &lane, Value a,
+                                              int64_t m, int64_t k,
+                                              int64_t kBlock) {
     SmallVector<Value> values;
     if (isa<VectorType>(a.getType())) {
-      Value block = vector::ExtractOp::create(b, a, ArrayRef<int64_t>{kBlock});
+      Value block = vector::ExtractOp::create(
+          b, a, ArrayRef<int64_t>{m * (k / kColsPerBlock) + kBlock});
       for (int64_t entry : {0, 2, 1, 3})
         values.push_back(
             vector::ExtractOp::create(b, block, ArrayRef<int64_t>{entry}));
       return values;
     }
     Type f32 = b.getF32Type();
-    Lane lane = laneOf(b);
     Value col = arith::AddIOp::create(b, lane.pairColumn,
                                       index(b, kColsPerBlock * kBlock));
     Value pairs[2];
     for (int h = 0; h < 2; ++h) {
-      Value row = arith::AddIOp::create(b, lane.rowInTile, index(b, 8 * h));
+      Value row = arith::AddIOp::create(b, lane.rowInTile,
+                                        index(b, kMmaRows * m + 8 * h));
       pairs[h] = vector::LoadOp::create(
           b, VectorType::get({2}, f32), a,
           ValueRange{row, swizzledElementColumn(b, row, col, f32)});
@@ -710,19 +793,25 @@ struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value value = adaptor.getValue();
-    int64_t blocks = cast<VectorType>(value.getType()).getDimSize(0);
+    int64_t rowBlocks =
+        rowBlocksOf(value.getType(), op.getValue().getType().getDimSize(1));
+    int64_t blocks =
+        cast<VectorType>(value.getType()).getDimSize(0) / rowBlocks;
     Value dest = adaptor.getDest();
     Value seq = memref::DimOp::create(b, dest, 2);
-    Lane lane = laneOf(b);
-    for (int h = 0; h < 2; ++h) {
-      Value row = laneRow(b, lane, adaptor.getRow(), h);
+    Lane lane = laneOf(b, rowBlocks);
+    for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+      int64_t m = rowSlot / 2, h = rowSlot % 2;
+      Value row = laneRow(b, lane, adaptor.getRow(), m, h);
       Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
       auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       for (int64_t n = 0; n < blocks; ++n) {
         Value pair = vector::ExtractStridedSliceOp::create(
-            b, vector::ExtractOp::create(b, value, ArrayRef<int64_t>{n}),
+            b,
+            vector::ExtractOp::create(b, value,
+                                      ArrayRef<int64_t>{m * blocks + n}),
             ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2},
             ArrayRef<int64_t>{1});
         Value col = arith::AddIOp::create(b, lane.pairColumn,
@@ -746,9 +835,11 @@ struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value dest = adaptor.getDest();
     Value seq = memref::DimOp::create(b, dest, 2);
-    Lane lane = laneOf(b);
-    for (int h = 0; h < 2; ++h) {
-      Value row = laneRow(b, lane, adaptor.getRow(), h);
+    int64_t rowBlocks = rowBlocksOfRows(adaptor.getValue().getType());
+    Lane lane = laneOf(b, rowBlocks);
+    for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+      Value row =
+          laneRow(b, lane, adaptor.getRow(), rowSlot / 2, rowSlot % 2);
       Value inside = arith::AndIOp::create(
           b, lane.isFirstOfRow,
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq));
@@ -758,13 +849,23 @@ struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
       memref::StoreOp::create(
           b,
           vector::ExtractOp::create(b, adaptor.getValue(),
-                                    ArrayRef<int64_t>{h}),
+                                    ArrayRef<int64_t>{rowSlot}),
           dest, ValueRange{adaptor.getBatch(), adaptor.getHead(), row});
     }
     rewriter.eraseOp(op);
     return success();
   }
 };
+
+/// The 16-row blocks each warp owns: block_m / (16 x warps) from the kernel's
+/// tile configuration (`fa.tile`, recorded by fa-tile-attention), else 1.
+int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
+  auto config = func->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
+  auto blockM = config ? config.getAs<IntegerAttr>("block_m") : IntegerAttr();
+  if (!blockM)
+    return 1;
+  return std::max<int64_t>(1, blockM.getInt() / (numWarps * kMmaRows));
+}
 
 struct ConvertFAToNVGPUPass
     : public mlir::fa::impl::ConvertFAToNVGPUBase<ConvertFAToNVGPUPass> {
@@ -791,10 +892,11 @@ struct ConvertFAToNVGPUPass
       return success();
     }
     int64_t numThreads = (*blockSize)[0];
-    int64_t blockRows = numThreads / kThreadsPerWarp * kRowsPerWarp;
+    int64_t rowBlocks = rowBlocksPerWarp(func, numThreads / kThreadsPerWarp);
+    int64_t blockRows = numThreads / kThreadsPerWarp * kMmaRows * rowBlocks;
 
     MLIRContext *context = &getContext();
-    TileTypeConverter converter(blockRows);
+    TileTypeConverter converter(blockRows, rowBlocks);
     ConversionTarget target(*context);
     target.addIllegalDialect<FADialect>();
     target.markUnknownOpDynamicallyLegal(

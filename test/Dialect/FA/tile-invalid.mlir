@@ -82,14 +82,6 @@ func.func @matmul_granule(%a: vector<64x64xbf16>, %b: memref<24x64xbf16, #gpu.ad
 
 // -----
 
-func.func @matmul_shared_a_half(%a: memref<64x64xbf16, #gpu.address_space<workgroup>>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
-  // expected-error @+1 {{expects a in shared memory only for f32 (f16 and bf16 operands stay in registers)}}
-  %r = fa.tile_matmul %a, %b, %c transpose_b : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
-  return
-}
-
-// -----
-
 func.func @matmul_shared_a_global(%a: memref<64x64xf32>, %b: memref<64x64xf32, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
   // expected-error @+1 {{expects a in the workgroup (shared) address space}}
   %r = fa.tile_matmul %a, %b, %c transpose_b : memref<64x64xf32>, memref<64x64xf32, #gpu.address_space<workgroup>>, vector<64x64xf32>

@@ -69,9 +69,6 @@ LogicalResult TileMatmulOp::verify() {
   VectorType acc = getAcc().getType();
   MemRefType b = getB().getType();
   if (auto aShared = dyn_cast<MemRefType>(a)) {
-    if (!aShared.getElementType().isF32())
-      return emitOpError("expects a in shared memory only for f32 (f16 and "
-                         "bf16 operands stay in registers)");
     if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(aShared))
       return emitOpError("expects a in the workgroup (shared) address space");
   }

@@ -27,7 +27,8 @@ namespace {
 
 struct TileConfig {
   int64_t blockM, blockN, numWarps, numStages;
-  /// Keep the query tile in shared memory instead of registers (f32 only).
+  /// Keep the query tile in shared memory instead of registers: fewer
+  /// registers, one more shared-memory read per product.
   bool queryInShared = false;
   /// Let fa-pipeline-kv-copies overlap the K/V copies with compute.
   bool pipelineCopies = true;
@@ -272,10 +273,12 @@ struct FATileAttentionPass
       func.emitError() << "fa-tile-attention: " << message;
       return failure();
     };
-    if (config.numWarps < 1 || config.blockM != config.numWarps * kRowsPerWarp)
-      return fail("block-m (" + Twine(config.blockM) + ") must be 16 x " +
+    if (config.numWarps < 1 ||
+        (config.blockM != config.numWarps * kMmaRows &&
+         config.blockM != 2 * config.numWarps * kMmaRows))
+      return fail("block-m (" + Twine(config.blockM) + ") must be 16 or 32 x " +
                   "num-warps (" + Twine(config.numWarps) +
-                  "): each warp owns 16 query rows");
+                  "): each warp owns one or two 16-row blocks of queries");
     if (config.blockN < 16 || config.blockN % 16 != 0)
       return fail("block-n (" + Twine(config.blockN) +
                   ") must be a positive multiple of 16");
@@ -307,9 +310,6 @@ struct FATileAttentionPass
     int64_t headDim = op.getHeadDim();
     auto shared = gpu::AddressSpaceAttr::get(
         b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    if (config.queryInShared && !element.isF32())
-      return func.emitError("fa-tile-attention: q_in_shared is for f32 "
-                            "(f16/bf16 query tiles stay in registers)");
     auto sharedTile = [&](int64_t rows) {
       return MemRefType::get({rows, headDim}, element,
                              MemRefLayoutAttrInterface{}, shared);

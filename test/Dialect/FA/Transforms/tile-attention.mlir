@@ -58,7 +58,7 @@ func.func @tuned(%q: memref<1x2x100x128xf16>, %k: memref<1x2x100x128xf16>, %v: m
 
 // -----
 
-// expected-error @+1 {{fa-tile-attention: block-m (48) must be 16 x num-warps (4): each warp owns 16 query rows}}
+// expected-error @+1 {{fa-tile-attention: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of queries}}
 func.func @bad_block_m(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
@@ -106,8 +106,14 @@ func.func @query_in_shared(%q: memref<1x2x100x128xf32>) attributes {fa.tile = {b
 
 // -----
 
-// expected-error @+1 {{fa-tile-attention: q_in_shared is for f32 (f16/bf16 query tiles stay in registers)}}
-func.func @query_in_shared_half(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 64, num_warps = 4, q_in_shared = 1}} {
+// f16/bf16 may keep the query tile in shared memory too (for 32 rows per
+// warp at D=128, where a register Q would not fit beside the accumulator).
+// CHECK-LABEL: gpu.func @query_in_shared_half
+// CHECK: fa.stage_tile %{{.*}} into %[[QH:.*]] : memref<1x1x8x64xf16>, memref<128x64xf16, #gpu.address_space<workgroup>>
+// CHECK: fa.tile_matmul %[[QH]], %{{.*}} transpose_b : memref<128x64xf16, #gpu.address_space<workgroup>>
+// CONFIG-LABEL: gpu.func @query_in_shared_half
+// CONFIG-SAME: known_block_size = array<i32: 128, 1, 1>
+func.func @query_in_shared_half(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 128, num_warps = 4, q_in_shared = 1}} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }

@@ -15,8 +15,12 @@ ArrayRef<int64_t> getSupportedHeadDims();
 
 /// Threads in a warp.
 inline constexpr int64_t kThreadsPerWarp = 32;
-/// Query rows one warp owns in a tile: the M of the m16n8k16 instruction.
-inline constexpr int64_t kRowsPerWarp = 16;
+/// Rows of one row block of a tile: the M of the m16n8k16 instruction. A
+/// warp owns one or two row blocks.
+inline constexpr int64_t kMmaRows = 16;
+/// Function attribute overriding the tiling options for one kernel, recorded
+/// on the generated kernel for the passes after tiling.
+inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
 } // namespace mlir::fa
 
 #define GET_OP_CLASSES

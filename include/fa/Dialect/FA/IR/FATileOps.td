@@ -94,8 +94,8 @@ def FA_WaitTilesOp : FA_Op<"wait_tiles"> {
 def FA_TileMatmulOp : FA_Op<"tile_matmul", [AllTypesMatch<["acc", "result"]>]> {
   let summary = "tile matrix product on tensor cores: acc + a @ b";
   let description = [{
-    `a` is an `M x K` tile, in registers or (f32 only, to spare registers)
-    in shared memory as staged by `fa.stage_tile`; `b` a shared-memory tile
+    `a` is an `M x K` tile, in registers or (to spare registers) in shared
+    memory as staged by `fa.stage_tile`; `b` a shared-memory tile
     holding either `K x N` or, with `transpose_b`, `N x K` (so `q @ k^T`
     reads K as staged). Products accumulate in f32 into `acc` (`M x N`).
   }];

@@ -20,8 +20,6 @@ inline constexpr llvm::StringLiteral kKvLoopAttr = "fa.kv_loop";
 /// Which phase of the safe softmax a key/value loop computes: "max", "sum" or
 /// "accumulate"; the fusion pass replaces the three by one loop.
 inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
-/// Function attribute overriding the tiling options for one kernel.
-inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
 /// Module attribute: kernel name -> dictionary describing the kernel.
 inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
 
