@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -33,6 +34,9 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
   gpuModule.addPass(createSCFToControlFlowPass());
+  // Slots of multi-buffered shared tiles are subviews.
+  gpuModule.addPass(memref::createExpandStridedMetadataPass());
+  gpuModule.addPass(createLowerAffinePass());
   gpuModule.addPass(createConvertNVGPUToNVVMPass());
   gpuModule.addPass(createConvertGpuOpsToNVVMOps());
   // n-D vector ops (broadcasts into a lane's share of a tile) that the

@@ -131,6 +131,30 @@ Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
                                index(b, chunkElems(element)));
 }
 
+/// The address of an 8x8 matrix row for ldmatrix, as (row, column) of a
+/// swizzled shared tile: logical row `rowLane + rowConst` and 16-byte chunk
+/// `chunkConst + chunkLane`, where only `rowLane` and `chunkLane` (0 or 1)
+/// depend on the lane, `rowConst` is a multiple of 8 (so the swizzle phase is
+/// `rowLane % 8`) and `chunkConst` is even. Since
+/// (c + l) ^ p = (c & ~7) + ((c & 7) ^ (l ^ p)) under those conditions, the
+/// lane-dependent part takes one of four values and everything else folds
+/// into the instruction's immediate offset: without this, each of the
+/// dozens of ldmatrix of a key tile kept its own address register.
+std::pair<Value, Value> ldmatrixAddress(ImplicitLocOpBuilder &b, Value rowLane,
+                                        int64_t rowConst, Value chunkLane,
+                                        int64_t chunkConst, Type element) {
+  assert(rowConst % kSwizzleRows == 0 && chunkConst % 2 == 0 &&
+         "constant parts must not disturb the swizzle phase");
+  Value lanePhase = arith::XOrIOp::create(
+      b, chunkLane, arith::RemUIOp::create(b, rowLane, index(b, kSwizzleRows)));
+  Value lowChunk = arith::XOrIOp::create(
+      b, lanePhase, index(b, chunkConst % kSwizzleRows));
+  Value chunk = arith::AddIOp::create(
+      b, lowChunk, index(b, chunkConst - chunkConst % kSwizzleRows));
+  return {arith::AddIOp::create(b, rowLane, index(b, rowConst)),
+          arith::MulIOp::create(b, chunk, index(b, chunkElems(element)))};
+}
+
 /// Physical column of logical column `col` of shared-tile row `row`.
 Value swizzledElementColumn(ImplicitLocOpBuilder &b, Value row, Value col,
                             Type element) {
@@ -260,13 +284,18 @@ struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
       rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, block);
       return success();
     }
-    // Entry [m * blocks + n][2h + e] takes row value 2m + h.
-    SmallVector<int64_t> mask;
+    // Entry [m * blocks + n][2h + e] takes row value 2m + h. (Built from
+    // scalars: an intermediate flat vector could have the tile's row count
+    // and read as an unconverted row vector.)
+    SmallVector<Value> rowValues, elements;
+    for (int64_t slot = 0; slot < 2 * rowBlocks; ++slot)
+      rowValues.push_back(
+          vector::ExtractOp::create(b, rows, ArrayRef<int64_t>{slot}));
     for (int64_t m = 0; m < rowBlocks; ++m)
       for (int64_t n = 0; n < blocks; ++n)
-        mask.append({2 * m, 2 * m, 2 * m + 1, 2 * m + 1});
-    Value flat = vector::ShuffleOp::create(b, rows, rows, mask);
-    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, type, flat);
+        for (int64_t v = 0; v < kValuesPerBlock; ++v)
+          elements.push_back(rowValues[2 * m + v / 2]);
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, elements);
     return success();
   }
 };
@@ -551,13 +580,21 @@ private:
     Value matrixLow = arith::RemUIOp::create(b, matrix, index(b, 2));
     Value matrixHigh = arith::DivUIOp::create(b, matrix, index(b, 2));
     auto fragmentType = VectorType::get({4, 2}, element);
-    auto loadFragments = [&](Value tile, Value row, Value chunk,
+    auto loadFragments = [&](Value tile, Value rowLane, int64_t rowConst,
+                             Value chunkLane, int64_t chunkConst,
                              bool transpose) -> Value {
-      return nvgpu::LdMatrixOp::create(
-          b, fragmentType, tile,
-          ValueRange{row, swizzledColumn(b, row, chunk, element)}, transpose,
-          /*numTiles=*/4);
+      auto [row, col] = ldmatrixAddress(b, rowLane, rowConst, chunkLane,
+                                        chunkConst, element);
+      return nvgpu::LdMatrixOp::create(b, fragmentType, tile,
+                                       ValueRange{row, col}, transpose,
+                                       /*numTiles=*/4);
     };
+    // The lane's row within a 16-row step when the four matrices are
+    // stacked (low, high) = (rows +0/+8, chunks +0/+1), and the other way.
+    Value rowsByLow = arith::AddIOp::create(
+        b, rowInMatrix, arith::MulIOp::create(b, matrixLow, index(b, 8)));
+    Value rowsByHigh = arith::AddIOp::create(
+        b, rowInMatrix, arith::MulIOp::create(b, matrixHigh, index(b, 8)));
 
     Value acc = adaptor.getAcc();
     for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
@@ -570,15 +607,9 @@ private:
         }
         // A staged [M][K]: matrices (m, k), (m+8, k), (m, k+8), (m+8, k+8)
         // are exactly the registers a0..a3 of m16n8k16.
-        Value row = arith::AddIOp::create(
-            b, lane.warpRow0,
-            arith::AddIOp::create(
-                b, index(b, kMmaRows * m),
-                arith::AddIOp::create(
-                    b, rowInMatrix,
-                    arith::MulIOp::create(b, matrixLow, index(b, 8)))));
-        Value chunk = arith::AddIOp::create(b, index(b, 2 * kStep), matrixHigh);
-        Value fragments = loadFragments(adaptor.getA(), row, chunk, false);
+        Value fragments = loadFragments(
+            adaptor.getA(), arith::AddIOp::create(b, lane.warpRow0, rowsByLow),
+            kMmaRows * m, matrixHigh, 2 * kStep, /*transpose=*/false);
         SmallVector<Value> regs;
         for (int64_t r = 0; r < 4; ++r)
           regs.push_back(packPair(
@@ -591,24 +622,12 @@ private:
         // (n+8, k+8). Stored [K][N]: (k, n), (k+8, n), (k, n+8), (k+8, n+8),
         // read transposed. Either way registers 0-1 feed block 2*nPair and
         // registers 2-3 block 2*nPair + 1.
-        Value row, chunk;
-        if (transposeB) {
-          row = arith::AddIOp::create(
-              b, index(b, 16 * nPair),
-              arith::AddIOp::create(
-                  b, rowInMatrix,
-                  arith::MulIOp::create(b, matrixHigh, index(b, 8))));
-          chunk = arith::AddIOp::create(b, index(b, 2 * kStep), matrixLow);
-        } else {
-          row = arith::AddIOp::create(
-              b, index(b, 16 * kStep),
-              arith::AddIOp::create(
-                  b, rowInMatrix,
-                  arith::MulIOp::create(b, matrixLow, index(b, 8))));
-          chunk = arith::AddIOp::create(b, index(b, 2 * nPair), matrixHigh);
-        }
         Value fragments =
-            loadFragments(adaptor.getB(), row, chunk, /*transpose=*/!transposeB);
+            transposeB
+                ? loadFragments(adaptor.getB(), rowsByHigh, 16 * nPair,
+                                matrixLow, 2 * kStep, /*transpose=*/false)
+                : loadFragments(adaptor.getB(), rowsByLow, 16 * kStep,
+                                matrixHigh, 2 * nPair, /*transpose=*/true);
         for (int64_t half = 0; half < 2; ++half) {
           SmallVector<Value> bRegs;
           for (int64_t r = 0; r < 2; ++r)

@@ -282,11 +282,14 @@ struct FATileAttentionPass
     if (config.blockN < 16 || config.blockN % 16 != 0)
       return fail("block-n (" + Twine(config.blockN) +
                   ") must be a positive multiple of 16");
-    if (config.numStages != 1)
-      return fail("num-stages " + Twine(config.numStages) +
-                  " is not supported yet (only 1)");
     config.queryInShared = queryInShared != 0;
     config.pipelineCopies = pipelineCopies != 0;
+    if (config.numStages != 1 && config.numStages != 2)
+      return fail("num-stages " + Twine(config.numStages) +
+                  " is not supported (1: one K and one V buffer, 2: two each)");
+    if (config.numStages == 2 && !config.pipelineCopies)
+      return fail("num-stages 2 needs pipeline_copies: the second buffers "
+                  "only serve copies started ahead");
     return config;
   }
 

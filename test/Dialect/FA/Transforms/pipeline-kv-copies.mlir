@@ -46,3 +46,38 @@ func.func @off(%q: memref<?x?x?x64xf32>, %k: memref<?x?x?x64xf32>, %v: memref<?x
                outs(%o : memref<?x?x?x64xf32>)
   return
 }
+
+// -----
+
+// num_stages = 2: K and V get two slots each ([2][64][64]). Both tiles of
+// the first iteration are copied before the loop; each iteration waits once,
+// starts both tiles of the next iteration into the other slot, and reads its
+// own slot, j % 2.
+// CHECK-LABEL: gpu.func @double_buffered
+// CHECK-SAME: workgroup(%[[KB:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %[[VB:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK: fa.copy_tile_async %[[K:arg[0-9]+]][%{{.*}}, %{{.*}}, %c0] into
+// CHECK: fa.copy_tile_async %[[V:arg[0-9]+]][%{{.*}}, %{{.*}}, %c0] into
+// CHECK: scf.for %[[J:.*]] = %c0 to
+// CHECK-NEXT: fa.wait_tiles
+// CHECK: scf.if
+// CHECK: %[[NK:.*]] = memref.subview %[[KB]]
+// CHECK: fa.copy_tile_async %[[K]][%{{.*}}] into %[[NK]]
+// CHECK: %[[NV:.*]] = memref.subview %[[VB]]
+// CHECK: fa.copy_tile_async %[[V]][%{{.*}}] into %[[NV]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[KS:.*]] = arith.remui %[[J]], %c2
+// CHECK-NEXT: %[[KSLOT:.*]] = memref.subview %[[KB]][%[[KS]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK-NEXT: %[[VS:.*]] = arith.remui %[[J]], %c2
+// CHECK-NEXT: %[[VSLOT:.*]] = memref.subview %[[VB]][%[[VS]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK-NEXT: fa.tile_matmul %{{.*}}, %[[KSLOT]], %{{.*}} transpose_b
+// CHECK-NOT: fa.wait_tiles
+// CHECK: fa.tile_matmul %{{.*}}, %[[VSLOT]], %{{.*}} :
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK-NEXT: fa.wait_tiles
+func.func @double_buffered(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, num_stages = 2}} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
