@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: checks every generated kernel against fp64,
-# compares accuracy with PyTorch SDPA, and benchmarks against SDPA's flash and
-# cuDNN backends, printing the tables last. The GPU machines have no MLIR, so
+# compares accuracy with PyTorch SDPA, tunes (`fa-run tune` writes
+# <kernels>/tuning.json, which every later run follows), and benchmarks
+# against SDPA's flash and cuDNN backends, printing the tables last. The GPU machines have no MLIR, so
 # fa-run and the kernel library are built here and carried:
 #
 #   rm -rf .carry && mkdir -p .carry/bin && cp build/bin/fa-run .carry/bin/ &&
@@ -58,6 +59,11 @@ echo "== accuracy next to PyTorch SDPA (same inputs, same dtype)"
 python3 bench/compare_sdpa.py --fa-run "$fa_run" --kernels "$kernels" --out "$out" \
   > "$out/compare_sdpa.log" 2>&1 || status=1
 tail -3 "$out/compare_sdpa.log"
+
+echo "== tuning: time every kernel of each group per seq_kv class; the cache picks the kernel from here on"
+"$fa_run" tune --kernels "$kernels" > "$out/tune.txt" 2>&1 || status=1
+cp "$kernels/tuning.json" "$out/tuning.json" 2>/dev/null
+grep -c '\*$' "$out/tune.txt" | sed 's/^/tuned classes: /'
 
 echo "== speed next to PyTorch SDPA flash and cuDNN (bf16, 16k tokens, hidden 2048)"
 python3 bench/bench_attention.py --fa-run "$fa_run" --kernels "$kernels" --out "$out" \
