@@ -22,13 +22,14 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
-           "Query rows per thread block (16 per warp)">,
+           "Query rows per thread block (16 or 32 per warp)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
            "Keys per key/value tile">,
     Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
            "Warps per thread block">,
     Option<"numStages", "num-stages", "int64_t", /*default=*/"1",
-           "Shared-memory stages of the key/value pipeline">,
+           "Shared-memory slots per K and V tile: 1, or 2 (double "
+           "buffering, applied by fa-pipeline-kv-copies)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
@@ -82,6 +83,20 @@ def FAPipelineKvCopies : Pass<"fa-pipeline-kv-copies"> {
 
     A wait also orders the buffer reuse: every warp has finished reading a
     buffer before the next copy into it starts.
+
+    With `num_stages = 2` in the kernel's `fa.tile`, the K and V buffers get
+    two slots each (`[2][R][C]`, read through `memref.subview` of slot
+    `j % 2`), and both tiles of the next iteration load during all of this
+    one:
+
+        prologue: copy K[lb], V[lb] into slot lb % 2
+        loop j:   wait; copy K[j+1], V[j+1] into slot (j+1) % 2
+                  S = Q K[j]^T; softmax; acc += P V[j]   (slot j % 2)
+        epilogue: wait
+
+    The wait's barrier at the top of iteration j also guarantees every warp
+    is done with iteration j - 1, whose slot the new copies overwrite. A
+    kernel with `pipeline_copies = 0` keeps its synchronous copies.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
