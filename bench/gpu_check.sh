@@ -14,6 +14,8 @@ out=${2:?usage: gpu_check.sh CARRY_DIR OUT_DIR}
 fa_run="$carry/bin/fa-run"
 kernels="$carry/kernels"
 mkdir -p "$out"
+# Eight files at most (the device tool brings back no more): the tools' output
+# goes to logs.txt, the tuning table included (tuning.json holds its numbers).
 export PYTHONUNBUFFERED=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
@@ -57,18 +59,18 @@ PY
 
 echo "== accuracy next to PyTorch SDPA (same inputs, same dtype)"
 python3 bench/compare_sdpa.py --fa-run "$fa_run" --kernels "$kernels" --out "$out" \
-  > "$out/compare_sdpa.log" 2>&1 || status=1
-tail -3 "$out/compare_sdpa.log"
+  >> "$out/logs.txt" 2>&1 || status=1
+tail -3 "$out/logs.txt"
 
 echo "== tuning: time every kernel of each group per seq_kv class; the cache picks the kernel from here on"
-"$fa_run" tune --kernels "$kernels" > "$out/tune.txt" 2>&1 || status=1
+"$fa_run" tune --kernels "$kernels" >> "$out/logs.txt" 2>&1 || status=1
 cp "$kernels/tuning.json" "$out/tuning.json" 2>/dev/null
-grep -c '\*$' "$out/tune.txt" | sed 's/^/tuned classes: /'
+grep -c '\*$' "$out/logs.txt" | sed 's/^/tuned classes: /'
 
 echo "== speed next to PyTorch SDPA flash and cuDNN (bf16, 16k tokens, hidden 2048)"
 python3 bench/bench_attention.py --fa-run "$fa_run" --kernels "$kernels" --out "$out" \
-  > "$out/bench_attention.log" 2>&1 || status=1
+  >> "$out/logs.txt" 2>&1 || status=1
 cat "$out/check.md" | grep -c pass | sed 's/^/check rows passing: /'
 grep -v pass "$out/check.md" | tail -n +3
-cat "$out/bench_attention.md" 2>/dev/null || tail -20 "$out/bench_attention.log"
+cat "$out/bench_attention.md" 2>/dev/null || tail -20 "$out/logs.txt"
 exit $status
