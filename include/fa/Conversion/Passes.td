@@ -24,7 +24,10 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
     cooperative copies into the swizzled layout between barriers; masks
     become one select per element; loads and stores become bounds-checked
     vector accesses. Elementwise `arith`/`math` on tiles and the `scf.for`
-    loops carrying tiles follow the type conversion.
+    loops carrying tiles follow the type conversion. A product of a tile and
+    a row broadcast (the online softmax's accumulator rescale) runs only in
+    warps where some row's factor differs from 1 (a vote; bit-identical),
+    unless the kernel's `fa.tile` says `skip_unit_rescale = 0`.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",

@@ -300,6 +300,52 @@ struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
   }
 };
 
+/// `tile * row_broadcast(alpha)`, the online softmax's rescale of its
+/// accumulator: multiplying by exactly 1 changes nothing, and after the first
+/// key tiles most tiles leave every row maximum, so alpha = 1. A warp whose
+/// rows all have alpha == 1 skips the multiplies (one vote; the branch is
+/// warp-uniform). Bit-identical to the plain product.
+struct ConvertRowScale : OpConversionPattern<arith::MulFOp> {
+  ConvertRowScale(const TypeConverter &converter, MLIRContext *context)
+      : OpConversionPattern(converter, context, /*benefit=*/2) {}
+
+  LogicalResult
+  matchAndRewrite(arith::MulFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto broadcast = op.getRhs().getDefiningOp<RowBroadcastOp>();
+    if (!broadcast)
+      return rewriter.notifyMatchFailure(op, "not a row scale");
+    Value rows = rewriter.getRemappedValue(broadcast.getSource());
+    Type rowsType = getTypeConverter()->convertType(broadcast.getSource().getType());
+    if (!rows || rows.getType() != rowsType)
+      return rewriter.notifyMatchFailure(op, "row values not converted yet");
+    Type tileType = getTypeConverter()->convertType(op.getType());
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value ones = splatConstant(b, cast<VectorType>(rowsType),
+                               b.getF32FloatAttr(1.0f));
+    Value differs =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, rows, ones);
+    Value laneDiffers = vector::ReductionOp::create(
+        b, vector::CombiningKind::OR, differs);
+    Value fullWarp = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
+    Value warpDiffers = NVVM::VoteSyncOp::create(
+        b, b.getI1Type(), fullWarp, laneDiffers, NVVM::VoteSyncKind::any);
+    auto ifOp = scf::IfOp::create(b, tileType, warpDiffers,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(
+          b, ValueRange{arith::MulFOp::create(b, adaptor.getLhs(),
+                                              adaptor.getRhs())});
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, ValueRange{adaptor.getLhs()});
+    }
+    rewriter.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+};
+
 /// One comparison per element against the key length, and one for causality.
 struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -876,14 +922,18 @@ struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
   }
 };
 
-/// The 16-row blocks each warp owns: block_m / (16 x warps) from the kernel's
-/// tile configuration (`fa.tile`, recorded by fa-tile-attention), else 1.
-int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
+/// Entry `name` of the kernel's tile configuration (`fa.tile`, recorded by
+/// fa-tile-attention), or `fallback`.
+int64_t tileConfigEntry(gpu::GPUFuncOp func, StringRef name, int64_t fallback) {
   auto config = func->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
-  auto blockM = config ? config.getAs<IntegerAttr>("block_m") : IntegerAttr();
-  if (!blockM)
-    return 1;
-  return std::max<int64_t>(1, blockM.getInt() / (numWarps * kMmaRows));
+  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
+  return value ? value.getInt() : fallback;
+}
+
+/// The 16-row blocks each warp owns: block_m / (16 x warps), else 1.
+int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
+  int64_t blockM = tileConfigEntry(func, "block_m", numWarps * kMmaRows);
+  return std::max<int64_t>(1, blockM / (numWarps * kMmaRows));
 }
 
 struct ConvertFAToNVGPUPass
@@ -921,6 +971,8 @@ struct ConvertFAToNVGPUPass
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     RewritePatternSet patterns(context);
+    if (tileConfigEntry(func, "skip_unit_rescale", 1) != 0)
+      patterns.add<ConvertRowScale>(converter, context);
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
                  ConvertTileMatmul, ConvertStoreTile, ConvertStoreRows,

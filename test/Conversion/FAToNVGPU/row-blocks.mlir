@@ -13,10 +13,30 @@
 // CHECK: nvvm.mma.sync A[%[[A0:[0-9]+]], {{.*}}]  B[%[[B0:[0-9]+]], %[[B1:[0-9]+]]]
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: nvvm.mma.sync A[%[[A1:[0-9]+]], {{.*}}]  B[%[[B0]], %[[B1]]]
-// The output is stored for 4 rows per lane (2 row blocks x 2 halves).
-// CHECK-COUNT-4: scf.if
+// The accumulator rescale: a warp whose rows all keep their maximum
+// (alpha == 1 in each of the lane's 4 rows, in every lane) skips it.
+// CHECK: %[[DIFF:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT: %[[ANY:.*]] = vector.reduction <or>, %[[DIFF]] : vector<4xi1> into i1
+// CHECK-NEXT: %[[VOTE:.*]] = nvvm.vote.sync  any %{{.*}}, %[[ANY]] -> i1
+// CHECK-NEXT: scf.if %[[VOTE]] -> (vector<16x4xf32>) {
+// CHECK-NEXT: arith.mulf %{{.*}} : vector<16x4xf32>
+// The output is stored for 4 rows per lane (2 row blocks x 2 halves), 8
+// pairs each.
+// CHECK: } {fa.kv_tiles = "partial"
+// CHECK-COUNT-32: vector.store %{{.*}} : memref<?x?x?x64xbf16>, vector<2xbf16>
 func.func @two_row_blocks(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, q_in_shared = 1}} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
+
+// With skip_unit_rescale = 0 the rescale is a plain product.
+// CHECK-LABEL: gpu.func @always_rescale
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: gpu.return
+func.func @always_rescale(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                          %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, skip_unit_rescale = 0}} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return

@@ -167,6 +167,20 @@ void multiBuffer(Value tile, int64_t stages) {
       MemRefLayoutAttrInterface{}, type.getMemorySpace()));
 }
 
+/// A copy made once before the key loops (the query tile, with q_in_shared)
+/// becomes asynchronous: it lands with the first K/V tiles, under the first
+/// wait of the loop that reads it, instead of stalling the block on its own.
+/// Only key loops read it, and each of their reads follows a wait.
+void startQueryCopyEarly(gpu::GPUFuncOp kernel) {
+  for (StageTileOp stage : llvm::make_early_inc_range(
+           kernel.getBody().front().getOps<StageTileOp>())) {
+    ImplicitLocOpBuilder b(stage.getLoc(), stage);
+    CopyTileAsyncOp::create(b, stage.getSource(), stage.getBatch(),
+                            stage.getHead(), stage.getRow(), stage.getDest());
+    stage.erase();
+  }
+}
+
 LogicalResult pipelineKernel(gpu::GPUFuncOp kernel) {
   if (configEntry(kernel, "pipeline_copies", 1) == 0)
     return success();
@@ -205,6 +219,8 @@ LogicalResult pipelineKernel(gpu::GPUFuncOp kernel) {
     copies.value.erase();
     loop->setAttr("fa.pipelined", b.getUnitAttr());
   }
+  if (!work.empty())
+    startQueryCopyEarly(kernel);
   return success();
 }
 

@@ -32,6 +32,10 @@ struct TileConfig {
   bool queryInShared = false;
   /// Let fa-pipeline-kv-copies overlap the K/V copies with compute.
   bool pipelineCopies = true;
+  /// Let the warp-level lowering skip the accumulator rescale of warps whose
+  /// row maxima did not change (a vote and a branch per key tile): pays at
+  /// D=128, costs at D=64 (measured; see kernels/CMakeLists.txt).
+  bool skipUnitRescale = true;
 };
 
 /// The configuration as recorded on the kernel (`fa.tile`) and in the
@@ -44,6 +48,7 @@ DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
       {entry("block_m", c.blockM), entry("block_n", c.blockN),
        entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
        entry("pipeline_copies", c.pipelineCopies),
+       entry("skip_unit_rescale", c.skipUnitRescale),
        entry("q_in_shared", c.queryInShared)});
 }
 
@@ -242,7 +247,7 @@ struct FATileAttentionPass
   /// library can hold kernels of different configurations.
   FailureOr<TileConfig> configFor(func::FuncOp func) {
     TileConfig config{blockM, blockN, numWarps, numStages};
-    int64_t queryInShared = 0, pipelineCopies = 1;
+    int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1;
     if (Attribute attr = func->getAttr(kTileConfigAttr)) {
       auto dict = dyn_cast<DictionaryAttr>(attr);
       if (!dict)
@@ -257,6 +262,7 @@ struct FATileAttentionPass
                 .Case("num_stages", &config.numStages)
                 .Case("q_in_shared", &queryInShared)
                 .Case("pipeline_copies", &pipelineCopies)
+                .Case("skip_unit_rescale", &skipUnitRescale)
                 .Default(nullptr);
         auto value = dyn_cast<IntegerAttr>(entry.getValue());
         if (!field || !value)
@@ -264,7 +270,7 @@ struct FATileAttentionPass
                      << kTileConfigAttr << ": unknown or non-integer entry '"
                      << entry.getName().strref()
                      << "' (expected block_m, block_n, num_warps, num_stages, "
-                        "q_in_shared, pipeline_copies)",
+                        "q_in_shared, pipeline_copies, skip_unit_rescale)",
                  failure();
         *field = value.getInt();
       }
@@ -284,6 +290,7 @@ struct FATileAttentionPass
                   ") must be a positive multiple of 16");
     config.queryInShared = queryInShared != 0;
     config.pipelineCopies = pipelineCopies != 0;
+    config.skipUnitRescale = skipUnitRescale != 0;
     if (config.numStages != 1 && config.numStages != 2)
       return fail("num-stages " + Twine(config.numStages) +
                   " is not supported (1: one K and one V buffer, 2: two each)");
@@ -340,6 +347,17 @@ struct FATileAttentionPass
     ctx.zero = arith::ConstantIndexOp::create(b, 0);
     ctx.one = arith::ConstantIndexOp::create(b, 1);
     Value queryTileIndex = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    if (kernelOp.getCausal()) {
+      // Blocks start roughly in index order; under a causal mask the last
+      // query tiles have the most key tiles, so they go first and the short
+      // ones fill the tail of the grid.
+      Value numQueryTiles = arith::CeilDivUIOp::create(
+          b, memref::DimOp::create(b, kernelOp.getQuery(), 2),
+          arith::ConstantIndexOp::create(b, config.blockM));
+      queryTileIndex = arith::SubIOp::create(
+          b, arith::SubIOp::create(b, numQueryTiles, queryTileIndex),
+          arith::ConstantIndexOp::create(b, 1));
+    }
     Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     Value heads = memref::DimOp::create(b, kernelOp.getQuery(), 1);
     Value kvHeads = memref::DimOp::create(b, kernelOp.getKey(), 1);

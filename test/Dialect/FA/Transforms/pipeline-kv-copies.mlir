@@ -81,3 +81,22 @@ func.func @double_buffered(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>,
                outs(%o : memref<?x?x?x64xbf16>)
   return
 }
+
+// -----
+
+// The query tile in shared memory (q_in_shared) is copied asynchronously too,
+// before the first K/V tiles; the loop's first wait covers it.
+// CHECK-LABEL: gpu.func @query_in_shared
+// CHECK-SAME: %[[QB:arg[0-9]+]] : memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: fa.stage_tile
+// CHECK: fa.copy_tile_async %arg0[%{{.*}}] into %[[QB]]
+// CHECK-NOT: fa.wait_tiles
+// CHECK: scf.for
+// CHECK-NEXT: fa.wait_tiles
+// CHECK: fa.tile_matmul %[[QB]]
+func.func @query_in_shared(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, num_stages = 2, q_in_shared = 1}} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
