@@ -300,8 +300,8 @@ struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
   }
 };
 
-/// `tile * row_broadcast(alpha)`, the online softmax's rescale of its
-/// accumulator: multiplying by exactly 1 changes nothing, and after the first
+/// `tile * row_broadcast(alpha)` in a loop, the online softmax's rescale of
+/// its accumulator: multiplying by exactly 1 changes nothing, and after the first
 /// key tiles most tiles leave every row maximum, so alpha = 1. A warp whose
 /// rows all have alpha == 1 skips the multiplies (one vote; the branch is
 /// warp-uniform). Bit-identical to the plain product.
@@ -313,8 +313,8 @@ struct ConvertRowScale : OpConversionPattern<arith::MulFOp> {
   matchAndRewrite(arith::MulFOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto broadcast = op.getRhs().getDefiningOp<RowBroadcastOp>();
-    if (!broadcast)
-      return rewriter.notifyMatchFailure(op, "not a row scale");
+    if (!broadcast || !op->getParentOfType<scf::ForOp>())
+      return rewriter.notifyMatchFailure(op, "not a row scale in a loop");
     Value rows = rewriter.getRemappedValue(broadcast.getSource());
     Type rowsType = getTypeConverter()->convertType(broadcast.getSource().getType());
     if (!rows || rows.getType() != rowsType)

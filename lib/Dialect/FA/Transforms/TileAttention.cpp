@@ -168,8 +168,12 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
                                     /*transpose_b=*/false);
       });
 
-  Value out = arith::DivFOp::create(
-      b, acc, RowBroadcastOp::create(b, acc.getType(), rowSum));
+  // Normalise once: one reciprocal per row, then a multiply per element
+  // (a full-precision division per element cost about 10 instructions each).
+  Value inverseSum = arith::DivFOp::create(
+      b, splat(b, cast<VectorType>(rowSum.getType()), 1.0), rowSum);
+  Value out = arith::MulFOp::create(
+      b, acc, RowBroadcastOp::create(b, acc.getType(), inverseSum));
   if (element != f32)
     out = arith::TruncFOp::create(b, tileType(c.blockM, headDim, element), out);
   StoreTileOp::create(b, out, op.getOut(), ctx.batch, ctx.head, ctx.row0);

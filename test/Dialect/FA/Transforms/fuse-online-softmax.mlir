@@ -38,8 +38,9 @@
 // CHECK-NOT: math.exp {{.*}}
 // CHECK: %[[SCALE:.*]] = arith.constant dense<1.250000e-01> : vector<64xf32>
 // CHECK-NEXT: %[[MNAT:.*]] = arith.mulf %[[R]]#0, %[[SCALE]] : vector<64xf32>
-// CHECK: %[[LB:.*]] = fa.row_broadcast %[[R]]#1
-// CHECK: arith.divf %[[R]]#2, %[[LB]]
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[R]]#1 : vector<64xf32>
+// CHECK: %[[LB:.*]] = fa.row_broadcast %[[INV]]
+// CHECK: arith.mulf %[[R]]#2, %[[LB]]
 // CHECK: math.log2 %[[R]]#1
 // CHECK: arith.addf %[[MNAT]]
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,

@@ -32,7 +32,10 @@
 // CHECK:   fa.stage_tile %[[V]][{{.*}}] into %[[VB]]
 // CHECK:   fa.tile_matmul %{{.*}}, %[[VB]], %{{.*}} :
 // CHECK: } {fa.kv_loop, fa.softmax_phase = "accumulate"}
-// CHECK: arith.divf %[[ACC]]
+// Normalisation: one reciprocal per row, one multiply per element.
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SUM]] : vector<64xf32>
+// CHECK: %[[INVB:.*]] = fa.row_broadcast %[[INV]]
+// CHECK: arith.mulf %[[ACC]], %[[INVB]]
 // CHECK: fa.store_tile %{{.*}}, %[[O]][{{.*}}, {{.*}}, %[[ROW0]]]
 // CHECK: math.log2 %[[SUM]]
 // CHECK: fa.store_rows %{{.*}}, %[[L]]
