@@ -123,6 +123,28 @@ int64_t chunkElems(Type type) {
   return kChunkBytes * 8 / type.getIntOrFloatBitWidth();
 }
 
+/// A vector's natural alignment: its size in bytes. Without it a
+/// vector<2xbf16> access is assumed 2-byte aligned and split into scalar
+/// accesses. Every buffer the runtime passes is 16-byte aligned (cp.async
+/// relies on it too), rows hold a multiple of 8 elements, and every access
+/// here starts at a multiple of its own length.
+llvm::Align naturalAlignment(VectorType type) {
+  return llvm::Align(type.getNumElements() *
+                     type.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+Value alignedLoad(ImplicitLocOpBuilder &b, VectorType type, Value base,
+                  ValueRange indices) {
+  return vector::LoadOp::create(b, type, base, indices, /*nontemporal=*/false,
+                                naturalAlignment(type));
+}
+
+void alignedStore(ImplicitLocOpBuilder &b, Value value, Value base,
+                  ValueRange indices) {
+  vector::StoreOp::create(b, value, base, indices, /*nontemporal=*/false,
+                          naturalAlignment(cast<VectorType>(value.getType())));
+}
+
 /// Physical column of 16-byte chunk `chunk` of shared-tile row `row`.
 Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
                      Type element) {
@@ -131,22 +153,24 @@ Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
                                index(b, chunkElems(element)));
 }
 
-/// The address of an 8x8 matrix row for ldmatrix, as (row, column) of a
-/// swizzled shared tile: logical row `rowLane + rowConst` and 16-byte chunk
-/// `chunkConst + chunkLane`, where only `rowLane` and `chunkLane` (0 or 1)
-/// depend on the lane, `rowConst` is a multiple of 8 (so the swizzle phase is
-/// `rowLane % 8`) and `chunkConst` is even. Since
+/// (row, first column) in a swizzled shared tile of logical row
+/// `rowLane + rowConst` and 16-byte chunk `chunkConst + chunkLane`, where only
+/// `rowLane` and `chunkLane` (0 or 1; null for 0) depend on the lane,
+/// `rowConst` is a multiple of 8 (so the swizzle phase is `rowLane % 8`) and
+/// `chunkConst` is even when there is a `chunkLane`. Since
 /// (c + l) ^ p = (c & ~7) + ((c & 7) ^ (l ^ p)) under those conditions, the
 /// lane-dependent part takes one of four values and everything else folds
 /// into the instruction's immediate offset: without this, each of the
-/// dozens of ldmatrix of a key tile kept its own address register.
-std::pair<Value, Value> ldmatrixAddress(ImplicitLocOpBuilder &b, Value rowLane,
+/// dozens of ldmatrix of a key tile (or of the output's staging stores) kept
+/// its own address register.
+std::pair<Value, Value> splitSwizzledAddress(ImplicitLocOpBuilder &b, Value rowLane,
                                         int64_t rowConst, Value chunkLane,
                                         int64_t chunkConst, Type element) {
-  assert(rowConst % kSwizzleRows == 0 && chunkConst % 2 == 0 &&
+  assert(rowConst % kSwizzleRows == 0 && (!chunkLane || chunkConst % 2 == 0) &&
          "constant parts must not disturb the swizzle phase");
-  Value lanePhase = arith::XOrIOp::create(
-      b, chunkLane, arith::RemUIOp::create(b, rowLane, index(b, kSwizzleRows)));
+  Value phase = arith::RemUIOp::create(b, rowLane, index(b, kSwizzleRows));
+  Value lanePhase =
+      chunkLane ? arith::XOrIOp::create(b, chunkLane, phase) : phase;
   Value lowChunk = arith::XOrIOp::create(
       b, lanePhase, index(b, chunkConst % kSwizzleRows));
   Value chunk = arith::AddIOp::create(
@@ -176,8 +200,8 @@ Value loadRowSegment(ImplicitLocOpBuilder &b, Value buffer, Value batch,
   Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
   Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
   Value safeRow = arith::MinUIOp::create(b, row, lastRow);
-  Value segment = vector::LoadOp::create(b, segmentType, buffer,
-                                         ValueRange{batch, head, safeRow, col});
+  Value segment =
+      alignedLoad(b, segmentType, buffer, ValueRange{batch, head, safeRow, col});
   Value zero = splatConstant(b, segmentType,
                              b.getFloatAttr(type.getElementType(), 0.0));
   return arith::SelectOp::create(b, valid, segment, zero);
@@ -457,11 +481,24 @@ void forEachChunk(ImplicitLocOpBuilder &b, const ChunkedCopy &copy,
                   int64_t numThreads, Adaptor adaptor,
                   function_ref<void(Value, Value, Value, Value)> copyChunk) {
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  // When the block covers whole rows per step, thread t's chunks share one
+  // column and sit a constant number of rows apart: two lane values and
+  // constant offsets (immediates), instead of a row and a column per chunk,
+  // which stayed live wherever copies of the same shape were CSE'd.
+  bool wholeRows = numThreads % copy.chunksPerRow == 0;
+  Value firstRow = arith::DivUIOp::create(b, tid, index(b, copy.chunksPerRow));
+  Value firstCol = arith::RemUIOp::create(b, tid, index(b, copy.chunksPerRow));
   for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
-    Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
-    Value row = arith::DivUIOp::create(b, chunk, index(b, copy.chunksPerRow));
-    Value chunkCol =
-        arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+    Value row, chunkCol;
+    if (wholeRows) {
+      row = arith::AddIOp::create(
+          b, firstRow, index(b, i * (numThreads / copy.chunksPerRow)));
+      chunkCol = firstCol;
+    } else {
+      Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
+      row = arith::DivUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+      chunkCol = arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+    }
     copyChunk(row, chunkCol, arith::AddIOp::create(b, adaptor.getRow(), row),
               arith::MulIOp::create(b, chunkCol, index(b, copy.perChunk)));
   }
@@ -629,7 +666,7 @@ private:
     auto loadFragments = [&](Value tile, Value rowLane, int64_t rowConst,
                              Value chunkLane, int64_t chunkConst,
                              bool transpose) -> Value {
-      auto [row, col] = ldmatrixAddress(b, rowLane, rowConst, chunkLane,
+      auto [row, col] = splitSwizzledAddress(b, rowLane, rowConst, chunkLane,
                                         chunkConst, element);
       return nvgpu::LdMatrixOp::create(b, fragmentType, tile,
                                        ValueRange{row, col}, transpose,
@@ -850,28 +887,84 @@ private:
   }
 };
 
-/// Each lane stores its pairs, skipping rows at or beyond the sequence end.
+/// Without a staging tile, each lane stores its pairs, skipping rows at or
+/// beyond the sequence end. With one, the lanes' pairs go to the (swizzled)
+/// staging tile, and the block then writes 16-byte chunks of whole rows,
+/// consecutive threads on consecutive chunks: a warp's store covers whole
+/// 32-byte sectors instead of eight half-used ones.
 struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
-  using OpConversionPattern::OpConversionPattern;
+  ConvertStoreTile(const TypeConverter &converter, MLIRContext *context,
+                   int64_t numThreads)
+      : OpConversionPattern(converter, context), numThreads(numThreads) {}
+
   LogicalResult
   matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value staging = adaptor.getStaging();
+    if (!staging) {
+      storePairs(b, op, adaptor, adaptor.getDest(), /*toStaging=*/false);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    auto stagingType = cast<MemRefType>(staging.getType());
+    FailureOr<ChunkedCopy> copy = chunkedCopy(op, stagingType, numThreads);
+    if (failed(copy))
+      return failure();
+    // Every warp is done with the staging tile's previous contents (the
+    // query tile) before any lane overwrites it, and every pair has landed
+    // before the chunks are read.
+    gpu::BarrierOp::create(b);
+    storePairs(b, op, adaptor, staging, /*toStaging=*/true);
+    gpu::BarrierOp::create(b);
+    Value dest = adaptor.getDest();
+    Value seq = memref::DimOp::create(b, dest, 2);
+    auto chunkType =
+        VectorType::get({copy->perChunk}, stagingType.getElementType());
+    forEachChunk(b, *copy, numThreads, adaptor,
+                 [&](Value row, Value chunkCol, Value destRow, Value destCol) {
+                   Value chunk = alignedLoad(
+                       b, chunkType, staging,
+                       ValueRange{row, swizzledColumn(b, row, chunkCol,
+                                                      stagingType.getElementType())});
+                   Value inside = arith::CmpIOp::create(
+                       b, arith::CmpIPredicate::ult, destRow, seq);
+                   auto ifOp =
+                       scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+                   OpBuilder::InsertionGuard guard(b);
+                   b.setInsertionPointToStart(ifOp.thenBlock());
+                   alignedStore(b, chunk, dest,
+                                ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                                           destRow, destCol});
+                 });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+private:
+  /// Stores each lane's pairs: into rows of the global slice (bounds-checked)
+  /// or into the swizzled staging tile (tile-relative rows, all of them).
+  static void storePairs(ImplicitLocOpBuilder &b, StoreTileOp op,
+                         OpAdaptor adaptor, Value target, bool toStaging) {
     Value value = adaptor.getValue();
     int64_t rowBlocks =
         rowBlocksOf(value.getType(), op.getValue().getType().getDimSize(1));
     int64_t blocks =
         cast<VectorType>(value.getType()).getDimSize(0) / rowBlocks;
-    Value dest = adaptor.getDest();
-    Value seq = memref::DimOp::create(b, dest, 2);
+    Type element = getElementTypeOrSelf(value.getType());
     Lane lane = laneOf(b, rowBlocks);
+    Value seq = toStaging ? Value() : memref::DimOp::create(b, target, 2);
+    Value firstRow = toStaging ? index(b, 0) : adaptor.getRow();
     for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
       int64_t m = rowSlot / 2, h = rowSlot % 2;
-      Value row = laneRow(b, lane, adaptor.getRow(), m, h);
-      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
-      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      Value row = laneRow(b, lane, firstRow, m, h);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
+      if (!toStaging) {
+        Value inside =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
+        auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
       for (int64_t n = 0; n < blocks; ++n) {
         Value pair = vector::ExtractStridedSliceOp::create(
             b,
@@ -881,14 +974,25 @@ struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
             ArrayRef<int64_t>{1});
         Value col = arith::AddIOp::create(b, lane.pairColumn,
                                           index(b, kColsPerBlock * n));
-        vector::StoreOp::create(
-            b, pair, dest,
-            ValueRange{adaptor.getBatch(), adaptor.getHead(), row, col});
+        if (toStaging) {
+          // Lane part + constant, as for ldmatrix: 8 address registers
+          // instead of one per pair.
+          auto [stagingRow, chunkStart] = splitSwizzledAddress(
+              b, lane.rowInTile, kMmaRows * m + 8 * h, /*chunkLane=*/Value(),
+              n, element);
+          alignedStore(b, pair, target,
+                       ValueRange{stagingRow, arith::AddIOp::create(
+                                                  b, chunkStart,
+                                                  lane.pairColumn)});
+        } else
+          alignedStore(b, pair, target,
+                       ValueRange{adaptor.getBatch(), adaptor.getHead(), row,
+                                  col});
       }
     }
-    rewriter.eraseOp(op);
-    return success();
   }
+
+  int64_t numThreads;
 };
 
 /// The first lane of each row stores the row's value.
@@ -975,10 +1079,10 @@ struct ConvertFAToNVGPUPass
       patterns.add<ConvertRowScale>(converter, context);
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
-                 ConvertTileMatmul, ConvertStoreTile, ConvertStoreRows,
+                 ConvertTileMatmul, ConvertStoreRows,
                  ConvertWaitTiles>(converter, context);
-    patterns.add<ConvertStageTile, ConvertCopyTileAsync>(converter, context,
-                                                         numThreads);
+    patterns.add<ConvertStageTile, ConvertCopyTileAsync, ConvertStoreTile>(
+        converter, context, numThreads);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     return applyPartialConversion(func, target, std::move(patterns));

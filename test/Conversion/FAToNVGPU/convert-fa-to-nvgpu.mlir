@@ -40,7 +40,7 @@
 // CHECK: } {fa.kv_tiles = "partial"
 // Output rows past the sequence end are not stored.
 // CHECK: scf.if
-// CHECK: vector.store %{{.*}} : memref<?x?x?x64xbf16>, vector<2xbf16>
+// CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<?x?x?x64xbf16>, vector<2xbf16>
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                 %o: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>) {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)

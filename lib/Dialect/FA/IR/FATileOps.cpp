@@ -60,6 +60,17 @@ LogicalResult CopyTileAsyncOp::verify() {
 }
 
 LogicalResult StoreTileOp::verify() {
+  if (Value staging = getStaging()) {
+    auto type = cast<MemRefType>(staging.getType());
+    if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(type))
+      return emitOpError(
+          "expects staging in the workgroup (shared) address space");
+    if (type.getShape() != getValue().getType().getShape() ||
+        type.getElementType() != getValue().getType().getElementType())
+      return emitOpError() << "expects staging of the value's shape and "
+                              "element type "
+                           << getValue().getType() << ", got " << type;
+  }
   return verifyRowsTile(*this, getValue().getType(), "value",
                         getDest().getType());
 }

@@ -54,7 +54,7 @@ func.func @off(%q: memref<?x?x?x64xf32>, %k: memref<?x?x?x64xf32>, %v: memref<?x
 // starts both tiles of the next iteration into the other slot, and reads its
 // own slot, j % 2.
 // CHECK-LABEL: gpu.func @double_buffered
-// CHECK-SAME: workgroup(%[[KB:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %[[VB:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[KB:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // CHECK: fa.copy_tile_async %[[K:arg[0-9]+]][%{{.*}}, %{{.*}}, %c0] into
 // CHECK: fa.copy_tile_async %[[V:arg[0-9]+]][%{{.*}}, %{{.*}}, %c0] into
 // CHECK: scf.for %[[J:.*]] = %c0 to

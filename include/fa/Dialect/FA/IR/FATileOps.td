@@ -145,11 +145,19 @@ def FA_StoreTileOp : FA_Op<"store_tile"> {
   let description = [{
     Writes the `R x D` tile to rows `[row, row + R)` of `dest[batch, head]`,
     skipping rows at or beyond `seq`.
+
+    With `through %staging` (an `R x D` shared tile of the same element type
+    that nothing reads afterwards), the tile goes to global memory by way of
+    shared memory: each lane's values land in the staging tile, then the
+    block writes whole 16-byte chunks of rows, coalesced, instead of each
+    lane storing its scattered pairs.
   }];
   let arguments = (ins FA_Tile:$value, Arg<FA_Tensor4D, "", [MemWrite]>:$dest,
-                       Index:$batch, Index:$head, Index:$row);
+                       Index:$batch, Index:$head, Index:$row,
+                       Arg<Optional<FA_SharedTile>, "", [MemWrite, MemRead]>:$staging);
   let assemblyFormat = [{
-    $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    $value `,` $dest `[` $batch `,` $head `,` $row `]`
+    (`through` $staging^ `:` type($staging))? attr-dict `:`
     type($value) `,` type($dest)
   }];
   let hasVerifier = 1;
