@@ -370,7 +370,12 @@ struct ConvertRowScale : OpConversionPattern<arith::MulFOp> {
   }
 };
 
-/// One comparison per element against the key length, and one for causality.
+/// One comparison per element against the key length, and one for
+/// causality, each of a constant (the element's offset from the lane's first
+/// row and column) against one per-lane threshold:
+///   col >= kv_len  <=>  dc >= kv_len - col0
+///   col > row      <=>  dc - dr > row0 - col0
+/// in 32-bit arithmetic, so that no per-element index is ever materialised.
 struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -381,34 +386,40 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
     int64_t rowBlocks =
         rowBlocksOf(type, op.getScores().getType().getDimSize(1));
     int64_t blocks = type.getDimSize(0) / rowBlocks;
-    auto indexType = VectorType::get(type.getShape(), b.getIndexType());
-    SmallVector<int64_t> rowOffsets, colOffsets;
+    Type i32 = b.getI32Type();
+    auto offsetType = VectorType::get(type.getShape(), i32);
+    SmallVector<int32_t> colOffsets, diagonalOffsets;
     for (int64_t m = 0; m < rowBlocks; ++m)
       for (int64_t n = 0; n < blocks; ++n)
         for (int64_t v = 0; v < kValuesPerBlock; ++v) {
-          rowOffsets.push_back(kMmaRows * m + 8 * (v / 2));
-          colOffsets.push_back(kColsPerBlock * n + v % 2);
+          int32_t col = kColsPerBlock * n + v % 2;
+          int32_t row = kMmaRows * m + 8 * (v / 2);
+          colOffsets.push_back(col);
+          diagonalOffsets.push_back(col - row);
         }
-    auto offsets = [&](ArrayRef<int64_t> values) {
+    auto constants = [&](ArrayRef<int32_t> values) -> Value {
       return arith::ConstantOp::create(
-          b, indexType, DenseElementsAttr::get(indexType, values));
+          b, offsetType, DenseElementsAttr::get(offsetType, values));
+    };
+    auto toI32 = [&](Value value) -> Value {
+      return arith::IndexCastOp::create(b, i32, value);
+    };
+    auto threshold = [&](Value value) -> Value {
+      return vector::BroadcastOp::create(b, offsetType, value);
     };
     Lane lane = laneOf(b, rowBlocks);
-    Value colBase = arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn);
-    Value cols = arith::AddIOp::create(
-        b, vector::BroadcastOp::create(b, indexType, colBase),
-        offsets(colOffsets));
+    Value col0 =
+        toI32(arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn));
     Value masked = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::uge, cols,
-        vector::BroadcastOp::create(b, indexType, adaptor.getKvLen()));
+        b, arith::CmpIPredicate::sge, constants(colOffsets),
+        threshold(arith::SubIOp::create(b, toI32(adaptor.getKvLen()), col0)));
     if (op.getCausal()) {
-      Value rowBase = laneRow(b, lane, adaptor.getRow(), 0, 0);
-      Value rows = arith::AddIOp::create(
-          b, vector::BroadcastOp::create(b, indexType, rowBase),
-          offsets(rowOffsets));
+      Value row0 = toI32(laneRow(b, lane, adaptor.getRow(), 0, 0));
       masked = arith::OrIOp::create(
           b, masked,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, cols, rows));
+          arith::CmpIOp::create(
+              b, arith::CmpIPredicate::sgt, constants(diagonalOffsets),
+              threshold(arith::SubIOp::create(b, row0, col0))));
     }
     Value negInf = splatConstant(
         b, type,

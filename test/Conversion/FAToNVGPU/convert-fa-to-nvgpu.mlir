@@ -33,9 +33,11 @@
 // CHECK: arith.truncf %{{.*}} : vector<8x4xf32> to vector<8x4xbf16>
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK: nvvm.mma.sync
-// The causal mask: column >= kv_len or column > row, one select.
-// CHECK: arith.cmpi uge, %{{.*}} : vector<8x4xindex>
-// CHECK: arith.cmpi ugt, %{{.*}} : vector<8x4xindex>
+// The causal mask: column >= kv_len or column > row, each a constant
+// per-element offset against one per-lane 32-bit threshold (canonicalised
+// with the constant on the right); one select.
+// CHECK: arith.cmpi sle, %{{.*}} : vector<8x4xi32>
+// CHECK: arith.cmpi slt, %{{.*}} : vector<8x4xi32>
 // CHECK: arith.select %{{.*}} : vector<8x4xi1>, vector<8x4xf32>
 // CHECK: } {fa.kv_tiles = "partial"
 // Output rows past the sequence end are not stored.
