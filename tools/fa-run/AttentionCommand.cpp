@@ -185,16 +185,8 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                     "after --warmup, inputs rotated across buffer sets "
                     "spanning 2x L2; prints ms and TFLOP/s (4*B*H*N*M*D, "
                     "half if causal)");
-  command->add_option("--warmup", o.warmup, "Untimed runs before timing")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--runs", o.runs, "Timed runs")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command->add_option(
-      "--kernels", o.kernelDir,
-      "Kernel library directory (holding manifest.json). "
-      "Default: $FA_KERNELS_DIR, else <fa-run's dir>/../kernels");
+  addTimingOptions(command, o, "Timed runs");
+  addKernelsOption(command, o);
   CLI::Option *tuning =
       command->add_option("--tuning", o.tuningPath,
                           "Tuning cache (from `fa-run tune`) that picks the "
@@ -204,12 +196,7 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
       ->add_flag("--no-tuning", o.noTuning,
                  "Ignore any tuning cache: run the group's default kernel")
       ->excludes(tuning);
-  command->add_option("--device", o.device, "CUDA device ordinal")
-      ->capture_default_str();
-  command->add_flag("--json", o.json, "Print one JSON object instead of text");
-  command->add_flag("--skip-if-no-gpu", o.skipIfNoGpu,
-                    "Exit with 77 (ctest's SKIPPED) instead of 1 when there is "
-                    "no GPU");
+  addDeviceOptions(command, o);
 
   command->callback([&o] {
     bool fromFiles = !o.qPath.empty();
@@ -225,8 +212,7 @@ int runAttention(const AttentionOptions &options) {
   // Everything that can fail without a GPU is done before touching one.
   Problem problem = options.qPath.empty() ? randomProblem(options, dtype)
                                           : problemFromFiles(options, dtype);
-  std::string kernelDir =
-      options.kernelDir.empty() ? defaultKernelDirectory() : options.kernelDir;
+  std::string kernelDir = options.kernelDirectory();
   KernelLibrary library = KernelLibrary::load(kernelDir);
   KernelQuery query{"attention_fwd", dtype, problem.shape.headDim,
                     options.causal};

@@ -3,6 +3,8 @@
 #ifndef FA_RUN_ATTENTIONCOMMAND_H
 #define FA_RUN_ATTENTIONCOMMAND_H
 
+#include "GpuRunOptions.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -10,7 +12,7 @@
 
 namespace fa {
 
-struct AttentionOptions {
+struct AttentionOptions : GpuRunOptions {
   // Problem from sizes (random inputs)...
   std::int64_t batch = 0;
   std::int64_t heads = 0;
@@ -28,14 +30,8 @@ struct AttentionOptions {
   std::string reference = "auto";
   double rtol = 0; // 0: the dtype's default.
   bool bench = false;
-  int warmup = 10;
-  int runs = 30;
-  std::string kernelDir;
   std::string tuningPath; // Empty: <kernelDir>/tuning.json if present.
   bool noTuning = false;
-  int device = 0;
-  bool json = false;
-  bool skipIfNoGpu = false;
 };
 
 /// Declares the subcommand's options on `app`, which fill `options`.

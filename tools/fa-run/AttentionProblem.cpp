@@ -5,8 +5,6 @@
 #include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Reference.h"
 
-#include <cstdlib>
-#include <filesystem>
 #include <random>
 #include <vector>
 
@@ -40,14 +38,6 @@ void DeviceTensors::upload(const Problem &problem, DType dtype) {
   q.upload(encode(problem.q.values, dtype));
   k.upload(encode(problem.k.values, dtype));
   v.upload(encode(problem.v.values, dtype));
-}
-
-std::string defaultKernelDirectory() {
-  if (const char *fromEnvironment = std::getenv("FA_KERNELS_DIR"))
-    return fromEnvironment;
-  std::filesystem::path executable =
-      std::filesystem::read_symlink("/proc/self/exe");
-  return (executable.parent_path().parent_path() / "kernels").string();
 }
 
 double defaultRelativeTolerance(DType dtype) {

@@ -44,9 +44,6 @@ struct Outputs {
   HostTensor out, lse;
 };
 
-/// $FA_KERNELS_DIR, else <fa-run's dir>/../kernels.
-std::string defaultKernelDirectory();
-
 /// The relative error --check accepts by default for a kernel dtype.
 double defaultRelativeTolerance(DType dtype);
 

@@ -205,10 +205,7 @@ CLI::App *addTuneCommand(CLI::App &app, TuneOptions &o) {
       "tuning cache, which `fa-run attention` then uses. Each candidate is "
       "first checked against the fp64 reference; failures are reported and "
       "left out.");
-  command->add_option(
-      "--kernels", o.kernelDir,
-      "Kernel library directory (holding manifest.json). "
-      "Default: $FA_KERNELS_DIR, else <fa-run's dir>/../kernels");
+  addKernelsOption(command, o);
   command->add_option("--out", o.outPath,
                       "Tuning cache to write (entries for other groups, "
                       "tuned on the same GPU, are kept). Default: "
@@ -223,24 +220,13 @@ CLI::App *addTuneCommand(CLI::App &app, TuneOptions &o) {
                    "Only these masks: causal, non-causal")
       ->delimiter(',')
       ->check(CLI::IsMember({"causal", "non-causal"}));
-  command->add_option("--warmup", o.warmup, "Untimed runs before timing")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--runs", o.runs, "Timed runs per candidate and class")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command->add_option("--device", o.device, "CUDA device ordinal")
-      ->capture_default_str();
-  command->add_flag("--json", o.json, "Print one JSON object instead of text");
-  command->add_flag("--skip-if-no-gpu", o.skipIfNoGpu,
-                    "Exit with 77 (ctest's SKIPPED) instead of 1 when there is "
-                    "no GPU");
+  addTimingOptions(command, o, "Timed runs per candidate and class");
+  addDeviceOptions(command, o);
   return command;
 }
 
 int runTune(const TuneOptions &options) {
-  std::string kernelDir =
-      options.kernelDir.empty() ? defaultKernelDirectory() : options.kernelDir;
+  std::string kernelDir = options.kernelDirectory();
   KernelLibrary library = KernelLibrary::load(kernelDir);
   std::vector<KernelQuery> groups;
   for (const KernelQuery &group : library.groups())

@@ -3,6 +3,8 @@
 #ifndef FA_RUN_TUNECOMMAND_H
 #define FA_RUN_TUNECOMMAND_H
 
+#include "GpuRunOptions.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -11,18 +13,12 @@
 
 namespace fa {
 
-struct TuneOptions {
-  std::string kernelDir;
+struct TuneOptions : GpuRunOptions {
   std::string outPath; // Empty: <kernelDir>/tuning.json.
   // Which groups to tune; empty means all.
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> dims;
   std::vector<std::string> causalModes; // "causal", "non-causal".
-  int warmup = 10;
-  int runs = 30;
-  int device = 0;
-  bool json = false;
-  bool skipIfNoGpu = false;
 };
 
 CLI::App *addTuneCommand(CLI::App &app, TuneOptions &options);
