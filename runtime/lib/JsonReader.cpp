@@ -87,6 +87,15 @@ void ObjectReader::fail(const std::string &message) const {
   throw Error(context + ": " + message);
 }
 
+void ObjectReader::requireFormat(const std::string &format,
+                                 std::int64_t version) const {
+  if (string("format") != format)
+    fail("'format' must be \"" + format + "\"");
+  if (integer("version", 0) != version)
+    fail("unsupported version " + field("version").dump() +
+         "; this runtime reads version " + std::to_string(version));
+}
+
 json parseJson(const std::string &text, const std::string &context) {
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded())

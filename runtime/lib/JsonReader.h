@@ -43,6 +43,10 @@ public:
                               const nlohmann::json &value) const;
   [[noreturn]] void fail(const std::string &message) const;
 
+  /// Checks the file's "format" and "version" keys against what this
+  /// runtime reads.
+  void requireFormat(const std::string &format, std::int64_t version) const;
+
   const std::string &where() const { return context; }
 
 private:

@@ -144,12 +144,7 @@ KernelLibrary KernelLibrary::parse(const std::string &text,
   std::string context = "kernel manifest " + manifestPath;
   json manifest = parseJson(text, context);
   ObjectReader top(manifest, context);
-  if (top.string("format") != kManifestFormat)
-    top.fail("'format' must be \"" + std::string(kManifestFormat) + "\"");
-  if (top.integer("version", 0) != kManifestVersion)
-    top.fail("unsupported version " + top.field("version").dump() +
-             "; this runtime reads version " +
-             std::to_string(kManifestVersion));
+  top.requireFormat(kManifestFormat, kManifestVersion);
   std::string target = top.string("target");
   auto directory = std::filesystem::path(manifestPath).parent_path();
 

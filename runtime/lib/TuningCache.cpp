@@ -98,11 +98,7 @@ TuningCache TuningCache::parse(const std::string &text,
   std::string context = "tuning cache " + path;
   json document = parseJson(text, context);
   ObjectReader top(document, context);
-  if (top.string("format") != kCacheFormat)
-    top.fail("'format' must be \"" + std::string(kCacheFormat) + "\"");
-  if (top.integer("version", 0) != kCacheVersion)
-    top.fail("unsupported version " + top.field("version").dump() +
-             "; this runtime reads version " + std::to_string(kCacheVersion));
+  top.requireFormat(kCacheFormat, kCacheVersion);
 
   TuningCache cache;
   cache.path = path;
