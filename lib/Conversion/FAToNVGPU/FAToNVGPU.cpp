@@ -1037,17 +1037,9 @@ struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
   }
 };
 
-/// Entry `name` of the kernel's tile configuration (`fa.tile`, recorded by
-/// fa-tile-attention), or `fallback`.
-int64_t tileConfigEntry(gpu::GPUFuncOp func, StringRef name, int64_t fallback) {
-  auto config = func->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
-  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
-  return value ? value.getInt() : fallback;
-}
-
 /// The 16-row blocks each warp owns: block_m / (16 x warps), else 1.
 int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
-  int64_t blockM = tileConfigEntry(func, "block_m", numWarps * kMmaRows);
+  int64_t blockM = getTileConfigEntry(func, "block_m", numWarps * kMmaRows);
   return std::max<int64_t>(1, blockM / (numWarps * kMmaRows));
 }
 
@@ -1086,7 +1078,7 @@ struct ConvertFAToNVGPUPass
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     RewritePatternSet patterns(context);
-    if (tileConfigEntry(func, "skip_unit_rescale", 1) != 0)
+    if (getTileConfigEntry(func, "skip_unit_rescale", 1) != 0)
       patterns.add<ConvertRowScale>(converter, context);
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,

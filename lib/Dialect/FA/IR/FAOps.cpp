@@ -23,6 +23,13 @@ ArrayRef<int64_t> mlir::fa::getSupportedHeadDims() {
   return dims;
 }
 
+int64_t mlir::fa::getTileConfigEntry(Operation *kernel, StringRef name,
+                                     int64_t fallback) {
+  auto config = kernel->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
+  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
+  return value ? value.getInt() : fallback;
+}
+
 namespace {
 /// Names of the four dimensions of an attention tensor, for diagnostics.
 constexpr const char *kAttentionDimNames[] = {"batch", "heads", "seq",

@@ -41,14 +41,6 @@ bool isLoopInvariant(scf::ForOp loop, Value value) {
   return !loop->isAncestor(value.getParentRegion()->getParentOp());
 }
 
-/// The kernel's tile configuration entry `name` (fa.tile, as recorded by
-/// fa-tile-attention), or `fallback`.
-int64_t configEntry(gpu::GPUFuncOp kernel, StringRef name, int64_t fallback) {
-  auto config = kernel->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
-  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
-  return value ? value.getInt() : fallback;
-}
-
 /// The synchronous copies of one key loop, K's then V's.
 struct LoopCopies {
   StageTileOp key, value;
@@ -182,9 +174,9 @@ void startQueryCopyEarly(gpu::GPUFuncOp kernel) {
 }
 
 LogicalResult pipelineKernel(gpu::GPUFuncOp kernel) {
-  if (configEntry(kernel, "pipeline_copies", 1) == 0)
+  if (getTileConfigEntry(kernel, "pipeline_copies", 1) == 0)
     return success();
-  int64_t stages = configEntry(kernel, "num_stages", 1);
+  int64_t stages = getTileConfigEntry(kernel, "num_stages", 1);
   SmallVector<std::pair<scf::ForOp, LoopCopies>> work;
   WalkResult walk = kernel.walk([&](scf::ForOp loop) {
     auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);

@@ -21,6 +21,9 @@ inline constexpr int64_t kMmaRows = 16;
 /// Function attribute overriding the tiling options for one kernel, recorded
 /// on the generated kernel for the passes after tiling.
 inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
+/// Integer entry `name` of `kernel`'s tile configuration (kTileConfigAttr),
+/// or `fallback` when the kernel has no such entry.
+int64_t getTileConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
 } // namespace mlir::fa
 
 #define GET_OP_CLASSES
