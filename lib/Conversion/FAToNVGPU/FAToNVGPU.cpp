@@ -302,12 +302,6 @@ struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     int64_t rowBlocks = rowBlocksOfRows(rows.getType());
     int64_t blocks = type.getDimSize(0) / rowBlocks;
-    if (rowBlocks == 1) {
-      Value block = vector::ShuffleOp::create(b, rows, rows,
-                                              ArrayRef<int64_t>{0, 0, 1, 1});
-      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, block);
-      return success();
-    }
     // Entry [m * blocks + n][2h + e] takes row value 2m + h. (Built from
     // scalars: an intermediate flat vector could have the tile's row count
     // and read as an unconverted row vector.)
