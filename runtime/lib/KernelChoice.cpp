@@ -27,16 +27,18 @@ KernelChoice chooseKernel(const KernelLibrary &library,
   std::string seqClass = seqClassOf(seqKv).name;
   const TuningEntry *entry = cache->find(query, seqClass);
   if (!entry)
-    return groupDefault(fallback, where + " has no entry for seq_kv class " +
-                                      seqClass);
+    return groupDefault(fallback,
+                        where + " has no entry for seq_kv class " + seqClass);
   if (const KernelSpec *tuned = library.named(entry->kernel))
     if (query.matches(*tuned))
       return {tuned, KernelSource::TuningCache,
               where + ", seq_kv class " + seqClass, ""};
   std::string stale = where + ": the entry for " + query.describe() +
                       ", seq_kv class " + seqClass + " names kernel " +
-                      entry->kernel + ", which the library does not have "
-                      "(stale cache); using the default " + fallback.name;
+                      entry->kernel +
+                      ", which the library does not have "
+                      "(stale cache); using the default " +
+                      fallback.name;
   return groupDefault(fallback, "stale entry in " + where, stale);
 }
 

@@ -122,9 +122,7 @@ double KernelSpec::softmaxScale() const {
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
-KernelQuery KernelSpec::query() const {
-  return {op, dtype, headDim, causal};
-}
+KernelQuery KernelSpec::query() const { return {op, dtype, headDim, causal}; }
 
 std::string KernelSpec::describe() const { return query().describe(); }
 

@@ -32,14 +32,15 @@ std::string readSeqClass(const ObjectReader &reader) {
   for (const SeqClass &seqClass : kSeqClasses) {
     if (name == seqClass.name)
       return name;
-    known += std::string(known.empty() ? "" : ", ") + "\"" + seqClass.name +
-             "\"";
+    known +=
+        std::string(known.empty() ? "" : ", ") + "\"" + seqClass.name + "\"";
   }
   reader.fail("unknown seq_class \"" + name + "\"; expected " + known);
 }
 
 std::map<std::string, double> readCandidates(const ObjectReader &entry) {
-  ObjectReader reader(entry.field("candidates"), entry.where() + ": candidates");
+  ObjectReader reader(entry.field("candidates"),
+                      entry.where() + ": candidates");
   std::map<std::string, double> candidates;
   for (const auto &[name, tflops] : entry.field("candidates").items()) {
     if (!tflops.is_number())
@@ -105,8 +106,8 @@ TuningCache TuningCache::parse(const std::string &text,
   cache.device = top.string("device");
   const json &entries = top.array("entries", 0);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    TuningEntry entry = readEntry(
-        entries[i], context + ": entries[" + std::to_string(i) + "]");
+    TuningEntry entry =
+        readEntry(entries[i], context + ": entries[" + std::to_string(i) + "]");
     if (cache.find(entry.group, entry.seqClass))
       top.fail("two entries for " + entry.group.describe() + " seq_class " +
                entry.seqClass);

@@ -1,9 +1,9 @@
 //===- TuningCacheTest.cpp - The tuning cache and kernel choice -----------===//
 
+#include "fa/runtime/TuningCache.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/KernelLibrary.h"
-#include "fa/runtime/TuningCache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,13 +38,12 @@ json kernel(const std::string &name, std::int64_t blockM) {
 
 /// One group of two configurations; m64n64w4 is listed first.
 KernelLibrary twoConfigLibrary() {
-  json manifest = {
-      {"format", "fa-kernel-library"},
-      {"version", 1},
-      {"target", "sm_90a"},
-      {"kernels",
-       {kernel("attention_fwd_bf16_d128_causal_m64n64w4", 64),
-        kernel("attention_fwd_bf16_d128_causal_m128n64w8", 128)}}};
+  json manifest = {{"format", "fa-kernel-library"},
+                   {"version", 1},
+                   {"target", "sm_90a"},
+                   {"kernels",
+                    {kernel("attention_fwd_bf16_d128_causal_m64n64w4", 64),
+                     kernel("attention_fwd_bf16_d128_causal_m128n64w8", 128)}}};
   return KernelLibrary::parse(manifest.dump(), "/lib/manifest.json");
 }
 
@@ -83,7 +82,8 @@ json validCache() {
 
 TEST(KernelLibraryGroupsTest, FirstKernelOfAGroupIsItsDefault) {
   KernelLibrary library = twoConfigLibrary();
-  EXPECT_EQ(library.find(kGroup).name, "attention_fwd_bf16_d128_causal_m64n64w4");
+  EXPECT_EQ(library.find(kGroup).name,
+            "attention_fwd_bf16_d128_causal_m64n64w4");
   std::vector<const KernelSpec *> candidates = library.candidates(kGroup);
   ASSERT_EQ(candidates.size(), 2u);
   EXPECT_EQ(candidates[1]->name, "attention_fwd_bf16_d128_causal_m128n64w8");
@@ -201,7 +201,8 @@ TEST(KernelChoiceTest, CacheHitOnTheSameDevice) {
   KernelChoice choice = chooseKernel(library, kGroup, 2048, &cache, kDevice);
   EXPECT_EQ(choice.kernel->name, "attention_fwd_bf16_d128_causal_m128n64w8");
   EXPECT_EQ(choice.source, KernelSource::TuningCache);
-  EXPECT_EQ(choice.reason, "tuning cache /lib/tuning.json, seq_kv class <=4096");
+  EXPECT_EQ(choice.reason,
+            "tuning cache /lib/tuning.json, seq_kv class <=4096");
   EXPECT_TRUE(choice.warning.empty());
 }
 
@@ -210,9 +211,9 @@ TEST(KernelChoiceTest, ClassBoundariesPickTheirEntries) {
   std::string tuned = "attention_fwd_bf16_d128_causal_m128n64w8";
   std::string fallback = "attention_fwd_bf16_d128_causal_m64n64w4";
   // Only <=4096 is tuned to the non-default kernel.
-  TuningCache cache = cacheWith(
-      {entry("<=1024", fallback), entry("<=4096", tuned),
-       entry(">4096", fallback)});
+  TuningCache cache =
+      cacheWith({entry("<=1024", fallback), entry("<=4096", tuned),
+                 entry(">4096", fallback)});
   auto chosen = [&](std::int64_t seqKv) {
     return chooseKernel(library, kGroup, seqKv, &cache, kDevice).kernel->name;
   };

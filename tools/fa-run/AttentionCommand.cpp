@@ -233,8 +233,8 @@ int runAttention(const AttentionOptions &options) {
   DeviceTensors tensors(problem.shape, dtype);
   tensors.upload(problem, dtype);
 
-  AttentionReport report{spec, choice, context.device(), problem.shape,
-                         {},   {},     {}};
+  AttentionReport report{spec, choice, context.device(), problem.shape, {},
+                         {},   {}};
   Outputs outputs = runOnce(kernel, problem, tensors, stream);
   report.filesWritten = writeOutputs(options, outputs, dtype);
   if (options.check)

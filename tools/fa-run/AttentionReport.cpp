@@ -65,22 +65,22 @@ void printText(const AttentionReport &report, std::ostream &os) {
 nlohmann::json toJson(const AttentionReport &report) {
   const KernelSpec &kernel = report.kernel;
   const AttentionShape &shape = report.shape;
-  nlohmann::json json = {{"op", kernel.op},
-                         {"kernel", kernel.name},
-                         {"kernel_source",
-                          kernelSourceName(report.choice.source)},
-                         {"kernel_source_reason", report.choice.reason},
-                         {"dtype", dtypeName(kernel.dtype)},
-                         {"causal", kernel.causal},
-                         {"config", kernel.config},
-                         {"device", report.device.name},
-                         {"batch", shape.batch},
-                         {"heads", shape.heads},
-                         {"kv_heads", shape.kvHeads},
-                         {"seq_q", shape.seqQ},
-                         {"seq_kv", shape.seqKv},
-                         {"head_dim", shape.headDim},
-                         {"files_written", report.filesWritten}};
+  nlohmann::json json = {
+      {"op", kernel.op},
+      {"kernel", kernel.name},
+      {"kernel_source", kernelSourceName(report.choice.source)},
+      {"kernel_source_reason", report.choice.reason},
+      {"dtype", dtypeName(kernel.dtype)},
+      {"causal", kernel.causal},
+      {"config", kernel.config},
+      {"device", report.device.name},
+      {"batch", shape.batch},
+      {"heads", shape.heads},
+      {"kv_heads", shape.kvHeads},
+      {"seq_q", shape.seqQ},
+      {"seq_kv", shape.seqKv},
+      {"head_dim", shape.headDim},
+      {"files_written", report.filesWritten}};
   if (const auto &check = report.check)
     json["check"] = {{"reference", check->reference},
                      {"rtol", check->relativeTolerance},

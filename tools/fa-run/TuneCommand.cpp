@@ -250,9 +250,9 @@ int runTune(const TuneOptions &options) {
     std::cout << tableJson(rows, path, context.device()).dump(2) << "\n";
   else
     printTable(rows, path, context.device(), options);
-  bool anyFailed = std::any_of(rows.begin(), rows.end(), [](const TuneRow &row) {
-    return !row.failure.empty();
-  });
+  bool anyFailed =
+      std::any_of(rows.begin(), rows.end(),
+                  [](const TuneRow &row) { return !row.failure.empty(); });
   if (anyFailed) {
     std::cerr << "fa-run: some candidates failed their check or did not load; "
                  "they were left out of the cache\n";

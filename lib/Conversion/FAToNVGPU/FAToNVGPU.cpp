@@ -77,7 +77,7 @@ int64_t rowBlocksOfRows(Type share) {
 struct Lane {
   Value threadId; // in the block
   Value warpRow0; // 16 * M * warp: the warp's first row
-  Value rowInTile; // warpRow0 + lane / 4: the lane's first row
+  Value rowInTile;  // warpRow0 + lane / 4: the lane's first row
   Value pairColumn; // 2 * (lane % 4): the lane's first column in a block
   Value laneId;
   Value isFirstOfRow; // lane % 4 == 0
@@ -107,9 +107,9 @@ Lane laneOf(ImplicitLocOpBuilder &b, int64_t rowBlocks) {
 /// half `h` (0, 1).
 Value laneRow(ImplicitLocOpBuilder &b, const Lane &lane, Value row0, int64_t m,
               int64_t h) {
-  return arith::AddIOp::create(
-      b, arith::AddIOp::create(b, row0, lane.rowInTile),
-      index(b, kMmaRows * m + 8 * h));
+  return arith::AddIOp::create(b,
+                               arith::AddIOp::create(b, row0, lane.rowInTile),
+                               index(b, kMmaRows * m + 8 * h));
 }
 
 Value splatConstant(ImplicitLocOpBuilder &b, VectorType type,
@@ -163,16 +163,17 @@ Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
 /// into the instruction's immediate offset: without this, each of the
 /// dozens of ldmatrix of a key tile (or of the output's staging stores) kept
 /// its own address register.
-std::pair<Value, Value> splitSwizzledAddress(ImplicitLocOpBuilder &b, Value rowLane,
-                                        int64_t rowConst, Value chunkLane,
-                                        int64_t chunkConst, Type element) {
+std::pair<Value, Value> splitSwizzledAddress(ImplicitLocOpBuilder &b,
+                                             Value rowLane, int64_t rowConst,
+                                             Value chunkLane,
+                                             int64_t chunkConst, Type element) {
   assert(rowConst % kSwizzleRows == 0 && (!chunkLane || chunkConst % 2 == 0) &&
          "constant parts must not disturb the swizzle phase");
   Value phase = arith::RemUIOp::create(b, rowLane, index(b, kSwizzleRows));
   Value lanePhase =
       chunkLane ? arith::XOrIOp::create(b, chunkLane, phase) : phase;
-  Value lowChunk = arith::XOrIOp::create(
-      b, lanePhase, index(b, chunkConst % kSwizzleRows));
+  Value lowChunk =
+      arith::XOrIOp::create(b, lanePhase, index(b, chunkConst % kSwizzleRows));
   Value chunk = arith::AddIOp::create(
       b, lowChunk, index(b, chunkConst - chunkConst % kSwizzleRows));
   return {arith::AddIOp::create(b, rowLane, index(b, rowConst)),
@@ -200,8 +201,8 @@ Value loadRowSegment(ImplicitLocOpBuilder &b, Value buffer, Value batch,
   Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
   Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
   Value safeRow = arith::MinUIOp::create(b, row, lastRow);
-  Value segment =
-      alignedLoad(b, segmentType, buffer, ValueRange{batch, head, safeRow, col});
+  Value segment = alignedLoad(b, segmentType, buffer,
+                              ValueRange{batch, head, safeRow, col});
   Value zero = splatConstant(b, segmentType,
                              b.getFloatAttr(type.getElementType(), 0.0));
   return arith::SelectOp::create(b, valid, segment, zero);
@@ -277,7 +278,8 @@ struct ConvertRowReduction
       for (int64_t n = 1; n < blocks; ++n)
         partial = combine(partial, extract(source, m * blocks + n));
       for (int64_t h = 0; h < 2; ++h) {
-        Value value = combine(extract(partial, 2 * h), extract(partial, 2 * h + 1));
+        Value value =
+            combine(extract(partial, 2 * h), extract(partial, 2 * h + 1));
         for (int32_t offset : {1, 2}) {
           auto shuffle = gpu::ShuffleOp::create(
               b, value, offset, kThreadsPerWarp, gpu::ShuffleMode::XOR);
@@ -319,9 +321,9 @@ struct ConvertRowBroadcast : OpConversionPattern<RowBroadcastOp> {
 };
 
 /// `tile * row_broadcast(alpha)` in a loop, the online softmax's rescale of
-/// its accumulator: multiplying by exactly 1 changes nothing, and after the first
-/// key tiles most tiles leave every row maximum, so alpha = 1. A warp whose
-/// rows all have alpha == 1 skips the multiplies (one vote; the branch is
+/// its accumulator: multiplying by exactly 1 changes nothing, and after the
+/// first key tiles most tiles leave every row maximum, so alpha = 1. A warp
+/// whose rows all have alpha == 1 skips the multiplies (one vote; the branch is
 /// warp-uniform). Bit-identical to the plain product.
 struct ConvertRowScale : OpConversionPattern<arith::MulFOp> {
   ConvertRowScale(const TypeConverter &converter, MLIRContext *context)
@@ -334,17 +336,18 @@ struct ConvertRowScale : OpConversionPattern<arith::MulFOp> {
     if (!broadcast || !op->getParentOfType<scf::ForOp>())
       return rewriter.notifyMatchFailure(op, "not a row scale in a loop");
     Value rows = rewriter.getRemappedValue(broadcast.getSource());
-    Type rowsType = getTypeConverter()->convertType(broadcast.getSource().getType());
+    Type rowsType =
+        getTypeConverter()->convertType(broadcast.getSource().getType());
     if (!rows || rows.getType() != rowsType)
       return rewriter.notifyMatchFailure(op, "row values not converted yet");
     Type tileType = getTypeConverter()->convertType(op.getType());
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value ones = splatConstant(b, cast<VectorType>(rowsType),
-                               b.getF32FloatAttr(1.0f));
+    Value ones =
+        splatConstant(b, cast<VectorType>(rowsType), b.getF32FloatAttr(1.0f));
     Value differs =
         arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, rows, ones);
-    Value laneDiffers = vector::ReductionOp::create(
-        b, vector::CombiningKind::OR, differs);
+    Value laneDiffers =
+        vector::ReductionOp::create(b, vector::CombiningKind::OR, differs);
     Value fullWarp = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
     Value warpDiffers = NVVM::VoteSyncOp::create(
         b, b.getI1Type(), fullWarp, laneDiffers, NVVM::VoteSyncKind::any);
@@ -353,9 +356,8 @@ struct ConvertRowScale : OpConversionPattern<arith::MulFOp> {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      scf::YieldOp::create(
-          b, ValueRange{arith::MulFOp::create(b, adaptor.getLhs(),
-                                              adaptor.getRhs())});
+      scf::YieldOp::create(b, ValueRange{arith::MulFOp::create(
+                                  b, adaptor.getLhs(), adaptor.getRhs())});
       b.setInsertionPointToStart(ifOp.elseBlock());
       scf::YieldOp::create(b, ValueRange{adaptor.getLhs()});
     }
@@ -434,7 +436,8 @@ struct ConvertLoadTile : OpConversionPattern<LoadTileOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto type = cast<VectorType>(
         getTypeConverter()->convertType(op.getResult().getType()));
-    int64_t rowBlocks = rowBlocksOf(type, op.getResult().getType().getDimSize(1));
+    int64_t rowBlocks =
+        rowBlocksOf(type, op.getResult().getType().getDimSize(1));
     int64_t blocks = type.getDimSize(0) / rowBlocks;
     Lane lane = laneOf(b, rowBlocks);
     Value result = splatConstant(
@@ -672,7 +675,7 @@ private:
                              Value chunkLane, int64_t chunkConst,
                              bool transpose) -> Value {
       auto [row, col] = splitSwizzledAddress(b, rowLane, rowConst, chunkLane,
-                                        chunkConst, element);
+                                             chunkConst, element);
       return nvgpu::LdMatrixOp::create(b, fragmentType, tile,
                                        ValueRange{row, col}, transpose,
                                        /*numTiles=*/4);
@@ -746,7 +749,8 @@ private:
   /// pairs of rows r and r + 8.
   static SmallVector<Value> operandRegisters(ImplicitLocOpBuilder &b,
                                              Type element, Value a,
-                                             int64_t firstBlock, int64_t kStep) {
+                                             int64_t firstBlock,
+                                             int64_t kStep) {
     Value low = vector::ExtractOp::create(
         b, a, ArrayRef<int64_t>{firstBlock + 2 * kStep});
     Value high = vector::ExtractOp::create(
@@ -811,12 +815,12 @@ private:
         for (int64_t m = 0; m < rowBlocks; ++m) {
           auto [aBig, aSmall] = splitTF32(
               b, tf32OperandValues(b, lane, adaptor.getA(), m, k, kBlock));
-          Value partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall,
-                                       bBig, zero, 0);
+          Value partial =
+              mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aSmall, bBig, zero, 0);
           partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bSmall,
                                  partial, 0);
-          partial = mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig,
-                                 partial, 0);
+          partial =
+              mmaIntoBlock(b, NVVM::MMATypes::tf32, 8, aBig, bBig, partial, 0);
           sums[m] = arith::AddFOp::create(
               b, sums[m],
               vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{0}));
@@ -926,22 +930,22 @@ struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
     Value seq = memref::DimOp::create(b, dest, 2);
     auto chunkType =
         VectorType::get({copy->perChunk}, stagingType.getElementType());
-    forEachChunk(b, *copy, numThreads, adaptor,
-                 [&](Value row, Value chunkCol, Value destRow, Value destCol) {
-                   Value chunk = alignedLoad(
-                       b, chunkType, staging,
-                       ValueRange{row, swizzledColumn(b, row, chunkCol,
-                                                      stagingType.getElementType())});
-                   Value inside = arith::CmpIOp::create(
-                       b, arith::CmpIPredicate::ult, destRow, seq);
-                   auto ifOp =
-                       scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-                   OpBuilder::InsertionGuard guard(b);
-                   b.setInsertionPointToStart(ifOp.thenBlock());
-                   alignedStore(b, chunk, dest,
-                                ValueRange{adaptor.getBatch(), adaptor.getHead(),
-                                           destRow, destCol});
-                 });
+    forEachChunk(
+        b, *copy, numThreads, adaptor,
+        [&](Value row, Value chunkCol, Value destRow, Value destCol) {
+          Value chunk = alignedLoad(
+              b, chunkType, staging,
+              ValueRange{row, swizzledColumn(b, row, chunkCol,
+                                             stagingType.getElementType())});
+          Value inside =
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, destRow, seq);
+          auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          alignedStore(b, chunk, dest,
+                       ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                                  destRow, destCol});
+        });
     rewriter.eraseOp(op);
     return success();
   }
@@ -982,17 +986,17 @@ private:
         if (toStaging) {
           // Lane part + constant, as for ldmatrix: 8 address registers
           // instead of one per pair.
-          auto [stagingRow, chunkStart] = splitSwizzledAddress(
-              b, lane.rowInTile, kMmaRows * m + 8 * h, /*chunkLane=*/Value(),
-              n, element);
-          alignedStore(b, pair, target,
-                       ValueRange{stagingRow, arith::AddIOp::create(
-                                                  b, chunkStart,
-                                                  lane.pairColumn)});
+          auto [stagingRow, chunkStart] =
+              splitSwizzledAddress(b, lane.rowInTile, kMmaRows * m + 8 * h,
+                                   /*chunkLane=*/Value(), n, element);
+          alignedStore(
+              b, pair, target,
+              ValueRange{stagingRow, arith::AddIOp::create(b, chunkStart,
+                                                           lane.pairColumn)});
         } else
-          alignedStore(b, pair, target,
-                       ValueRange{adaptor.getBatch(), adaptor.getHead(), row,
-                                  col});
+          alignedStore(
+              b, pair, target,
+              ValueRange{adaptor.getBatch(), adaptor.getHead(), row, col});
       }
     }
   }
@@ -1012,8 +1016,7 @@ struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
     int64_t rowBlocks = rowBlocksOfRows(adaptor.getValue().getType());
     Lane lane = laneOf(b, rowBlocks);
     for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
-      Value row =
-          laneRow(b, lane, adaptor.getRow(), rowSlot / 2, rowSlot % 2);
+      Value row = laneRow(b, lane, adaptor.getRow(), rowSlot / 2, rowSlot % 2);
       Value inside = arith::AndIOp::create(
           b, lane.isFirstOfRow,
           arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq));
@@ -1076,8 +1079,8 @@ struct ConvertFAToNVGPUPass
       patterns.add<ConvertRowScale>(converter, context);
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
-                 ConvertTileMatmul, ConvertStoreRows,
-                 ConvertWaitTiles>(converter, context);
+                 ConvertTileMatmul, ConvertStoreRows, ConvertWaitTiles>(
+        converter, context);
     patterns.add<ConvertStageTile, ConvertCopyTileAsync, ConvertStoreTile>(
         converter, context, numThreads);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

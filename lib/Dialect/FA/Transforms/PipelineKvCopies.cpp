@@ -124,8 +124,8 @@ Value slotOf(ImplicitLocOpBuilder &b, Value staged, Value j) {
 
 /// Two slots per tile (`keyStaged`, `valueStaged`: `[2][R][C]`): iteration j
 /// computes on slot j % 2 while K[j+1] and V[j+1] land in the other one.
-void pipelineDoubleBuffered(scf::ForOp loop, LoopCopies copies,
-                            Value keyStaged, Value valueStaged) {
+void pipelineDoubleBuffered(scf::ForOp loop, LoopCopies copies, Value keyStaged,
+                            Value valueStaged) {
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
   // Prologue: both tiles of the first iteration.
   Value lb = loop.getLowerBound();

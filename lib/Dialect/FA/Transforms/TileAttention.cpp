@@ -270,17 +270,16 @@ struct FATileAttentionPass
         return func.emitError() << kTileConfigAttr << " must be a dictionary",
                failure();
       for (NamedAttribute entry : dict) {
-        int64_t *field =
-            llvm::StringSwitch<int64_t *>(entry.getName().strref())
-                .Case("block_m", &config.blockM)
-                .Case("block_n", &config.blockN)
-                .Case("num_warps", &config.numWarps)
-                .Case("num_stages", &config.numStages)
-                .Case("q_in_shared", &queryInShared)
-                .Case("pipeline_copies", &pipelineCopies)
-                .Case("skip_unit_rescale", &skipUnitRescale)
-                .Case("stage_output", &stageOutput)
-                .Default(nullptr);
+        int64_t *field = llvm::StringSwitch<int64_t *>(entry.getName().strref())
+                             .Case("block_m", &config.blockM)
+                             .Case("block_n", &config.blockN)
+                             .Case("num_warps", &config.numWarps)
+                             .Case("num_stages", &config.numStages)
+                             .Case("q_in_shared", &queryInShared)
+                             .Case("pipeline_copies", &pipelineCopies)
+                             .Case("skip_unit_rescale", &skipUnitRescale)
+                             .Case("stage_output", &stageOutput)
+                             .Default(nullptr);
         auto value = dyn_cast<IntegerAttr>(entry.getValue());
         if (!field || !value)
           return func.emitError()
