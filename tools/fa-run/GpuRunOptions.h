@@ -1,5 +1,4 @@
-//===- GpuRunOptions.h - Options of subcommands that run kernels -*- C++
-//-*-===//
+//===- GpuRunOptions.h - Options of kernel-running commands --*- C++ -*-===//
 //
 // `fa-run attention` and `fa-run tune` both load the kernel library, run on
 // one GPU, may time kernels, print text or JSON, and may be ctest cases that
