@@ -95,3 +95,19 @@ func.func @row_broadcast_rows(%r: vector<32xf32>) {
   %t = fa.row_broadcast %r : vector<32xf32> -> vector<64x64xf32>
   return
 }
+
+// -----
+
+func.func @store_tile_staging_global(%t: vector<64x64xbf16>, %o: memref<1x1x128x64xbf16>, %s: memref<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{expects staging in the workgroup (shared) address space}}
+  fa.store_tile %t, %o[%i, %i, %i] through %s : memref<64x64xbf16> : vector<64x64xbf16>, memref<1x1x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_staging_shape(%t: vector<64x64xbf16>, %o: memref<1x1x128x64xbf16>, %s: memref<32x64xbf16, #gpu.address_space<workgroup>>, %i: index) {
+  // expected-error @+1 {{expects staging of the value's shape and element type 'vector<64x64xbf16>', got 'memref<32x64xbf16, #gpu.address_space<workgroup>>'}}
+  fa.store_tile %t, %o[%i, %i, %i] through %s : memref<32x64xbf16, #gpu.address_space<workgroup>> : vector<64x64xbf16>, memref<1x1x128x64xbf16>
+  return
+}

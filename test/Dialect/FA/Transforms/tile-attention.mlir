@@ -129,3 +129,19 @@ func.func @query_in_shared_half(%q: memref<1x1x8x64xf16>) attributes {fa.tile = 
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }
+
+// -----
+
+// expected-error @+1 {{fa-tile-attention: num-stages 3 is not supported (1: one K and one V buffer, 2: two each)}}
+func.func @bad_num_stages(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 3}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-attention: num-stages 2 needs pipeline_copies: the second buffers only serve copies started ahead}}
+func.func @two_stages_without_pipelining(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 2, pipeline_copies = 0}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
