@@ -19,10 +19,12 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
                                     const FAToPTXOptions &options) {
   pm.addPass(createFATileAttention(
       {options.blockM, options.blockN, options.numWarps, options.numStages}));
+  pm.addPass(createFATileLayerNorm());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createFAFuseOnlineSoftmax());
   kernels.addPass(createFAEliminateCausalTiles());
   kernels.addPass(createFAPipelineKvCopies());
+  kernels.addPass(createConvertFARowsToGPU());
   kernels.addPass(createConvertFAToNVGPU());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
@@ -42,6 +44,8 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   // n-D vector ops (broadcasts into a lane's share of a tile) that the
   // GPU-to-NVVM patterns leave; after it, so memory spaces are already mapped.
   gpuModule.addPass(createConvertVectorToLLVMPass());
+  // Masked accesses become arith compares against a constant index vector.
+  gpuModule.addPass(createArithToLLVMConversionPass());
   gpuModule.addPass(createCanonicalizerPass());
   gpuModule.addPass(createCSEPass());
   gpuModule.addPass(createReconcileUnrealizedCastsPass());
@@ -56,8 +60,8 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
 void mlir::fa::registerFAPipelines() {
   PassPipelineRegistration<FAToPTXOptions>(
       "fa-to-ptx",
-      "Compile fa ops to PTX: tile, fuse the online softmax, eliminate causal "
-      "tiles, lower to tensor cores, then NVVM and PTX (in gpu.binary ops; "
+      "Compile fa ops to PTX: tile attention and LayerNorm, fuse the online "
+      "softmax, eliminate causal tiles, lower to tensor cores and threads, then NVVM and PTX (in gpu.binary ops; "
       "export-dir=DIR also writes the .ptx files and manifest.json)",
       buildFAToPTXPipeline);
 }

@@ -39,4 +39,31 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def ConvertFARowsToGPU : Pass<"convert-fa-rows-to-gpu"> {
+  let summary = "Distribute the blocks of row-wise kernels over threads";
+  let description = [{
+    The thread-level lowering of the kernels `--fa-tile-layernorm` builds
+    (those with an `fa.rows` configuration). Of an `R x C` block, each row
+    gets `threads / R` consecutive threads (P), and thread `t` of a row owns
+    the 8-column chunks `t, t + P, t + 2P, ...`: a row's threads read
+    consecutive 16-byte pieces together, and each thread holds its share as
+    one flat register vector. A per-column vector (`vector<C>`) has the same
+    share in every row; a per-row vector (`vector<R>`) becomes one scalar.
+
+    `fa.load_block` / `fa.store_block` become aligned vector accesses of
+    whole chunks where the chunk lies inside the buffer and rows are 16-byte
+    aligned, masked accesses otherwise. Row reductions reduce in registers,
+    then across the row's threads with `gpu.shuffle xor`, then (more than a
+    warp per row) across warps through shared memory. Column reductions
+    combine the rows of a warp with shuffles, then the warps through shared
+    memory. Elementwise `arith`/`math` and `scf.for` follow the type
+    conversion.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // FA_CONVERSION_PASSES_TD

@@ -1052,6 +1052,9 @@ struct ConvertFAToNVGPUPass
   }
 
   LogicalResult convertKernel(gpu::GPUFuncOp func) {
+    // Row-wise kernels have a lowering of their own (convert-fa-rows-to-gpu).
+    if (func->hasAttr(kRowsConfigAttr))
+      return success();
     std::optional<ArrayRef<int32_t>> blockSize = func.getKnownBlockSize();
     if (!blockSize || (*blockSize)[0] % kThreadsPerWarp != 0 ||
         (*blockSize)[1] != 1 || (*blockSize)[2] != 1) {

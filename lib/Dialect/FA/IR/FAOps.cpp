@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -28,6 +29,32 @@ int64_t mlir::fa::getTileConfigEntry(Operation *kernel, StringRef name,
   auto config = kernel->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
   auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
   return value ? value.getInt() : fallback;
+}
+
+int64_t mlir::fa::getRowsConfigEntry(Operation *kernel, StringRef name,
+                                     int64_t fallback) {
+  auto config = kernel->getAttrOfType<DictionaryAttr>(kRowsConfigAttr);
+  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
+  return value ? value.getInt() : fallback;
+}
+
+std::string mlir::fa::RowsLayout::whyInvalid() const {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  if (rows < 1 || threads < kThreadsPerWarp || threads % kThreadsPerWarp != 0)
+    return "needs rows >= 1 and a whole number of warps, got rows " +
+           str(rows) + " and " + str(threads) + " threads";
+  if (threads % rows != 0 || !llvm::isPowerOf2_64(threads / rows))
+    return "rows (" + str(rows) + ") must divide the " + str(threads) +
+           " threads into a power-of-two number of threads per row";
+  if (cols < 1 || cols % (kRowChunk * threadsPerRow()) != 0)
+    return "block_cols (" + str(cols) + ") must be a multiple of " +
+           str(kRowChunk * threadsPerRow()) + " (" + str(kRowChunk) +
+           " columns for each of the " + str(threadsPerRow()) +
+           " threads of a row)";
+  // Per-row and per-column vectors are both 1-D; their sizes tell them apart.
+  if (cols == rows)
+    return "block_cols must differ from rows (both " + str(rows) + ")";
+  return "";
 }
 
 namespace {

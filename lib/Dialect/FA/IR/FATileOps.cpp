@@ -113,3 +113,32 @@ LogicalResult RowBroadcastOp::verify() {
                          << getSource().getType().getDimSize(0);
   return success();
 }
+
+/// A block of a 1-D or 2-D buffer: the same rank and element type, one index
+/// per dimension.
+static LogicalResult verifyBlockAccess(Operation *op, VectorType block,
+                                       MemRefType buffer, size_t numIndices) {
+  if (block.getElementType() != buffer.getElementType())
+    return op->emitOpError()
+           << "expects the block element type " << block.getElementType()
+           << " to equal the buffer element type " << buffer.getElementType();
+  if (numIndices != static_cast<size_t>(buffer.getRank()))
+    return op->emitOpError() << "expects " << buffer.getRank()
+                             << " indices (one per buffer dimension), got "
+                             << numIndices;
+  if (block.getRank() != buffer.getRank())
+    return op->emitOpError() << "expects a rank-" << buffer.getRank()
+                             << " block for a rank-" << buffer.getRank()
+                             << " buffer, got " << block;
+  return success();
+}
+
+LogicalResult LoadBlockOp::verify() {
+  return verifyBlockAccess(*this, getResult().getType(), getSource().getType(),
+                           getIndices().size());
+}
+
+LogicalResult StoreBlockOp::verify() {
+  return verifyBlockAccess(*this, getValue().getType(), getDest().getType(),
+                           getIndices().size());
+}

@@ -9,6 +9,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <string>
+
 namespace mlir::fa {
 /// Head dimensions the kernels are generated for.
 ArrayRef<int64_t> getSupportedHeadDims();
@@ -24,6 +26,34 @@ inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
 /// Integer entry `name` of `kernel`'s tile configuration (kTileConfigAttr),
 /// or `fallback` when the kernel has no such entry.
 int64_t getTileConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
+
+/// Function attribute holding a row-wise (LayerNorm) kernel's configuration
+/// (`rows`, `block_cols`, `num_warps`, ...), as kTileConfigAttr does for
+/// attention.
+inline constexpr llvm::StringLiteral kRowsConfigAttr = "fa.rows";
+/// Integer entry `name` of `kernel`'s kRowsConfigAttr, or `fallback`.
+int64_t getRowsConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
+
+/// Consecutive columns a thread of a row-wise kernel owns together: 16 bytes
+/// of f16/bf16, the unit of a vectorised access.
+inline constexpr int64_t kRowChunk = 8;
+
+/// How a row-wise kernel spreads an `rows x cols` block over `threads`: each
+/// row gets `threads / rows` consecutive threads, and thread `t` of a row
+/// owns the kRowChunk-column chunks `t, t + threadsPerRow, ...`, so a row's
+/// threads read consecutive 16-byte pieces together.
+struct RowsLayout {
+  int64_t rows = 1, cols = 0, threads = 0;
+
+  int64_t threadsPerRow() const { return threads / rows; }
+  int64_t chunksPerThread() const {
+    return cols / (kRowChunk * threadsPerRow());
+  }
+  /// Elements of a block one thread holds.
+  int64_t valuesPerThread() const { return chunksPerThread() * kRowChunk; }
+  /// Why the layout cannot be built, or an empty string.
+  std::string whyInvalid() const;
+};
 } // namespace mlir::fa
 
 #define GET_OP_CLASSES

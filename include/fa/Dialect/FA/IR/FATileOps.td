@@ -177,4 +177,75 @@ def FA_StoreRowsOp : FA_Op<"store_rows"> {
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// Row-wise kernels (LayerNorm)
+//
+// What `--fa-tile-layernorm` produces. A thread block works on blocks of rows
+// held as SSA values: `vector<R x C x T>` is rows `[row, row + R)` and
+// columns `[col, col + C)` of a 2-D buffer, `vector<C x T>` one value per
+// column (the same in every row: a weight), `vector<R x f32>` one value per
+// row (a statistic). Row reductions are `vector.multi_reduction` over
+// dimension 1, column reductions over dimension 0; `fa.row_broadcast` and
+// `vector.broadcast` spread values back. `--convert-fa-rows-to-gpu` decides
+// the distribution over threads.
+//===----------------------------------------------------------------------===//
+
+def FA_BlockVector : VectorOfRankAndType<[1, 2], [F16, BF16, F32]>;
+def FA_BlockMemRef : MemRefRankOf<[F16, BF16, F32], [1, 2]>;
+
+def FA_LoadBlockOp : FA_Op<"load_block"> {
+  let summary = "loads a block of a 1-D or 2-D buffer, zero beyond its bounds";
+  let description = [{
+    Reads the `R x C` block of `source` (rank 2) starting at
+    `[indices[0], indices[1]]`, or the `C` elements of `source` (rank 1)
+    starting at `indices[0]`. Elements beyond the buffer's bounds read as
+    zero, so a block may straddle the end of the rows or of the columns.
+
+    ```mlir
+    %x = fa.load_block %src[%row, %col] : memref<?x?xbf16> -> vector<1x1024xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<FA_BlockMemRef, "", [MemRead]>:$source,
+                       Variadic<Index>:$indices);
+  let results = (outs FA_BlockVector:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_StoreBlockOp : FA_Op<"store_block"> {
+  let summary = "stores a block into a 1-D or 2-D buffer, skipping what lies beyond";
+  let description = [{
+    Writes `value` (`R x C` into a rank-2 `dest`, or `C` values into a rank-1
+    `dest`) starting at `indices`; elements beyond the buffer's bounds are not
+    written. A per-row vector (`vector<R x f32>`) into a rank-1 `dest` writes
+    one value per row.
+  }];
+  let arguments = (ins FA_BlockVector:$value,
+                       Arg<FA_BlockMemRef, "", [MemWrite]>:$dest,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_ZeroColumnsOp : FA_Op<"zero_columns",
+                             [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "zeroes the columns of a block at or beyond a limit";
+  let description = [{
+    For the block whose column `j` is column `col + j` of its buffer:
+    elements of columns at or beyond `limit` become 0, the others pass
+    through. Loads fill those columns with zero, but `x - mean` there is not
+    zero; row statistics must not see it.
+  }];
+  let arguments = (ins FA_AccTile:$value, Index:$col, Index:$limit);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = [{
+    $value `cols` `(` $col `)` `limit` `(` $limit `)` attr-dict `:` type($value)
+  }];
+}
+
 #endif // FA_DIALECT_FA_IR_FATILEOPS_TD

@@ -38,6 +38,53 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FATileLayerNorm : Pass<"fa-tile-layernorm", "ModuleOp"> {
+  let summary = "Turn each fa.layernorm(_grad) function into row-wise GPU kernels";
+  let description = [{
+    Rewrites every `func.func` whose body is one `fa.layernorm` or
+    `fa.layernorm_grad` on its arguments (2-D `x`: rows x cols) into
+    kernels on blocks of rows (`fa.load_block`, row reductions,
+    `fa.store_block`), each in a `gpu.module` of its own; the distribution
+    over threads is left to `--convert-fa-rows-to-gpu`.
+
+    Forward: block `i` normalises rows `[i R, (i + 1) R)`: the mean, then the
+    variance as the mean of `(x - mean)^2` (two passes, not `E[x^2] -
+    mean^2`, which cancels badly), statistics in f32. With `resident = 1`
+    the row is read once and kept in registers (the kernel then requires
+    cols <= block_cols); otherwise every pass loops over column blocks and
+    rows may have any length.
+
+    Backward: `dx = rstd (g - mean(g) - xhat mean(g xhat))` with `g = dy w`
+    and `xhat = (x - mean) rstd`, one pass over the row when resident. The
+    grid is persistent: block `i` takes row blocks `i, i + grid, ...` and
+    sums `dy xhat` and `dy` per column over them into its own rows of two f32
+    workspaces `partial_dweight`, `partial_dbias` (`[grid R, cols]`, extra
+    kernel parameters). A second kernel, `<name>_params`, sums those partial
+    rows into `dweight` and `dbias`: a two-stage reduction, without atomics
+    or locks.
+
+    The configuration comes from the pass options, overridden per function
+    by its `fa.rows` dictionary (`{rows = 1, block_cols = 1024, num_warps =
+    4, resident = 1}`; the reduction kernel's `reduce_rows`, `reduce_cols`,
+    `reduce_warps`).
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"1",
+           "Rows per block of rows (1 per thread block; or one per warp)">,
+    Option<"blockCols", "block-cols", "int64_t", /*default=*/"1024",
+           "Columns per block of rows">,
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per thread block">,
+    Option<"resident", "resident", "bool", /*default=*/"false",
+           "Keep the whole row in registers (requires cols <= block-cols)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def FAFuseOnlineSoftmax : Pass<"fa-fuse-online-softmax"> {
   let summary = "Fuse the three softmax phases into one online-softmax loop";
   let description = [{

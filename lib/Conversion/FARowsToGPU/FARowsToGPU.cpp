@@ -1,0 +1,642 @@
+//===- FARowsToGPU.cpp - Blocks of rows onto the threads of a block -------===//
+//
+// The thread-level lowering of row-wise kernels (LayerNorm). With R rows per
+// block and T threads, each row gets P = T / R consecutive threads; thread
+// `p` of row `r` (thread id r P + p) owns the 8-column chunks
+// `p, p + P, p + 2P, ...` of that row. Its share of an R x C block is a flat
+// vector<K 8 x T> (K = C / 8P chunks) whose entry 8k + v is column
+// 8(kP + p) + v. A per-column vector<C> has the same share (every row's
+// threads hold the same columns); a per-row vector<R> becomes one scalar, the
+// value of the thread's row.
+//
+// Row reductions: a thread reduces its share, then the P threads of the row
+// combine with xor shuffles (and through shared memory when a row spans
+// several warps). Column reductions: the rows of a warp combine with xor
+// shuffles, then the warps through shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Conversion/Passes.h"
+#include "fa/Dialect/FA/IR/FAOps.h"
+
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_CONVERTFAROWSTOGPU
+#include "fa/Conversion/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+/// Maps blocks, per-column and per-row vectors to a thread's share of them.
+class RowsTypeConverter : public TypeConverter {
+public:
+  explicit RowsTypeConverter(const RowsLayout &layout) {
+    addConversion([](Type type) { return type; });
+    addConversion([=](VectorType type) -> Type {
+      bool isBlock = type.getRank() == 2 &&
+                     type.getShape() == ArrayRef<int64_t>{layout.rows,
+                                                          layout.cols};
+      bool isColumns = type.getRank() == 1 && type.getDimSize(0) == layout.cols;
+      if (isBlock || isColumns)
+        return VectorType::get({layout.valuesPerThread()},
+                               type.getElementType());
+      if (type.getRank() == 1 && type.getDimSize(0) == layout.rows)
+        return type.getElementType();
+      return type;
+    });
+  }
+};
+
+bool isPerRow(Type type, const RowsLayout &layout) {
+  auto vector = dyn_cast<VectorType>(type);
+  return vector && vector.getRank() == 1 &&
+         vector.getDimSize(0) == layout.rows;
+}
+
+/// Where this thread sits in a block of rows.
+struct RowThread {
+  Value threadId, laneId, warpId;
+  Value rowInBlock;  // t / P
+  Value threadInRow; // t % P
+  Value firstColumn; // 8 (t % P): the first column of the first chunk
+};
+
+Value index(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+RowThread rowThreadOf(ImplicitLocOpBuilder &b, const RowsLayout &layout) {
+  RowThread t;
+  t.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  t.laneId = arith::RemUIOp::create(b, t.threadId, index(b, kThreadsPerWarp));
+  t.warpId = arith::DivUIOp::create(b, t.threadId, index(b, kThreadsPerWarp));
+  Value perRow = index(b, layout.threadsPerRow());
+  t.rowInBlock = arith::DivUIOp::create(b, t.threadId, perRow);
+  t.threadInRow = arith::RemUIOp::create(b, t.threadId, perRow);
+  t.firstColumn = arith::MulIOp::create(b, t.threadInRow, index(b, kRowChunk));
+  return t;
+}
+
+/// Column of chunk `k` of a thread's share, relative to the block's first.
+Value chunkColumn(ImplicitLocOpBuilder &b, const RowsLayout &layout,
+                  const RowThread &t, int64_t k) {
+  return arith::AddIOp::create(
+      b, t.firstColumn, index(b, k * layout.threadsPerRow() * kRowChunk));
+}
+
+VectorType chunkType(Type element) {
+  return VectorType::get({kRowChunk}, element);
+}
+
+Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
+  return arith::ConstantOp::create(
+      b, type,
+      DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+}
+
+/// Alignment of a whole chunk: its size in bytes (a multiple of 16).
+llvm::Align chunkAlignment(Type element) {
+  return llvm::Align(kRowChunk * element.getIntOrFloatBitWidth() / 8);
+}
+
+/// One chunk of a row of `buffer`: at `indices` (the last is the column),
+/// `inside` when its row exists. Whole chunks of rows that start on a chunk
+/// boundary take one aligned vector access, the rest a masked one.
+struct ChunkAccess {
+  Value buffer;
+  SmallVector<Value> indices;
+  Value rowInside; // i1, or null when the buffer has no rows (1-D)
+
+  /// Valid columns of the chunk: clamp(cols - column, 0, 8), 0 outside.
+  Value validColumns(ImplicitLocOpBuilder &b) const {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value cols = memref::DimOp::create(b, buffer, type.getRank() - 1);
+    Value left = arith::SubIOp::create(b, cols, indices.back());
+    Value clamped = arith::MinSIOp::create(
+        b, arith::MaxSIOp::create(b, left, index(b, 0)), index(b, kRowChunk));
+    if (!rowInside)
+      return clamped;
+    return arith::SelectOp::create(b, rowInside, clamped, index(b, 0));
+  }
+
+  /// True when the chunk can be accessed as one aligned vector.
+  Value isWhole(ImplicitLocOpBuilder &b, Value valid) const {
+    Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, valid,
+                                        index(b, kRowChunk));
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getRank() == 1)
+      return whole;
+    // Row starts are chunk-aligned when the row length is a whole number of
+    // chunks (buffers themselves are at least 16-byte aligned).
+    Value cols = memref::DimOp::create(b, buffer, 1);
+    Value aligned = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, cols, index(b, kRowChunk)), index(b, 0));
+    return arith::AndIOp::create(b, whole, aligned);
+  }
+
+  Value load(ImplicitLocOpBuilder &b) const {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    VectorType type = chunkType(element);
+    Value valid = validColumns(b);
+    auto ifOp = scf::IfOp::create(
+        b, isWhole(b, valid),
+        [&](OpBuilder &nested, Location loc) {
+          Value chunk = vector::LoadOp::create(
+              nested, loc, type, buffer, indices, /*nontemporal=*/false,
+              chunkAlignment(element));
+          scf::YieldOp::create(nested, loc, chunk);
+        },
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder nb(loc, nested);
+          Value mask = vector::CreateMaskOp::create(
+              nb, VectorType::get({kRowChunk}, nb.getI1Type()),
+              ValueRange{valid});
+          Value chunk = vector::MaskedLoadOp::create(nb, type, buffer, indices,
+                                                     mask, zeros(nb, type));
+          scf::YieldOp::create(nb, chunk);
+        });
+    return ifOp.getResult(0);
+  }
+
+  void store(ImplicitLocOpBuilder &b, Value chunk) const {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    Value valid = validColumns(b);
+    scf::IfOp::create(
+        b, isWhole(b, valid),
+        [&](OpBuilder &nested, Location loc) {
+          vector::StoreOp::create(nested, loc, chunk, buffer, indices,
+                                  /*nontemporal=*/false,
+                                  chunkAlignment(element));
+          scf::YieldOp::create(nested, loc);
+        },
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder nb(loc, nested);
+          Value mask = vector::CreateMaskOp::create(
+              nb, VectorType::get({kRowChunk}, nb.getI1Type()),
+              ValueRange{valid});
+          vector::MaskedStoreOp::create(nb, buffer, indices, mask, chunk);
+          scf::YieldOp::create(nb);
+        });
+  }
+};
+
+/// The chunks of a thread's share of the block at `indices` of `buffer`
+/// (rank 2: [row0, col0], the thread's row added; rank 1: [col0]).
+SmallVector<ChunkAccess> shareChunks(ImplicitLocOpBuilder &b,
+                                     const RowsLayout &layout,
+                                     const RowThread &t, Value buffer,
+                                     ValueRange indices) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value row, rowInside;
+  if (type.getRank() == 2) {
+    row = arith::AddIOp::create(b, indices[0], t.rowInBlock);
+    rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                      memref::DimOp::create(b, buffer, 0));
+  }
+  SmallVector<ChunkAccess> chunks;
+  for (int64_t k = 0; k < layout.chunksPerThread(); ++k) {
+    Value col = arith::AddIOp::create(b, indices.back(),
+                                      chunkColumn(b, layout, t, k));
+    ChunkAccess chunk{buffer, {}, rowInside};
+    if (row)
+      chunk.indices.push_back(row);
+    chunk.indices.push_back(col);
+    chunks.push_back(std::move(chunk));
+  }
+  return chunks;
+}
+
+Value extractChunk(ImplicitLocOpBuilder &b, Value share, int64_t k) {
+  return vector::ExtractStridedSliceOp::create(b, share, {k * kRowChunk},
+                                               {kRowChunk}, {1});
+}
+
+Value insertChunk(ImplicitLocOpBuilder &b, Value chunk, Value share,
+                  int64_t k) {
+  return vector::InsertStridedSliceOp::create(b, chunk, share, {k * kRowChunk},
+                                              {1});
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+/// Patterns that need the layout and the kernel's shared scratch buffers.
+template <typename Op>
+struct RowsPattern : OpConversionPattern<Op> {
+  RowsPattern(const TypeConverter &converter, MLIRContext *context,
+              const RowsLayout &layout, Value rowScratch = {},
+              Value columnScratch = {})
+      : OpConversionPattern<Op>(converter, context), layout(layout),
+        rowScratch(rowScratch), columnScratch(columnScratch) {}
+
+  RowsLayout layout;
+  /// memref<warps x f32, workgroup>: a row's warps meet here.
+  Value rowScratch;
+  /// memref<warps x C x f32, workgroup>: the warps' column sums meet here.
+  Value columnScratch;
+};
+
+/// Splat constants become splats of the share (a scalar for per-row ones).
+struct ConvertSplatConstant : RowsPattern<arith::ConstantOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto value = dyn_cast<SplatElementsAttr>(op.getValue());
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!value || !type)
+      return rewriter.notifyMatchFailure(op, "only splat blocks");
+    auto element = value.getSplatValue<TypedAttr>();
+    if (auto vector = dyn_cast<VectorType>(type))
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, vector, DenseElementsAttr::get(vector, element));
+    else
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, element);
+    return success();
+  }
+};
+
+/// Elementwise arith/math ops apply unchanged to the share.
+struct ConvertElementwise : ConversionPattern {
+  ConvertElementwise(const TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!OpTrait::hasElementwiseMappableTraits(op) ||
+        isa<arith::ConstantOp>(op))
+      return failure();
+    FailureOr<Operation *> converted =
+        convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
+    if (failed(converted))
+      return failure();
+    rewriter.replaceOp(op, (*converted)->getResults());
+    return success();
+  }
+};
+
+/// Broadcasts into per-row values or blocks. A per-column vector already has
+/// its block share (every row's threads hold the same columns).
+struct ConvertBroadcast : RowsPattern<vector::BroadcastOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(vector::BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type result = getTypeConverter()->convertType(op.getType());
+    Value source = adaptor.getSource();
+    if (source.getType() == result) {
+      // scalar -> per-row, or per-column -> block
+      rewriter.replaceOp(op, source);
+      return success();
+    }
+    if (!isa<VectorType>(result) || isa<VectorType>(source.getType()))
+      return rewriter.notifyMatchFailure(op, "unsupported broadcast");
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, result, source);
+    return success();
+  }
+};
+
+struct ConvertRowBroadcast : RowsPattern<RowBroadcastOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(RowBroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+        op, getTypeConverter()->convertType(op.getType()),
+        adaptor.getSource());
+    return success();
+  }
+};
+
+struct ConvertLoadBlock : RowsPattern<LoadBlockOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(LoadBlockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RowThread t = rowThreadOf(b, layout);
+    Value source = adaptor.getSource();
+    if (isPerRow(op.getType(), layout)) {
+      // The thread's row, zero past the last (its index clamped in bounds).
+      Value row = arith::AddIOp::create(b, adaptor.getIndices()[0],
+                                        t.rowInBlock);
+      Value rows = memref::DimOp::create(b, source, 0);
+      Value last = arith::SubIOp::create(b, rows, index(b, 1));
+      Value value = memref::LoadOp::create(
+          b, source, ValueRange{arith::MinUIOp::create(b, row, last)});
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
+      rewriter.replaceOpWithNewOp<arith::SelectOp>(
+          op, inside, value,
+          arith::ConstantOp::create(b, b.getZeroAttr(value.getType())));
+      return success();
+    }
+    auto shareType =
+        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    Value share = zeros(b, shareType);
+    for (auto [k, chunk] : llvm::enumerate(
+             shareChunks(b, layout, t, source, adaptor.getIndices())))
+      share = insertChunk(b, chunk.load(b), share, k);
+    rewriter.replaceOp(op, share);
+    return success();
+  }
+};
+
+struct ConvertStoreBlock : RowsPattern<StoreBlockOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(StoreBlockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RowThread t = rowThreadOf(b, layout);
+    Value dest = adaptor.getDest();
+    VectorType type = op.getValue().getType();
+    if (isPerRow(type, layout)) {
+      // The first thread of each row writes the row's value.
+      Value row = arith::AddIOp::create(b, adaptor.getIndices()[0],
+                                        t.rowInBlock);
+      Value writes = arith::AndIOp::create(
+          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t.threadInRow,
+                                index(b, 0)),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                memref::DimOp::create(b, dest, 0)));
+      scf::IfOp::create(b, writes, [&](OpBuilder &nested, Location loc) {
+        memref::StoreOp::create(nested, loc, adaptor.getValue(), dest,
+                                ValueRange{row});
+        scf::YieldOp::create(nested, loc);
+      });
+      rewriter.eraseOp(op);
+      return success();
+    }
+    auto storeShare = [&](OpBuilder &nested, Location loc) {
+      ImplicitLocOpBuilder nb(loc, nested);
+      for (auto [k, chunk] : llvm::enumerate(
+               shareChunks(nb, layout, t, dest, adaptor.getIndices())))
+        chunk.store(nb, extractChunk(nb, adaptor.getValue(), k));
+    };
+    if (type.getRank() == 1) {
+      // Every row's threads hold the same columns: the first row writes.
+      Value firstRow = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                             t.rowInBlock, index(b, 0));
+      scf::IfOp::create(b, firstRow, [&](OpBuilder &nested, Location loc) {
+        storeShare(nested, loc);
+        scf::YieldOp::create(nested, loc);
+      });
+    } else {
+      storeShare(b, b.getLoc());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Zeroes the share's elements whose column (8(kP + p) + v past `col`) is at
+/// or beyond `limit`: one i32 threshold per thread against constant offsets.
+struct ConvertZeroColumns : RowsPattern<ZeroColumnsOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(ZeroColumnsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RowThread t = rowThreadOf(b, layout);
+    auto shareType = cast<VectorType>(adaptor.getValue().getType());
+    SmallVector<int32_t> offsets;
+    for (int64_t e = 0; e < shareType.getNumElements(); ++e)
+      offsets.push_back((e / kRowChunk) * layout.threadsPerRow() * kRowChunk +
+                        e % kRowChunk);
+    auto offsetType = VectorType::get(shareType.getShape(), b.getI32Type());
+    Value offsetVector = arith::ConstantOp::create(
+        b, offsetType, DenseElementsAttr::get(offsetType, ArrayRef(offsets)));
+    Value threshold = arith::SubIOp::create(
+        b, adaptor.getLimit(),
+        arith::AddIOp::create(b, adaptor.getCol(), t.firstColumn));
+    Value threshold32 =
+        arith::IndexCastOp::create(b, b.getI32Type(), threshold);
+    Value inside = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::slt, offsetVector,
+        vector::BroadcastOp::create(b, offsetType, threshold32));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, inside, adaptor.getValue(),
+                                                 zeros(b, shareType));
+    return success();
+  }
+};
+
+Value shuffleXor(ImplicitLocOpBuilder &b, Value value, int32_t offset) {
+  return gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
+                                gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
+struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
+  using RowsPattern::RowsPattern;
+  LogicalResult
+  matchAndRewrite(vector::MultiDimReductionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getSourceVectorType().getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "only blocks of rows");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value result =
+        op.getReductionMask() == ArrayRef<bool>{false, true}
+            ? reduceRow(b, op.getKind(), adaptor.getSource(), adaptor.getAcc())
+            : reduceColumns(b, op.getKind(), adaptor.getSource(),
+                            adaptor.getAcc());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  Value combine(ImplicitLocOpBuilder &b, vector::CombiningKind kind, Value x,
+                Value y) const {
+    return vector::makeArithReduction(b, b.getLoc(), kind, x, y);
+  }
+
+  /// The row's value in every thread of the row.
+  Value reduceRow(ImplicitLocOpBuilder &b, vector::CombiningKind kind,
+                  Value share, Value acc) const {
+    RowThread t = rowThreadOf(b, layout);
+    Value value = vector::ReductionOp::create(b, kind, share);
+    int64_t perRow = layout.threadsPerRow();
+    for (int64_t offset = std::min(perRow, kThreadsPerWarp) / 2; offset >= 1;
+         offset /= 2)
+      value = combine(b, kind, value, shuffleXor(b, value, offset));
+    if (perRow > kThreadsPerWarp) {
+      // Each warp holds its part of the row; lane 0 posts it, then every
+      // thread combines its row's warps. The first barrier keeps the writes
+      // from overtaking an earlier reduction's reads.
+      gpu::BarrierOp::create(b);
+      Value firstLane = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                              t.laneId, index(b, 0));
+      scf::IfOp::create(b, firstLane, [&](OpBuilder &nested, Location loc) {
+        memref::StoreOp::create(nested, loc, value, rowScratch,
+                                ValueRange{t.warpId});
+        scf::YieldOp::create(nested, loc);
+      });
+      gpu::BarrierOp::create(b);
+      int64_t warpsPerRow = perRow / kThreadsPerWarp;
+      Value firstWarp =
+          arith::MulIOp::create(b, t.rowInBlock, index(b, warpsPerRow));
+      value = memref::LoadOp::create(b, rowScratch, ValueRange{firstWarp});
+      for (int64_t w = 1; w < warpsPerRow; ++w)
+        value = combine(
+            b, kind, value,
+            memref::LoadOp::create(
+                b, rowScratch,
+                ValueRange{arith::AddIOp::create(b, firstWarp, index(b, w))}));
+    }
+    return combine(b, kind, value, acc);
+  }
+
+  /// The columns' values in every row's threads. The threads of one column
+  /// chunk are P apart, so xor shuffles by P, 2P, ... combine a warp's rows.
+  Value reduceColumns(ImplicitLocOpBuilder &b, vector::CombiningKind kind,
+                      Value share, Value acc) const {
+    RowThread t = rowThreadOf(b, layout);
+    auto shareType = cast<VectorType>(share.getType());
+    SmallVector<Value> values;
+    for (int64_t e = 0; e < shareType.getNumElements(); ++e)
+      values.push_back(vector::ExtractOp::create(b, share, ArrayRef{e}));
+    for (int64_t offset = layout.threadsPerRow(); offset < kThreadsPerWarp;
+         offset *= 2)
+      for (Value &value : values)
+        value = combine(b, kind, value, shuffleXor(b, value, offset));
+    Value sums = vector::FromElementsOp::create(b, shareType, values);
+    int64_t warps = layout.threads / kThreadsPerWarp;
+    if (warps > 1) {
+      // The first row of each warp posts the warp's sums; then every thread
+      // adds up the warps for its columns.
+      gpu::BarrierOp::create(b);
+      Value firstRowOfWarp = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ult, t.laneId,
+          index(b, layout.threadsPerRow()));
+      scf::IfOp::create(b, firstRowOfWarp, [&](OpBuilder &nested,
+                                               Location loc) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        for (int64_t k = 0; k < layout.chunksPerThread(); ++k)
+          vector::StoreOp::create(
+              nb, extractChunk(nb, sums, k), columnScratch,
+              ValueRange{t.warpId, chunkColumn(nb, layout, t, k)});
+        scf::YieldOp::create(nb);
+      });
+      gpu::BarrierOp::create(b);
+      sums = zeros(b, shareType);
+      for (int64_t k = 0; k < layout.chunksPerThread(); ++k) {
+        Value column = chunkColumn(b, layout, t, k);
+        Value chunk;
+        for (int64_t w = 0; w < warps; ++w) {
+          Value part = vector::LoadOp::create(
+              b, chunkType(shareType.getElementType()), columnScratch,
+              ValueRange{index(b, w), column});
+          chunk = chunk ? combine(b, kind, chunk, part) : part;
+        }
+        sums = insertChunk(b, chunk, sums, k);
+      }
+    }
+    return combine(b, kind, sums, acc);
+  }
+};
+
+struct ConvertFARowsToGPUPass
+    : public mlir::fa::impl::ConvertFARowsToGPUBase<ConvertFARowsToGPUPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
+      if (!func->hasAttr(kRowsConfigAttr))
+        return WalkResult::advance();
+      return failed(convertKernel(func)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  FailureOr<RowsLayout> layoutOf(gpu::GPUFuncOp func) {
+    std::optional<ArrayRef<int32_t>> blockSize = func.getKnownBlockSize();
+    if (!blockSize || (*blockSize)[1] != 1 || (*blockSize)[2] != 1)
+      return func.emitError("convert-fa-rows-to-gpu: expects known_block_size "
+                            "= [threads, 1, 1]"),
+             failure();
+    RowsLayout layout{getRowsConfigEntry(func, "rows", 1),
+                      getRowsConfigEntry(func, "block_cols", 0),
+                      (*blockSize)[0]};
+    if (std::string why = layout.whyInvalid(); !why.empty())
+      return func.emitError() << "convert-fa-rows-to-gpu: " << why, failure();
+    return layout;
+  }
+
+  /// Shared scratch for reductions that cross warps, when the kernel has any.
+  void addScratch(gpu::GPUFuncOp func, const RowsLayout &layout,
+                  Value &rowScratch, Value &columnScratch) {
+    bool rowsCrossWarps = layout.threadsPerRow() > kThreadsPerWarp;
+    bool columnsCrossWarps = layout.threads > kThreadsPerWarp;
+    bool hasRowReduction = false, hasColumnReduction = false;
+    func.walk([&](vector::MultiDimReductionOp op) {
+      bool rowWise = op.getReductionMask() == ArrayRef<bool>{false, true};
+      hasRowReduction |= rowWise;
+      hasColumnReduction |= !rowWise;
+    });
+    MLIRContext *context = func.getContext();
+    auto shared = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getWorkgroupAddressSpace());
+    int64_t warps = layout.threads / kThreadsPerWarp;
+    auto f32 = Float32Type::get(context);
+    if (hasRowReduction && rowsCrossWarps)
+      rowScratch = func.addWorkgroupAttribution(
+          MemRefType::get({warps}, f32, MemRefLayoutAttrInterface{}, shared),
+          func.getLoc());
+    if (hasColumnReduction && columnsCrossWarps) {
+      columnScratch = func.addWorkgroupAttribution(
+          MemRefType::get({warps, layout.cols}, f32,
+                          MemRefLayoutAttrInterface{}, shared),
+          func.getLoc());
+      // Chunks are read and written as 32-byte vectors.
+      func.setWorkgroupAttributionAttr(func.getNumWorkgroupAttributions() - 1,
+                                       "llvm.align",
+                                       IntegerAttr::get(
+                                           IntegerType::get(context, 64), 32));
+    }
+  }
+
+  LogicalResult convertKernel(gpu::GPUFuncOp func) {
+    FailureOr<RowsLayout> layout = layoutOf(func);
+    if (failed(layout))
+      return failure();
+    bool columnReductionTooWide = false;
+    func.walk([&](vector::MultiDimReductionOp op) {
+      columnReductionTooWide |=
+          op.getReductionMask() != ArrayRef<bool>{false, true} &&
+          layout->threadsPerRow() > kThreadsPerWarp;
+    });
+    if (columnReductionTooWide)
+      return func.emitError() << "convert-fa-rows-to-gpu: a column reduction "
+                                 "needs at most "
+                              << kThreadsPerWarp << " threads per row, got "
+                              << layout->threadsPerRow();
+    Value rowScratch, columnScratch;
+    addScratch(func, *layout, rowScratch, columnScratch);
+
+    MLIRContext *context = &getContext();
+    RowsTypeConverter converter(*layout);
+    ConversionTarget target(*context);
+    target.addIllegalDialect<FADialect>();
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+    RewritePatternSet patterns(context);
+    patterns.add<ConvertElementwise>(converter, context);
+    patterns.add<ConvertSplatConstant, ConvertBroadcast, ConvertRowBroadcast,
+                 ConvertLoadBlock, ConvertStoreBlock, ConvertZeroColumns,
+                 ConvertReduction>(converter, context, *layout, rowScratch,
+                                   columnScratch);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    return applyPartialConversion(func, target, std::move(patterns));
+  }
+};
+} // namespace

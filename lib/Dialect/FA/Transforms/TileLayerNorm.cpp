@@ -1,0 +1,679 @@
+//===- TileLayerNorm.cpp - fa.layernorm(_grad) to row-wise GPU kernels ----===//
+//
+// Builds the tiled level of LayerNorm: an explicit grid mapping over blocks of
+// rows, and the forward or backward math on whole blocks (`vector<R x C>`),
+// per-row statistics (`vector<R>`) and per-column parameters (`vector<C>`).
+// How a block is spread over threads is the lowering's business
+// (convert-fa-rows-to-gpu), as the warp layout of attention tiles is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FATILELAYERNORM
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+struct RowsConfig {
+  int64_t rows, blockCols, numWarps;
+  /// The whole row stays in registers: one read of each input.
+  bool resident;
+  /// The backward's second kernel, which sums the partial rows: many rows in
+  /// flight per block, a few columns per thread.
+  int64_t reduceRows = 64, reduceCols = 32, reduceWarps = 8;
+
+  RowsLayout layout() const {
+    return {rows, blockCols, numWarps * kThreadsPerWarp};
+  }
+  RowsLayout reduceLayout() const {
+    return {reduceRows, reduceCols, reduceWarps * kThreadsPerWarp};
+  }
+};
+
+std::string dtypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  return "f32";
+}
+
+//===----------------------------------------------------------------------===//
+// Building blocks of the math
+//===----------------------------------------------------------------------===//
+
+/// Types and shapes every body builder needs.
+struct RowsKernel {
+  ImplicitLocOpBuilder &b;
+  RowsLayout layout;
+  Value numRows, numCols, numColsF32;
+
+  Type f32() { return b.getF32Type(); }
+  VectorType blockType() {
+    return VectorType::get({layout.rows, layout.cols}, f32());
+  }
+  VectorType rowsType() { return VectorType::get({layout.rows}, f32()); }
+  VectorType colsType(Type element) {
+    return VectorType::get({layout.cols}, element);
+  }
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+
+  Value splat(VectorType type, double value) {
+    return arith::ConstantOp::create(
+        b, type,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(),
+                                                    value)));
+  }
+
+  /// Values of any float type computed with in f32.
+  Value toF32(Value value) {
+    auto type = cast<VectorType>(value.getType());
+    if (type.getElementType().isF32())
+      return value;
+    return arith::ExtFOp::create(b, type.clone(f32()), value);
+  }
+  Value fromF32(Value value, Type element) {
+    if (element.isF32())
+      return value;
+    return arith::TruncFOp::create(
+        b, cast<VectorType>(value.getType()).clone(element), value);
+  }
+
+  /// The `R x C` block of a 2-D buffer at (row0, col0), in f32.
+  Value loadBlock(Value buffer, Value row0, Value col0) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    return toF32(LoadBlockOp::create(
+        b, VectorType::get({layout.rows, layout.cols}, element), buffer,
+        ValueRange{row0, col0}));
+  }
+  void storeBlock(Value value, Value buffer, Value row0, Value col0) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    StoreBlockOp::create(b, fromF32(value, element), buffer,
+                         ValueRange{row0, col0});
+  }
+  /// Per-column values (weight, bias) at col0, repeated for every row.
+  Value loadColumns(Value buffer, Value col0) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    Value cols = toF32(
+        LoadBlockOp::create(b, colsType(element), buffer, ValueRange{col0}));
+    return vector::BroadcastOp::create(b, blockType(), cols);
+  }
+  Value loadRowStats(Value buffer, Value row0) {
+    return LoadBlockOp::create(b, rowsType(), buffer, ValueRange{row0});
+  }
+
+  /// acc + the sum of each row of `block`.
+  Value addRowSums(Value block, Value acc) {
+    return vector::MultiDimReductionOp::create(b, block, acc,
+                                               ArrayRef<bool>{false, true},
+                                               vector::CombiningKind::ADD);
+  }
+  Value rowMean(Value rowSums) {
+    return arith::DivFOp::create(
+        b, rowSums, vector::BroadcastOp::create(b, rowsType(), numColsF32));
+  }
+  Value perRow(Value rowValues) {
+    return RowBroadcastOp::create(b, blockType(), rowValues);
+  }
+
+  /// A loop over the column blocks of the rows, carrying `inits`; `body`
+  /// gets the first column and the carried values and returns the new ones.
+  ValueRange forColumnBlocks(
+      ValueRange inits,
+      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto loop = scf::ForOp::create(
+        b, index(0), numCols, index(layout.cols), inits,
+        [&](OpBuilder &nested, Location loc, Value col0, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, body(col0, carried));
+        });
+    return loop.getResults();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
+
+/// rstd = 1 / sqrt(mean((x - mean)^2) + eps), from the summed squares.
+Value reciprocalStd(RowsKernel &k, Value squareSums, float eps) {
+  Value variance = k.rowMean(squareSums);
+  return math::RsqrtOp::create(
+      k.b, arith::AddFOp::create(k.b, variance, k.splat(k.rowsType(), eps)));
+}
+
+/// y = (x - mean) * rstd * w + b on the block at column col0; `centred` is
+/// x - mean.
+Value normalise(RowsKernel &k, LayerNormOp op, Value centred, Value rstd,
+                Value col0) {
+  Value scaled = arith::MulFOp::create(k.b, centred, k.perRow(rstd));
+  return arith::AddFOp::create(
+      k.b, arith::MulFOp::create(k.b, scaled, k.loadColumns(op.getWeight(), col0)),
+      k.loadColumns(op.getBias(), col0));
+}
+
+/// (x - mean) on the block at col0, zero in the columns past the row's end.
+Value centre(RowsKernel &k, Value x, Value mean, Value col0) {
+  Value centred = arith::SubFOp::create(k.b, x, k.perRow(mean));
+  return ZeroColumnsOp::create(k.b, centred.getType(), centred, col0,
+                               k.numCols);
+}
+
+void buildForward(RowsKernel &k, LayerNormOp op, Value row0, bool resident) {
+  ImplicitLocOpBuilder &b = k.b;
+  float eps = op.getEps().convertToFloat();
+  Value zero = k.index(0);
+  Value zeroRows = k.splat(k.rowsType(), 0.0);
+  Value mean, rstd;
+  if (resident) {
+    Value x = k.loadBlock(op.getX(), row0, zero);
+    mean = k.rowMean(k.addRowSums(x, zeroRows));
+    Value centred = centre(k, x, mean, zero);
+    rstd = reciprocalStd(
+        k, k.addRowSums(arith::MulFOp::create(b, centred, centred), zeroRows),
+        eps);
+    k.storeBlock(normalise(k, op, centred, rstd, zero), op.getY(), row0, zero);
+  } else {
+    Value sums = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
+      return SmallVector<Value>{
+          k.addRowSums(k.loadBlock(op.getX(), row0, col0), acc[0])};
+    })[0];
+    mean = k.rowMean(sums);
+    Value squares =
+        k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
+          Value centred =
+              centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
+          return SmallVector<Value>{k.addRowSums(
+              arith::MulFOp::create(b, centred, centred), acc[0])};
+        })[0];
+    rstd = reciprocalStd(k, squares, eps);
+    k.forColumnBlocks({}, [&](Value col0, ValueRange) {
+      Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
+      k.storeBlock(normalise(k, op, centred, rstd, col0), op.getY(), row0,
+                   col0);
+      return SmallVector<Value>{};
+    });
+  }
+  if (Value meanBuffer = op.getMean()) {
+    StoreBlockOp::create(b, mean, meanBuffer, ValueRange{row0});
+    StoreBlockOp::create(b, rstd, op.getRstd(), ValueRange{row0});
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+/// What one block of rows needs at column col0: x normalised, and g = dy * w.
+struct GradTerms {
+  Value dy, xhat, g;
+};
+
+GradTerms gradTerms(RowsKernel &k, LayerNormGradOp op, Value row0, Value col0,
+                    Value mean, Value rstd, Value weight) {
+  ImplicitLocOpBuilder &b = k.b;
+  GradTerms t;
+  t.dy = k.loadBlock(op.getDy(), row0, col0);
+  Value x = k.loadBlock(op.getX(), row0, col0);
+  t.xhat = arith::MulFOp::create(
+      b, arith::SubFOp::create(b, x, k.perRow(mean)), k.perRow(rstd));
+  t.g = arith::MulFOp::create(b, t.dy, weight);
+  return t;
+}
+
+/// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
+Value inputGrad(RowsKernel &k, const GradTerms &t, Value meanG,
+                Value meanGXhat, Value rstd) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value centred = arith::SubFOp::create(
+      b, arith::SubFOp::create(b, t.g, k.perRow(meanG)),
+      arith::MulFOp::create(b, t.xhat, k.perRow(meanGXhat)));
+  return arith::MulFOp::create(b, centred, k.perRow(rstd));
+}
+
+/// The partial rows of the parameter gradients a thread block owns.
+struct PartialRows {
+  Value dweight, dbias, row0;
+};
+
+/// One block of rows of the backward: dx, and this block's contribution to
+/// the parameter gradients (returned when resident, added to the partial rows
+/// in memory otherwise).
+SmallVector<Value> buildGradRows(RowsKernel &k, LayerNormGradOp op, Value row0,
+                                 bool resident, Value weight,
+                                 ValueRange accumulators,
+                                 const PartialRows &partial) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value zero = k.index(0);
+  Value zeroRows = k.splat(k.rowsType(), 0.0);
+  Value mean = k.loadRowStats(op.getMean(), row0);
+  Value rstd = k.loadRowStats(op.getRstd(), row0);
+  auto gXhat = [&](const GradTerms &t) {
+    return arith::MulFOp::create(b, t.g, t.xhat);
+  };
+  if (resident) {
+    GradTerms t = gradTerms(k, op, row0, zero, mean, rstd, weight);
+    Value meanG = k.rowMean(k.addRowSums(t.g, zeroRows));
+    Value meanGXhat = k.rowMean(k.addRowSums(gXhat(t), zeroRows));
+    k.storeBlock(inputGrad(k, t, meanG, meanGXhat, rstd), op.getDx(), row0,
+                 zero);
+    return {arith::AddFOp::create(
+                b, accumulators[0], arith::MulFOp::create(b, t.dy, t.xhat)),
+            arith::AddFOp::create(b, accumulators[1], t.dy)};
+  }
+  ValueRange sums = k.forColumnBlocks(
+      {zeroRows, zeroRows}, [&](Value col0, ValueRange acc) {
+        GradTerms t = gradTerms(k, op, row0, col0, mean, rstd,
+                                k.loadColumns(op.getWeight(), col0));
+        return SmallVector<Value>{k.addRowSums(t.g, acc[0]),
+                                  k.addRowSums(gXhat(t), acc[1])};
+      });
+  Value meanG = k.rowMean(sums[0]);
+  Value meanGXhat = k.rowMean(sums[1]);
+  k.forColumnBlocks({}, [&](Value col0, ValueRange) {
+    GradTerms t = gradTerms(k, op, row0, col0, mean, rstd,
+                            k.loadColumns(op.getWeight(), col0));
+    k.storeBlock(inputGrad(k, t, meanG, meanGXhat, rstd), op.getDx(), row0,
+                 col0);
+    auto accumulate = [&](Value buffer, Value term) {
+      Value sum = arith::AddFOp::create(
+          b, k.loadBlock(buffer, partial.row0, col0), term);
+      k.storeBlock(sum, buffer, partial.row0, col0);
+    };
+    accumulate(partial.dweight, arith::MulFOp::create(b, t.dy, t.xhat));
+    accumulate(partial.dbias, t.dy);
+    return SmallVector<Value>{};
+  });
+  return {};
+}
+
+void buildBackward(RowsKernel &k, LayerNormGradOp op, bool resident,
+                   const PartialRows &partial) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value zero = k.index(0);
+  Value zeroBlock = k.splat(k.blockType(), 0.0);
+  Value rowsPerBlock = k.index(k.layout.rows);
+  Value numRowBlocks = arith::CeilDivUIOp::create(b, k.numRows, rowsPerBlock);
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value step = gpu::GridDimOp::create(b, gpu::Dimension::x);
+
+  // Resident: the weight once, the parameter gradients in registers. Else the
+  // partial rows accumulate in memory and start at zero.
+  Value weight;
+  SmallVector<Value> inits;
+  if (resident) {
+    weight = k.loadColumns(op.getWeight(), zero);
+    inits = {zeroBlock, zeroBlock};
+  } else {
+    k.forColumnBlocks({}, [&](Value col0, ValueRange) {
+      k.storeBlock(zeroBlock, partial.dweight, partial.row0, col0);
+      k.storeBlock(zeroBlock, partial.dbias, partial.row0, col0);
+      return SmallVector<Value>{};
+    });
+  }
+  auto loop = scf::ForOp::create(
+      b, first, numRowBlocks, step, inits,
+      [&](OpBuilder &nested, Location loc, Value rowBlock, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        Value row0 = arith::MulIOp::create(b, rowBlock, rowsPerBlock);
+        scf::YieldOp::create(
+            b, buildGradRows(k, op, row0, resident, weight, acc, partial));
+      });
+  if (resident) {
+    k.storeBlock(loop.getResult(0), partial.dweight, partial.row0, zero);
+    k.storeBlock(loop.getResult(1), partial.dbias, partial.row0, zero);
+  }
+}
+
+/// The second stage: column `c` of dweight (dbias) is the sum of column `c`
+/// of every partial row.
+void buildParamsReduction(RowsKernel &k, Value partialDweight,
+                          Value partialDbias, Value dweight, Value dbias) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value col0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(k.layout.cols));
+  Value zeroBlock = k.splat(k.blockType(), 0.0);
+  Value numPartialRows = memref::DimOp::create(b, partialDweight, 0);
+  auto loop = scf::ForOp::create(
+      b, k.index(0), numPartialRows, k.index(k.layout.rows),
+      ValueRange{zeroBlock, zeroBlock},
+      [&](OpBuilder &nested, Location loc, Value row0, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(
+            b, ValueRange{arith::AddFOp::create(
+                              b, acc[0], k.loadBlock(partialDweight, row0, col0)),
+                          arith::AddFOp::create(
+                              b, acc[1], k.loadBlock(partialDbias, row0, col0))});
+      });
+  auto storeColumnSums = [&](Value block, Value dest) {
+    Value sums = vector::MultiDimReductionOp::create(
+        b, block, k.splat(k.colsType(k.f32()), 0.0),
+        ArrayRef<bool>{true, false}, vector::CombiningKind::ADD);
+    Type element = cast<MemRefType>(dest.getType()).getElementType();
+    StoreBlockOp::create(b, k.fromF32(sums, element), dest, ValueRange{col0});
+  };
+  storeColumnSums(loop.getResult(0), dweight);
+  storeColumnSums(loop.getResult(1), dbias);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels and their manifest entries
+//===----------------------------------------------------------------------===//
+
+struct KernelParam {
+  StringRef name;
+  Value value; // in the function, or null for a workspace
+  Type type;
+};
+
+DictionaryAttr paramsInfo(Builder &b, ArrayRef<KernelParam> params) {
+  SmallVector<Attribute> entries;
+  for (const KernelParam &param : params) {
+    auto memref = cast<MemRefType>(param.type);
+    entries.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr(param.name)),
+         b.getNamedAttr("kind", b.getStringAttr("memref")),
+         b.getNamedAttr("dtype",
+                        b.getStringAttr(dtypeName(memref.getElementType()))),
+         b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
+  }
+  return b.getDictionaryAttr(
+      b.getNamedAttr("params", b.getArrayAttr(entries)));
+}
+
+DictionaryAttr layoutAttr(Builder &b, const RowsLayout &layout,
+                          std::optional<bool> resident) {
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("rows", b.getI64IntegerAttr(layout.rows)),
+      b.getNamedAttr("block_cols", b.getI64IntegerAttr(layout.cols)),
+      b.getNamedAttr("num_warps",
+                     b.getI64IntegerAttr(layout.threads / kThreadsPerWarp))};
+  if (resident)
+    entries.push_back(b.getNamedAttr("resident", b.getI64IntegerAttr(*resident)));
+  return b.getDictionaryAttr(entries);
+}
+
+/// A kernel in a gpu.module of its own, both called `name`, taking `params`;
+/// the builder is left at the start of its body.
+gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, Operation *before,
+                            StringRef name, ArrayRef<KernelParam> params,
+                            const RowsLayout &layout, DictionaryAttr config) {
+  b.setInsertionPoint(before);
+  auto module = gpu::GPUModuleOp::create(b, name);
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Type> types;
+  for (const KernelParam &param : params)
+    types.push_back(param.type);
+  auto kernel =
+      gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel->setAttr(kRowsConfigAttr, config);
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(layout.threads), 1, 1}));
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  return kernel;
+}
+
+/// Maps each function-level parameter to the kernel argument at its position.
+void mapParams(IRMapping &mapping, gpu::GPUFuncOp kernel,
+               ArrayRef<KernelParam> params) {
+  for (auto [param, arg] : llvm::zip_equal(params, kernel.getArguments()))
+    if (param.value)
+      mapping.map(param.value, arg);
+}
+
+/// The number of columns as an f32, for means.
+Value colsAsF32(ImplicitLocOpBuilder &b, Value cols) {
+  Value asInt = arith::IndexCastUIOp::create(b, b.getI64Type(), cols);
+  return arith::UIToFPOp::create(b, b.getF32Type(), asInt);
+}
+
+NamedAttribute kernelEntry(Builder &b, StringRef name, StringRef op,
+                           Type element, DictionaryAttr config,
+                           const RowsLayout &layout, StringRef gridSymbol,
+                           ArrayRef<KernelParam> params,
+                           ArrayRef<NamedAttribute> extra) {
+  SmallVector<NamedAttribute> info = {
+      b.getNamedAttr("op", b.getStringAttr(op)),
+      b.getNamedAttr("dtype", b.getStringAttr(dtypeName(element))),
+      b.getNamedAttr("config", config),
+      b.getNamedAttr("block", b.getI64ArrayAttr({layout.threads, 1, 1})),
+      b.getNamedAttr("grid", b.getStrArrayAttr({gridSymbol, "one", "one"}))};
+  llvm::append_range(info, paramsInfo(b, params).getValue());
+  llvm::append_range(info, extra);
+  return b.getNamedAttr(name, b.getDictionaryAttr(info));
+}
+
+struct FATileLayerNormPass
+    : public mlir::fa::impl::FATileLayerNormBase<FATileLayerNormPass> {
+  using Base::Base;
+
+  FailureOr<RowsConfig> configFor(func::FuncOp func) {
+    RowsConfig config{rows, blockCols, numWarps, resident};
+    int64_t residentEntry = resident;
+    if (Attribute attr = func->getAttr(kRowsConfigAttr)) {
+      auto dict = dyn_cast<DictionaryAttr>(attr);
+      if (!dict)
+        return func.emitError() << kRowsConfigAttr << " must be a dictionary",
+               failure();
+      for (NamedAttribute entry : dict) {
+        int64_t *field = llvm::StringSwitch<int64_t *>(entry.getName().strref())
+                             .Case("rows", &config.rows)
+                             .Case("block_cols", &config.blockCols)
+                             .Case("num_warps", &config.numWarps)
+                             .Case("resident", &residentEntry)
+                             .Case("reduce_rows", &config.reduceRows)
+                             .Case("reduce_cols", &config.reduceCols)
+                             .Case("reduce_warps", &config.reduceWarps)
+                             .Default(nullptr);
+        auto value = dyn_cast<IntegerAttr>(entry.getValue());
+        if (!field || !value)
+          return func.emitError()
+                     << kRowsConfigAttr << ": unknown or non-integer entry '"
+                     << entry.getName().strref()
+                     << "' (expected rows, block_cols, num_warps, resident, "
+                        "reduce_rows, reduce_cols, reduce_warps)",
+                 failure();
+        *field = value.getInt();
+      }
+    }
+    config.resident = residentEntry != 0;
+    if (std::string why = config.layout().whyInvalid(); !why.empty())
+      return func.emitError() << "fa-tile-layernorm: " << why, failure();
+    if (std::string why = config.reduceLayout().whyInvalid(); !why.empty())
+      return func.emitError() << "fa-tile-layernorm: the reduction kernel's "
+                              << why,
+             failure();
+    if (config.reduceLayout().threadsPerRow() > kThreadsPerWarp)
+      return func.emitError()
+                 << "fa-tile-layernorm: the reduction kernel needs at most "
+                 << kThreadsPerWarp << " threads per row (reduce_rows >= "
+                 << config.reduceWarps << ")",
+             failure();
+    return config;
+  }
+
+  /// Checks that every function argument is an operand of `op` and every
+  /// operand a function argument.
+  LogicalResult checkOperandsAreArguments(func::FuncOp func, Operation *op) {
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &func.getBody().front())
+        return op->emitOpError(
+            "expects every operand to be an argument of the enclosing "
+            "function");
+    }
+    for (BlockArgument arg : func.getArguments())
+      if (arg.use_empty())
+        return func.emitError() << "argument #" << arg.getArgNumber()
+                                << " is not used by the layernorm op";
+    return success();
+  }
+
+  LogicalResult checkRank2(Operation *op, MemRefType x) {
+    if (x.getRank() != 2)
+      return op->emitOpError()
+             << "fa-tile-layernorm expects x of rank 2 (rows x cols), got "
+                "rank "
+             << x.getRank() << "; collapse the leading dimensions first";
+    return success();
+  }
+
+  RowsKernel kernelContext(ImplicitLocOpBuilder &b, const RowsLayout &layout,
+                           Value x) {
+    Value cols = memref::DimOp::create(b, x, 1);
+    return RowsKernel{b, layout, memref::DimOp::create(b, x, 0), cols,
+                      colsAsF32(b, cols)};
+  }
+
+  LogicalResult tileForward(func::FuncOp func, LayerNormOp op,
+                            SmallVectorImpl<NamedAttribute> &kernels) {
+    FailureOr<RowsConfig> config = configFor(func);
+    if (failed(config) || failed(checkRank2(op, op.getX().getType())))
+      return failure();
+    SmallVector<KernelParam> params = {
+        {"x", op.getX(), op.getX().getType()},
+        {"weight", op.getWeight(), op.getWeight().getType()},
+        {"bias", op.getBias(), op.getBias().getType()},
+        {"y", op.getY(), op.getY().getType()}};
+    if (op.getMean()) {
+      params.push_back({"mean", op.getMean(), op.getMean().getType()});
+      params.push_back({"rstd", op.getRstd(), op.getRstd().getType()});
+    }
+    ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
+    DictionaryAttr configDict = layoutAttr(b, config->layout(), config->resident);
+    gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
+                                         config->layout(), configDict);
+    IRMapping mapping;
+    mapParams(mapping, kernel, params);
+    auto kernelOp = cast<LayerNormOp>(b.clone(*op, mapping));
+    RowsKernel k = kernelContext(b, config->layout(), kernelOp.getX());
+    Value row0 = arith::MulIOp::create(
+        b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(config->rows));
+    buildForward(k, kernelOp, row0, config->resident);
+    gpu::ReturnOp::create(b);
+    kernelOp.erase();
+
+    kernels.push_back(kernelEntry(
+        b, func.getName(), "layernorm_fwd", op.getX().getType().getElementType(),
+        configDict, config->layout(), "row_tiles", params,
+        {b.getNamedAttr("eps", b.getF32FloatAttr(op.getEps().convertToFloat()))}));
+    return success();
+  }
+
+  LogicalResult tileBackward(func::FuncOp func, LayerNormGradOp op,
+                             SmallVectorImpl<NamedAttribute> &kernels) {
+    FailureOr<RowsConfig> config = configFor(func);
+    if (failed(config) || failed(checkRank2(op, op.getX().getType())))
+      return failure();
+    MLIRContext *context = func.getContext();
+    Type partialType = MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                       Float32Type::get(context));
+    SmallVector<KernelParam> params = {
+        {"x", op.getX(), op.getX().getType()},
+        {"weight", op.getWeight(), op.getWeight().getType()},
+        {"mean", op.getMean(), op.getMean().getType()},
+        {"rstd", op.getRstd(), op.getRstd().getType()},
+        {"dy", op.getDy(), op.getDy().getType()},
+        {"dx", op.getDx(), op.getDx().getType()},
+        {"partial_dweight", Value(), partialType},
+        {"partial_dbias", Value(), partialType}};
+    ImplicitLocOpBuilder b(func.getLoc(), context);
+    std::string paramsName = (func.getName() + "_params").str();
+    DictionaryAttr configDict = layoutAttr(b, config->layout(), config->resident);
+    gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
+                                         config->layout(), configDict);
+    IRMapping mapping;
+    mapParams(mapping, kernel, params);
+    auto kernelOp = cast<LayerNormGradOp>(b.clone(*op, mapping));
+    RowsKernel k = kernelContext(b, config->layout(), kernelOp.getX());
+    PartialRows partial{kernel.getArgument(6), kernel.getArgument(7),
+                        arith::MulIOp::create(
+                            b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                            k.index(config->rows))};
+    buildBackward(k, kernelOp, config->resident, partial);
+    gpu::ReturnOp::create(b);
+    kernelOp.erase();
+    kernels.push_back(kernelEntry(
+        b, func.getName(), "layernorm_bwd", op.getX().getType().getElementType(),
+        configDict, config->layout(), "persistent_row_tiles", params,
+        {b.getNamedAttr("params_kernel", b.getStringAttr(paramsName))}));
+
+    SmallVector<KernelParam> reduceParams = {
+        {"partial_dweight", Value(), partialType},
+        {"partial_dbias", Value(), partialType},
+        {"dweight", op.getDweight(), op.getDweight().getType()},
+        {"dbias", op.getDbias(), op.getDbias().getType()}};
+    DictionaryAttr reduceConfig =
+        layoutAttr(b, config->reduceLayout(), std::nullopt);
+    gpu::GPUFuncOp reduce = createKernel(b, func, paramsName, reduceParams,
+                                         config->reduceLayout(), reduceConfig);
+    RowsKernel r{b, config->reduceLayout(), Value(), Value(), Value()};
+    buildParamsReduction(r, reduce.getArgument(0), reduce.getArgument(1),
+                         reduce.getArgument(2), reduce.getArgument(3));
+    gpu::ReturnOp::create(b);
+    kernels.push_back(kernelEntry(
+        b, paramsName, "layernorm_bwd_params",
+        op.getX().getType().getElementType(), reduceConfig,
+        config->reduceLayout(), "column_tiles", reduceParams, {}));
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, Operation *>> work;
+    WalkResult walk = module.walk([&](Operation *op) {
+      if (!isa<LayerNormOp, LayerNormGradOp>(op))
+        return WalkResult::advance();
+      auto func = dyn_cast<func::FuncOp>(op->getParentOp());
+      if (!func || func.getBody().front().getOperations().size() != 2) {
+        op->emitOpError("expects to be the only operation (besides the "
+                        "return) of a func.func, which becomes the kernel");
+        return WalkResult::interrupt();
+      }
+      work.push_back({func, op});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    if (work.empty())
+      return;
+
+    SmallVector<NamedAttribute> kernels;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttr))
+      llvm::append_range(kernels, existing.getValue());
+    for (auto [func, op] : work) {
+      if (failed(checkOperandsAreArguments(func, op)))
+        return signalPassFailure();
+      LogicalResult tiled =
+          isa<LayerNormOp>(op)
+              ? tileForward(func, cast<LayerNormOp>(op), kernels)
+              : tileBackward(func, cast<LayerNormGradOp>(op), kernels);
+      if (failed(tiled))
+        return signalPassFailure();
+      func.erase();
+    }
+    module->setAttr(kKernelsAttr,
+                    DictionaryAttr::get(module.getContext(), kernels));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+  }
+};
+} // namespace
