@@ -523,7 +523,9 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
         for (int64_t k = 0; k < layout.chunksPerThread(); ++k)
           vector::StoreOp::create(
               nb, extractChunk(nb, sums, k), columnScratch,
-              ValueRange{t.warpId, chunkColumn(nb, layout, t, k)});
+              ValueRange{t.warpId, chunkColumn(nb, layout, t, k)},
+              /*nontemporal=*/false,
+              chunkAlignment(shareType.getElementType()));
         scf::YieldOp::create(nb);
       });
       gpu::BarrierOp::create(b);
@@ -534,7 +536,8 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
         for (int64_t w = 0; w < warps; ++w) {
           Value part = vector::LoadOp::create(
               b, chunkType(shareType.getElementType()), columnScratch,
-              ValueRange{index(b, w), column});
+              ValueRange{index(b, w), column}, /*nontemporal=*/false,
+              chunkAlignment(shareType.getElementType()));
           chunk = chunk ? combine(b, kind, chunk, part) : part;
         }
         sums = insertChunk(b, chunk, sums, k);

@@ -71,3 +71,21 @@ func.func @layernorm_grad(%x: memref<8x4096xbf16>, %w: memref<4096xbf16>, %mean:
                     outs(%dx, %dw, %db : memref<8x4096xbf16>, memref<4096xf32>, memref<4096xf32>)
   return
 }
+
+// The row-block ops of the row-wise (LayerNorm) kernels.
+// CHECK-LABEL: func @row_blocks
+// CHECK: %[[B:.*]] = fa.load_block %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xbf16> -> vector<1x1024xbf16>
+// CHECK: %[[W:.*]] = fa.load_block %{{.*}}[%{{.*}}] : memref<?xbf16> -> vector<1024xbf16>
+// CHECK: %[[Z:.*]] = fa.zero_columns %{{.*}} cols(%{{.*}}) limit(%{{.*}}) : vector<1x1024xf32>
+// CHECK: fa.store_block %[[Z]], %{{.*}}[%{{.*}}, %{{.*}}] : vector<1x1024xf32>, memref<?x?xf32>
+// CHECK: fa.store_block %{{.*}}, %{{.*}}[%{{.*}}] : vector<1xf32>, memref<?xf32>
+func.func @row_blocks(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x?xf32>, %s: memref<?xf32>, %i: index, %n: index) {
+  %b = fa.load_block %x[%i, %i] : memref<?x?xbf16> -> vector<1x1024xbf16>
+  %c = fa.load_block %w[%i] : memref<?xbf16> -> vector<1024xbf16>
+  %f = arith.extf %b : vector<1x1024xbf16> to vector<1x1024xf32>
+  %z = fa.zero_columns %f cols(%i) limit(%n) : vector<1x1024xf32>
+  fa.store_block %z, %y[%i, %i] : vector<1x1024xf32>, memref<?x?xf32>
+  %r = arith.constant dense<1.0> : vector<1xf32>
+  fa.store_block %r, %s[%i] : vector<1xf32>, memref<?xf32>
+  return
+}

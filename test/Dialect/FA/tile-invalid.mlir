@@ -111,3 +111,27 @@ func.func @store_tile_staging_shape(%t: vector<64x64xbf16>, %o: memref<1x1x128x6
   fa.store_tile %t, %o[%i, %i, %i] through %s : memref<32x64xbf16, #gpu.address_space<workgroup>> : vector<64x64xbf16>, memref<1x1x128x64xbf16>
   return
 }
+
+// -----
+
+func.func @load_block_type(%x: memref<?x?xbf16>, %i: index) {
+  // expected-error @+1 {{expects the block element type 'f32' to equal the buffer element type 'bf16'}}
+  %b = fa.load_block %x[%i, %i] : memref<?x?xbf16> -> vector<1x1024xf32>
+  return
+}
+
+// -----
+
+func.func @load_block_indices(%x: memref<?x?xbf16>, %i: index) {
+  // expected-error @+1 {{expects 2 indices (one per buffer dimension), got 1}}
+  %b = fa.load_block %x[%i] : memref<?x?xbf16> -> vector<1x1024xbf16>
+  return
+}
+
+// -----
+
+func.func @store_block_rank(%v: vector<1024xf32>, %y: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{expects a rank-2 block for a rank-2 buffer, got 'vector<1024xf32>'}}
+  fa.store_block %v, %y[%i, %i] : vector<1024xf32>, memref<?x?xf32>
+  return
+}

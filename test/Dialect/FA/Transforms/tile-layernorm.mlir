@@ -1,0 +1,171 @@
+// RUN: fa-opt %s --fa-tile-layernorm --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: not fa-opt %s --fa-tile-layernorm --split-input-file 2>&1 | FileCheck %s --check-prefix=DEFAULTS
+// RUN: fa-opt %s --fa-tile-layernorm="rows=2 block-cols=512 num-warps=2 resident=1" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=OPTIONS
+
+// Forward, whole rows in registers: one read of x, the mean, the variance
+// from the centred values (padding columns zeroed), then y and the stats.
+// CHECK-LABEL: module attributes {fa.kernels = {ln_resident = {block = [128, 1, 1], config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, dtype = "bf16", eps = 9.99999974E-6 : f32, grid = ["row_tiles", "one", "one"], op = "layernorm_fwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "bias"{{.*}}name = "y"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}]}}, gpu.container_module}
+// CHECK-NOT: func.func
+// CHECK: gpu.module @ln_resident
+// CHECK: gpu.func @ln_resident(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[B:.*]]: memref<?xbf16>, %[[Y:.*]]: memref<?x?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>) kernel attributes {fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, known_block_size = array<i32: 128, 1, 1>}
+// CHECK: %[[COLS:.*]] = memref.dim %[[X]], %c1
+// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c1
+// CHECK-NOT: scf.for
+// CHECK: %[[XB:.*]] = fa.load_block %[[X]][%[[ROW0]], %{{.*}}] : memref<?x?xbf16> -> vector<1x1024xbf16>
+// CHECK: %[[XF:.*]] = arith.extf %[[XB]]
+// CHECK: %[[SUM:.*]] = vector.multi_reduction <add>, %[[XF]], %{{.*}} [1] : vector<1x1024xf32> to vector<1xf32>
+// CHECK: %[[M:.*]] = arith.divf %[[SUM]]
+// CHECK: %[[MB:.*]] = fa.row_broadcast %[[M]] : vector<1xf32> -> vector<1x1024xf32>
+// CHECK: %[[D:.*]] = arith.subf %[[XF]], %[[MB]]
+// CHECK: %[[DZ:.*]] = fa.zero_columns %[[D]] cols(%{{.*}}) limit(%[[COLS]])
+// CHECK: %[[SQ:.*]] = arith.mulf %[[DZ]], %[[DZ]]
+// CHECK: vector.multi_reduction <add>, %[[SQ]]
+// CHECK: %[[R:.*]] = math.rsqrt
+// CHECK: fa.load_block %[[B]]
+// CHECK: fa.load_block %[[W]]
+// CHECK: fa.store_block %{{.*}}, %[[Y]][%[[ROW0]], %{{.*}}] : vector<1x1024xbf16>, memref<?x?xbf16>
+// CHECK: fa.store_block %[[M]], %[[MEAN]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
+// CHECK: fa.store_block %[[R]], %[[RSTD]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
+// OPTIONS: config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}
+func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) stats(%mean, %rstd : memref<?xf32>, memref<?xf32>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// Rows of any length: three loops over column blocks (sum, squares, output);
+// the pass options apply where the function has no fa.rows. Without stats
+// nothing but y is written.
+// CHECK-LABEL: gpu.func @ln_looped
+// CHECK-SAME: fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 0 : i64, rows = 1 : i64}
+// CHECK: %[[COLS:.*]] = memref.dim %{{.*}}, %c1
+// CHECK: %[[SUM:.*]] = scf.for %[[C:.*]] = %{{.*}} to %[[COLS]] step %c1024{{.*}} iter_args
+// CHECK:   fa.load_block %{{.*}}[%{{.*}}, %[[C]]]
+// CHECK:   vector.multi_reduction <add>
+// CHECK: scf.for %[[C2:.*]] = %{{.*}} to %[[COLS]] step %c1024{{.*}} iter_args
+// CHECK:   fa.zero_columns %{{.*}} cols(%[[C2]]) limit(%[[COLS]])
+// CHECK: math.rsqrt
+// CHECK: scf.for %[[C3:.*]] = %{{.*}} to %[[COLS]] step %c1024
+// CHECK:   fa.store_block %{{.*}}[%{{.*}}, %[[C3]]] : vector<1x1024xf32>, memref<?x?xf32>
+// CHECK-NOT: fa.store_block
+// CHECK: gpu.return
+// OPTIONS-LABEL: gpu.func @ln_looped
+// OPTIONS-SAME: fa.rows = {block_cols = 512 : i64, num_warps = 2 : i64, resident = 1 : i64, rows = 2 : i64}, known_block_size = array<i32: 64, 1, 1>
+// OPTIONS: fa.load_block %{{.*}} -> vector<2x512xf32>
+func.func @ln_looped(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf32>, memref<?xf32>, memref<?xf32>) outs(%y : memref<?x?xf32>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// Backward, resident: a persistent loop over row blocks (block id to the
+// number of blocks, step the grid) keeps the parameter-gradient sums in
+// registers and writes them once to this block's partial rows; a second
+// kernel sums the partial rows per column.
+// CHECK-LABEL: module attributes {fa.kernels = {lnb = {{{.*}}grid = ["persistent_row_tiles", "one", "one"], op = "layernorm_bwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}name = "dy"{{.*}}name = "dx"{{.*}}name = "partial_dweight"{{.*}}name = "partial_dbias"{{.*}}], params_kernel = "lnb_params"}, lnb_params = {block = [256, 1, 1], config = {block_cols = 32 : i64, num_warps = 8 : i64, rows = 64 : i64}, dtype = "bf16", grid = ["column_tiles", "one", "one"], op = "layernorm_bwd_params", params = [{{.*}}name = "partial_dweight"{{.*}}name = "partial_dbias"{{.*}}name = "dweight"{{.*}}name = "dbias"{{.*}}]}}
+// CHECK: gpu.func @lnb(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>, %[[DY:.*]]: memref<?x?xbf16>, %[[DX:.*]]: memref<?x?xbf16>, %[[PW:.*]]: memref<?x?xf32>, %[[PB:.*]]: memref<?x?xf32>)
+// CHECK: %[[ROWS:.*]] = memref.dim %[[X]], %c0
+// CHECK: %[[PROW:.*]] = arith.muli %{{.*}}, %c1
+// CHECK: %[[NBLK:.*]] = arith.ceildivui %[[ROWS]]
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: fa.load_block %[[W]]
+// CHECK: %[[ACC:.*]]:2 = scf.for %[[T:.*]] = %[[BID]] to %[[NBLK]] step %[[GRID]] iter_args(%[[DW:.*]] = %{{.*}}, %[[DB:.*]] = %{{.*}}) -> (vector<1x1024xf32>, vector<1x1024xf32>)
+// CHECK:   fa.load_block %[[MEAN]]
+// CHECK:   fa.load_block %[[RSTD]]
+// CHECK:   fa.load_block %[[DY]]
+// CHECK:   fa.load_block %[[X]]
+// CHECK:   vector.multi_reduction <add>, {{.*}} [1]
+// CHECK:   vector.multi_reduction <add>, {{.*}} [1]
+// CHECK:   fa.store_block %{{.*}}, %[[DX]]
+// CHECK:   scf.yield
+// CHECK: fa.store_block %[[ACC]]#0, %[[PW]][%[[PROW]], %{{.*}}]
+// CHECK: fa.store_block %[[ACC]]#1, %[[PB]][%[[PROW]], %{{.*}}]
+// CHECK: gpu.module @lnb_params
+// CHECK: gpu.func @lnb_params(%[[PW2:.*]]: memref<?x?xf32>, %[[PB2:.*]]: memref<?x?xf32>, %[[DWO:.*]]: memref<?xf32>, %[[DBO:.*]]: memref<?xf32>)
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[COL0:.*]] = arith.muli %{{.*}}, %c32
+// CHECK: %[[P:.*]]:2 = scf.for {{.*}} step %c64 iter_args
+// CHECK:   fa.load_block %[[PW2]]{{.*}} -> vector<64x32xf32>
+// CHECK: %[[SW:.*]] = vector.multi_reduction <add>, %[[P]]#0, %{{.*}} [0] : vector<64x32xf32> to vector<32xf32>
+// CHECK: fa.store_block %[[SW]], %[[DWO]][%[[COL0]]]
+func.func @lnb(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>, %dw: memref<?xf32>, %db: memref<?xf32>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
+  fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<?x?xbf16>, memref<?xbf16>, memref<?xf32>, memref<?xf32>, memref<?x?xbf16>) outs(%dx, %dw, %db : memref<?x?xbf16>, memref<?xf32>, memref<?xf32>)
+  return
+}
+
+// -----
+
+// Backward for rows of any length: the partial rows start at zero and each
+// column block adds into them.
+// CHECK-LABEL: gpu.func @lnb_looped
+// CHECK: scf.for
+// CHECK:   fa.store_block %cst{{.*}}, %arg6
+// CHECK:   fa.store_block %cst{{.*}}, %arg7
+// CHECK: scf.for {{.*}} step %grid_dim_x
+// CHECK:   scf.for {{.*}} iter_args
+// CHECK:   scf.for
+// CHECK:     fa.store_block %{{.*}}, %arg5
+// CHECK:     %[[OLD:.*]] = fa.load_block %arg6
+// CHECK:     %[[NEW:.*]] = arith.addf %[[OLD]]
+// CHECK:     fa.store_block %[[NEW]], %arg6
+// CHECK: gpu.func @lnb_looped_params
+// The parameter gradients in the weight's element type.
+// CHECK: arith.truncf %{{.*}} : vector<32xf32> to vector<32xf16>
+func.func @lnb_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xf16>, %dx: memref<?x?xf16>, %dw: memref<?xf16>, %db: memref<?xf16>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 0}} {
+  fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<?x?xf16>, memref<?xf16>, memref<?xf32>, memref<?xf32>, memref<?x?xf16>) outs(%dx, %dw, %db : memref<?x?xf16>, memref<?xf16>, memref<?xf16>)
+  return
+}
+
+// -----
+
+func.func @rank3(%x: memref<?x?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?x?xbf16>) {
+  // expected-error @+1 {{fa-tile-layernorm expects x of rank 2 (rows x cols), got rank 3; collapse the leading dimensions first}}
+  fa.layernorm ins(%x, %w, %b : memref<?x?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?x?xbf16>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// The full messages under the default options (128 threads, one row).
+// DEFAULTS: block_cols (1000) must be a multiple of 1024 (8 columns for each of the 128 threads of a row)
+// DEFAULTS: rows (3) must divide the 128 threads into a power-of-two number of threads per row
+// expected-error @+1 {{fa-tile-layernorm: block_cols (1000) must be a multiple of}}
+func.func @cols_not_multiple(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) attributes {fa.rows = {block_cols = 1000}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-layernorm: rows (3) must divide the}}
+func.func @rows_not_dividing(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) attributes {fa.rows = {rows = 3}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa.rows: unknown or non-integer entry 'block_m'}}
+func.func @unknown_entry(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) attributes {fa.rows = {block_m = 64}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-layernorm: the reduction kernel needs at most 32 threads per row (reduce_rows >= 8)}}
+func.func @reduce_rows_too_few(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>, %dw: memref<?xf32>, %db: memref<?xf32>) attributes {fa.rows = {reduce_rows = 4, reduce_cols = 512}} {
+  fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<?x?xbf16>, memref<?xbf16>, memref<?xf32>, memref<?xf32>, memref<?x?xbf16>) outs(%dx, %dw, %db : memref<?x?xbf16>, memref<?xf32>, memref<?xf32>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #4 is not used by the layernorm op}}
+func.func @unused_argument(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %extra: memref<?xf32>) {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+  return
+}
