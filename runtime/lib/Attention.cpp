@@ -4,8 +4,6 @@
 
 #include "fa/runtime/Error.h"
 
-#include <limits>
-
 namespace fa {
 namespace {
 
@@ -23,35 +21,12 @@ const KernelSpec &checkedAttentionSpec(const Kernel &kernel,
   return spec;
 }
 
-/// CUDA's limits on a grid's x and on its y and z dimensions.
-constexpr std::int64_t kMaxGridX = std::numeric_limits<int>::max();
-constexpr std::int64_t kMaxGridYZ = 65535;
-
-unsigned gridExtent(const GridExtent &extent, const KernelSpec &spec,
-                    const AttentionShape &shape, std::int64_t limit) {
-  if (extent.symbol.empty())
-    return extent.count;
-  std::int64_t value = 1;
-  if (extent.symbol == "query_tiles")
-    value = (shape.seqQ + spec.blockM - 1) / spec.blockM;
-  else if (extent.symbol == "batch_heads")
-    value = shape.batch * shape.heads;
-  else if (extent.symbol != "one")
-    throw Error("kernel " + spec.name + ": unknown grid symbol '" +
-                extent.symbol + "'");
-  if (value > limit)
-    throw Error("kernel " + spec.name + ": grid dimension " + extent.symbol +
-                " = " + std::to_string(value) + " exceeds CUDA's limit of " +
-                std::to_string(limit) + " for that dimension");
-  return static_cast<unsigned>(value);
-}
-
 } // namespace
 
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
-  return {gridExtent(spec.grid[0], spec, shape, kMaxGridX),
-          gridExtent(spec.grid[1], spec, shape, kMaxGridYZ),
-          gridExtent(spec.grid[2], spec, shape, kMaxGridYZ)};
+  return resolveGrid(
+      spec, {{"query_tiles", (shape.seqQ + spec.blockM - 1) / spec.blockM},
+             {"batch_heads", shape.batch * shape.heads}});
 }
 
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,

@@ -2,10 +2,12 @@
 
 #include "fa/runtime/Kernel.h"
 
+#include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
 
 #include "ReadFile.h"
 
+#include <limits>
 #include <regex>
 
 namespace fa {
@@ -18,7 +20,35 @@ Module loadKernelModule(const KernelSpec &spec, const DeviceInfo &device) {
   return Module(ptx.c_str(), what);
 }
 
+/// CUDA's limits on a grid's x and on its y and z dimensions.
+constexpr std::int64_t kMaxGridX = std::numeric_limits<int>::max();
+constexpr std::int64_t kMaxGridYZ = 65535;
+
+unsigned gridExtent(const GridExtent &extent, const KernelSpec &spec,
+                    const GridSymbolValues &values, std::int64_t limit) {
+  if (extent.symbol.empty())
+    return extent.count;
+  if (extent.symbol == "one")
+    return 1;
+  auto value = values.find(extent.symbol);
+  if (value == values.end())
+    throw Error("kernel " + spec.name + ": grid symbol '" + extent.symbol +
+                "' has no value in this launch (op " + spec.op + ")");
+  if (value->second > limit)
+    throw Error("kernel " + spec.name + ": grid dimension " + extent.symbol +
+                " = " + std::to_string(value->second) +
+                " exceeds CUDA's limit of " + std::to_string(limit) +
+                " for that dimension");
+  return static_cast<unsigned>(value->second);
+}
+
 } // namespace
+
+Dim3 resolveGrid(const KernelSpec &spec, const GridSymbolValues &values) {
+  return {gridExtent(spec.grid[0], spec, values, kMaxGridX),
+          gridExtent(spec.grid[1], spec, values, kMaxGridYZ),
+          gridExtent(spec.grid[2], spec, values, kMaxGridYZ)};
+}
 
 void checkTargetRunsOn(const std::string &target, const DeviceInfo &device,
                        const std::string &kernelName) {
@@ -40,8 +70,8 @@ void checkTargetRunsOn(const std::string &target, const DeviceInfo &device,
 }
 
 Kernel::Kernel(KernelSpec spec, const DeviceInfo &device)
-    : kernelSpec(std::move(spec)),
-      module(loadKernelModule(kernelSpec, device)) {
+    : kernelSpec(std::move(spec)), module(loadKernelModule(kernelSpec, device)),
+      multiprocessors(device.multiprocessors) {
   function = module.function(kernelSpec.entry);
   allowDynamicSharedMemory(function, kernelSpec.dynamicSharedBytes,
                            kernelSpec.name);
@@ -50,6 +80,20 @@ Kernel::Kernel(KernelSpec spec, const DeviceInfo &device)
 void Kernel::launch(const Dim3 &grid, KernelArgs &args, CUstream stream) const {
   LaunchConfig config{grid, kernelSpec.block, kernelSpec.dynamicSharedBytes};
   launchKernel(function, config, stream, args.pointers(), kernelSpec.name);
+}
+
+std::int64_t Kernel::residentBlocks() const {
+  const Dim3 &block = kernelSpec.block;
+  int threads = static_cast<int>(block.x * block.y * block.z);
+  int perMultiprocessor = 0;
+  checkCu(
+      driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+          &perMultiprocessor, function, threads, kernelSpec.dynamicSharedBytes),
+      "computing how many blocks of kernel " + kernelSpec.name + " (" +
+          std::to_string(threads) + " threads, " +
+          std::to_string(kernelSpec.dynamicSharedBytes) +
+          " bytes of dynamic shared memory) fit on a multiprocessor");
+  return static_cast<std::int64_t>(perMultiprocessor) * multiprocessors;
 }
 
 } // namespace fa

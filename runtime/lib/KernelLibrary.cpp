@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -44,17 +45,29 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
   return param;
 }
 
+std::string joinWords(const std::vector<std::string> &words) {
+  std::string text;
+  for (const std::string &word : words)
+    text += (text.empty() ? "" : ", ") + word;
+  return text;
+}
+
 GridExtent readGridExtent(const json &value, const ObjectReader &kernel,
-                          std::size_t index) {
+                          const std::string &op, std::size_t index) {
   std::string what = "grid[" + std::to_string(index) + "]";
   if (!value.is_string())
     return {"", static_cast<unsigned>(kernel.checkedInteger(value, what, 1))};
   std::string symbol = value.get<std::string>();
-  if (std::find(kGridSymbols.begin(), kGridSymbols.end(), symbol) ==
-      kGridSymbols.end())
-    kernel.fail(what + " is the unknown symbol '" + symbol +
-                "'; expected query_tiles, batch_heads, one or a number");
-  return {symbol, 1};
+  std::vector<std::string> allowed = gridSymbolsOf(op);
+  if (std::find(allowed.begin(), allowed.end(), symbol) != allowed.end())
+    return {symbol, 1};
+  std::vector<std::string> known = gridSymbolsOf("");
+  bool otherOps = std::find(known.begin(), known.end(), symbol) != known.end();
+  kernel.fail(what + " is the " +
+              (otherOps ? "symbol '" + symbol + "', which a " + op +
+                              " kernel cannot use"
+                        : "unknown symbol '" + symbol + "'") +
+              "; expected " + joinWords(allowed) + " or a number");
 }
 
 Dim3 readBlock(const ObjectReader &kernel) {
@@ -74,6 +87,58 @@ std::map<std::string, std::int64_t> readConfig(const ObjectReader &kernel) {
   return values;
 }
 
+/// config[key], which must be a positive integer; `why` says what it is for.
+std::int64_t positiveConfig(const KernelSpec &spec, const ObjectReader &kernel,
+                            const std::string &key, const std::string &why) {
+  auto it = spec.config.find(key);
+  if (it == spec.config.end() || it->second < 1)
+    kernel.fail("config needs a positive integer '" + key + "' (" + why + ")");
+  return it->second;
+}
+
+void readAttentionFields(const ObjectReader &kernel, KernelSpec &spec) {
+  spec.headDim = kernel.integer("head_dim", 1);
+  spec.causal = kernel.boolean("causal");
+  const json &scale = kernel.field("scale");
+  if (scale.is_number())
+    spec.scale = scale.get<double>();
+  else if (!scale.is_null())
+    kernel.wrongType("scale", "a number or null", scale);
+  spec.blockM = positiveConfig(spec, kernel, "block_m",
+                               "it sizes the query_tiles grid dimension");
+}
+
+void readLayerNormFields(const ObjectReader &kernel, KernelSpec &spec) {
+  bool params = spec.op == kLayerNormParamsOp;
+  spec.blockCols =
+      positiveConfig(spec, kernel, "block_cols",
+                     params ? "it sizes the column_tiles grid dimension"
+                            : "the widest row a resident kernel holds");
+  if (params)
+    return;
+  spec.rowsPerTile = positiveConfig(spec, kernel, "rows",
+                                    "rows per tile: it sizes the grid and "
+                                    "the backward's partial sums");
+  auto resident = spec.config.find("resident");
+  if (resident == spec.config.end() || resident->second > 1)
+    kernel.fail("config needs 'resident' 0 or 1 (whether the kernel keeps a "
+                "row of at most block_cols elements on chip)");
+  spec.resident = resident->second == 1;
+  if (spec.op == kLayerNormForwardOp) {
+    spec.eps = kernel.number("eps");
+    if (*spec.eps < 0)
+      kernel.fail("'eps' must be at least 0, got " +
+                  kernel.field("eps").dump());
+  } else {
+    spec.paramsKernel = kernel.string("params_kernel");
+  }
+}
+
+bool isLayerNormOp(const std::string &op) {
+  return op == kLayerNormForwardOp || op == kLayerNormBackwardOp ||
+         op == kLayerNormParamsOp;
+}
+
 KernelSpec readKernel(const json &value, std::size_t index,
                       const std::string &manifestContext,
                       const std::filesystem::path &directory,
@@ -90,30 +155,38 @@ KernelSpec readKernel(const json &value, std::size_t index,
   spec.entry = kernel.string("entry");
   spec.target = target;
   spec.dtype = kernel.dtype("dtype");
-  spec.headDim = kernel.integer("head_dim", 1);
-  spec.causal = kernel.boolean("causal");
-  const json &scale = kernel.field("scale");
-  if (scale.is_number())
-    spec.scale = scale.get<double>();
-  else if (!scale.is_null())
-    kernel.wrongType("scale", "a number or null", scale);
-
   spec.config = readConfig(kernel);
-  auto blockM = spec.config.find("block_m");
-  if (blockM == spec.config.end() || blockM->second < 1)
-    kernel.fail("config needs a positive integer 'block_m' (it sizes the "
-                "query_tiles grid dimension)");
-  spec.blockM = blockM->second;
+  if (isAttentionOp(spec.op))
+    readAttentionFields(kernel, spec);
+  else if (isLayerNormOp(spec.op))
+    readLayerNormFields(kernel, spec);
   spec.block = readBlock(kernel);
   const json &grid = kernel.array("grid", 3);
   for (std::size_t i = 0; i < 3; ++i)
-    spec.grid[i] = readGridExtent(grid[i], kernel, i);
+    spec.grid[i] = readGridExtent(grid[i], kernel, spec.op, i);
   spec.dynamicSharedBytes =
       static_cast<unsigned>(kernel.integer("dynamic_shared_bytes", 0));
   const json &params = kernel.array("params", 0);
   for (std::size_t i = 0; i < params.size(); ++i)
     spec.params.push_back(readParam(params[i], kernel, i));
   return spec;
+}
+
+/// Every layernorm_bwd kernel names a layernorm_bwd_params kernel that the
+/// library has.
+void checkParamsKernels(const KernelLibrary &library, const ObjectReader &top) {
+  for (const KernelSpec &spec : library.kernels()) {
+    if (spec.op != kLayerNormBackwardOp)
+      continue;
+    std::string what =
+        "kernel '" + spec.name + "': params_kernel '" + spec.paramsKernel + "'";
+    const KernelSpec *params = library.named(spec.paramsKernel);
+    if (!params)
+      top.fail(what + " is not in the library");
+    if (params->op != kLayerNormParamsOp)
+      top.fail(what + " computes " + params->op + ", not " +
+               kLayerNormParamsOp);
+  }
 }
 
 } // namespace
@@ -124,11 +197,44 @@ double KernelSpec::softmaxScale() const {
 
 KernelQuery KernelSpec::query() const { return {op, dtype, headDim, causal}; }
 
-std::string KernelSpec::describe() const { return query().describe(); }
+std::string KernelSpec::describe() const {
+  if (op != kLayerNormForwardOp && op != kLayerNormBackwardOp)
+    return query().describe();
+  std::string text =
+      query().describe() + (resident ? " cols<=" + std::to_string(blockCols)
+                                     : std::string(" any cols"));
+  return eps ? text + " eps=" + formatEps(*eps) : text;
+}
 
 std::string KernelQuery::describe() const {
-  return op + " " + dtypeName(dtype) + " head_dim=" + std::to_string(headDim) +
+  std::string text = op + " " + dtypeName(dtype);
+  if (!isAttentionOp(op))
+    return text;
+  return text + " head_dim=" + std::to_string(headDim) +
          (causal ? " causal" : " non-causal");
+}
+
+bool isAttentionOp(const std::string &op) {
+  return op.rfind("attention", 0) == 0;
+}
+
+std::string formatEps(double eps) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.10g", eps);
+  return text;
+}
+
+std::vector<std::string> gridSymbolsOf(const std::string &op) {
+  if (isAttentionOp(op))
+    return {"query_tiles", "batch_heads", "one"};
+  if (op == kLayerNormForwardOp)
+    return {"row_tiles", "one"};
+  if (op == kLayerNormBackwardOp)
+    return {"persistent_row_tiles", "one"};
+  if (op == kLayerNormParamsOp)
+    return {"column_tiles", "one"};
+  return {"query_tiles",          "batch_heads",  "row_tiles",
+          "persistent_row_tiles", "column_tiles", "one"};
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {
@@ -156,6 +262,7 @@ KernelLibrary KernelLibrary::parse(const std::string &text,
       top.fail("kernel name '" + spec.name + "' appears twice");
     library.specs.push_back(std::move(spec));
   }
+  checkParamsKernels(library, top);
   return library;
 }
 

@@ -56,7 +56,10 @@ bool selected(const KernelQuery &group, const TuneOptions &options) {
     return list.empty() ||
            std::find(list.begin(), list.end(), value) != list.end();
   };
-  return allows(options.dtypes, dtypeName(group.dtype)) &&
+  // Only attention forward kernels are tuned; LayerNorm kernels are chosen
+  // by row length (LayerNorm.h).
+  return group.op == "attention_fwd" &&
+         allows(options.dtypes, dtypeName(group.dtype)) &&
          allows(options.dims, group.headDim) &&
          allows(options.causalModes,
                 std::string(group.causal ? "causal" : "non-causal"));
@@ -200,8 +203,9 @@ nlohmann::json tableJson(const std::vector<TuneRow> &rows,
 CLI::App *addTuneCommand(CLI::App &app, TuneOptions &o) {
   CLI::App *command = app.add_subcommand(
       "tune",
-      "Time every kernel of each kernel-library group per key/value sequence "
-      "class (<=1024, <=4096, >4096) on this GPU and write the fastest to a "
+      "Time every kernel of each attention group of the kernel library per "
+      "key/value sequence class (<=1024, <=4096, >4096) on this GPU and write "
+      "the fastest to a "
       "tuning cache, which `fa-run attention` then uses. Each candidate is "
       "first checked against the fp64 reference; failures are reported and "
       "left out.");

@@ -8,6 +8,10 @@
 #include "fa/runtime/KernelLibrary.h"
 #include "fa/runtime/Module.h"
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 namespace fa {
 
 /// Throws unless code for `target` ("sm_90a", "sm_80") runs on `device`:
@@ -15,6 +19,13 @@ namespace fa {
 /// plain ones any GPU at least as new (the driver JIT-compiles their PTX).
 void checkTargetRunsOn(const std::string &target, const DeviceInfo &device,
                        const std::string &kernelName);
+
+/// Values of a launch's grid symbols, by name ("one" needs none).
+using GridSymbolValues = std::map<std::string, std::int64_t>;
+
+/// The launch grid of `spec`, its symbols replaced by `values`. Throws, naming
+/// the kernel, for a symbol without a value or an extent beyond CUDA's limits.
+Dim3 resolveGrid(const KernelSpec &spec, const GridSymbolValues &values);
 
 /// A kernel from the library: its PTX loaded into the current context, its
 /// dynamic shared memory allowed.
@@ -25,10 +36,17 @@ public:
   const KernelSpec &spec() const { return kernelSpec; }
   void launch(const Dim3 &grid, KernelArgs &args, CUstream stream) const;
 
+  /// How many blocks of this kernel the GPU runs at once: its multiprocessors
+  /// times the blocks of this block size and dynamic shared memory that fit on
+  /// one (cuOccupancyMaxActiveBlocksPerMultiprocessor). Persistent kernels
+  /// launch no more than this.
+  std::int64_t residentBlocks() const;
+
 private:
   KernelSpec kernelSpec;
   Module module;
   CUfunction function = nullptr;
+  int multiprocessors = 0;
 };
 
 } // namespace fa

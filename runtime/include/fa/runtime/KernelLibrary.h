@@ -18,6 +18,13 @@
 // the group's default; the others are candidates for `fa-run tune`, whose
 // cache (TuningCache.h) may pick another one per sequence length.
 //
+// head_dim, causal, scale and config.block_m belong to attention ops (those
+// whose op starts with "attention"). LayerNorm kernels (ops layernorm_fwd,
+// layernorm_bwd, layernorm_bwd_params) have none of them; their config has
+// "rows" (rows per tile), "block_cols" and, but for layernorm_bwd_params,
+// "resident"; layernorm_fwd has "eps" and layernorm_bwd names its companion
+// "params_kernel" (LayerNorm.h says how they are chosen and launched).
+//
 // This file parses the manifest (defensively: every error names the kernel
 // and the key) and finds kernels and groups. It needs no GPU.
 //
@@ -38,10 +45,27 @@
 
 namespace fa {
 
-/// Grid extents a manifest may name instead of a number, resolved at launch:
-/// query_tiles = ceil(seq_q / block_m), batch_heads = batch * heads, one = 1.
-inline const std::array<const char *, 3> kGridSymbols = {"query_tiles",
-                                                         "batch_heads", "one"};
+inline constexpr const char *kLayerNormForwardOp = "layernorm_fwd";
+inline constexpr const char *kLayerNormBackwardOp = "layernorm_bwd";
+inline constexpr const char *kLayerNormParamsOp = "layernorm_bwd_params";
+
+/// Whether `op` is an attention op ("attention_fwd", ...), whose kernels have
+/// head_dim, causal, scale and config.block_m.
+bool isAttentionOp(const std::string &op);
+
+/// Grid extents a manifest may name instead of a number, resolved at launch,
+/// by the ops that may use them (every op may use "one" = 1):
+///   attention ops         query_tiles = ceil(seq_q / block_m),
+///                         batch_heads = batch * heads
+///   layernorm_fwd         row_tiles = ceil(rows / config.rows)
+///   layernorm_bwd         persistent_row_tiles, chosen by the runtime from
+///                         the kernel's occupancy (LayerNorm.h)
+///   layernorm_bwd_params  column_tiles = ceil(cols / config.block_cols)
+/// Ops the runtime does not know may use any of them.
+std::vector<std::string> gridSymbolsOf(const std::string &op);
+
+/// A LayerNorm epsilon as messages show it: "1e-05".
+std::string formatEps(double eps);
 
 enum class ParamKind { Memref, I32, I64, F32 };
 
@@ -52,7 +76,7 @@ struct KernelParam {
   int rank = 0;             // Memrefs only.
 };
 
-/// One grid dimension: a symbol from kGridSymbols, or a fixed count when
+/// One grid dimension: a symbol from gridSymbolsOf(op), or a fixed count when
 /// `symbol` is empty.
 struct GridExtent {
   std::string symbol;
@@ -74,6 +98,14 @@ struct KernelSpec {
   std::optional<double> scale;
   std::map<std::string, std::int64_t> config; // Tile sizes, warps, stages.
   std::int64_t blockM = 0;                    // config["block_m"].
+  // LayerNorm kernels only.
+  std::int64_t rowsPerTile = 0; // config["rows"].
+  std::int64_t blockCols = 0;   // config["block_cols"].
+  /// config["resident"]: the kernel keeps a row on chip, so it handles rows
+  /// of at most block_cols elements; otherwise it handles any row length.
+  bool resident = false;
+  std::optional<double> eps; // layernorm_fwd: the epsilon baked in.
+  std::string paramsKernel;  // layernorm_bwd: its layernorm_bwd_params.
   Dim3 block;
   std::array<GridExtent, 3> grid;
   unsigned dynamicSharedBytes = 0;
@@ -82,10 +114,12 @@ struct KernelSpec {
   double softmaxScale() const;
   /// The group the kernel belongs to.
   KernelQuery query() const;
-  /// "attention_fwd bf16 head_dim=64 causal".
+  /// "attention_fwd bf16 head_dim=64 causal"; for LayerNorm kernels the
+  /// rows they handle, e.g. "layernorm_fwd bf16 cols<=1024 eps=1e-05".
   std::string describe() const;
 };
 
+/// A group: for ops other than attention, headDim is 0 and causal false.
 struct KernelQuery {
   std::string op;
   DType dtype = DType::BF16;
@@ -116,6 +150,8 @@ public:
   /// The groups that have kernels, in the order of their first kernel.
   std::vector<KernelQuery> groups() const;
   const std::vector<KernelSpec> &kernels() const { return specs; }
+  /// The manifest it was read from, for messages.
+  const std::string &path() const { return manifestPath; }
 
 private:
   std::string manifestPath;

@@ -1,0 +1,258 @@
+//===- LayerNorm.cpp ------------------------------------------------------===//
+
+#include "fa/runtime/LayerNorm.h"
+
+#include "fa/runtime/Error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fa {
+namespace {
+
+// Manifests write eps as a decimal; the compiler and the user may round it
+// differently in the last bits.
+constexpr double kEpsRelativeTolerance = 1e-12;
+
+bool sameEps(double a, double b) {
+  return std::fabs(a - b) <=
+         kEpsRelativeTolerance * std::max(std::fabs(a), std::fabs(b));
+}
+
+std::string listKernels(const std::vector<const KernelSpec *> &specs) {
+  std::string text;
+  for (const KernelSpec *spec : specs)
+    text += "\n  " + spec->name + " (" + spec->describe() + ")";
+  return text;
+}
+
+std::vector<const KernelSpec *> allKernels(const KernelLibrary &library) {
+  std::vector<const KernelSpec *> specs;
+  for (const KernelSpec &spec : library.kernels())
+    specs.push_back(&spec);
+  return specs;
+}
+
+/// The kernels of `op` and `dtype` compiled with `eps` (forward kernels);
+/// throws, saying what the library has instead, when there are none.
+std::vector<const KernelSpec *> kernelsFor(const KernelLibrary &library,
+                                           const std::string &op, DType dtype,
+                                           double eps) {
+  std::string what = op + " " + dtypeName(dtype);
+  std::vector<const KernelSpec *> ofOp;
+  for (const KernelSpec &spec : library.kernels())
+    if (spec.op == op && spec.dtype == dtype)
+      ofOp.push_back(&spec);
+  if (ofOp.empty())
+    throw Error("no " + what + " kernel in " + library.path() +
+                (library.kernels().empty()
+                     ? "; the library is empty"
+                     : "; it has:" + listKernels(allKernels(library))));
+  if (op != kLayerNormForwardOp)
+    return ofOp;
+
+  std::vector<const KernelSpec *> withEps;
+  std::vector<std::string> epsValues;
+  for (const KernelSpec *spec : ofOp) {
+    if (sameEps(*spec->eps, eps))
+      withEps.push_back(spec);
+    std::string value = formatEps(*spec->eps);
+    if (std::find(epsValues.begin(), epsValues.end(), value) == epsValues.end())
+      epsValues.push_back(value);
+  }
+  if (withEps.empty()) {
+    std::string list;
+    for (const std::string &value : epsValues)
+      list += (list.empty() ? "" : ", ") + value;
+    throw Error("no " + what + " kernel for eps=" + formatEps(eps) + " in " +
+                library.path() + " (eps is compiled into the kernels); its " +
+                what + " kernels have eps " + list);
+  }
+  return withEps;
+}
+
+/// Throws unless `kernel` computes `op` and handles rows of shape.cols.
+const KernelSpec &checkedLayerNormSpec(const Kernel &kernel, const char *op,
+                                       const LayerNormShape &shape) {
+  const KernelSpec &spec = kernel.spec();
+  shape.validate();
+  if (spec.op != op)
+    throw Error("kernel " + spec.name + " computes " + spec.op + ", not " + op);
+  if (spec.resident && spec.blockCols < shape.cols)
+    throw Error(
+        "kernel " + spec.name + " holds rows of at most " +
+        std::to_string(spec.blockCols) +
+        " elements, but the problem has cols=" + std::to_string(shape.cols));
+  return spec;
+}
+
+const KernelSpec &checkedParamsSpec(const Kernel &params,
+                                    const KernelSpec &backward) {
+  const KernelSpec &spec = params.spec();
+  if (spec.name != backward.paramsKernel)
+    throw Error("kernel " + backward.name + " needs " + backward.paramsKernel +
+                " for its parameter gradients, not " + spec.name);
+  return spec;
+}
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+/// Bytes of one [G * rows, cols] f32 partial-sum buffer.
+std::size_t partialBytes(const KernelSpec &backward, std::int64_t blocks,
+                         const LayerNormShape &shape) {
+  return static_cast<std::size_t>(blocks * backward.rowsPerTile * shape.cols) *
+         sizeof(float);
+}
+
+LayerNormPartials partialsOf(const DeviceBuffer &dweight,
+                             const DeviceBuffer &dbias,
+                             const KernelSpec &backward, std::int64_t blocks) {
+  return {dweight.get(), dbias.get(), blocks * backward.rowsPerTile};
+}
+
+} // namespace
+
+const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
+                                        const std::string &op, DType dtype,
+                                        std::int64_t cols, double eps) {
+  std::vector<const KernelSpec *> candidates =
+      kernelsFor(library, op, dtype, eps);
+  const KernelSpec *smallestFit = nullptr;
+  std::int64_t widest = 0;
+  for (const KernelSpec *spec : candidates) {
+    if (!spec->resident)
+      continue;
+    widest = std::max(widest, spec->blockCols);
+    if (spec->blockCols >= cols &&
+        (!smallestFit || spec->blockCols < smallestFit->blockCols))
+      smallestFit = spec;
+  }
+  if (smallestFit)
+    return *smallestFit;
+  for (const KernelSpec *spec : candidates)
+    if (!spec->resident)
+      return *spec;
+  throw Error("no " + op + " " + dtypeName(dtype) +
+              " kernel for cols=" + std::to_string(cols) + " in " +
+              library.path() + ": its resident kernels hold rows of at most " +
+              std::to_string(widest) +
+              " elements and it has no non-resident one; it has:" +
+              listKernels(candidates));
+}
+
+const KernelSpec &layerNormParamsKernel(const KernelLibrary &library,
+                                        const KernelSpec &backward) {
+  const KernelSpec *params = library.named(backward.paramsKernel);
+  if (!params || params->op != kLayerNormParamsOp)
+    throw Error("kernel " + backward.name + ": its params_kernel '" +
+                backward.paramsKernel + "' is not a " + kLayerNormParamsOp +
+                " kernel of " + library.path());
+  return *params;
+}
+
+std::int64_t layerNormRowTiles(const KernelSpec &spec,
+                               const LayerNormShape &shape) {
+  return ceilDiv(shape.rows, spec.rowsPerTile);
+}
+
+std::int64_t persistentBlocks(const KernelSpec &backward,
+                              const LayerNormShape &shape,
+                              std::int64_t residentBlocks) {
+  if (residentBlocks < 1)
+    throw Error(
+        "kernel " + backward.name + ": not one block of " +
+        std::to_string(backward.block.x * backward.block.y * backward.block.z) +
+        " threads fits on this GPU (occupancy 0)");
+  return std::min(layerNormRowTiles(backward, shape), residentBlocks);
+}
+
+ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,
+                                     const LayerNormForwardBuffers &buffers) {
+  return {{"x", MemrefArg{buffers.x, dtype, shape.matrix()}},
+          {"weight", MemrefArg{buffers.weight, dtype, shape.row()}},
+          {"bias", MemrefArg{buffers.bias, dtype, shape.row()}},
+          {"y", MemrefArg{buffers.y, dtype, shape.matrix()}},
+          {"mean", MemrefArg{buffers.mean, DType::F32, shape.perRow()}},
+          {"rstd", MemrefArg{buffers.rstd, DType::F32, shape.perRow()}}};
+}
+
+ArgBindings layerNormBackwardBindings(DType dtype, const LayerNormShape &shape,
+                                      const LayerNormBackwardBuffers &buffers,
+                                      const LayerNormPartials &partials) {
+  Shape partialShape = {partials.rows, shape.cols};
+  return {
+      {"x", MemrefArg{buffers.x, dtype, shape.matrix()}},
+      {"weight", MemrefArg{buffers.weight, dtype, shape.row()}},
+      {"mean", MemrefArg{buffers.mean, DType::F32, shape.perRow()}},
+      {"rstd", MemrefArg{buffers.rstd, DType::F32, shape.perRow()}},
+      {"dy", MemrefArg{buffers.dy, dtype, shape.matrix()}},
+      {"dx", MemrefArg{buffers.dx, dtype, shape.matrix()}},
+      {"partial_dweight",
+       MemrefArg{partials.dweight, DType::F32, partialShape}},
+      {"partial_dbias", MemrefArg{partials.dbias, DType::F32, partialShape}}};
+}
+
+ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
+                                    const LayerNormBackwardBuffers &buffers,
+                                    const LayerNormPartials &partials) {
+  Shape partialShape = {partials.rows, shape.cols};
+  return {
+      {"partial_dweight",
+       MemrefArg{partials.dweight, DType::F32, partialShape}},
+      {"partial_dbias", MemrefArg{partials.dbias, DType::F32, partialShape}},
+      {"dweight", MemrefArg{buffers.dweight, DType::F32, shape.row()}},
+      {"dbias", MemrefArg{buffers.dbias, DType::F32, shape.row()}}};
+}
+
+LayerNormForwardLaunch::LayerNormForwardLaunch(
+    const Kernel &kernel, const LayerNormShape &shape,
+    const LayerNormForwardBuffers &buffers)
+    : kernel(kernel),
+      grid(resolveGrid(
+          checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape),
+          {{"row_tiles", layerNormRowTiles(kernel.spec(), shape)}})),
+      args(kernel.spec(),
+           layerNormForwardBindings(kernel.spec().dtype, shape, buffers)) {}
+
+void LayerNormForwardLaunch::enqueue(const Stream &stream) {
+  kernel.launch(grid, args, stream.get());
+}
+
+LayerNormBackwardLaunch::LayerNormBackwardLaunch(
+    const Kernel &backward, const Kernel &params, const LayerNormShape &shape,
+    const LayerNormBackwardBuffers &buffers)
+    : backward(backward), params(params),
+      blockCount(persistentBlocks(
+          checkedLayerNormSpec(backward, kLayerNormBackwardOp, shape), shape,
+          backward.residentBlocks())),
+      backwardGrid(
+          resolveGrid(backward.spec(), {{"persistent_row_tiles", blockCount}})),
+      paramsGrid(resolveGrid(
+          checkedParamsSpec(params, backward.spec()),
+          {{"column_tiles", ceilDiv(shape.cols, params.spec().blockCols)}})),
+      partialDweight("the partial sums of dweight",
+                     partialBytes(backward.spec(), blockCount, shape)),
+      partialDbias("the partial sums of dbias",
+                   partialBytes(backward.spec(), blockCount, shape)),
+      backwardArgs(
+          backward.spec(),
+          layerNormBackwardBindings(backward.spec().dtype, shape, buffers,
+                                    partialsOf(partialDweight, partialDbias,
+                                               backward.spec(), blockCount))),
+      paramsArgs(params.spec(), layerNormParamsBindings(
+                                    shape, buffers,
+                                    partialsOf(partialDweight, partialDbias,
+                                               backward.spec(), blockCount))) {}
+
+void LayerNormBackwardLaunch::enqueue(const Stream &stream) {
+  backward.launch(backwardGrid, backwardArgs, stream.get());
+  params.launch(paramsGrid, paramsArgs, stream.get());
+}
+
+void LayerNormBackwardLaunch::fillPartials(std::uint8_t value,
+                                           const Stream &stream) {
+  partialDweight.fill(value, stream.get());
+  partialDbias.fill(value, stream.get());
+}
+
+} // namespace fa
