@@ -6,57 +6,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuTesting.h"
+
 #include "fa/runtime/Attention.h"
 #include "fa/runtime/Compare.h"
-#include "fa/runtime/DeviceBuffer.h"
-#include "fa/runtime/Error.h"
 #include "fa/runtime/Npy.h"
 #include "fa/runtime/Reference.h"
 
-#include <gtest/gtest.h>
-
-#include <sys/wait.h>
-
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <memory>
-#include <random>
 
 using namespace fa;
+using namespace fa::gputest;
 
 namespace {
-
-HostTensor randomTensor(const Shape &shape, DType dtype, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = roundToDType(normal(rng), dtype);
-  return {shape, values};
-}
-
-DeviceBuffer upload(const std::string &name, const HostTensor &tensor,
-                    DType dtype) {
-  DeviceBuffer buffer(name, tensor.values.size() * dtypeBytes(dtype));
-  buffer.upload(encode(tensor.values, dtype));
-  return buffer;
-}
-
-class GpuTest : public testing::Test {
-protected:
-  void SetUp() override {
-    try {
-      context = std::make_unique<Context>(0);
-    } catch (const NoDeviceError &error) {
-      GTEST_SKIP() << error.what();
-    }
-    stream = std::make_unique<Stream>();
-  }
-
-  std::unique_ptr<Context> context;
-  std::unique_ptr<Stream> stream;
-};
 
 TEST_F(GpuTest, InvalidPtxErrorCarriesTheJitLog) {
   std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -183,25 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
                     "fixture_attention_fwd_f32_d128_causal"));
 
 /// fa-run on .npy files: runs the binary the way a user would.
-class FaRunNpyTest : public GpuTest {
-protected:
-  std::string path(const std::string &name) {
-    return testing::TempDir() + "fa_run_npy_" + name;
-  }
-
-  /// fa-run's exit code; its stderr is left in path("stderr").
-  int faRun(const std::string &arguments) {
-    std::string command = std::string(FA_RUN_PATH) + " attention --kernels " +
-                          FA_FIXTURE_KERNELS_DIR + " " + arguments + " > " +
-                          path("stdout") + " 2> " + path("stderr");
-    return WEXITSTATUS(std::system(command.c_str()));
-  }
-
-  std::string stderrText() {
-    std::ifstream file(path("stderr"));
-    return std::string(std::istreambuf_iterator<char>(file), {});
-  }
-};
+using FaRunNpyTest = FaRunTest;
 
 TEST_F(FaRunNpyTest, WritesOutputsOfTheUsersTensors) {
   AttentionShape shape{1, 2, 1, 33, 45, 64};
@@ -211,9 +155,9 @@ TEST_F(FaRunNpyTest, WritesOutputsOfTheUsersTensors) {
   writeNpy(path("q.npy"), q, DType::F32);
   writeNpy(path("k.npy"), k, DType::F32);
   writeNpy(path("v.npy"), v, DType::F32);
-  ASSERT_EQ(faRun("--dtype f16 --causal --q " + path("q.npy") + " --k " +
-                  path("k.npy") + " --v " + path("v.npy") + " --out " +
-                  path("out.npy") + " --lse " + path("lse.npy")),
+  ASSERT_EQ(faRun("attention --dtype f16 --causal --q " + path("q.npy") +
+                  " --k " + path("k.npy") + " --v " + path("v.npy") +
+                  " --out " + path("out.npy") + " --lse " + path("lse.npy")),
             0)
       << stderrText();
 
@@ -237,7 +181,7 @@ TEST_F(FaRunNpyTest, MismatchedTensorsAreClearErrors) {
            DType::F32);
   writeNpy(path("v.npy"), randomTensor({1, 2, 9, 64}, DType::F32, 3),
            DType::F32);
-  EXPECT_EQ(faRun("--dtype bf16 --q " + path("q.npy") + " --k " +
+  EXPECT_EQ(faRun("attention --dtype bf16 --q " + path("q.npy") + " --k " +
                   path("k.npy") + " --v " + path("v.npy") + " --out " +
                   path("out.npy")),
             1);

@@ -10,6 +10,7 @@
 
 #include "AttentionProblem.h"
 #include "AttentionReport.h"
+#include "HostTensors.h"
 
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
@@ -34,12 +35,6 @@ Problem randomProblem(const AttentionOptions &options, DType dtype) {
   shape.seqKv = options.kvSeq ? options.kvSeq : options.seq;
   shape.headDim = options.dim;
   return randomProblem(shape, dtype, options.seed);
-}
-
-HostTensor readInput(const std::string &path, DType dtype) {
-  HostTensor tensor = readNpy(path);
-  roundToDType(tensor.values, dtype);
-  return tensor;
 }
 
 Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
@@ -69,9 +64,7 @@ std::vector<std::string> writeOutputs(const AttentionOptions &options,
                                       const Outputs &outputs, DType dtype) {
   std::vector<std::string> written;
   if (!options.outPath.empty()) {
-    // NumPy has no bfloat16: bf16 outputs are written exactly as f32.
-    writeNpy(options.outPath, outputs.out,
-             dtype == DType::F16 ? DType::F16 : DType::F32);
+    writeOutput(options.outPath, outputs.out, dtype);
     written.push_back(options.outPath);
   }
   if (!options.lsePath.empty()) {

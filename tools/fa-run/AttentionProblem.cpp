@@ -2,6 +2,8 @@
 
 #include "AttentionProblem.h"
 
+#include "HostTensors.h"
+
 #include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Reference.h"
 
@@ -9,24 +11,6 @@
 #include <vector>
 
 namespace fa {
-namespace {
-
-// Tiny problems would need thousands of buffer sets to span 2x L2; they are
-// bound by launch latency anyway, so the count is capped.
-constexpr int kMaxBufferSets = 64;
-constexpr std::uint8_t kNaNBytes = 0xFF;
-
-HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = normal(rng);
-  roundToDType(values, dtype);
-  return {shape, std::move(values)};
-}
-
-} // namespace
-
 DeviceTensors::DeviceTensors(const AttentionShape &shape, DType dtype)
     : q("q", elementCount(shape.query()) * dtypeBytes(dtype)),
       k("k", elementCount(shape.keyValue()) * dtypeBytes(dtype)),

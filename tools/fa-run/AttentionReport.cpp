@@ -2,41 +2,9 @@
 
 #include "AttentionReport.h"
 
-#include <cstdio>
+#include "ReportFormat.h"
 
 namespace fa {
-namespace {
-
-std::string scientific(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3e", value);
-  return text;
-}
-
-std::string fixed(double value, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
-std::string describeErrors(const char *name, const ErrorStats &stats) {
-  std::string text = std::string(name) +
-                     ": max_abs=" + scientific(stats.maxAbs) +
-                     " rel=" + scientific(stats.relative);
-  if (stats.nanCount)
-    text += " NaN=" + std::to_string(stats.nanCount) + "/" +
-            std::to_string(stats.count) + " (unwritten or computed NaN)";
-  return text;
-}
-
-nlohmann::json errorsJson(const ErrorStats &stats) {
-  return {{"max_abs", stats.maxAbs},
-          {"rel", stats.relative},
-          {"nan", stats.nanCount},
-          {"count", stats.count}};
-}
-
-} // namespace
 
 void printText(const AttentionReport &report, std::ostream &os) {
   const KernelSpec &kernel = report.kernel;

@@ -1,8 +1,9 @@
 //===- GpuRunOptions.h - Options of kernel-running commands --*- C++ -*-===//
 //
-// `fa-run attention` and `fa-run tune` both load the kernel library, run on
-// one GPU, may time kernels, print text or JSON, and may be ctest cases that
-// skip without a GPU. Their options and help texts are declared once here.
+// `fa-run attention`, `fa-run layernorm` and `fa-run tune` all load the kernel
+// library, run on one GPU, may time kernels, print text or JSON, and may be
+// ctest cases that skip without a GPU. Their options and help texts are
+// declared once here.
 //
 //===----------------------------------------------------------------------===//
 

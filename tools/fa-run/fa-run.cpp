@@ -3,6 +3,8 @@
 //   fa-run attention --batch 2 --heads 16 --seq 4096 --dim 128 --dtype bf16
 //                    --causal --check --bench
 //   fa-run attention --q q.npy --k k.npy --v v.npy --out o.npy --dtype f16
+//   fa-run layernorm --rows 4096 --cols 1024 --dtype bf16 --grad --check
+//                    --bench
 //   fa-run tune --dtype bf16 --dim 128      (writes <kernels>/tuning.json)
 //   fa-run devices
 //
@@ -13,6 +15,7 @@
 
 #include "AttentionCommand.h"
 #include "DevicesCommand.h"
+#include "LayerNormCommand.h"
 #include "TuneCommand.h"
 
 #include "fa/runtime/Error.h"
@@ -33,9 +36,11 @@ int main(int argc, char **argv) {
                "fa-run");
   app.require_subcommand(1);
   fa::AttentionOptions attention;
+  fa::LayerNormOptions layerNorm;
   fa::TuneOptions tune;
   fa::DevicesOptions devices;
   CLI::App *attentionCommand = fa::addAttentionCommand(app, attention);
+  CLI::App *layerNormCommand = fa::addLayerNormCommand(app, layerNorm);
   CLI::App *tuneCommand = fa::addTuneCommand(app, tune);
   CLI::App *devicesCommand = fa::addDevicesCommand(app, devices);
   CLI11_PARSE(app, argc, argv);
@@ -43,13 +48,16 @@ int main(int argc, char **argv) {
   try {
     if (attentionCommand->parsed())
       return fa::runAttention(attention);
+    if (layerNormCommand->parsed())
+      return fa::runLayerNorm(layerNorm);
     if (tuneCommand->parsed())
       return fa::runTune(tune);
     if (devicesCommand->parsed())
       return fa::runDevices(devices);
   } catch (const fa::NoDeviceError &error) {
     std::cerr << "fa-run: " << error.what() << "\n";
-    bool skip = attention.skipIfNoGpu || tune.skipIfNoGpu;
+    bool skip =
+        attention.skipIfNoGpu || layerNorm.skipIfNoGpu || tune.skipIfNoGpu;
     return skip ? kSkippedExitCode : 1;
   } catch (const fa::Error &error) {
     std::cerr << "fa-run: " << error.what() << "\n";

@@ -1,0 +1,256 @@
+//===- LayerNormCommand.cpp - `fa-run layernorm` --------------------------===//
+//
+// Runs the LayerNorm forward kernel from the library (and with --grad the
+// backward after it) on random inputs of given sizes or on the user's .npy
+// tensors; optionally checks every output against the fp64 reference and
+// times the passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerNormCommand.h"
+
+#include "HostTensors.h"
+#include "LayerNormProblem.h"
+#include "LayerNormReport.h"
+
+#include "fa/runtime/Error.h"
+#include "fa/runtime/Npy.h"
+
+#include <iostream>
+#include <optional>
+
+namespace fa {
+namespace {
+
+LayerNormProblem problemFromFiles(const LayerNormOptions &options,
+                                  DType dtype) {
+  LayerNormProblem problem;
+  problem.x = readInput(options.xPath, dtype);
+  problem.xShape = problem.x.shape;
+  if (problem.xShape.empty() || elementCount(problem.xShape) == 0)
+    throw Error(options.xPath + " has shape " + formatShape(problem.xShape) +
+                "; x needs at least one dimension (the last is normalised) "
+                "and no empty one");
+  LayerNormShape &shape = problem.shape;
+  shape = LayerNormShape::ofTensor(problem.xShape);
+  problem.x.shape = shape.matrix();
+
+  problem.weight = readInput(options.weightPath, dtype);
+  expectNpyShape(options.weightPath, problem.weight, shape.row(),
+                 "weight must be [cols], cols being x's last dimension");
+  problem.bias = readInput(options.biasPath, dtype);
+  expectNpyShape(options.biasPath, problem.bias, shape.row(),
+                 "bias must be [cols], cols being x's last dimension");
+  if (options.grad) {
+    problem.dy = readInput(options.dyPath, dtype);
+    expectNpyShape(options.dyPath, problem.dy, problem.xShape,
+                   "dy must have x's shape");
+    problem.dy.shape = shape.matrix();
+  }
+  return problem;
+}
+
+std::vector<std::string> writeOutputs(const LayerNormOptions &options,
+                                      const LayerNormProblem &problem,
+                                      const LayerNormOutputs &outputs,
+                                      DType dtype) {
+  std::vector<std::string> written;
+  auto write = [&](const std::string &path, const HostTensor &output,
+                   const Shape &shape, DType heldIn) {
+    if (path.empty())
+      return;
+    writeOutput(path, {shape, output.values}, heldIn);
+    written.push_back(path);
+  };
+  const Shape &x = problem.xShape;
+  Shape leading(x.begin(), x.end() - 1);
+  write(options.yPath, outputs.y, x, dtype);
+  write(options.meanPath, outputs.mean, leading, DType::F32);
+  write(options.rstdPath, outputs.rstd, leading, DType::F32);
+  write(options.dxPath, outputs.dx, x, dtype);
+  write(options.dweightPath, outputs.dweight, problem.shape.row(), DType::F32);
+  write(options.dbiasPath, outputs.dbias, problem.shape.row(), DType::F32);
+  return written;
+}
+
+} // namespace
+
+CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "layernorm",
+      "Run a LayerNorm forward kernel from the kernel library (and with "
+      "--grad the backward), on random inputs of the given sizes or on .npy "
+      "tensors; optionally check every output against an fp64 reference and "
+      "time the passes. Each row of x (its last dimension) is normalised: "
+      "y = (x - mean) * rstd * weight + bias, rstd = 1 / sqrt(biased "
+      "variance + eps).");
+  const char *sizes = "Sizes (random normal x, weight, bias and dy)";
+  CLI::Option *rows =
+      command->add_option("--rows", o.rows, "Rows M of x [M, N]")->group(sizes);
+  CLI::Option *cols =
+      command->add_option("--cols", o.cols, "Columns N (normalised)")
+          ->group(sizes);
+  CLI::Option *seed =
+      command->add_option("--seed", o.seed, "Seed of the random inputs")
+          ->capture_default_str()
+          ->group(sizes);
+
+  const char *files = "Tensors from files (the shape comes from x)";
+  auto file = [&](const char *name, std::string &path, const char *help) {
+    return command->add_option(name, path, help)->group(files);
+  };
+  CLI::Option *x = file("--x", o.xPath,
+                        "Input x, .npy of any rank: its last dimension is "
+                        "normalised, the others are rows ('<f2', '<f4' or "
+                        "'<f8'; rounded to --dtype)");
+  CLI::Option *weight = file("--weight", o.weightPath, "Weight, .npy [N]");
+  CLI::Option *bias = file("--bias", o.biasPath, "Bias, .npy [N]");
+  CLI::Option *dy =
+      file("--dy", o.dyPath, "Gradient of y for --grad, .npy with x's shape");
+  CLI::Option *y = file("--y", o.yPath,
+                        "Where to write y, .npy with x's shape ('<f2' for "
+                        "f16 kernels, else '<f4')");
+  CLI::Option *mean = file("--mean", o.meanPath,
+                           "Where to write the row means, .npy '<f4' with "
+                           "x's leading dimensions");
+  CLI::Option *rstd = file("--rstd", o.rstdPath,
+                           "Where to write the rows' 1 / sqrt(variance + "
+                           "eps), .npy '<f4' with x's leading dimensions");
+  CLI::Option *dx =
+      file("--dx", o.dxPath, "Where to write dx (--grad), .npy with x's shape");
+  CLI::Option *dweight = file("--dweight", o.dweightPath,
+                              "Where to write dweight (--grad), .npy '<f4' "
+                              "[N]");
+  CLI::Option *dbias = file("--dbias", o.dbiasPath,
+                            "Where to write dbias (--grad), .npy '<f4' [N]");
+  for (CLI::Option *option : {weight, bias})
+    x->needs(option);
+  for (CLI::Option *option :
+       {weight, bias, dy, y, mean, rstd, dx, dweight, dbias})
+    option->needs(x);
+  for (CLI::Option *option : {rows, cols, seed})
+    option->excludes(x);
+
+  command
+      ->add_option("--dtype", o.dtype,
+                   "Element type of x, weight, bias, "
+                   "y, dy and dx")
+      ->required()
+      ->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  command
+      ->add_option("--eps", o.eps,
+                   "Added to the variance. Kernels have it compiled in: the "
+                   "library needs a forward kernel with this eps")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  CLI::Option *grad = command->add_flag(
+      "--grad", o.grad,
+      "Also run the backward: the forward first (for mean and rstd), then "
+      "the backward kernel and its params kernel for dx, dweight and dbias");
+  for (CLI::Option *option : {dy, dx, dweight, dbias})
+    option->needs(grad);
+  command->add_flag("--check", o.check,
+                    "Compare every output (y, mean, rstd; with --grad also "
+                    "dx, dweight, dbias) with an fp64 CPU reference; exit 1 "
+                    "if a relative error exceeds its tolerance or an element "
+                    "is unwritten (outputs and the backward's partial sums "
+                    "are poisoned with NaN first)");
+  command->add_option("--rtol", o.rtol,
+                      "Relative error (Frobenius) --check accepts for every "
+                      "output. Default: by the type the output is held in, "
+                      "1e-2 bf16, 2e-3 f16, 1e-4 f32 (mean, rstd, dweight "
+                      "and dbias are f32)");
+  command->add_flag(
+      "--bench", o.bench,
+      "Time the forward (and with --grad the backward: its kernel and its "
+      "params kernel) with CUDA events: median of --runs after --warmup, "
+      "inputs rotated across buffer sets spanning 2x L2; prints ms and GB/s, "
+      "counting 2*M*N*element-size bytes for the forward (x read, y written) "
+      "and 3*M*N*element-size for the backward (x and dy read, dx written)");
+  addTimingOptions(command, o, "Timed runs of each pass");
+  addKernelsOption(command, o);
+  addDeviceOptions(command, o);
+
+  command->callback([&o, rows, cols] {
+    bool fromFiles = !o.xPath.empty();
+    if (!fromFiles && (!rows->count() || !cols->count()))
+      throw CLI::RequiredError("--rows and --cols (or --x, --weight and "
+                               "--bias)");
+    if (fromFiles && o.grad && o.dyPath.empty())
+      throw CLI::RequiredError("--dy (--grad on tensors from files)");
+  });
+  return command;
+}
+
+int runLayerNorm(const LayerNormOptions &options) {
+  DType dtype = parseDType(options.dtype);
+  // Everything that can fail without a GPU is done before touching one.
+  LayerNormProblem problem =
+      options.xPath.empty()
+          ? randomLayerNormProblem({options.rows, options.cols}, dtype,
+                                   options.grad, options.seed)
+          : problemFromFiles(options, dtype);
+  const LayerNormShape &shape = problem.shape;
+  KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
+  const KernelSpec &forwardSpec = chooseLayerNormKernel(
+      library, kLayerNormForwardOp, dtype, shape.cols, options.eps);
+  LayerNormReport report;
+  report.dtype = dtype;
+  report.eps = *forwardSpec.eps;
+  report.shape = shape;
+  report.xShape = problem.xShape;
+  report.forward = forwardSpec;
+  if (options.grad) {
+    report.backward =
+        chooseLayerNormKernel(library, kLayerNormBackwardOp, dtype, shape.cols);
+    report.params = layerNormParamsKernel(library, *report.backward);
+  }
+
+  Context context(options.device);
+  report.device = context.device();
+  Stream stream;
+  Kernel forward(forwardSpec, context.device());
+  LayerNormForwardTensors forwardTensors(shape, dtype);
+  forwardTensors.upload(problem, dtype);
+  LayerNormOutputs outputs;
+  runForward(forward, shape, forwardTensors, stream, outputs);
+
+  std::optional<Kernel> backward, params;
+  std::optional<LayerNormBackwardTensors> backwardTensors;
+  if (options.grad) {
+    backward.emplace(*report.backward, context.device());
+    params.emplace(*report.params, context.device());
+    backwardTensors.emplace(shape, dtype);
+    backwardTensors->dy.upload(encode(problem.dy.values, dtype));
+    runBackward(*backward, *params, shape, forwardTensors, *backwardTensors,
+                stream, outputs);
+    report.backwardBlocks = outputs.backwardBlocks;
+  }
+
+  report.filesWritten = writeOutputs(options, problem, outputs, dtype);
+  if (options.check)
+    report.check = checkLayerNorm(problem, outputs, dtype, report.eps,
+                                  options.grad, options.rtol);
+  if (options.bench) {
+    report.forwardBench =
+        benchmarkForward(forward, shape, context.device(), forwardTensors,
+                         stream, options.warmup, options.runs);
+    if (options.grad)
+      report.backwardBench = benchmarkBackward(
+          *backward, *params, shape, context.device(), forwardTensors,
+          *backwardTensors, stream, options.warmup, options.runs);
+  }
+
+  if (options.json)
+    std::cout << toJson(report).dump(2) << "\n";
+  else
+    printText(report, std::cout);
+  if (report.check && !report.check->passed()) {
+    std::cerr << "fa-run: check failed: an output's error is above its rtol "
+                 "or has unwritten elements\n";
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace fa

@@ -1,0 +1,225 @@
+//===- LayerNormProblem.cpp -----------------------------------------------===//
+
+#include "LayerNormProblem.h"
+
+#include "HostTensors.h"
+
+#include "fa/runtime/LayerNormReference.h"
+
+#include <random>
+#include <vector>
+
+namespace fa {
+namespace {
+
+std::size_t matrixBytes(const LayerNormShape &shape, DType dtype) {
+  return static_cast<std::size_t>(elementCount(shape.matrix())) *
+         dtypeBytes(dtype);
+}
+
+std::size_t rowBytes(const LayerNormShape &shape, DType dtype) {
+  return static_cast<std::size_t>(shape.cols) * dtypeBytes(dtype);
+}
+
+std::size_t perRowBytes(const LayerNormShape &shape) {
+  return static_cast<std::size_t>(shape.rows) * sizeof(float);
+}
+
+HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
+                    DType dtype) {
+  return {shape, decode(buffer.download(), dtype)};
+}
+
+OutputCheck compareOutput(const char *name, const HostTensor &actual,
+                          const std::vector<double> &reference, DType storage,
+                          double relativeTolerance) {
+  return {name, compareWithReference(actual.values, reference),
+          relativeTolerance > 0 ? relativeTolerance
+                                : defaultLayerNormTolerance(storage)};
+}
+
+LayerNormBench benchReport(const Timing &timing, int bufferSets, double bytes) {
+  return {timing, bufferSets, bytes, bytes / (timing.medianMs * 1e-3) / 1e9};
+}
+
+} // namespace
+
+LayerNormProblem randomLayerNormProblem(const LayerNormShape &shape,
+                                        DType dtype, bool backward,
+                                        std::uint64_t seed) {
+  shape.validate();
+  std::mt19937_64 rng(seed);
+  LayerNormProblem problem;
+  problem.shape = shape;
+  problem.xShape = shape.matrix();
+  problem.x = randomTensor(shape.matrix(), dtype, rng);
+  problem.weight = randomTensor(shape.row(), dtype, rng);
+  problem.bias = randomTensor(shape.row(), dtype, rng);
+  if (backward)
+    problem.dy = randomTensor(shape.matrix(), dtype, rng);
+  return problem;
+}
+
+LayerNormForwardTensors::LayerNormForwardTensors(const LayerNormShape &shape,
+                                                 DType dtype)
+    : x("x", matrixBytes(shape, dtype)),
+      weight("weight", rowBytes(shape, dtype)),
+      bias("bias", rowBytes(shape, dtype)), y("y", matrixBytes(shape, dtype)),
+      mean("mean", perRowBytes(shape)), rstd("rstd", perRowBytes(shape)) {}
+
+std::size_t LayerNormForwardTensors::bytes() const {
+  return x.bytes() + weight.bytes() + bias.bytes() + y.bytes() + mean.bytes() +
+         rstd.bytes();
+}
+
+void LayerNormForwardTensors::upload(const LayerNormProblem &problem,
+                                     DType dtype) {
+  x.upload(encode(problem.x.values, dtype));
+  weight.upload(encode(problem.weight.values, dtype));
+  bias.upload(encode(problem.bias.values, dtype));
+}
+
+LayerNormBackwardTensors::LayerNormBackwardTensors(const LayerNormShape &shape,
+                                                   DType dtype)
+    : dy("dy", matrixBytes(shape, dtype)), dx("dx", matrixBytes(shape, dtype)),
+      dweight("dweight", rowBytes(shape, DType::F32)),
+      dbias("dbias", rowBytes(shape, DType::F32)) {}
+
+std::size_t
+LayerNormBackwardTensors::bytes(const LayerNormForwardTensors &forward) const {
+  return forward.x.bytes() + forward.weight.bytes() + forward.mean.bytes() +
+         forward.rstd.bytes() + dy.bytes() + dx.bytes() + dweight.bytes() +
+         dbias.bytes();
+}
+
+void runForward(const Kernel &kernel, const LayerNormShape &shape,
+                LayerNormForwardTensors &tensors, const Stream &stream,
+                LayerNormOutputs &outputs) {
+  for (DeviceBuffer *output : {&tensors.y, &tensors.mean, &tensors.rstd})
+    output->fill(kNaNBytes, stream.get());
+  LayerNormForwardLaunch(kernel, shape, tensors.buffers()).enqueue(stream);
+  stream.synchronize();
+  DType dtype = kernel.spec().dtype;
+  outputs.y = download(tensors.y, shape.matrix(), dtype);
+  outputs.mean = download(tensors.mean, shape.perRow(), DType::F32);
+  outputs.rstd = download(tensors.rstd, shape.perRow(), DType::F32);
+}
+
+void runBackward(const Kernel &backward, const Kernel &params,
+                 const LayerNormShape &shape,
+                 const LayerNormForwardTensors &forward,
+                 LayerNormBackwardTensors &tensors, const Stream &stream,
+                 LayerNormOutputs &outputs) {
+  LayerNormBackwardLaunch launch(backward, params, shape,
+                                 tensors.buffers(forward));
+  for (DeviceBuffer *output : {&tensors.dx, &tensors.dweight, &tensors.dbias})
+    output->fill(kNaNBytes, stream.get());
+  launch.fillPartials(kNaNBytes, stream);
+  launch.enqueue(stream);
+  stream.synchronize();
+  outputs.dx = download(tensors.dx, shape.matrix(), backward.spec().dtype);
+  outputs.dweight = download(tensors.dweight, shape.row(), DType::F32);
+  outputs.dbias = download(tensors.dbias, shape.row(), DType::F32);
+  outputs.backwardBlocks = launch.blocks();
+}
+
+double defaultLayerNormTolerance(DType dtype) {
+  // Each output is one rounding of an f32 result, so bf16 and f16 outputs
+  // are as far from fp64 as their rounding (relative RMS about 1e-3 and
+  // 3e-4); f32 ones as f32 reductions over a row or a column.
+  switch (dtype) {
+  case DType::BF16:
+    return 1e-2;
+  case DType::F16:
+    return 2e-3;
+  case DType::F32:
+    return 1e-4;
+  }
+  return 0;
+}
+
+LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
+                              const LayerNormOutputs &outputs, DType dtype,
+                              double eps, bool backward,
+                              double relativeTolerance) {
+  const LayerNormShape &shape = problem.shape;
+  LayerNormForwardReference forward = referenceLayerNormForward(
+      shape, problem.x.values, problem.weight.values, problem.bias.values, eps);
+  LayerNormCheck check;
+  check.outputs = {
+      compareOutput("y", outputs.y, forward.y, dtype, relativeTolerance),
+      compareOutput("mean", outputs.mean, forward.mean, DType::F32,
+                    relativeTolerance),
+      compareOutput("rstd", outputs.rstd, forward.rstd, DType::F32,
+                    relativeTolerance)};
+  if (!backward)
+    return check;
+  LayerNormBackwardReference gradients = referenceLayerNormBackward(
+      shape, problem.x.values, problem.weight.values, problem.dy.values, eps);
+  check.outputs.push_back(
+      compareOutput("dx", outputs.dx, gradients.dx, dtype, relativeTolerance));
+  check.outputs.push_back(compareOutput("dweight", outputs.dweight,
+                                        gradients.dweight, DType::F32,
+                                        relativeTolerance));
+  check.outputs.push_back(compareOutput("dbias", outputs.dbias, gradients.dbias,
+                                        DType::F32, relativeTolerance));
+  return check;
+}
+
+LayerNormBench benchmarkForward(const Kernel &kernel,
+                                const LayerNormShape &shape,
+                                const DeviceInfo &device,
+                                const LayerNormForwardTensors &inputs,
+                                const Stream &stream, int warmup, int runs) {
+  // Rotate through copies of the tensors so each run reads its inputs from
+  // memory rather than from an L2 warmed by the previous run.
+  DType dtype = kernel.spec().dtype;
+  int copies =
+      rotationCopies(inputs.bytes(), device.l2CacheBytes, kMaxBufferSets);
+  std::vector<LayerNormForwardTensors> extraSets;
+  std::vector<LayerNormForwardLaunch> launches;
+  launches.emplace_back(kernel, shape, inputs.buffers());
+  for (int copy = 1; copy < copies; ++copy) {
+    LayerNormForwardTensors &set = extraSets.emplace_back(shape, dtype);
+    set.x.copyFrom(inputs.x);
+    set.weight.copyFrom(inputs.weight);
+    set.bias.copyFrom(inputs.bias);
+    launches.emplace_back(kernel, shape, set.buffers());
+  }
+  Timing timing = timeOnStream(stream, warmup, runs, [&](int run) {
+    launches[run % launches.size()].enqueue(stream);
+  });
+  return benchReport(timing, copies, shape.forwardBytes(dtype));
+}
+
+LayerNormBench benchmarkBackward(const Kernel &backward, const Kernel &params,
+                                 const LayerNormShape &shape,
+                                 const DeviceInfo &device,
+                                 const LayerNormForwardTensors &forward,
+                                 const LayerNormBackwardTensors &inputs,
+                                 const Stream &stream, int warmup, int runs) {
+  DType dtype = backward.spec().dtype;
+  int copies = rotationCopies(inputs.bytes(forward), device.l2CacheBytes,
+                              kMaxBufferSets);
+  std::vector<LayerNormForwardTensors> extraForwardSets;
+  std::vector<LayerNormBackwardTensors> extraSets;
+  std::vector<LayerNormBackwardLaunch> launches;
+  launches.emplace_back(backward, params, shape, inputs.buffers(forward));
+  for (int copy = 1; copy < copies; ++copy) {
+    LayerNormForwardTensors &forwardSet =
+        extraForwardSets.emplace_back(shape, dtype);
+    LayerNormBackwardTensors &set = extraSets.emplace_back(shape, dtype);
+    forwardSet.x.copyFrom(forward.x);
+    forwardSet.weight.copyFrom(forward.weight);
+    forwardSet.mean.copyFrom(forward.mean);
+    forwardSet.rstd.copyFrom(forward.rstd);
+    set.dy.copyFrom(inputs.dy);
+    launches.emplace_back(backward, params, shape, set.buffers(forwardSet));
+  }
+  Timing timing = timeOnStream(stream, warmup, runs, [&](int run) {
+    launches[run % launches.size()].enqueue(stream);
+  });
+  return benchReport(timing, copies, shape.backwardBytes(dtype));
+}
+
+} // namespace fa

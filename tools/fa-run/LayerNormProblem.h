@@ -1,0 +1,119 @@
+//===- LayerNormProblem.h - Running one LayerNorm problem -------*- C++ -*-===//
+//
+// What `fa-run layernorm` does with a problem: random inputs, device tensors,
+// one run of the forward (and backward) on poisoned outputs, the comparison
+// with the fp64 reference, and benchmarks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUN_LAYERNORMPROBLEM_H
+#define FA_RUN_LAYERNORMPROBLEM_H
+
+#include "LayerNormReport.h"
+
+#include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/LayerNorm.h"
+#include "fa/runtime/Tensor.h"
+
+#include <cstdint>
+
+namespace fa {
+
+struct LayerNormProblem {
+  LayerNormShape shape;
+  /// x's shape as given; y and dx are written with it, mean and rstd with its
+  /// leading dimensions.
+  Shape xShape;
+  HostTensor x, weight, bias; // Rounded to the kernel's dtype.
+  HostTensor dy;              // Backward problems only.
+};
+
+/// Random normal x [rows, cols], weight, bias and, for `backward`, dy,
+/// rounded to `dtype`.
+LayerNormProblem randomLayerNormProblem(const LayerNormShape &shape,
+                                        DType dtype, bool backward,
+                                        std::uint64_t seed);
+
+/// The forward pass's device tensors.
+struct LayerNormForwardTensors {
+  DeviceBuffer x, weight, bias, y, mean, rstd;
+
+  LayerNormForwardTensors(const LayerNormShape &shape, DType dtype);
+  LayerNormForwardBuffers buffers() const {
+    return {x.get(), weight.get(), bias.get(), y.get(), mean.get(), rstd.get()};
+  }
+  std::size_t bytes() const;
+  /// Uploads x, weight and bias.
+  void upload(const LayerNormProblem &problem, DType dtype);
+};
+
+/// The backward pass's own device tensors; it also reads the forward's x,
+/// weight, mean and rstd.
+struct LayerNormBackwardTensors {
+  DeviceBuffer dy, dx, dweight, dbias;
+
+  LayerNormBackwardTensors(const LayerNormShape &shape, DType dtype);
+  LayerNormBackwardBuffers
+  buffers(const LayerNormForwardTensors &forward) const {
+    return {forward.x.get(),    forward.weight.get(),
+            forward.mean.get(), forward.rstd.get(),
+            dy.get(),           dx.get(),
+            dweight.get(),      dbias.get()};
+  }
+  /// Everything the backward touches but the partial sums.
+  std::size_t bytes(const LayerNormForwardTensors &forward) const;
+};
+
+struct LayerNormOutputs {
+  HostTensor y, mean, rstd;      // The forward's.
+  HostTensor dx, dweight, dbias; // The backward's, when it ran.
+  std::int64_t backwardBlocks = 0;
+};
+
+/// Runs the forward kernel once on poisoned outputs; downloads y, mean and
+/// rstd into `outputs`.
+void runForward(const Kernel &kernel, const LayerNormShape &shape,
+                LayerNormForwardTensors &tensors, const Stream &stream,
+                LayerNormOutputs &outputs);
+
+/// Runs the backward kernels once on poisoned outputs (and partial sums),
+/// after the forward has filled mean and rstd; downloads dx, dweight and
+/// dbias into `outputs`.
+void runBackward(const Kernel &backward, const Kernel &params,
+                 const LayerNormShape &shape,
+                 const LayerNormForwardTensors &forward,
+                 LayerNormBackwardTensors &tensors, const Stream &stream,
+                 LayerNormOutputs &outputs);
+
+/// The relative error --check accepts by default for an output held in
+/// `dtype`: y and dx in the kernel's dtype, mean, rstd, dweight and dbias in
+/// f32 (which every kernel computes in).
+double defaultLayerNormTolerance(DType dtype);
+
+/// Compares every output that ran with the fp64 reference on the CPU.
+/// `relativeTolerance` 0 takes each output's default.
+LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
+                              const LayerNormOutputs &outputs, DType dtype,
+                              double eps, bool backward,
+                              double relativeTolerance);
+
+/// The median of `runs` timed forward launches after `warmup` untimed ones,
+/// inputs rotated across copies spanning 2x L2.
+LayerNormBench benchmarkForward(const Kernel &kernel,
+                                const LayerNormShape &shape,
+                                const DeviceInfo &device,
+                                const LayerNormForwardTensors &inputs,
+                                const Stream &stream, int warmup, int runs);
+
+/// The same for the backward: each run launches the backward kernel and its
+/// params kernel.
+LayerNormBench benchmarkBackward(const Kernel &backward, const Kernel &params,
+                                 const LayerNormShape &shape,
+                                 const DeviceInfo &device,
+                                 const LayerNormForwardTensors &forward,
+                                 const LayerNormBackwardTensors &inputs,
+                                 const Stream &stream, int warmup, int runs);
+
+} // namespace fa
+
+#endif // FA_RUN_LAYERNORMPROBLEM_H

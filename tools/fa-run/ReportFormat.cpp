@@ -1,0 +1,37 @@
+//===- ReportFormat.cpp ---------------------------------------------------===//
+
+#include "ReportFormat.h"
+
+#include <cstdio>
+
+namespace fa {
+
+std::string scientific(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3e", value);
+  return text;
+}
+
+std::string fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+std::string describeErrors(const std::string &name, const ErrorStats &stats) {
+  std::string text = name + ": max_abs=" + scientific(stats.maxAbs) +
+                     " rel=" + scientific(stats.relative);
+  if (stats.nanCount)
+    text += " NaN=" + std::to_string(stats.nanCount) + "/" +
+            std::to_string(stats.count) + " (unwritten or computed NaN)";
+  return text;
+}
+
+nlohmann::json errorsJson(const ErrorStats &stats) {
+  return {{"max_abs", stats.maxAbs},
+          {"rel", stats.relative},
+          {"nan", stats.nanCount},
+          {"count", stats.count}};
+}
+
+} // namespace fa
