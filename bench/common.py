@@ -1,5 +1,6 @@
 """Helpers shared by the benchmark and comparison scripts: running fa-run,
-choosing PyTorch SDPA backends, and timing with CUDA events."""
+choosing PyTorch SDPA backends, timing with CUDA events, and writing
+results."""
 
 import argparse
 import json
@@ -24,10 +25,11 @@ def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> N
                         help=f"directory for the results (default: {default_out})")
 
 
-def run_fa_run(args: argparse.Namespace, fa_run_args: list[str]) -> subprocess.CompletedProcess:
-    """Runs `fa-run attention <fa_run_args>`; raises RuntimeError with its
+def run_fa_run(args: argparse.Namespace, fa_run_args: list[str],
+               subcommand: str = "attention") -> subprocess.CompletedProcess:
+    """Runs `fa-run <subcommand> <fa_run_args>`; raises RuntimeError with its
     stderr when it fails."""
-    command = [args.fa_run, "attention", *fa_run_args]
+    command = [args.fa_run, subcommand, *fa_run_args]
     if args.kernels:
         command += ["--kernels", args.kernels]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -71,12 +73,17 @@ def first_working_backend(backends: list[SDPBackend], q, k, v, causal: bool):
     raise RuntimeError("no SDPA backend ran: " + "; ".join(errors))
 
 
-def median_ms(calls: list, warmup: int, runs: int) -> float:
+def median_ms(calls: list, warmup: int, runs: int, queue_ahead_cycles: int = 0) -> float:
     """Median CUDA-event time of calls[i % len(calls)]() over `runs` runs,
     after `warmup` untimed ones; rotating calls over different buffers keeps
-    inputs out of L2."""
+    inputs out of L2. With `queue_ahead_cycles`, the GPU spins that long
+    before the first timed run, so that the host queues the runs while it
+    waits: for calls whose host work (e.g. autograd) takes longer than their
+    GPU work, the events then time the GPU work alone."""
     for i in range(warmup):
         calls[i % len(calls)]()
+    if queue_ahead_cycles:
+        torch.cuda._sleep(queue_ahead_cycles)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
     for i in range(runs):
@@ -95,9 +102,11 @@ def attention_flops(batch, heads, seq_q, seq_kv, dim, causal) -> float:
     return flops / 2 if causal else flops
 
 
-def write_results(out_dir: str, stem: str, rows: list[dict], table: str) -> None:
+def write_results(out_dir: str, stem: str, results, table: str) -> None:
+    """Writes `results` (rows, or an object holding them) as <stem>.json and
+    `table` as <stem>.md."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.json").write_text(json.dumps(rows, indent=2) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (out / f"{stem}.md").write_text(table + "\n")
     print(f"\nwrote {out / (stem + '.json')} and {out / (stem + '.md')}")
