@@ -228,7 +228,7 @@ std::vector<std::string> gridSymbolsOf(const std::string &op) {
   if (isAttentionOp(op))
     return {"query_tiles", "batch_heads", "one"};
   if (op == kLayerNormForwardOp)
-    return {"row_tiles", "one"};
+    return {"row_tiles", "persistent_row_tiles", "one"};
   if (op == kLayerNormBackwardOp)
     return {"persistent_row_tiles", "one"};
   if (op == kLayerNormParamsOp)

@@ -104,6 +104,19 @@ std::size_t partialBytes(const KernelSpec &backward, std::int64_t blocks,
          sizeof(float);
 }
 
+/// row_tiles, and persistent_row_tiles when the forward kernel is persistent
+/// (which asks the GPU how many of its blocks fit).
+GridSymbolValues forwardGridValues(const Kernel &kernel,
+                                   const LayerNormShape &shape) {
+  const KernelSpec &spec = kernel.spec();
+  GridSymbolValues values = {{"row_tiles", layerNormRowTiles(spec, shape)}};
+  for (const GridExtent &extent : spec.grid)
+    if (extent.symbol == "persistent_row_tiles")
+      values[extent.symbol] =
+          persistentBlocks(spec, shape, kernel.residentBlocks());
+  return values;
+}
+
 LayerNormPartials partialsOf(const DeviceBuffer &dweight,
                              const DeviceBuffer &dbias,
                              const KernelSpec &backward, std::int64_t blocks) {
@@ -155,15 +168,15 @@ std::int64_t layerNormRowTiles(const KernelSpec &spec,
   return ceilDiv(shape.rows, spec.rowsPerTile);
 }
 
-std::int64_t persistentBlocks(const KernelSpec &backward,
+std::int64_t persistentBlocks(const KernelSpec &kernel,
                               const LayerNormShape &shape,
                               std::int64_t residentBlocks) {
   if (residentBlocks < 1)
     throw Error(
-        "kernel " + backward.name + ": not one block of " +
-        std::to_string(backward.block.x * backward.block.y * backward.block.z) +
+        "kernel " + kernel.name + ": not one block of " +
+        std::to_string(kernel.block.x * kernel.block.y * kernel.block.z) +
         " threads fits on this GPU (occupancy 0)");
-  return std::min(layerNormRowTiles(backward, shape), residentBlocks);
+  return std::min(layerNormRowTiles(kernel, shape), residentBlocks);
 }
 
 ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,
@@ -208,9 +221,8 @@ LayerNormForwardLaunch::LayerNormForwardLaunch(
     const Kernel &kernel, const LayerNormShape &shape,
     const LayerNormForwardBuffers &buffers)
     : kernel(kernel),
-      grid(resolveGrid(
-          checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape),
-          {{"row_tiles", layerNormRowTiles(kernel.spec(), shape)}})),
+      grid(resolveGrid(checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape),
+                       forwardGridValues(kernel, shape))),
       args(kernel.spec(),
            layerNormForwardBindings(kernel.spec().dtype, shape, buffers)) {}
 

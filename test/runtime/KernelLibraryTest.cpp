@@ -206,8 +206,8 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
 
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
-  // 12 attention kernels and 6 LayerNorm kernels per dtype.
-  EXPECT_EQ(library.kernels().size(), 12u + 3 * 6);
+  // 12 attention kernels and 7 LayerNorm kernels per dtype.
+  EXPECT_EQ(library.kernels().size(), 12u + 3 * 7);
   const KernelSpec &spec =
       library.find({"attention_fwd", DType::F32, 128, true});
   EXPECT_EQ(spec.name, "fixture_attention_fwd_f32_d128_causal");

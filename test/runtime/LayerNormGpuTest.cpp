@@ -137,6 +137,9 @@ INSTANTIATE_TEST_SUITE_P(FixtureKernels, LayerNormForwardTest,
                          ::testing::Values(ForwardCase{"c128", {37, 1}},
                                            ForwardCase{"c128", {37, 128}},
                                            ForwardCase{"c1024", {5, 1000}},
+                                           // More row tiles than blocks fit.
+                                           ForwardCase{"c512_persistent",
+                                                       {20001, 300}},
                                            ForwardCase{"any", {3, 5000}}));
 
 TEST_F(LayerNormGpuTest, BackwardMatchesTheReference) {

@@ -137,6 +137,13 @@ TEST(LayerNormManifestTest, ParsesTheContractEntries) {
   EXPECT_EQ(params.query().describe(), "layernorm_bwd_params bf16");
 }
 
+TEST(LayerNormManifestTest, ForwardKernelsMayBePersistent) {
+  json kernel = forwardKernel("fwd", 1024, true);
+  kernel["grid"][0] = "persistent_row_tiles";
+  EXPECT_EQ(libraryOf({kernel}).kernels()[0].grid[0].symbol,
+            "persistent_row_tiles");
+}
+
 TEST(LayerNormManifestTest, AttentionFieldsAreNotRequired) {
   // The attention keys would be ignored, and their absence is no error.
   json kernel = forwardKernel("fwd", 128, true);
@@ -168,10 +175,12 @@ TEST(LayerNormManifestTest, ErrorsNameTheKernelAndKey) {
   EXPECT_EQ(kernelError(forward, [](json &k) { k["grid"][0] = "query_tiles"; }),
             kForwardContext + "grid[0] is the symbol 'query_tiles', which a "
                               "layernorm_fwd kernel cannot use; expected "
-                              "row_tiles, one or a number");
+                              "row_tiles, persistent_row_tiles, one or a "
+                              "number");
   EXPECT_EQ(kernelError(forward, [](json &k) { k["grid"][0] = "rows"; }),
             kForwardContext + "grid[0] is the unknown symbol 'rows'; expected "
-                              "row_tiles, one or a number");
+                              "row_tiles, persistent_row_tiles, one or a "
+                              "number");
 
   json backward = backwardKernel("bwd", 128, true);
   EXPECT_EQ(kernelError(backward, [](json &k) { k.erase("params_kernel"); }),
@@ -315,13 +324,16 @@ TEST(LayerNormChoiceTest, ParamsKernelOfABackwardKernel) {
 
 TEST(LayerNormChoiceTest, TheFixtureLibraryCoversEveryRowLength) {
   // The GPU tests rely on these choices: cols 1 and 100 take the smallest
-  // resident kernels, 4096 the non-resident ones.
+  // resident kernels, 300 the persistent forward, 4096 the non-resident
+  // ones.
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
   auto chosen = [&](const char *op, std::int64_t cols) {
     return chooseLayerNormKernel(library, op, DType::F16, cols, 1e-5).name;
   };
   EXPECT_EQ(chosen(kLayerNormForwardOp, 1), "fixture_layernorm_fwd_f16_c128");
   EXPECT_EQ(chosen(kLayerNormForwardOp, 100), "fixture_layernorm_fwd_f16_c128");
+  EXPECT_EQ(chosen(kLayerNormForwardOp, 300),
+            "fixture_layernorm_fwd_f16_c512_persistent");
   EXPECT_EQ(chosen(kLayerNormForwardOp, 1000),
             "fixture_layernorm_fwd_f16_c1024");
   EXPECT_EQ(chosen(kLayerNormForwardOp, 4096), "fixture_layernorm_fwd_f16_any");

@@ -57,7 +57,8 @@ bool isAttentionOp(const std::string &op);
 /// by the ops that may use them (every op may use "one" = 1):
 ///   attention ops         query_tiles = ceil(seq_q / block_m),
 ///                         batch_heads = batch * heads
-///   layernorm_fwd         row_tiles = ceil(rows / config.rows)
+///   layernorm_fwd         row_tiles = ceil(rows / config.rows), or
+///                         persistent_row_tiles as layernorm_bwd
 ///   layernorm_bwd         persistent_row_tiles, chosen by the runtime from
 ///                         the kernel's occupancy (LayerNorm.h)
 ///   layernorm_bwd_params  column_tiles = ceil(cols / config.block_cols)

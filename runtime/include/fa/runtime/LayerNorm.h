@@ -6,7 +6,9 @@
 //   layernorm_fwd         per row: mean, rstd = 1 / sqrt(biased variance + eps)
 //                         (eps baked into the kernel), and
 //                         y = (x - mean) * rstd * weight + bias.
-//                         Grid: row_tiles, config.rows rows per block.
+//                         Grid: row_tiles, config.rows rows per block; or,
+//                         for a persistent forward, persistent_row_tiles as
+//                         below.
 //   layernorm_bwd         dx, and per block the sums of dy * xhat and of dy
 //                         over the rows it handled, one row of partial sums
 //                         per row of a tile: partial_dweight and
@@ -55,10 +57,10 @@ const KernelSpec &layerNormParamsKernel(const KernelLibrary &library,
 std::int64_t layerNormRowTiles(const KernelSpec &spec,
                                const LayerNormShape &shape);
 
-/// G, the blocks of a persistent layernorm_bwd kernel: its row tiles, but no
-/// more than the `residentBlocks` the GPU runs at once. Throws when not even
-/// one block of the kernel fits on the GPU.
-std::int64_t persistentBlocks(const KernelSpec &backward,
+/// G, the blocks of a persistent kernel (grid persistent_row_tiles): its row
+/// tiles, but no more than the `residentBlocks` the GPU runs at once. Throws
+/// when not even one block of the kernel fits on the GPU.
+std::int64_t persistentBlocks(const KernelSpec &kernel,
                               const LayerNormShape &shape,
                               std::int64_t residentBlocks);
 
