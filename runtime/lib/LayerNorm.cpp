@@ -104,17 +104,34 @@ std::size_t partialBytes(const KernelSpec &backward, std::int64_t blocks,
          sizeof(float);
 }
 
-/// row_tiles, and persistent_row_tiles when the forward kernel is persistent
-/// (which asks the GPU how many of its blocks fit).
-GridSymbolValues forwardGridValues(const Kernel &kernel,
-                                   const LayerNormShape &shape) {
-  const KernelSpec &spec = kernel.spec();
+/// The forward's grid: row_tiles, or persistent_row_tiles when the kernel is
+/// persistent (which asks the GPU how many of its blocks fit). Checks the
+/// kernel first.
+Dim3 forwardGrid(const Kernel &kernel, const LayerNormShape &shape) {
+  const KernelSpec &spec =
+      checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape);
   GridSymbolValues values = {{"row_tiles", layerNormRowTiles(spec, shape)}};
   for (const GridExtent &extent : spec.grid)
     if (extent.symbol == "persistent_row_tiles")
       values[extent.symbol] =
           persistentBlocks(spec, shape, kernel.residentBlocks());
-  return values;
+  return resolveGrid(spec, values);
+}
+
+/// G for a backward kernel, after checking it.
+std::int64_t backwardBlocks(const Kernel &backward,
+                            const LayerNormShape &shape) {
+  const KernelSpec &spec =
+      checkedLayerNormSpec(backward, kLayerNormBackwardOp, shape);
+  return persistentBlocks(spec, shape, backward.residentBlocks());
+}
+
+/// The params kernel's grid, after checking it is `backward`'s.
+Dim3 paramsKernelGrid(const Kernel &params, const KernelSpec &backward,
+                      const LayerNormShape &shape) {
+  const KernelSpec &spec = checkedParamsSpec(params, backward);
+  return resolveGrid(spec,
+                     {{"column_tiles", ceilDiv(shape.cols, spec.blockCols)}});
 }
 
 LayerNormPartials partialsOf(const DeviceBuffer &dweight,
@@ -220,9 +237,7 @@ ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
 LayerNormForwardLaunch::LayerNormForwardLaunch(
     const Kernel &kernel, const LayerNormShape &shape,
     const LayerNormForwardBuffers &buffers)
-    : kernel(kernel),
-      grid(resolveGrid(checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape),
-                       forwardGridValues(kernel, shape))),
+    : kernel(kernel), grid(forwardGrid(kernel, shape)),
       args(kernel.spec(),
            layerNormForwardBindings(kernel.spec().dtype, shape, buffers)) {}
 
@@ -234,14 +249,10 @@ LayerNormBackwardLaunch::LayerNormBackwardLaunch(
     const Kernel &backward, const Kernel &params, const LayerNormShape &shape,
     const LayerNormBackwardBuffers &buffers)
     : backward(backward), params(params),
-      blockCount(persistentBlocks(
-          checkedLayerNormSpec(backward, kLayerNormBackwardOp, shape), shape,
-          backward.residentBlocks())),
+      blockCount(backwardBlocks(backward, shape)),
       backwardGrid(
           resolveGrid(backward.spec(), {{"persistent_row_tiles", blockCount}})),
-      paramsGrid(resolveGrid(
-          checkedParamsSpec(params, backward.spec()),
-          {{"column_tiles", ceilDiv(shape.cols, params.spec().blockCols)}})),
+      paramsGrid(paramsKernelGrid(params, backward.spec(), shape)),
       partialDweight("the partial sums of dweight",
                      partialBytes(backward.spec(), blockCount, shape)),
       partialDbias("the partial sums of dbias",
