@@ -120,6 +120,10 @@ struct ForwardCase {
   LayerNormShape shape;
 };
 
+void PrintTo(const ForwardCase &forwardCase, std::ostream *os) {
+  *os << forwardCase.kernel << " " << forwardCase.shape.describe();
+}
+
 class LayerNormForwardTest : public LayerNormGpuTest,
                              public ::testing::WithParamInterface<ForwardCase> {
 };
@@ -140,7 +144,13 @@ INSTANTIATE_TEST_SUITE_P(FixtureKernels, LayerNormForwardTest,
                                            // More row tiles than blocks fit.
                                            ForwardCase{"c512_persistent",
                                                        {20001, 300}},
-                                           ForwardCase{"any", {3, 5000}}));
+                                           ForwardCase{"any", {3, 5000}}),
+                         [](const ::testing::TestParamInfo<ForwardCase> &info) {
+                           return std::string(info.param.kernel) + "_rows" +
+                                  std::to_string(info.param.shape.rows) +
+                                  "_cols" +
+                                  std::to_string(info.param.shape.cols);
+                         });
 
 TEST_F(LayerNormGpuTest, BackwardMatchesTheReference) {
   // The 1024-column resident kernel and the one for any row, each on rows
