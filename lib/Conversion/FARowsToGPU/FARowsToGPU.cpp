@@ -228,20 +228,26 @@ Value insertChunk(ImplicitLocOpBuilder &b, Value chunk, Value share,
 // Patterns
 //===----------------------------------------------------------------------===//
 
-/// Patterns that need the layout and the kernel's shared scratch buffers.
+/// Where the warps of a reduction that crosses warps meet: a shared buffer of
+/// its own (memref<warps x f32> for rows, memref<warps x C x f32> for
+/// columns), and whether a barrier must precede the writes (when nothing
+/// else separates them from the previous execution's reads).
+struct ReductionScratch {
+  Value buffer;
+  bool leadingBarrier = true;
+};
+using ScratchMap = DenseMap<Operation *, ReductionScratch>;
+
+/// Patterns that need the layout (and the reductions' scratch buffers).
 template <typename Op>
 struct RowsPattern : OpConversionPattern<Op> {
   RowsPattern(const TypeConverter &converter, MLIRContext *context,
-              const RowsLayout &layout, Value rowScratch = {},
-              Value columnScratch = {})
+              const RowsLayout &layout, const ScratchMap &scratch)
       : OpConversionPattern<Op>(converter, context), layout(layout),
-        rowScratch(rowScratch), columnScratch(columnScratch) {}
+        scratch(scratch) {}
 
   RowsLayout layout;
-  /// memref<warps x f32, workgroup>: a row's warps meet here.
-  Value rowScratch;
-  /// memref<warps x C x f32, workgroup>: the warps' column sums meet here.
-  Value columnScratch;
+  const ScratchMap &scratch;
 };
 
 /// Splat constants become splats of the share (a scalar for per-row ones).
@@ -445,11 +451,12 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
     if (op.getSourceVectorType().getRank() != 2)
       return rewriter.notifyMatchFailure(op, "only blocks of rows");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value result =
-        op.getReductionMask() == ArrayRef<bool>{false, true}
-            ? reduceRow(b, op.getKind(), adaptor.getSource(), adaptor.getAcc())
-            : reduceColumns(b, op.getKind(), adaptor.getSource(),
-                            adaptor.getAcc());
+    ReductionScratch shared = scratch.lookup(op);
+    Value result = op.getReductionMask() == ArrayRef<bool>{false, true}
+                       ? reduceRow(b, op.getKind(), adaptor.getSource(),
+                                   adaptor.getAcc(), shared)
+                       : reduceColumns(b, op.getKind(), adaptor.getSource(),
+                                       adaptor.getAcc(), shared);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -461,7 +468,7 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
 
   /// The row's value in every thread of the row.
   Value reduceRow(ImplicitLocOpBuilder &b, vector::CombiningKind kind,
-                  Value share, Value acc) const {
+                  Value share, Value acc, const ReductionScratch &shared) const {
     RowThread t = rowThreadOf(b, layout);
     Value value = vector::ReductionOp::create(b, kind, share);
     int64_t perRow = layout.threadsPerRow();
@@ -470,13 +477,13 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
       value = combine(b, kind, value, shuffleXor(b, value, offset));
     if (perRow > kThreadsPerWarp) {
       // Each warp holds its part of the row; lane 0 posts it, then every
-      // thread combines its row's warps. The first barrier keeps the writes
-      // from overtaking an earlier reduction's reads.
-      gpu::BarrierOp::create(b);
+      // thread combines its row's warps.
+      if (shared.leadingBarrier)
+        gpu::BarrierOp::create(b);
       Value firstLane = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                               t.laneId, index(b, 0));
       scf::IfOp::create(b, firstLane, [&](OpBuilder &nested, Location loc) {
-        memref::StoreOp::create(nested, loc, value, rowScratch,
+        memref::StoreOp::create(nested, loc, value, shared.buffer,
                                 ValueRange{t.warpId});
         scf::YieldOp::create(nested, loc);
       });
@@ -484,12 +491,12 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
       int64_t warpsPerRow = perRow / kThreadsPerWarp;
       Value firstWarp =
           arith::MulIOp::create(b, t.rowInBlock, index(b, warpsPerRow));
-      value = memref::LoadOp::create(b, rowScratch, ValueRange{firstWarp});
+      value = memref::LoadOp::create(b, shared.buffer, ValueRange{firstWarp});
       for (int64_t w = 1; w < warpsPerRow; ++w)
         value = combine(
             b, kind, value,
             memref::LoadOp::create(
-                b, rowScratch,
+                b, shared.buffer,
                 ValueRange{arith::AddIOp::create(b, firstWarp, index(b, w))}));
     }
     return combine(b, kind, value, acc);
@@ -498,7 +505,8 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
   /// The columns' values in every row's threads. The threads of one column
   /// chunk are P apart, so xor shuffles by P, 2P, ... combine a warp's rows.
   Value reduceColumns(ImplicitLocOpBuilder &b, vector::CombiningKind kind,
-                      Value share, Value acc) const {
+                      Value share, Value acc,
+                      const ReductionScratch &shared) const {
     RowThread t = rowThreadOf(b, layout);
     auto shareType = cast<VectorType>(share.getType());
     SmallVector<Value> values;
@@ -513,7 +521,8 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
     if (warps > 1) {
       // The first row of each warp posts the warp's sums; then every thread
       // adds up the warps for its columns.
-      gpu::BarrierOp::create(b);
+      if (shared.leadingBarrier)
+        gpu::BarrierOp::create(b);
       Value firstRowOfWarp = arith::CmpIOp::create(
           b, arith::CmpIPredicate::ult, t.laneId,
           index(b, layout.threadsPerRow()));
@@ -522,7 +531,7 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
         ImplicitLocOpBuilder nb(loc, nested);
         for (int64_t k = 0; k < layout.chunksPerThread(); ++k)
           vector::StoreOp::create(
-              nb, extractChunk(nb, sums, k), columnScratch,
+              nb, extractChunk(nb, sums, k), shared.buffer,
               ValueRange{t.warpId, chunkColumn(nb, layout, t, k)},
               /*nontemporal=*/false,
               chunkAlignment(shareType.getElementType()));
@@ -535,7 +544,7 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
         Value chunk;
         for (int64_t w = 0; w < warps; ++w) {
           Value part = vector::LoadOp::create(
-              b, chunkType(shareType.getElementType()), columnScratch,
+              b, chunkType(shareType.getElementType()), shared.buffer,
               ValueRange{index(b, w), column}, /*nontemporal=*/false,
               chunkAlignment(shareType.getElementType()));
           chunk = chunk ? combine(b, kind, chunk, part) : part;
@@ -574,37 +583,44 @@ struct ConvertFARowsToGPUPass
     return layout;
   }
 
-  /// Shared scratch for reductions that cross warps, when the kernel has any.
-  void addScratch(gpu::GPUFuncOp func, const RowsLayout &layout,
-                  Value &rowScratch, Value &columnScratch) {
-    bool rowsCrossWarps = layout.threadsPerRow() > kThreadsPerWarp;
-    bool columnsCrossWarps = layout.threads > kThreadsPerWarp;
-    bool hasRowReduction = false, hasColumnReduction = false;
+  /// A shared buffer for every reduction that crosses warps. The warps'
+  /// partial results meet there: write, barrier, read. A second barrier
+  /// before the writes is needed only where the same reduction may run again
+  /// with no other reduction's barrier in between: inside a loop whose body
+  /// has no other such reduction.
+  ScratchMap addScratch(gpu::GPUFuncOp func, const RowsLayout &layout) {
+    SmallVector<vector::MultiDimReductionOp> crossing;
     func.walk([&](vector::MultiDimReductionOp op) {
       bool rowWise = op.getReductionMask() == ArrayRef<bool>{false, true};
-      hasRowReduction |= rowWise;
-      hasColumnReduction |= !rowWise;
+      if (rowWise ? layout.threadsPerRow() > kThreadsPerWarp
+                  : layout.threads > kThreadsPerWarp)
+        crossing.push_back(op);
     });
     MLIRContext *context = func.getContext();
     auto shared = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
     int64_t warps = layout.threads / kThreadsPerWarp;
     auto f32 = Float32Type::get(context);
-    if (hasRowReduction && rowsCrossWarps)
-      rowScratch = func.addWorkgroupAttribution(
-          MemRefType::get({warps}, f32, MemRefLayoutAttrInterface{}, shared),
-          func.getLoc());
-    if (hasColumnReduction && columnsCrossWarps) {
-      columnScratch = func.addWorkgroupAttribution(
-          MemRefType::get({warps, layout.cols}, f32,
-                          MemRefLayoutAttrInterface{}, shared),
-          func.getLoc());
-      // Chunks are read and written as 32-byte vectors.
-      func.setWorkgroupAttributionAttr(func.getNumWorkgroupAttributions() - 1,
-                                       "llvm.align",
-                                       IntegerAttr::get(
-                                           IntegerType::get(context, 64), 32));
+    ScratchMap scratch;
+    for (vector::MultiDimReductionOp op : crossing) {
+      bool rowWise = op.getReductionMask() == ArrayRef<bool>{false, true};
+      SmallVector<int64_t> shape = {warps};
+      if (!rowWise)
+        shape.push_back(layout.cols);
+      Value buffer = func.addWorkgroupAttribution(
+          MemRefType::get(shape, f32, MemRefLayoutAttrInterface{}, shared),
+          op.getLoc());
+      // Column sums move as whole 32-byte chunks.
+      func.setWorkgroupAttributionAttr(
+          func.getNumWorkgroupAttributions() - 1, "llvm.align",
+          IntegerAttr::get(IntegerType::get(context, 64), 32));
+      bool inLoop = op->getParentOfType<scf::ForOp>() != nullptr;
+      bool separatedInBody = llvm::count_if(crossing, [&](auto other) {
+                               return other->getBlock() == op->getBlock();
+                             }) > 1;
+      scratch[op] = {buffer, inLoop && !separatedInBody};
     }
+    return scratch;
   }
 
   LogicalResult convertKernel(gpu::GPUFuncOp func) {
@@ -622,23 +638,30 @@ struct ConvertFARowsToGPUPass
                                  "needs at most "
                               << kThreadsPerWarp << " threads per row, got "
                               << layout->threadsPerRow();
-    Value rowScratch, columnScratch;
-    addScratch(func, *layout, rowScratch, columnScratch);
+    ScratchMap scratch = addScratch(func, *layout);
 
     MLIRContext *context = &getContext();
     RowsTypeConverter converter(*layout);
     ConversionTarget target(*context);
     target.addIllegalDialect<FADialect>();
-    target.markUnknownOpDynamicallyLegal(
-        [&](Operation *op) { return converter.isLegal(op); });
+    // Only the kernel's own ops are judged by their types: what the patterns
+    // create is already per thread, and a chunk or a share may happen to
+    // have as many elements as the block has rows.
+    DenseSet<Operation *> original;
+    func.walk([&](Operation *op) { original.insert(op); });
+    auto isLegal = [&](Operation *op) {
+      return !original.contains(op) || converter.isLegal(op);
+    };
     RewritePatternSet patterns(context);
     patterns.add<ConvertElementwise>(converter, context);
     patterns.add<ConvertSplatConstant, ConvertBroadcast, ConvertRowBroadcast,
                  ConvertLoadBlock, ConvertStoreBlock, ConvertZeroColumns,
-                 ConvertReduction>(converter, context, *layout, rowScratch,
-                                   columnScratch);
+                 ConvertReduction>(converter, context, *layout, scratch);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
+    target.markUnknownOpDynamicallyLegal(isLegal);
+    target.addDynamicallyLegalOp<scf::ForOp, scf::IfOp, scf::WhileOp,
+                                 scf::ConditionOp, scf::YieldOp>(isLegal);
     return applyPartialConversion(func, target, std::move(patterns));
   }
 };

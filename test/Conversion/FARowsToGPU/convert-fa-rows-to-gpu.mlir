@@ -3,9 +3,10 @@
 // One row over 128 threads (8 columns each): a chunk inside the row and on
 // an aligned row is one 16-byte load, the rest a masked load; the row sum
 // reduces in registers, across the warp with xor shuffles, then across the
-// four warps through shared memory; the first thread of the row stores it.
+// four warps through shared memory (one barrier: the reduction runs once);
+// the first thread of the row stores it.
 // CHECK-LABEL: gpu.func @row_sum
-// CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<4xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 32 : i64})
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[ROWIN:.*]] = arith.divui %[[TID]], %c128
 // CHECK: %[[P:.*]] = arith.remui %[[TID]], %c128
@@ -25,10 +26,11 @@
 // CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
 // CHECK: %[[S1:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %c1_i32
 // CHECK: %[[WARPSUM:.*]] = arith.addf %{{.*}}, %[[S1]] : f32
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.if
 // CHECK:   memref.store %[[WARPSUM]], %[[SCRATCH]]
 // CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK-COUNT-4: memref.load %[[SCRATCH]]
 // CHECK: scf.if
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<?xf32>
@@ -40,6 +42,49 @@ gpu.module @m {
     %f = arith.extf %b : vector<1x1024xbf16> to vector<1x1024xf32>
     %s = vector.multi_reduction <add>, %f, %zero [1] : vector<1x1024xf32> to vector<1xf32>
     fa.store_block %s, %sums[%row] : vector<1xf32>, memref<?xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Each reduction gets a scratch buffer of its own. In a loop, one that is
+// alone in the body also needs a barrier before its writes (the previous
+// iteration's reads may still be under way); two in one body separate each
+// other's iterations with their own barriers.
+// CHECK-LABEL: gpu.func @reductions_in_loops
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 32 : i64}, %[[B:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 32 : i64}, %[[C:.*]] : memref<4xf32, #gpu.address_space<workgroup>> {llvm.align = 32 : i64})
+// CHECK: scf.for
+// CHECK:   gpu.barrier
+// CHECK:   memref.store %{{.*}}, %[[A]]
+// CHECK:   gpu.barrier
+// CHECK:   memref.load %[[A]]
+// CHECK: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK:   memref.store %{{.*}}, %[[B]]
+// CHECK:   gpu.barrier
+// CHECK:   memref.load %[[B]]
+// CHECK-NOT: gpu.barrier
+// CHECK:   memref.store %{{.*}}, %[[C]]
+// CHECK:   gpu.barrier
+// CHECK:   memref.load %[[C]]
+gpu.module @m {
+  gpu.func @reductions_in_loops(%x: memref<?x?xf32>, %n: index) kernel attributes {fa.rows = {rows = 1, block_cols = 1024}, known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %zero = arith.constant dense<0.0> : vector<1xf32>
+    %alone = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (vector<1xf32>) {
+      %b = fa.load_block %x[%i, %c0] : memref<?x?xf32> -> vector<1x1024xf32>
+      %s = vector.multi_reduction <add>, %b, %acc [1] : vector<1x1024xf32> to vector<1xf32>
+      scf.yield %s : vector<1xf32>
+    }
+    %pair:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc0 = %zero, %acc1 = %zero) -> (vector<1xf32>, vector<1xf32>) {
+      %b = fa.load_block %x[%i, %c0] : memref<?x?xf32> -> vector<1x1024xf32>
+      %s = vector.multi_reduction <add>, %b, %acc0 [1] : vector<1x1024xf32> to vector<1xf32>
+      %sq = arith.mulf %b, %b : vector<1x1024xf32>
+      %t = vector.multi_reduction <add>, %sq, %acc1 [1] : vector<1x1024xf32> to vector<1xf32>
+      scf.yield %s, %t : vector<1xf32>, vector<1xf32>
+    }
     gpu.return
   }
 }
@@ -85,7 +130,7 @@ gpu.module @m {
 // CHECK-COUNT-8: gpu.shuffle xor %{{.*}}, %c8_i32
 // CHECK-COUNT-8: gpu.shuffle xor %{{.*}}, %c16_i32
 // CHECK: %[[SUMS:.*]] = vector.from_elements
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.if
 // CHECK:   vector.store %[[SUMS]], %[[SCRATCH]]
 // CHECK: gpu.barrier

@@ -28,6 +28,9 @@ struct RowsConfig {
   int64_t rows, blockCols, numWarps;
   /// The whole row stays in registers: one read of each input.
   bool resident;
+  /// Forward only: a grid of resident blocks, each walking many row blocks
+  /// and loading the next while it works on the current.
+  bool persistent = false;
   /// The backward's second kernel, which sums the partial rows: many rows in
   /// flight per block, a few columns per thread.
   int64_t reduceRows = 64, reduceCols = 32, reduceWarps = 8;
@@ -155,14 +158,22 @@ Value reciprocalStd(RowsKernel &k, Value squareSums, float eps) {
       k.b, arith::AddFOp::create(k.b, variance, k.splat(k.rowsType(), eps)));
 }
 
-/// y = (x - mean) * rstd * w + b on the block at column col0; `centred` is
-/// x - mean.
-Value normalise(RowsKernel &k, LayerNormOp op, Value centred, Value rstd,
-                Value col0) {
+/// The weight and bias at column col0, repeated for every row.
+struct Affine {
+  Value weight, bias;
+};
+
+Affine loadAffine(RowsKernel &k, LayerNormOp op, Value col0) {
+  Value weight = k.loadColumns(op.getWeight(), col0);
+  return {weight, k.loadColumns(op.getBias(), col0)};
+}
+
+/// y = (x - mean) * rstd * w + b; `centred` is x - mean.
+Value normalise(RowsKernel &k, const Affine &affine, Value centred,
+                Value rstd) {
   Value scaled = arith::MulFOp::create(k.b, centred, k.perRow(rstd));
   return arith::AddFOp::create(
-      k.b, arith::MulFOp::create(k.b, scaled, k.loadColumns(op.getWeight(), col0)),
-      k.loadColumns(op.getBias(), col0));
+      k.b, arith::MulFOp::create(k.b, scaled, affine.weight), affine.bias);
 }
 
 /// (x - mean) on the block at col0, zero in the columns past the row's end.
@@ -172,45 +183,98 @@ Value centre(RowsKernel &k, Value x, Value mean, Value col0) {
                                k.numCols);
 }
 
-void buildForward(RowsKernel &k, LayerNormOp op, Value row0, bool resident) {
+void storeStats(RowsKernel &k, LayerNormOp op, Value row0, Value mean,
+                Value rstd) {
+  if (Value meanBuffer = op.getMean()) {
+    StoreBlockOp::create(k.b, mean, meanBuffer, ValueRange{row0});
+    StoreBlockOp::create(k.b, rstd, op.getRstd(), ValueRange{row0});
+  }
+}
+
+/// Rows held whole in registers (`x` in f32): mean, variance of the centred
+/// values, y.
+void normaliseResidentRows(RowsKernel &k, LayerNormOp op, Value row0, Value x,
+                           const Affine &affine) {
   ImplicitLocOpBuilder &b = k.b;
-  float eps = op.getEps().convertToFloat();
   Value zero = k.index(0);
   Value zeroRows = k.splat(k.rowsType(), 0.0);
-  Value mean, rstd;
-  if (resident) {
+  Value mean = k.rowMean(k.addRowSums(x, zeroRows));
+  Value centred = centre(k, x, mean, zero);
+  Value rstd = reciprocalStd(
+      k, k.addRowSums(arith::MulFOp::create(b, centred, centred), zeroRows),
+      op.getEps().convertToFloat());
+  k.storeBlock(normalise(k, affine, centred, rstd), op.getY(), row0, zero);
+  storeStats(k, op, row0, mean, rstd);
+}
+
+/// Rows of any length: a loop over column blocks for the sum, one for the
+/// squares, one for y.
+void normaliseLoopedRows(RowsKernel &k, LayerNormOp op, Value row0) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value zeroRows = k.splat(k.rowsType(), 0.0);
+  Value sums = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
+    return SmallVector<Value>{
+        k.addRowSums(k.loadBlock(op.getX(), row0, col0), acc[0])};
+  })[0];
+  Value mean = k.rowMean(sums);
+  Value squares = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
+    Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
+    return SmallVector<Value>{
+        k.addRowSums(arith::MulFOp::create(b, centred, centred), acc[0])};
+  })[0];
+  Value rstd = reciprocalStd(k, squares, op.getEps().convertToFloat());
+  k.forColumnBlocks({}, [&](Value col0, ValueRange) {
+    Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
+    k.storeBlock(normalise(k, loadAffine(k, op, col0), centred, rstd),
+                 op.getY(), row0, col0);
+    return SmallVector<Value>{};
+  });
+  storeStats(k, op, row0, mean, rstd);
+}
+
+void buildForward(RowsKernel &k, LayerNormOp op, const RowsConfig &config) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value zero = k.index(0);
+  Value rowsPerBlock = k.index(config.rows);
+  Value blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (!config.resident) {
+    normaliseLoopedRows(k, op, arith::MulIOp::create(b, blockId, rowsPerBlock));
+    return;
+  }
+  if (!config.persistent) {
+    // Every load first: the reductions' barriers would keep the weight and
+    // bias loads from overlapping with the row's.
+    Value row0 = arith::MulIOp::create(b, blockId, rowsPerBlock);
     Value x = k.loadBlock(op.getX(), row0, zero);
-    mean = k.rowMean(k.addRowSums(x, zeroRows));
-    Value centred = centre(k, x, mean, zero);
-    rstd = reciprocalStd(
-        k, k.addRowSums(arith::MulFOp::create(b, centred, centred), zeroRows),
-        eps);
-    k.storeBlock(normalise(k, op, centred, rstd, zero), op.getY(), row0, zero);
-  } else {
-    Value sums = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
-      return SmallVector<Value>{
-          k.addRowSums(k.loadBlock(op.getX(), row0, col0), acc[0])};
-    })[0];
-    mean = k.rowMean(sums);
-    Value squares =
-        k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
-          Value centred =
-              centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
-          return SmallVector<Value>{k.addRowSums(
-              arith::MulFOp::create(b, centred, centred), acc[0])};
-        })[0];
-    rstd = reciprocalStd(k, squares, eps);
-    k.forColumnBlocks({}, [&](Value col0, ValueRange) {
-      Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
-      k.storeBlock(normalise(k, op, centred, rstd, col0), op.getY(), row0,
-                   col0);
-      return SmallVector<Value>{};
-    });
+    normaliseResidentRows(k, op, row0, x, loadAffine(k, op, zero));
+    return;
   }
-  if (Value meanBuffer = op.getMean()) {
-    StoreBlockOp::create(b, mean, meanBuffer, ValueRange{row0});
-    StoreBlockOp::create(b, rstd, op.getRstd(), ValueRange{row0});
-  }
+  // Persistent: each block walks row blocks blockId, blockId + grid, ... and
+  // loads the next one's x before working on the current one, so a row's
+  // loads are in flight during the previous row's reductions and stores.
+  Affine affine = loadAffine(k, op, zero);
+  Value step = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value numRowBlocks = arith::CeilDivUIOp::create(b, k.numRows, rowsPerBlock);
+  auto loadRaw = [&](Value rowBlock) -> Value {
+    Type element = op.getX().getType().getElementType();
+    return LoadBlockOp::create(
+        b, VectorType::get({config.rows, config.blockCols}, element),
+        op.getX(),
+        ValueRange{arith::MulIOp::create(b, rowBlock, rowsPerBlock), zero});
+  };
+  Value first = loadRaw(blockId);
+  scf::ForOp::create(
+      b, blockId, numRowBlocks, step, ValueRange{first},
+      [&](OpBuilder &nested, Location loc, Value rowBlock, ValueRange x) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        Value next = loadRaw(arith::AddIOp::create(b, rowBlock, step));
+        normaliseResidentRows(k, op,
+                              arith::MulIOp::create(b, rowBlock, rowsPerBlock),
+                              k.toF32(x[0]), affine);
+        scf::YieldOp::create(b, next);
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -467,7 +531,7 @@ struct FATileLayerNormPass
 
   FailureOr<RowsConfig> configFor(func::FuncOp func) {
     RowsConfig config{rows, blockCols, numWarps, resident};
-    int64_t residentEntry = resident;
+    int64_t residentEntry = resident, persistentEntry = 0;
     if (Attribute attr = func->getAttr(kRowsConfigAttr)) {
       auto dict = dyn_cast<DictionaryAttr>(attr);
       if (!dict)
@@ -479,6 +543,7 @@ struct FATileLayerNormPass
                              .Case("block_cols", &config.blockCols)
                              .Case("num_warps", &config.numWarps)
                              .Case("resident", &residentEntry)
+                             .Case("persistent", &persistentEntry)
                              .Case("reduce_rows", &config.reduceRows)
                              .Case("reduce_cols", &config.reduceCols)
                              .Case("reduce_warps", &config.reduceWarps)
@@ -489,12 +554,18 @@ struct FATileLayerNormPass
                      << kRowsConfigAttr << ": unknown or non-integer entry '"
                      << entry.getName().strref()
                      << "' (expected rows, block_cols, num_warps, resident, "
-                        "reduce_rows, reduce_cols, reduce_warps)",
+                        "persistent, reduce_rows, reduce_cols, reduce_warps)",
                  failure();
         *field = value.getInt();
       }
     }
     config.resident = residentEntry != 0;
+    config.persistent = persistentEntry != 0;
+    if (config.persistent && !config.resident)
+      return func.emitError() << "fa-tile-layernorm: persistent needs "
+                                 "resident (the next rows are prefetched "
+                                 "into registers)",
+             failure();
     if (std::string why = config.layout().whyInvalid(); !why.empty())
       return func.emitError() << "fa-tile-layernorm: " << why, failure();
     if (std::string why = config.reduceLayout().whyInvalid(); !why.empty())
@@ -559,21 +630,24 @@ struct FATileLayerNormPass
     }
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
     DictionaryAttr configDict = layoutAttr(b, config->layout(), config->resident);
+    if (config->persistent)
+      configDict = b.getDictionaryAttr(llvm::to_vector(llvm::concat<const NamedAttribute>(
+          configDict.getValue(),
+          ArrayRef{b.getNamedAttr("persistent", b.getI64IntegerAttr(1))})));
     gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
                                          config->layout(), configDict);
     IRMapping mapping;
     mapParams(mapping, kernel, params);
     auto kernelOp = cast<LayerNormOp>(b.clone(*op, mapping));
     RowsKernel k = kernelContext(b, config->layout(), kernelOp.getX());
-    Value row0 = arith::MulIOp::create(
-        b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(config->rows));
-    buildForward(k, kernelOp, row0, config->resident);
+    buildForward(k, kernelOp, *config);
     gpu::ReturnOp::create(b);
     kernelOp.erase();
 
     kernels.push_back(kernelEntry(
         b, func.getName(), "layernorm_fwd", op.getX().getType().getElementType(),
-        configDict, config->layout(), "row_tiles", params,
+        configDict, config->layout(),
+        config->persistent ? "persistent_row_tiles" : "row_tiles", params,
         {b.getNamedAttr("eps", b.getF32FloatAttr(op.getEps().convertToFloat()))}));
     return success();
   }

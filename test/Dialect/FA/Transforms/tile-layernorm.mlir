@@ -11,8 +11,12 @@
 // CHECK: %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c1
 // CHECK-NOT: scf.for
+// Every load comes before the reductions (whose barriers would hold back
+// the weight and bias loads).
 // CHECK: %[[XB:.*]] = fa.load_block %[[X]][%[[ROW0]], %{{.*}}] : memref<?x?xbf16> -> vector<1x1024xbf16>
 // CHECK: %[[XF:.*]] = arith.extf %[[XB]]
+// CHECK: fa.load_block %[[W]]
+// CHECK: fa.load_block %[[B]]
 // CHECK: %[[SUM:.*]] = vector.multi_reduction <add>, %[[XF]], %{{.*}} [1] : vector<1x1024xf32> to vector<1xf32>
 // CHECK: %[[M:.*]] = arith.divf %[[SUM]]
 // CHECK: %[[MB:.*]] = fa.row_broadcast %[[M]] : vector<1xf32> -> vector<1x1024xf32>
@@ -21,14 +25,46 @@
 // CHECK: %[[SQ:.*]] = arith.mulf %[[DZ]], %[[DZ]]
 // CHECK: vector.multi_reduction <add>, %[[SQ]]
 // CHECK: %[[R:.*]] = math.rsqrt
-// CHECK: fa.load_block %[[B]]
-// CHECK: fa.load_block %[[W]]
 // CHECK: fa.store_block %{{.*}}, %[[Y]][%[[ROW0]], %{{.*}}] : vector<1x1024xbf16>, memref<?x?xbf16>
 // CHECK: fa.store_block %[[M]], %[[MEAN]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // CHECK: fa.store_block %[[R]], %[[RSTD]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // OPTIONS: config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}
 func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) stats(%mean, %rstd : memref<?xf32>, memref<?xf32>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// Persistent: block i takes row blocks i, i + grid, ...; the weight and bias
+// load once, and each iteration loads the next row block's x (carried raw)
+// before working on the current one.
+// CHECK-LABEL: module attributes {fa.kernels = {ln_persistent = {{{.*}}config = {block_cols = 1024 : i64, num_warps = 4 : i64, persistent = 1 : i64, resident = 1 : i64, rows = 2 : i64}{{.*}}grid = ["persistent_row_tiles", "one", "one"]
+// CHECK: gpu.func @ln_persistent(%[[X:[^:]*]]: memref<?x?xf16>
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// CHECK: fa.load_block %arg1
+// CHECK: fa.load_block %arg2
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: %[[N:.*]] = arith.ceildivui %{{.*}}, %c2
+// CHECK: %[[FIRST:.*]] = fa.load_block %[[X]]
+// CHECK: scf.for %[[T:.*]] = %[[BID]] to %[[N]] step %[[GRID]] iter_args(%[[CUR:.*]] = %[[FIRST]]) -> (vector<2x1024xf16>)
+// CHECK:   %[[NEXTBLK:.*]] = arith.addi %[[T]], %[[GRID]]
+// CHECK:   %[[NEXTROW:.*]] = arith.muli %[[NEXTBLK]], %c2
+// CHECK:   %[[NEXT:.*]] = fa.load_block %[[X]][%[[NEXTROW]], %{{.*}}]
+// CHECK:   arith.extf %[[CUR]]
+// CHECK:   vector.multi_reduction
+// CHECK:   fa.store_block
+// CHECK:   scf.yield %[[NEXT]]
+func.func @ln_persistent(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) attributes {fa.rows = {rows = 2, block_cols = 1024, num_warps = 4, resident = 1, persistent = 1}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(1.0e-05)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-layernorm: persistent needs resident (the next rows are prefetched into registers)}}
+func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) attributes {fa.rows = {persistent = 1, resident = 0}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(1.0e-05)
   return
 }
 
