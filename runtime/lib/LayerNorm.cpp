@@ -10,13 +10,11 @@
 namespace fa {
 namespace {
 
-// Manifests write eps as a decimal; the compiler and the user may round it
-// differently in the last bits.
-constexpr double kEpsRelativeTolerance = 1e-12;
-
+/// The kernels add eps in f32 (the compiler records it as an f32), so the
+/// eps a user asks for matches a kernel's when both round to the same f32:
+/// --eps 1e-5 finds the kernels compiled with eps(1.0e-05).
 bool sameEps(double a, double b) {
-  return std::fabs(a - b) <=
-         kEpsRelativeTolerance * std::max(std::fabs(a), std::fabs(b));
+  return static_cast<float>(a) == static_cast<float>(b);
 }
 
 std::string listKernels(const std::vector<const KernelSpec *> &specs) {

@@ -301,10 +301,12 @@ TEST(LayerNormChoiceTest, ForwardKernelsMustHaveTheRequestedEps) {
   EXPECT_EQ(chosen(100, 1e-5), "e5b");
   EXPECT_EQ(chosen(100, 1e-6), "e6");
   EXPECT_EQ(chosen(2000, 1e-6), "e6any");
-  // Equal within 1e-12, relatively: decimal round trips do not matter.
-  EXPECT_EQ(chosen(100, 1e-5 * (1 + 1e-13)), "e5b");
-  EXPECT_EQ(errorOf([&] { chosen(100, 1e-5 * (1 + 1e-9)); }),
-            "no layernorm_fwd bf16 kernel for eps=1.000000001e-05 in "
+  // Equal once rounded to f32, as the kernels use it: the manifest's f32
+  // value of 1e-5 (9.99999974738e-06) is the user's 1e-5.
+  EXPECT_EQ(chosen(100, 1e-5 * (1 + 1e-9)), "e5b");
+  EXPECT_EQ(chosen(100, 9.999999747378752e-06), "e5b");
+  EXPECT_EQ(errorOf([&] { chosen(100, 1.0001e-5); }),
+            "no layernorm_fwd bf16 kernel for eps=1.0001e-05 in "
             "/lib/manifest.json (eps is compiled into the kernels); its "
             "layernorm_fwd bf16 kernels have eps 1e-05, 1e-06");
   EXPECT_EQ(errorOf([&] { chosen(2000, 1e-5); }),

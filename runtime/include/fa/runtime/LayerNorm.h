@@ -43,7 +43,7 @@ namespace fa {
 /// elements of `dtype`: among the resident kernels, the one with the smallest
 /// block_cols >= cols (the first in manifest order on ties); if none holds
 /// such rows, the first non-resident kernel. Forward kernels must also have
-/// been compiled with `eps` (equal within 1e-12, relatively). Throws, saying
+/// been compiled with `eps` (equal once rounded to f32). Throws, saying
 /// what the library has, when no kernel fits.
 const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
