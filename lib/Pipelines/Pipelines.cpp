@@ -19,6 +19,7 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
                                     const FAToPTXOptions &options) {
   pm.addPass(createFATileAttention(
       {options.blockM, options.blockN, options.numWarps, options.numStages}));
+  pm.addPass(createFATileAttentionGrad());
   pm.addPass(createFATileLayerNorm());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createFAFuseOnlineSoftmax());

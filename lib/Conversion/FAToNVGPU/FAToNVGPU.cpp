@@ -410,11 +410,15 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
         b, arith::CmpIPredicate::sge, constants(colOffsets),
         threshold(arith::SubIOp::create(b, toI32(adaptor.getKvLen()), col0)));
     if (op.getCausal()) {
+      // Key after query: col > row, or (transposed: rows are keys) row > col.
       Value row0 = toI32(laneRow(b, lane, adaptor.getRow(), 0, 0));
       masked = arith::OrIOp::create(
           b, masked,
           arith::CmpIOp::create(
-              b, arith::CmpIPredicate::sgt, constants(diagonalOffsets),
+              b,
+              op.getTransposed() ? arith::CmpIPredicate::slt
+                                 : arith::CmpIPredicate::sgt,
+              constants(diagonalOffsets),
               threshold(arith::SubIOp::create(b, row0, col0))));
     }
     Value negInf = splatConstant(
@@ -1034,6 +1038,75 @@ struct ConvertStoreRows : OpConversionPattern<StoreRowsOp> {
   }
 };
 
+/// f32 `source[batch, head, index]`, or 0 when `index` >= seq (the index is
+/// clamped so the load stays inside the buffer).
+Value loadStat(ImplicitLocOpBuilder &b, Value source, Value batch, Value head,
+               Value position) {
+  Value seq = memref::DimOp::create(b, source, 2);
+  Value inside =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq);
+  Value last = arith::SubIOp::create(b, seq, index(b, 1));
+  Value value = memref::LoadOp::create(
+      b, source,
+      ValueRange{batch, head, arith::MinUIOp::create(b, position, last)});
+  return arith::SelectOp::create(b, inside, value,
+                                 arith::ConstantOp::create(
+                                     b, b.getF32FloatAttr(0.0f)));
+}
+
+/// Each lane loads the values of its rows (the inverse of store_rows).
+struct ConvertLoadRows : OpConversionPattern<LoadRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto type =
+        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    int64_t rowBlocks = rowBlocksOfRows(type);
+    Lane lane = laneOf(b, rowBlocks);
+    SmallVector<Value> rows;
+    for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot)
+      rows.push_back(loadStat(
+          b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
+          laneRow(b, lane, adaptor.getRow(), rowSlot / 2, rowSlot % 2)));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, rows);
+    return success();
+  }
+};
+
+/// Each lane loads the values of its columns (two per 8-column block), the
+/// same for both of its rows in every row block.
+struct ConvertColumnBroadcast : OpConversionPattern<ColumnBroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ColumnBroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto type =
+        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    int64_t cols = op.getType().getDimSize(1);
+    int64_t rowBlocks = rowBlocksOf(type, cols);
+    int64_t blocks = cols / kColsPerBlock;
+    Lane lane = laneOf(b, rowBlocks);
+    Value first = arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn);
+    SmallVector<Value> values;
+    for (int64_t m = 0; m < rowBlocks; ++m)
+      for (int64_t n = 0; n < blocks; ++n) {
+        Value pair[2];
+        for (int64_t e = 0; e < 2; ++e)
+          pair[e] = loadStat(
+              b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
+              arith::AddIOp::create(b, first, index(b, kColsPerBlock * n + e)));
+        // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
+        llvm::append_range(values, ArrayRef<Value>{pair[0], pair[1], pair[0],
+                                                   pair[1]});
+      }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
+    return success();
+  }
+};
+
 /// The 16-row blocks each warp owns: block_m / (16 x warps), else 1.
 int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
   int64_t blockM = getTileConfigEntry(func, "block_m", numWarps * kMmaRows);
@@ -1082,7 +1155,8 @@ struct ConvertFAToNVGPUPass
       patterns.add<ConvertRowScale>(converter, context);
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
-                 ConvertTileMatmul, ConvertStoreRows, ConvertWaitTiles>(
+                 ConvertTileMatmul, ConvertStoreRows, ConvertLoadRows,
+                 ConvertColumnBroadcast, ConvertWaitTiles>(
         converter, context);
     patterns.add<ConvertStageTile, ConvertCopyTileAsync, ConvertStoreTile>(
         converter, context, numThreads);

@@ -89,3 +89,15 @@ func.func @row_blocks(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x?xf
   fa.store_block %r, %s[%i] : vector<1xf32>, memref<?xf32>
   return
 }
+
+// The tile ops the attention backward adds.
+// CHECK-LABEL: func @backward_tiles
+// CHECK: fa.load_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32> -> vector<64xf32>
+// CHECK: fa.column_broadcast %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32> -> vector<64x32xf32>
+// CHECK: fa.apply_mask %{{.*}} rows(%{{.*}}) cols(%{{.*}}) kv_len(%{{.*}}) causal transposed : vector<64x32xf32>
+func.func @backward_tiles(%lse: memref<?x?x?xf32>, %i: index) {
+  %r = fa.load_rows %lse[%i, %i, %i] : memref<?x?x?xf32> -> vector<64xf32>
+  %c = fa.column_broadcast %lse[%i, %i, %i] : memref<?x?x?xf32> -> vector<64x32xf32>
+  %m = fa.apply_mask %c rows(%i) cols(%i) kv_len(%i) causal transposed : vector<64x32xf32>
+  return
+}

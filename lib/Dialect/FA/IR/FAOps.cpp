@@ -38,6 +38,31 @@ int64_t mlir::fa::getRowsConfigEntry(Operation *kernel, StringRef name,
   return value ? value.getInt() : fallback;
 }
 
+LogicalResult mlir::fa::readConfigEntries(
+    Operation *op, StringRef attrName,
+    ArrayRef<std::pair<StringRef, int64_t *>> fields) {
+  Attribute attr = op->getAttr(attrName);
+  if (!attr)
+    return success();
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return op->emitError() << attrName << " must be a dictionary";
+  for (NamedAttribute entry : dict) {
+    const auto *field = llvm::find_if(
+        fields, [&](auto &f) { return f.first == entry.getName().strref(); });
+    auto value = dyn_cast<IntegerAttr>(entry.getValue());
+    if (field == fields.end() || !value) {
+      InFlightDiagnostic diag = op->emitError()
+                                << attrName << ": unknown or non-integer entry '"
+                                << entry.getName().strref() << "' (expected ";
+      llvm::interleaveComma(fields, diag, [&](auto &f) { diag << f.first; });
+      return diag << ")";
+    }
+    *field->second = value.getInt();
+  }
+  return success();
+}
+
 std::string mlir::fa::RowsLayout::whyInvalid() const {
   auto str = [](int64_t v) { return std::to_string(v); };
   if (rows < 1 || threads < kThreadsPerWarp || threads % kThreadsPerWarp != 0)

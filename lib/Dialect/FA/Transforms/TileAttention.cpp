@@ -264,34 +264,17 @@ struct FATileAttentionPass
     TileConfig config{blockM, blockN, numWarps, numStages};
     int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1,
             stageOutput = 0;
-    if (Attribute attr = func->getAttr(kTileConfigAttr)) {
-      auto dict = dyn_cast<DictionaryAttr>(attr);
-      if (!dict)
-        return func.emitError() << kTileConfigAttr << " must be a dictionary",
-               failure();
-      for (NamedAttribute entry : dict) {
-        int64_t *field = llvm::StringSwitch<int64_t *>(entry.getName().strref())
-                             .Case("block_m", &config.blockM)
-                             .Case("block_n", &config.blockN)
-                             .Case("num_warps", &config.numWarps)
-                             .Case("num_stages", &config.numStages)
-                             .Case("q_in_shared", &queryInShared)
-                             .Case("pipeline_copies", &pipelineCopies)
-                             .Case("skip_unit_rescale", &skipUnitRescale)
-                             .Case("stage_output", &stageOutput)
-                             .Default(nullptr);
-        auto value = dyn_cast<IntegerAttr>(entry.getValue());
-        if (!field || !value)
-          return func.emitError()
-                     << kTileConfigAttr << ": unknown or non-integer entry '"
-                     << entry.getName().strref()
-                     << "' (expected block_m, block_n, num_warps, num_stages, "
-                        "q_in_shared, pipeline_copies, skip_unit_rescale, "
-                        "stage_output)",
-                 failure();
-        *field = value.getInt();
-      }
-    }
+    if (failed(readConfigEntries(
+            func, kTileConfigAttr,
+            {{"block_m", &config.blockM},
+             {"block_n", &config.blockN},
+             {"num_warps", &config.numWarps},
+             {"num_stages", &config.numStages},
+             {"q_in_shared", &queryInShared},
+             {"pipeline_copies", &pipelineCopies},
+             {"skip_unit_rescale", &skipUnitRescale},
+             {"stage_output", &stageOutput}})))
+      return failure();
     auto fail = [&](const Twine &message) {
       func.emitError() << "fa-tile-attention: " << message;
       return failure();

@@ -532,33 +532,16 @@ struct FATileLayerNormPass
   FailureOr<RowsConfig> configFor(func::FuncOp func) {
     RowsConfig config{rows, blockCols, numWarps, resident};
     int64_t residentEntry = resident, persistentEntry = 0;
-    if (Attribute attr = func->getAttr(kRowsConfigAttr)) {
-      auto dict = dyn_cast<DictionaryAttr>(attr);
-      if (!dict)
-        return func.emitError() << kRowsConfigAttr << " must be a dictionary",
-               failure();
-      for (NamedAttribute entry : dict) {
-        int64_t *field = llvm::StringSwitch<int64_t *>(entry.getName().strref())
-                             .Case("rows", &config.rows)
-                             .Case("block_cols", &config.blockCols)
-                             .Case("num_warps", &config.numWarps)
-                             .Case("resident", &residentEntry)
-                             .Case("persistent", &persistentEntry)
-                             .Case("reduce_rows", &config.reduceRows)
-                             .Case("reduce_cols", &config.reduceCols)
-                             .Case("reduce_warps", &config.reduceWarps)
-                             .Default(nullptr);
-        auto value = dyn_cast<IntegerAttr>(entry.getValue());
-        if (!field || !value)
-          return func.emitError()
-                     << kRowsConfigAttr << ": unknown or non-integer entry '"
-                     << entry.getName().strref()
-                     << "' (expected rows, block_cols, num_warps, resident, "
-                        "persistent, reduce_rows, reduce_cols, reduce_warps)",
-                 failure();
-        *field = value.getInt();
-      }
-    }
+    if (failed(readConfigEntries(func, kRowsConfigAttr,
+                                 {{"rows", &config.rows},
+                                  {"block_cols", &config.blockCols},
+                                  {"num_warps", &config.numWarps},
+                                  {"resident", &residentEntry},
+                                  {"persistent", &persistentEntry},
+                                  {"reduce_rows", &config.reduceRows},
+                                  {"reduce_cols", &config.reduceCols},
+                                  {"reduce_warps", &config.reduceWarps}})))
+      return failure();
     config.resident = residentEntry != 0;
     config.persistent = persistentEntry != 0;
     if (config.persistent && !config.resident)

@@ -27,6 +27,13 @@ inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
 /// or `fallback` when the kernel has no such entry.
 int64_t getTileConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
 
+/// Reads the integer entries of `op`'s dictionary attribute `attrName` into
+/// `fields` (entry name -> destination), leaving absent ones untouched.
+/// Emits an error on `op` naming the expected entries for anything else.
+LogicalResult
+readConfigEntries(Operation *op, StringRef attrName,
+                  ArrayRef<std::pair<StringRef, int64_t *>> fields);
+
 /// Function attribute holding a row-wise (LayerNorm) kernel's configuration
 /// (`rows`, `block_cols`, `num_warps`, ...), as kTileConfigAttr does for
 /// attention.

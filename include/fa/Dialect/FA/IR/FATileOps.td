@@ -130,13 +130,19 @@ def FA_ApplyMaskOp : FA_Op<"apply_mask", [Pure, AllTypesMatch<["scores", "result
     also keys after the query (`col + j > row + i`). Masked elements become
     `-inf`, the rest pass through. `--fa-eliminate-causal-tiles` removes this
     op from the tiles where it can be proven to mask nothing.
+
+    With `transposed` the tile holds scores transposed (the backward's
+    `k @ q^T`): row `row + i` is a key and column `col + j` a query. Columns
+    at or beyond `kv_len` (then the query length) are masked, and with
+    `causal` the keys after the query (`row + i > col + j`).
   }];
   let arguments = (ins FA_AccTile:$scores, Index:$row, Index:$col,
-                       Index:$kv_len, UnitAttr:$causal);
+                       Index:$kv_len, UnitAttr:$causal, UnitAttr:$transposed);
   let results = (outs FA_AccTile:$result);
   let assemblyFormat = [{
     $scores `rows` `(` $row `)` `cols` `(` $col `)` `kv_len` `(` $kv_len `)`
-    (`causal` $causal^)? attr-dict `:` type($scores)
+    (`causal` $causal^)? (`transposed` $transposed^)? attr-dict `:`
+    type($scores)
   }];
 }
 
@@ -161,6 +167,39 @@ def FA_StoreTileOp : FA_Op<"store_tile"> {
     type($value) `,` type($dest)
   }];
   let hasVerifier = 1;
+}
+
+def FA_LoadRowsOp : FA_Op<"load_rows"> {
+  let summary = "loads one f32 per row from a `[batch, heads, seq]` buffer";
+  let description = [{
+    `result[i] = source[batch, head, row + i]`, zero for rows at or beyond
+    `seq`. The inverse of `fa.store_rows`: the backward reads the forward's
+    log-sum-exp this way.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32], [3]>, "", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$row);
+  let results = (outs FA_RowVector:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
+    `->` type($result)
+  }];
+}
+
+def FA_ColumnBroadcastOp : FA_Op<"column_broadcast"> {
+  let summary = "a tile whose every row holds values of a `[batch, heads, seq]` buffer";
+  let description = [{
+    `result[i, j] = source[batch, head, col + j]`, zero for columns at or
+    beyond `seq`: one value per column, repeated down the rows. The
+    backward's transposed tiles (keys down, queries across) need the
+    queries' log-sum-exp and `delta` this way.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32], [3]>, "", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$col);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $col `]` attr-dict `:` type($source)
+    `->` type($result)
+  }];
 }
 
 def FA_StoreRowsOp : FA_Op<"store_rows"> {

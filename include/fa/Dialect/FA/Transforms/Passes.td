@@ -38,6 +38,46 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
+  let summary = "Turn each fa.attention_grad function into three tiled GPU kernels";
+  let description = [{
+    Rewrites every `func.func` whose body is one `fa.attention_grad` on its
+    arguments into three kernels on the forward's tile ops (each in a
+    `gpu.module` of its own), P recomputed from the forward's log-sum-exp:
+
+    - `<name>_delta`: `delta = rowsum(dout * out)` per query row;
+    - `<name>_dkdv`: one key tile per block (grid: key tiles x batch *
+      kv_heads); a loop over the query heads that share the kv head and,
+      inside, over their query tiles computes the transposed scores
+      `S^T = K Q^T` (mask `transposed`), `P^T`, `dV += P^T dO`,
+      `dP^T = V dO^T`, `dS^T = P^T (dP^T - delta)`, `dK += dS^T Q`; under a
+      causal mask the query tiles before the key tile are skipped. GQA sums
+      come from the loop: no atomics.
+    - `<name>`: one query tile per block: `S = Q K^T`, `P`, `dP = dO V^T`,
+      `dS = P (dP - delta)`, `dQ += dS K`; causal key tiles after the
+      diagonal are skipped.
+
+    Tile sizes: the options, overridden by the function's `fa.tile`
+    (`block_m`: rows of each kernel's tiles, queries or keys; `block_n`: the
+    tiles its loop walks; `num_warps`). All operand tiles are staged in
+    shared memory. Kernel metadata (including the companions' names on the
+    dq kernel) goes to the module's `fa.kernels`.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"64",
+           "Rows of each kernel's tiles (16 or 32 per warp)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+           "Length of the tiles each kernel's loop walks">,
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per thread block">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def FATileLayerNorm : Pass<"fa-tile-layernorm", "ModuleOp"> {
   let summary = "Turn each fa.layernorm(_grad) function into row-wise GPU kernels";
   let description = [{

@@ -1,0 +1,533 @@
+//===- TileAttentionGrad.cpp - fa.attention_grad to tiled GPU kernels -----===//
+//
+// The backward of attention as three kernels on the same tile ops as the
+// forward, with P recomputed from the forward's log-sum-exp (natural log, so
+// P = exp2(s log2(e) - lse log2(e)) with s the scaled score):
+//
+//   <name>_delta  delta_i = rowsum(dO_i * O_i)                 query tiles
+//   <name>_dkdv   per key tile, over the query heads sharing its kv head and
+//                 their query tiles: S^T = K Q^T, P^T, dV += P^T dO,
+//                 dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q
+//   <name>        per query tile, over key tiles: S = Q K^T, P,
+//                 dP = dO V^T, dS = P (dP - delta), dQ += dS K
+//
+// Computing the transposed products in the dK/dV kernel keeps every product
+// in the forms the tensor-core lowering has (A from registers or shared
+// memory, B from shared memory, plain or transposed), and makes dK and dV
+// sums over the kernel's own loop: no atomics. dQ takes a second pass over
+// the scores rather than atomics from the dK/dV kernel (which would need f32
+// atomic adds on every dQ element from every key tile).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FATILEATTENTIONGRAD
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+
+/// Tile sizes of the three kernels. In each kernel `block_m` is the rows of
+/// its tiles (queries, or keys in the dK/dV kernel) and `block_n` the length
+/// of the tiles its loop walks.
+struct GradConfig {
+  int64_t blockM, blockN, numWarps;
+};
+
+std::string dtypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  return "f32";
+}
+
+/// What every kernel of one attention_grad needs to build its body.
+struct GradKernel {
+  ImplicitLocOpBuilder &b;
+  GradConfig config;
+  bool causal;
+  float scale;
+  int64_t headDim;
+  Type element;
+  /// log2(e) times the softmax scale, and log2(e).
+  float scoreScale, log2e;
+  /// The kernel's q, k, v and dout arguments (null where it has none).
+  Value query, key, value, dout;
+
+  Type f32() { return b.getF32Type(); }
+  VectorType tile(int64_t rows, int64_t cols, Type type) {
+    return VectorType::get({rows, cols}, type);
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value splat(VectorType type, double value) {
+    return arith::ConstantOp::create(
+        b, type,
+        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(),
+                                                    value)));
+  }
+  /// A product operand: f16/bf16 for the tensor cores; f32 stays f32 (the
+  /// lowering splits it into TF32 parts).
+  Value operand(Value tileF32) {
+    if (element.isF32())
+      return tileF32;
+    auto type = cast<VectorType>(tileF32.getType());
+    return arith::TruncFOp::create(b, type.clone(element), tileF32);
+  }
+  Value toElement(Value tileF32) { return operand(tileF32); }
+
+  /// exp2(scores * scale log2(e) - lse log2(e)), `lse` a tile of the same
+  /// shape.
+  Value probabilities(Value scores, Value lseTile) {
+    auto type = cast<VectorType>(scores.getType());
+    Value scaled = arith::MulFOp::create(b, scores, splat(type, scoreScale));
+    Value shift = arith::MulFOp::create(b, lseTile, splat(type, log2e));
+    return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
+  }
+
+  /// A loop from `lower` to `upper` carrying `inits`.
+  ValueRange loop(Value lower, Value upper, ValueRange inits,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(
+        b, lower, upper, index(1), inits,
+        [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, body(iv, carried));
+        });
+    return forOp.getResults();
+  }
+};
+
+/// The batch and head of block row `y` of a [batch * heads] grid dimension.
+std::pair<Value, Value> batchAndHead(ImplicitLocOpBuilder &b, Value y,
+                                     Value heads) {
+  return {arith::DivUIOp::create(b, y, heads),
+          arith::RemUIOp::create(b, y, heads)};
+}
+
+//===----------------------------------------------------------------------===//
+// delta = rowsum(dO * O)
+//===----------------------------------------------------------------------===//
+
+void buildDelta(GradKernel &k, Value out, Value dout, Value delta) {
+  ImplicitLocOpBuilder &b = k.b;
+  const GradConfig &c = k.config;
+  Value heads = memref::DimOp::create(b, out, 1);
+  auto [batch, head] =
+      batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), heads);
+  Value row0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(c.blockM));
+  VectorType tileType = k.tile(c.blockM, k.headDim, k.element);
+  auto loadF32 = [&](Value source) -> Value {
+    Value tile = LoadTileOp::create(b, tileType, source, batch, head, row0);
+    if (k.element.isF32())
+      return tile;
+    return arith::ExtFOp::create(b, tileType.clone(k.f32()), tile);
+  };
+  Value product = arith::MulFOp::create(b, loadF32(out), loadF32(dout));
+  auto rowsType = VectorType::get({c.blockM}, k.f32());
+  Value sums = vector::MultiDimReductionOp::create(
+      b, product, k.splat(rowsType, 0.0), ArrayRef<bool>{false, true},
+      vector::CombiningKind::ADD);
+  StoreRowsOp::create(b, sums, delta, batch, head, row0);
+}
+
+//===----------------------------------------------------------------------===//
+// dK, dV: one key tile per block
+//===----------------------------------------------------------------------===//
+
+struct DkDvBuffers {
+  Value key, value, query, dout; // shared tiles
+};
+
+void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse,
+               Value delta, Value dk, Value dv) {
+  ImplicitLocOpBuilder &b = k.b;
+  const GradConfig &c = k.config;
+  Value query = k.query;
+  Value heads = memref::DimOp::create(b, query, 1);
+  Value kvHeads = memref::DimOp::create(b, k.key, 1);
+  Value seqQ = memref::DimOp::create(b, query, 2);
+  Value group = arith::DivUIOp::create(b, heads, kvHeads);
+  auto [batch, kvHead] =
+      batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), kvHeads);
+  Value key0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(c.blockM));
+  StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
+  StageTileOp::create(b, k.value, batch, kvHead, key0, shared.value);
+
+  Value numQueryTiles =
+      arith::CeilDivUIOp::create(b, seqQ, k.index(c.blockN));
+  // Under a causal mask the query tiles wholly before the key tile see none
+  // of its keys.
+  Value firstQueryTile =
+      k.causal ? arith::DivUIOp::create(b, key0, k.index(c.blockN))
+                     : k.index(0);
+  VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
+  VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
+  Value zeroAcc = k.splat(accType, 0.0);
+
+  ValueRange sums = k.loop(
+      k.index(0), group, {zeroAcc, zeroAcc},
+      [&](Value h, ValueRange acc) -> SmallVector<Value> {
+        Value head = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, kvHead, group), h);
+        ValueRange inner = k.loop(
+            firstQueryTile, numQueryTiles, acc,
+            [&](Value j, ValueRange acc) -> SmallVector<Value> {
+              Value q0 = arith::MulIOp::create(b, j, k.index(c.blockN));
+              StageTileOp::create(b, query, batch, head, q0, shared.query);
+              StageTileOp::create(b, k.dout, batch, head, q0, shared.dout);
+              Value scores = TileMatmulOp::create(
+                  b, scoresType, shared.key, shared.query,
+                  k.splat(scoresType, 0.0), /*transpose_b=*/true);
+              // Queries past the end and (causal) before the key: -inf.
+              scores = ApplyMaskOp::create(b, scoresType, scores, key0, q0,
+                                           seqQ, k.causal,
+                                           /*transposed=*/true);
+              Value lseCols = ColumnBroadcastOp::create(b, scoresType, lse,
+                                                        batch, head, q0);
+              Value probs = k.probabilities(scores, lseCols);
+              Value dvNew = TileMatmulOp::create(
+                  b, accType, k.operand(probs), shared.dout, acc[1],
+                  /*transpose_b=*/false);
+              Value dprobs = TileMatmulOp::create(
+                  b, scoresType, shared.value, shared.dout,
+                  k.splat(scoresType, 0.0), /*transpose_b=*/true);
+              Value deltaCols = ColumnBroadcastOp::create(b, scoresType, delta,
+                                                          batch, head, q0);
+              Value dscores = arith::MulFOp::create(
+                  b, probs, arith::SubFOp::create(b, dprobs, deltaCols));
+              Value dkNew = TileMatmulOp::create(
+                  b, accType, k.operand(dscores), shared.query, acc[0],
+                  /*transpose_b=*/false);
+              return {dkNew, dvNew};
+            });
+        return SmallVector<Value>(inner.begin(), inner.end());
+      });
+  // dS holds the derivative by the scaled score; the scale comes in once.
+  Value dkTile = arith::MulFOp::create(b, sums[0], k.splat(accType, k.scale));
+  StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0,
+                      Value());
+  StoreTileOp::create(b, k.toElement(sums[1]), dv, batch, kvHead, key0,
+                      Value());
+}
+
+//===----------------------------------------------------------------------===//
+// dQ: one query tile per block
+//===----------------------------------------------------------------------===//
+
+struct DqBuffers {
+  Value query, dout, key, value; // shared tiles
+};
+
+void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
+             Value dq) {
+  ImplicitLocOpBuilder &b = k.b;
+  const GradConfig &c = k.config;
+  Value heads = memref::DimOp::create(b, k.query, 1);
+  Value kvHeads = memref::DimOp::create(b, k.key, 1);
+  Value seqKv = memref::DimOp::create(b, k.key, 2);
+  auto [batch, head] =
+      batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), heads);
+  Value kvHead = arith::DivUIOp::create(
+      b, head, arith::DivUIOp::create(b, heads, kvHeads));
+  Value row0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(c.blockM));
+  StageTileOp::create(b, k.query, batch, head, row0, shared.query);
+  StageTileOp::create(b, k.dout, batch, head, row0, shared.dout);
+  auto rowsType = VectorType::get({c.blockM}, k.f32());
+  Value lseRows = LoadRowsOp::create(b, rowsType, lse, batch, head, row0);
+  Value deltaRows = LoadRowsOp::create(b, rowsType, delta, batch, head, row0);
+
+  Value numKeyTiles = arith::CeilDivUIOp::create(b, seqKv, k.index(c.blockN));
+  if (k.causal) {
+    // Key tiles wholly after the last query of the tile are masked.
+    Value visible = arith::CeilDivUIOp::create(
+        b, arith::AddIOp::create(b, row0, k.index(c.blockM)),
+        k.index(c.blockN));
+    numKeyTiles = arith::MinUIOp::create(b, numKeyTiles, visible);
+  }
+  VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
+  VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
+  Value lseTile = RowBroadcastOp::create(b, scoresType, lseRows);
+  Value deltaTile = RowBroadcastOp::create(b, scoresType, deltaRows);
+  Value sum = k.loop(
+      k.index(0), numKeyTiles, {k.splat(accType, 0.0)},
+      [&](Value j, ValueRange acc) -> SmallVector<Value> {
+        Value col0 = arith::MulIOp::create(b, j, k.index(c.blockN));
+        StageTileOp::create(b, k.key, batch, kvHead, col0, shared.key);
+        StageTileOp::create(b, k.value, batch, kvHead, col0, shared.value);
+        Value scores = TileMatmulOp::create(b, scoresType, shared.query,
+                                            shared.key,
+                                            k.splat(scoresType, 0.0),
+                                            /*transpose_b=*/true);
+        scores = ApplyMaskOp::create(b, scoresType, scores, row0, col0, seqKv,
+                                     k.causal, /*transposed=*/false);
+        Value probs = k.probabilities(scores, lseTile);
+        Value dprobs = TileMatmulOp::create(b, scoresType, shared.dout,
+                                            shared.value,
+                                            k.splat(scoresType, 0.0),
+                                            /*transpose_b=*/true);
+        Value dscores = arith::MulFOp::create(
+            b, probs, arith::SubFOp::create(b, dprobs, deltaTile));
+        return {TileMatmulOp::create(b, accType, k.operand(dscores),
+                                     shared.key, acc[0],
+                                     /*transpose_b=*/false)};
+      })[0];
+  Value dqTile = arith::MulFOp::create(b, sum, k.splat(accType, k.scale));
+  StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels and their manifest entries
+//===----------------------------------------------------------------------===//
+
+struct Param {
+  StringRef name;
+  Type type;
+};
+
+/// The configuration recorded on a kernel (kTileConfigAttr) and in the
+/// manifest; the warp-level lowering reads block_m, and skips nothing.
+DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
+  auto entry = [&](StringRef name, int64_t value) {
+    return b.getNamedAttr(name, b.getI64IntegerAttr(value));
+  };
+  return b.getDictionaryAttr({entry("block_m", c.blockM),
+                              entry("block_n", c.blockN),
+                              entry("num_warps", c.numWarps),
+                              entry("skip_unit_rescale", 0)});
+}
+
+struct FATileAttentionGradPass
+    : public mlir::fa::impl::FATileAttentionGradBase<FATileAttentionGradPass> {
+  using Base::Base;
+
+  FailureOr<GradConfig> configFor(func::FuncOp func) {
+    GradConfig config{blockM, blockN, numWarps};
+    if (failed(readConfigEntries(func, kTileConfigAttr,
+                                 {{"block_m", &config.blockM},
+                                  {"block_n", &config.blockN},
+                                  {"num_warps", &config.numWarps}})))
+      return failure();
+    auto fail = [&](const Twine &message) {
+      func.emitError() << "fa-tile-attention-grad: " << message;
+      return failure();
+    };
+    if (config.numWarps < 1 ||
+        (config.blockM != config.numWarps * kMmaRows &&
+         config.blockM != 2 * config.numWarps * kMmaRows))
+      return fail("block-m (" + Twine(config.blockM) + ") must be 16 or 32 x " +
+                  "num-warps (" + Twine(config.numWarps) +
+                  "): each warp owns one or two 16-row blocks");
+    if (config.blockN < 16 || config.blockN % 16 != 0)
+      return fail("block-n (" + Twine(config.blockN) +
+                  ") must be a positive multiple of 16");
+    return config;
+  }
+
+  /// A kernel `name` taking `params` and the shared tiles `buffers`, in a
+  /// gpu.module of its own before `func`; the builder is left in its body.
+  gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
+                              StringRef name, ArrayRef<Param> params,
+                              ArrayRef<Type> buffers, const GradConfig &c) {
+    b.setInsertionPoint(func);
+    auto module = gpu::GPUModuleOp::create(b, name);
+    b.setInsertionPointToStart(module.getBody());
+    SmallVector<Type> types;
+    for (const Param &param : params)
+      types.push_back(param.type);
+    auto kernel = gpu::GPUFuncOp::create(
+        b, name, b.getFunctionType(types, {}), buffers);
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    kernel->setAttr(kTileConfigAttr, configAttr(b, c));
+    for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+      kernel.setWorkgroupAttributionAttr(i, "llvm.align",
+                                         b.getI64IntegerAttr(128));
+    kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(c.numWarps * kThreadsPerWarp), 1, 1}));
+    b.setInsertionPointToStart(&kernel.getBody().front());
+    return kernel;
+  }
+
+  NamedAttribute kernelEntry(Builder &b, StringRef name, StringRef opName,
+                             AttentionGradOp op, const GradConfig &c,
+                             ArrayRef<StringRef> grid, ArrayRef<Param> params,
+                             ArrayRef<NamedAttribute> extra) {
+    SmallVector<Attribute> paramInfo;
+    for (const Param &param : params) {
+      auto memref = cast<MemRefType>(param.type);
+      paramInfo.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(param.name)),
+           b.getNamedAttr("kind", b.getStringAttr("memref")),
+           b.getNamedAttr("dtype", b.getStringAttr(
+                                       dtypeName(memref.getElementType()))),
+           b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
+    }
+    SmallVector<NamedAttribute> info = {
+        b.getNamedAttr("op", b.getStringAttr(opName)),
+        b.getNamedAttr("dtype", b.getStringAttr(dtypeName(
+                                    op.getQuery().getType().getElementType()))),
+        b.getNamedAttr("head_dim",
+                       b.getI64IntegerAttr(op.getQuery().getType().getDimSize(3))),
+        b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
+        b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
+        b.getNamedAttr("config", configAttr(b, c)),
+        b.getNamedAttr("block",
+                       b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
+        b.getNamedAttr("grid", b.getStrArrayAttr(grid)),
+        b.getNamedAttr("params", b.getArrayAttr(paramInfo))};
+    llvm::append_range(info, extra);
+    return b.getNamedAttr(name, b.getDictionaryAttr(info));
+  }
+
+  LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
+                             SmallVectorImpl<NamedAttribute> &kernels) {
+    FailureOr<GradConfig> config = configFor(func);
+    if (failed(config))
+      return failure();
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &func.getBody().front())
+        return op.emitOpError("expects every operand to be an argument of "
+                              "the enclosing function");
+    }
+    MLIRContext *context = func.getContext();
+    ImplicitLocOpBuilder b(func.getLoc(), context);
+    MemRefType queryType = op.getQuery().getType();
+    Type element = queryType.getElementType();
+    int64_t headDim = queryType.getDimSize(3);
+    Type stats = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+        b.getF32Type());
+    auto shared = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto sharedTile = [&](int64_t rows) -> Type {
+      return MemRefType::get({rows, headDim}, element,
+                             MemRefLayoutAttrInterface{}, shared);
+    };
+    float scale = op.getScaleOrDefault();
+    GradKernel k{b,       *config, op.getCausal(), scale, headDim, element,
+                 static_cast<float>(scale * M_LOG2E),
+                 static_cast<float>(M_LOG2E)};
+    std::string name = func.getName().str();
+    std::string deltaName = name + "_delta", dkdvName = name + "_dkdv";
+    // The q, k, v, dout of a kernel taking them first.
+    auto withOperands = [&](gpu::GPUFuncOp kernel) {
+      GradKernel copy = k;
+      copy.query = kernel.getArgument(0);
+      copy.key = kernel.getArgument(1);
+      copy.value = kernel.getArgument(2);
+      copy.dout = kernel.getArgument(3);
+      return copy;
+    };
+
+    SmallVector<Param> deltaParams = {{"out", op.getOut().getType()},
+                                      {"dout", op.getDout().getType()},
+                                      {"delta", stats}};
+    gpu::GPUFuncOp deltaKernel =
+        createKernel(b, func, deltaName, deltaParams, {}, *config);
+    {
+      buildDelta(k, deltaKernel.getArgument(0), deltaKernel.getArgument(1),
+                 deltaKernel.getArgument(2));
+      gpu::ReturnOp::create(b);
+    }
+
+    SmallVector<Param> dkdvParams = {
+        {"q", queryType},           {"k", op.getKey().getType()},
+        {"v", op.getValue().getType()}, {"dout", op.getDout().getType()},
+        {"lse", stats},             {"delta", stats},
+        {"dk", op.getDkey().getType()}, {"dv", op.getDvalue().getType()}};
+    gpu::GPUFuncOp dkdvKernel = createKernel(
+        b, func, dkdvName, dkdvParams,
+        {sharedTile(config->blockM), sharedTile(config->blockM),
+         sharedTile(config->blockN), sharedTile(config->blockN)},
+        *config);
+    {
+      GradKernel kk = withOperands(dkdvKernel);
+      auto buffers = dkdvKernel.getWorkgroupAttributions();
+      buildDkDv(kk, {buffers[0], buffers[1], buffers[2], buffers[3]},
+                dkdvKernel.getArgument(4), dkdvKernel.getArgument(5),
+                dkdvKernel.getArgument(6), dkdvKernel.getArgument(7));
+      gpu::ReturnOp::create(b);
+    }
+
+    SmallVector<Param> dqParams = {
+        {"q", queryType},           {"k", op.getKey().getType()},
+        {"v", op.getValue().getType()}, {"dout", op.getDout().getType()},
+        {"lse", stats},             {"delta", stats},
+        {"dq", op.getDquery().getType()}};
+    gpu::GPUFuncOp dqKernel = createKernel(
+        b, func, name, dqParams,
+        {sharedTile(config->blockM), sharedTile(config->blockM),
+         sharedTile(config->blockN), sharedTile(config->blockN)},
+        *config);
+    {
+      GradKernel kq = withOperands(dqKernel);
+      auto buffers = dqKernel.getWorkgroupAttributions();
+      buildDq(kq, {buffers[0], buffers[1], buffers[2], buffers[3]},
+              dqKernel.getArgument(4), dqKernel.getArgument(5),
+              dqKernel.getArgument(6));
+      gpu::ReturnOp::create(b);
+    }
+
+    kernels.push_back(kernelEntry(b, deltaName, "attention_bwd_delta", op,
+                                  *config,
+                                  {"query_tiles", "batch_heads", "one"},
+                                  deltaParams, {}));
+    kernels.push_back(kernelEntry(b, dkdvName, "attention_bwd_dkdv", op,
+                                  *config,
+                                  {"key_tiles", "batch_kv_heads", "one"},
+                                  dkdvParams, {}));
+    kernels.push_back(kernelEntry(
+        b, name, "attention_bwd", op, *config,
+        {"query_tiles", "batch_heads", "one"}, dqParams,
+        {b.getNamedAttr("delta_kernel", b.getStringAttr(deltaName)),
+         b.getNamedAttr("dkdv_kernel", b.getStringAttr(dkdvName))}));
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, AttentionGradOp>> work;
+    WalkResult walk = module.walk([&](AttentionGradOp op) {
+      auto func = dyn_cast<func::FuncOp>(op->getParentOp());
+      if (!func || func.getBody().front().getOperations().size() != 2) {
+        op.emitOpError("expects to be the only operation (besides the "
+                       "return) of a func.func, which becomes the kernels");
+        return WalkResult::interrupt();
+      }
+      work.push_back({func, op});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    if (work.empty())
+      return;
+    SmallVector<NamedAttribute> kernels;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttr))
+      llvm::append_range(kernels, existing.getValue());
+    for (auto [func, op] : work) {
+      if (failed(tileFunction(func, op, kernels)))
+        return signalPassFailure();
+      func.erase();
+    }
+    module->setAttr(kKernelsAttr,
+                    DictionaryAttr::get(module.getContext(), kernels));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+  }
+};
+} // namespace

@@ -1,0 +1,105 @@
+// RUN: fa-opt %s --fa-tile-attention-grad --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: fa-opt %s --fa-tile-attention-grad="block-m=32 block-n=16 num-warps=2" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=OPTIONS
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+
+// Three kernels, the dq one carrying its companions' names; GQA and causal.
+// CHECK-LABEL: module attributes {fa.kernels = {
+// CHECK-SAME: g = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64}, delta_kernel = "g_delta", dkdv_kernel = "g_dkdv", dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_bwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dq", rank = 4 : i64}], scale = 1.250000e-01 : f32}
+// CHECK-SAME: g_delta = {{{.*}}grid = ["query_tiles", "batch_heads", "one"]{{.*}}op = "attention_bwd_delta", params = [{{.*}}name = "out"{{.*}}name = "dout"{{.*}}name = "delta", rank = 3 : i64}]
+// CHECK-SAME: g_dkdv = {{{.*}}grid = ["key_tiles", "batch_kv_heads", "one"]{{.*}}op = "attention_bwd_dkdv", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dk"{{.*}}name = "dv", rank = 4 : i64}]
+// CHECK-NOT: func.func
+
+// delta = rowsum(dout * out), one f32 per query row.
+// CHECK: gpu.func @g_delta(%[[O:.*]]: memref<?x?x?x64xbf16>, %[[DO:.*]]: memref<?x?x?x64xbf16>, %[[DELTA:.*]]: memref<?x?x?xf32>)
+// CHECK: fa.load_tile %[[DO]]
+// CHECK: fa.load_tile %[[O]]
+// CHECK: arith.mulf
+// CHECK: %[[SUM:.*]] = vector.multi_reduction <add>, %{{.*}} [1] : vector<64x64xf32> to vector<64xf32>
+// CHECK: fa.store_rows %[[SUM]], %[[DELTA]]
+
+// dK, dV: K and V stay in shared memory; a loop over the query heads of the
+// kv head, inside it over the query tiles from the diagonal on.
+// CHECK: gpu.func @g_dkdv(%[[Q:[^:]*]]: memref<?x?x?x64xbf16>, %[[K:[^:]*]]: memref<?x?x?x64xbf16>, %[[V:[^:]*]]: memref<?x?x?x64xbf16>, %[[DO2:[^:]*]]: memref<?x?x?x64xbf16>, %[[LSE:[^:]*]]: memref<?x?x?xf32>, %[[DL:[^:]*]]: memref<?x?x?xf32>, %[[DK:[^:]*]]: memref<?x?x?x64xbf16>, %[[DV:[^:]*]]: memref<?x?x?x64xbf16>) workgroup(%[[KB:[^ ]*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:[^ ]*]] : {{.*}}, %[[QB:[^ ]*]] : {{.*}}, %[[DOB:[^ ]*]] : {{.*}})
+// CHECK: %[[KEY0:.*]] = arith.muli %{{.*}}, %c64
+// CHECK: fa.stage_tile %[[K]][%{{.*}}, %{{.*}}, %[[KEY0]]] into %[[KB]]
+// CHECK: fa.stage_tile %[[V]][%{{.*}}, %{{.*}}, %[[KEY0]]] into %[[VB]]
+// CHECK: %[[FIRST:.*]] = arith.divui %[[KEY0]], %c64
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1{{.*}} iter_args
+// CHECK:   scf.for %[[J:.*]] = %[[FIRST]] to %{{.*}} step %c1{{.*}} iter_args(%[[DKACC:.*]] = %{{.*}}, %[[DVACC:.*]] = %{{.*}})
+// CHECK:     %[[Q0:.*]] = arith.muli %[[J]], %c64
+// CHECK:     fa.stage_tile %[[Q]][{{.*}}, %[[Q0]]] into %[[QB]]
+// CHECK:     fa.stage_tile %[[DO2]][{{.*}}, %[[Q0]]] into %[[DOB]]
+// CHECK:     %[[ST:.*]] = fa.tile_matmul %[[KB]], %[[QB]], %{{.*}} transpose_b
+// CHECK:     fa.apply_mask %[[ST]] rows(%[[KEY0]]) cols(%[[Q0]]) kv_len(%{{.*}}) causal transposed
+// CHECK:     fa.column_broadcast %[[LSE]][{{.*}}, %[[Q0]]] : memref<?x?x?xf32> -> vector<64x64xf32>
+// CHECK:     %[[PT:.*]] = math.exp2
+// CHECK:     %[[PTB:.*]] = arith.truncf %[[PT]]
+// CHECK:     %[[NEWDV:.*]] = fa.tile_matmul %[[PTB]], %[[DOB]], %[[DVACC]] :
+// CHECK:     fa.tile_matmul %[[VB]], %[[DOB]], %{{.*}} transpose_b
+// CHECK:     fa.column_broadcast %[[DL]]
+// CHECK:     %[[NEWDK:.*]] = fa.tile_matmul %{{.*}}, %[[QB]], %[[DKACC]] :
+// CHECK:     scf.yield %[[NEWDK]], %[[NEWDV]]
+// The scale comes into dK once.
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : vector<64x64xf32>
+// CHECK: fa.store_tile %{{.*}}, %[[DK]][{{.*}}, %[[KEY0]]]
+// CHECK: fa.store_tile %{{.*}}, %[[DV]][{{.*}}, %[[KEY0]]]
+
+// dQ: the query tile's lse and delta once; key tiles up to the diagonal.
+// CHECK: gpu.func @g(
+// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c64
+// CHECK: fa.load_rows %{{.*}}[{{.*}}, %[[ROW0]]] : memref<?x?x?xf32> -> vector<64xf32>
+// CHECK: fa.load_rows
+// CHECK: %[[ALL:.*]] = arith.ceildivui
+// CHECK: %[[VISIBLE:.*]] = arith.ceildivui
+// CHECK: %[[N:.*]] = arith.minui %[[ALL]], %[[VISIBLE]]
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[N]]
+// CHECK:   fa.apply_mask %{{.*}} rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%{{.*}}) causal :
+// CHECK:   math.exp2
+// CHECK:   fa.tile_matmul %{{.*}} :
+// OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64}
+func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x128xf32>
+!s = memref<?x?x?xf32>
+
+// Not causal: every query tile and every key tile; f32 products stay f32.
+// CHECK-LABEL: gpu.func @full_dkdv
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to
+// CHECK:   scf.for %{{.*}} = %c0{{.*}} to
+// CHECK:     fa.apply_mask %{{.*}} kv_len(%{{.*}}) transposed :
+// CHECK-NOT:     arith.truncf
+// CHECK:     fa.tile_matmul %{{.*}} : vector<32x16xf32>, memref<16x128xf32
+// CHECK-LABEL: gpu.func @full(
+// CHECK-NOT: arith.minui
+// CHECK: scf.for
+func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 32, block_n = 16, num_warps = 2}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4)}}
+func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa.tile: unknown or non-integer entry 'q_in_shared' (expected block_m, block_n, num_warps)}}
+func.func @unknown_entry(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {q_in_shared = 1}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}

@@ -1,0 +1,34 @@
+// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=DKDV < %t/g_dkdv.ptx
+// RUN: FileCheck %s --check-prefix=DQ < %t/g.ptx
+// RUN: FileCheck %s --check-prefix=DELTA < %t/g_delta.ptx
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
+
+// The attention backward end to end: all five products of the dK/dV and dQ
+// kernels on tensor cores, operands from shared memory with ldmatrix (plain
+// and transposed), exp2 for P.
+// DKDV: .visible .entry g_dkdv(
+// DKDV: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// DKDV: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// DKDV: ex2.approx
+// DKDV: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// DQ: .visible .entry g(
+// DQ: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// DQ: ex2.approx
+// DQ: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// DELTA: .visible .entry g_delta(
+// DELTA: shfl.sync.bfly.b32
+
+// MANIFEST-DAG: "delta_kernel": "g_delta"
+// MANIFEST-DAG: "dkdv_kernel": "g_dkdv"
+// MANIFEST-DAG: "op": "attention_bwd",
+// MANIFEST-DAG: "op": "attention_bwd_delta"
+// MANIFEST-DAG: "key_tiles",
+// MANIFEST-DAG: "batch_kv_heads",
+// MANIFEST-DAG: "op": "attention_bwd_dkdv"
+!t = memref<?x?x?x64xf16>
+!s = memref<?x?x?xf32>
+func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
+  return
+}
