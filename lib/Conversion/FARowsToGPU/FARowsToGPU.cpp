@@ -19,6 +19,8 @@
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
+#include "../ElementwiseConversion.h"
+
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -266,26 +268,6 @@ struct ConvertSplatConstant : RowsPattern<arith::ConstantOp> {
           op, vector, DenseElementsAttr::get(vector, element));
     else
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, element);
-    return success();
-  }
-};
-
-/// Elementwise arith/math ops apply unchanged to the share.
-struct ConvertElementwise : ConversionPattern {
-  ConvertElementwise(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!OpTrait::hasElementwiseMappableTraits(op) ||
-        isa<arith::ConstantOp>(op))
-      return failure();
-    FailureOr<Operation *> converted =
-        convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
-    if (failed(converted))
-      return failure();
-    rewriter.replaceOp(op, (*converted)->getResults());
     return success();
   }
 };

@@ -24,6 +24,8 @@
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
+#include "../ElementwiseConversion.h"
+
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -226,25 +228,6 @@ struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
         op, type,
         DenseElementsAttr::get(type, value.getSplatValue<Attribute>()));
-    return success();
-  }
-};
-
-/// Elementwise arith/math ops apply unchanged to the lane's share.
-struct ConvertElementwise : ConversionPattern {
-  ConvertElementwise(const TypeConverter &converter, MLIRContext *context)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context) {}
-  LogicalResult
-  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!OpTrait::hasElementwiseMappableTraits(op) || isa<arith::ConstantOp>(op))
-      return failure();
-    FailureOr<Operation *> converted =
-        convertOpResultTypes(op, operands, *getTypeConverter(), rewriter);
-    if (failed(converted))
-      return failure();
-    rewriter.replaceOp(op, (*converted)->getResults());
     return success();
   }
 };

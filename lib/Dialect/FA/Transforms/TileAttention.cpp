@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -401,38 +402,17 @@ struct FATileAttentionPass
     kernels.push_back(b.getNamedAttr(
         func.getName(), kernelInfo(b, op, config, *names,
                                    func.getArgumentTypes())));
-    func.erase();
     return success();
   }
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<std::pair<func::FuncOp, AttentionOp>> work;
-    WalkResult walk = module.walk([&](AttentionOp op) {
-      auto func = dyn_cast<func::FuncOp>(op->getParentOp());
-      if (!func || func.getBody().front().getOperations().size() != 2) {
-        op.emitOpError("expects to be the only operation (besides the "
-                       "return) of a func.func, which becomes the kernel");
-        return WalkResult::interrupt();
-      }
-      work.push_back({func, op});
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    if (work.empty())
-      return;
-
-    SmallVector<NamedAttribute> kernels;
-    if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttr))
-      llvm::append_range(kernels, existing.getValue());
-    for (auto [func, op] : work)
-      if (failed(tileFunction(func, op, kernels)))
-        return signalPassFailure();
-    module->setAttr(kKernelsAttr,
-                    DictionaryAttr::get(module.getContext(), kernels));
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    UnitAttr::get(module.getContext()));
+    if (failed(tileKernelFunctions(
+            getOperation(), [](Operation *op) { return isa<AttentionOp>(op); },
+            [&](func::FuncOp func, Operation *op,
+                SmallVectorImpl<NamedAttribute> &kernels) {
+              return tileFunction(func, cast<AttentionOp>(op), kernels);
+            })))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -694,43 +695,18 @@ struct FATileLayerNormPass
   }
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<std::pair<func::FuncOp, Operation *>> work;
-    WalkResult walk = module.walk([&](Operation *op) {
-      if (!isa<LayerNormOp, LayerNormGradOp>(op))
-        return WalkResult::advance();
-      auto func = dyn_cast<func::FuncOp>(op->getParentOp());
-      if (!func || func.getBody().front().getOperations().size() != 2) {
-        op->emitOpError("expects to be the only operation (besides the "
-                        "return) of a func.func, which becomes the kernel");
-        return WalkResult::interrupt();
-      }
-      work.push_back({func, op});
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    if (work.empty())
-      return;
-
-    SmallVector<NamedAttribute> kernels;
-    if (auto existing = module->getAttrOfType<DictionaryAttr>(kKernelsAttr))
-      llvm::append_range(kernels, existing.getValue());
-    for (auto [func, op] : work) {
-      if (failed(checkOperandsAreArguments(func, op)))
-        return signalPassFailure();
-      LogicalResult tiled =
-          isa<LayerNormOp>(op)
-              ? tileForward(func, cast<LayerNormOp>(op), kernels)
-              : tileBackward(func, cast<LayerNormGradOp>(op), kernels);
-      if (failed(tiled))
-        return signalPassFailure();
-      func.erase();
-    }
-    module->setAttr(kKernelsAttr,
-                    DictionaryAttr::get(module.getContext(), kernels));
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                    UnitAttr::get(module.getContext()));
+    if (failed(tileKernelFunctions(
+            getOperation(),
+            [](Operation *op) { return isa<LayerNormOp, LayerNormGradOp>(op); },
+            [&](func::FuncOp func, Operation *op,
+                SmallVectorImpl<NamedAttribute> &kernels) -> LogicalResult {
+              if (failed(checkOperandsAreArguments(func, op)))
+                return failure();
+              if (auto forward = dyn_cast<LayerNormOp>(op))
+                return tileForward(func, forward, kernels);
+              return tileBackward(func, cast<LayerNormGradOp>(op), kernels);
+            })))
+      signalPassFailure();
   }
 };
 } // namespace
