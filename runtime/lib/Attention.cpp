@@ -7,13 +7,13 @@
 namespace fa {
 namespace {
 
-const KernelSpec &checkedAttentionSpec(const Kernel &kernel,
+/// Throws unless `kernel` computes `op` for the problem's head_dim.
+const KernelSpec &checkedAttentionSpec(const Kernel &kernel, const char *op,
                                        const AttentionShape &shape) {
   const KernelSpec &spec = kernel.spec();
   shape.validate();
-  if (spec.op != "attention_fwd")
-    throw Error("kernel " + spec.name + " computes " + spec.op +
-                ", not attention_fwd");
+  if (spec.op != op)
+    throw Error("kernel " + spec.name + " computes " + spec.op + ", not " + op);
   if (spec.headDim != shape.headDim)
     throw Error("kernel " + spec.name + " is compiled for head_dim " +
                 std::to_string(spec.headDim) + ", but the problem has " +
@@ -21,12 +21,43 @@ const KernelSpec &checkedAttentionSpec(const Kernel &kernel,
   return spec;
 }
 
+/// Throws unless `companion` is the kernel `dq` names as its `key`.
+const KernelSpec &checkedCompanion(const Kernel &companion, const char *op,
+                                   const KernelSpec &dq, const char *key,
+                                   const std::string &name,
+                                   const AttentionShape &shape) {
+  const KernelSpec &spec = checkedAttentionSpec(companion, op, shape);
+  if (spec.name != name)
+    throw Error("kernel " + dq.name + " needs " + name + " as its " + key +
+                ", not " + spec.name);
+  return spec;
+}
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+const KernelSpec &namedCompanion(const KernelLibrary &library,
+                                 const KernelSpec &dq, const char *key,
+                                 const std::string &name, const char *op) {
+  const KernelSpec *spec = library.named(name);
+  if (!spec || spec->op != op)
+    throw Error("kernel " + dq.name + ": its " + key + " '" + name +
+                "' is not an " + op + " kernel of " + library.path());
+  return *spec;
+}
+
+std::size_t perRowBytes(const AttentionShape &shape) {
+  return static_cast<std::size_t>(elementCount(shape.logSumExp())) *
+         sizeof(float);
+}
+
 } // namespace
 
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
-  return resolveGrid(
-      spec, {{"query_tiles", (shape.seqQ + spec.blockM - 1) / spec.blockM},
-             {"batch_heads", shape.batch * shape.heads}});
+  return resolveGrid(spec,
+                     {{"query_tiles", ceilDiv(shape.seqQ, spec.blockM)},
+                      {"batch_heads", shape.batch * shape.heads},
+                      {"key_tiles", ceilDiv(shape.seqKv, spec.blockM)},
+                      {"batch_kv_heads", shape.batch * shape.kvHeads}});
 }
 
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
@@ -38,16 +69,80 @@ ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
           {"lse", MemrefArg{buffers.lse, DType::F32, shape.logSumExp()}}};
 }
 
+ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
+                                      const AttentionBackwardBuffers &buffers,
+                                      CUdeviceptr delta) {
+  ArgBindings bindings = attentionBindings(
+      dtype, shape,
+      {buffers.q, buffers.k, buffers.v, buffers.out, buffers.lse});
+  bindings.insert(
+      {{"dout", MemrefArg{buffers.dout, dtype, shape.query()}},
+       {"delta", MemrefArg{delta, DType::F32, shape.logSumExp()}},
+       {"dq", MemrefArg{buffers.dq, dtype, shape.query()}},
+       {"dk", MemrefArg{buffers.dk, dtype, shape.keyValue()}},
+       {"dv", MemrefArg{buffers.dv, dtype, shape.keyValue()}}});
+  return bindings;
+}
+
+AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
+                                                  const KernelSpec &dq) {
+  if (dq.op != kAttentionBackwardOp)
+    throw Error("kernel " + dq.name + " computes " + dq.op + ", not " +
+                kAttentionBackwardOp);
+  return {&namedCompanion(library, dq, "delta_kernel", dq.deltaKernel,
+                          kAttentionDeltaOp),
+          &namedCompanion(library, dq, "dkdv_kernel", dq.dkdvKernel,
+                          kAttentionDkDvOp),
+          &dq};
+}
+
 AttentionLaunch::AttentionLaunch(const Kernel &kernel,
                                  const AttentionShape &shape,
                                  const AttentionBuffers &buffers)
     : kernel(kernel),
-      grid(attentionGrid(checkedAttentionSpec(kernel, shape), shape)),
+      grid(attentionGrid(
+          checkedAttentionSpec(kernel, kAttentionForwardOp, shape), shape)),
       args(kernel.spec(),
            attentionBindings(kernel.spec().dtype, shape, buffers)) {}
 
 void AttentionLaunch::enqueue(const Stream &stream) {
   kernel.launch(grid, args, stream.get());
+}
+
+AttentionBackwardLaunch::AttentionBackwardLaunch(
+    const Kernel &delta, const Kernel &dkdv, const Kernel &dq,
+    const AttentionShape &shape, const AttentionBackwardBuffers &buffers)
+    : deltaKernel(delta), dkdvKernel(dkdv), dqKernel(dq),
+      dqGrid(attentionGrid(
+          checkedAttentionSpec(dq, kAttentionBackwardOp, shape), shape)),
+      deltaGrid(attentionGrid(
+          checkedCompanion(delta, kAttentionDeltaOp, dq.spec(),
+                           "delta_kernel", dq.spec().deltaKernel, shape),
+          shape)),
+      dkdvGrid(attentionGrid(checkedCompanion(dkdv, kAttentionDkDvOp,
+                                              dq.spec(), "dkdv_kernel",
+                                              dq.spec().dkdvKernel, shape),
+                             shape)),
+      deltaBuffer("the attention backward's delta", perRowBytes(shape)),
+      deltaArgs(delta.spec(),
+                attentionBackwardBindings(delta.spec().dtype, shape, buffers,
+                                          deltaBuffer.get())),
+      dkdvArgs(dkdv.spec(),
+               attentionBackwardBindings(dkdv.spec().dtype, shape, buffers,
+                                         deltaBuffer.get())),
+      dqArgs(dq.spec(), attentionBackwardBindings(dq.spec().dtype, shape,
+                                                  buffers, deltaBuffer.get())) {
+}
+
+void AttentionBackwardLaunch::enqueue(const Stream &stream) {
+  deltaKernel.launch(deltaGrid, deltaArgs, stream.get());
+  dkdvKernel.launch(dkdvGrid, dkdvArgs, stream.get());
+  dqKernel.launch(dqGrid, dqArgs, stream.get());
+}
+
+void AttentionBackwardLaunch::fillDelta(std::uint8_t value,
+                                        const Stream &stream) {
+  deltaBuffer.fill(value, stream.get());
 }
 
 } // namespace fa

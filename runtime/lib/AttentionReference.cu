@@ -1,11 +1,19 @@
 //===- AttentionReference.cu - Attention in fp64 on the GPU ---------------===//
 //
-// The GPU twin of referenceAttentionCpu (see Reference.h for the math), for
-// problems too large for the CPU. Deliberately naive: one block per query row
-// (blockIdx.x = row, blockIdx.y = batch * heads + head), every product in
-// double. Two sweeps over the keys: the first finds the row's log-sum-exp,
-// the second accumulates the softmax-weighted values, a block-sized chunk of
-// keys at a time.
+// The GPU twins of referenceAttentionCpu and referenceAttentionGradCpu (see
+// Reference.h for the math), for problems too large for the CPU.
+// Deliberately naive, every product in double:
+//
+//  - attention_reference_*: one block per query row (blockIdx.x = row,
+//    blockIdx.y = batch * heads + head). Two sweeps over the keys: the first
+//    finds the row's log-sum-exp, the second accumulates the softmax-weighted
+//    values, a block-sized chunk of keys at a time.
+//  - attention_grad_reference_rows_*: the same blocks; after the log-sum-exp,
+//    a sweep for delta = sum_j P_ij dP_ij and one accumulating dq a chunk of
+//    keys at a time. Writes lse and delta for the next kernel.
+//  - attention_grad_reference_keys_*: one block per key row (blockIdx.y =
+//    batch * kv_heads + kv_head), sweeping the rows of every query head of
+//    its group that see it, a chunk at a time, for dk and dv.
 //
 // Built into a fatbin embedded in the runtime and launched through the driver
 // API like any library kernel.
@@ -23,13 +31,14 @@ __device__ double toDouble(float x) { return x; }
 __device__ double toDouble(__half x) { return __half2float(x); }
 __device__ double toDouble(__nv_bfloat16 x) { return __bfloat162float(x); }
 
+/// dot(a, b) over the head dimension.
 template <typename T>
-__device__ double scaledScore(const double *query, const T *key,
-                              const AttentionReferenceParams &p) {
+__device__ double dot(const double *a, const T *b,
+                      const AttentionReferenceParams &p) {
   double sum = 0;
   for (long long d = 0; d < p.headDim; ++d)
-    sum += query[d] * toDouble(key[d]);
-  return p.scale * sum;
+    sum += a[d] * toDouble(b[d]);
+  return sum;
 }
 
 /// Merges two (running max, sum of exp(score - max)) pairs.
@@ -47,6 +56,95 @@ __device__ void mergeSoftmaxStats(double &max, double &sum, double otherMax,
   max = merged;
 }
 
+/// The sum of every thread's `value`, returned to all of them; `scratch`
+/// holds blockDim.x doubles.
+__device__ double blockSum(double value, double *scratch) {
+  scratch[threadIdx.x] = value;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (unsigned t = 1; t < blockDim.x; ++t)
+      value += scratch[t];
+    scratch[0] = value;
+  }
+  __syncthreads();
+  double total = scratch[0];
+  __syncthreads();
+  return total;
+}
+
+/// One query row of a block-per-row kernel: where its tensors are and which
+/// keys it sees.
+template <typename T> struct QueryRow {
+  long long index; // Into [batch * heads * seq_q].
+  const T *keys;   // The row's kv head.
+  const T *values;
+  long long visible; // Keys 0 .. visible - 1.
+
+  __device__ QueryRow(const T *k, const T *v,
+                      const AttentionReferenceParams &p) {
+    const long long row = blockIdx.x;
+    const long long head = blockIdx.y % p.heads;
+    const long long batch = blockIdx.y / p.heads;
+    const long long kvHead = head / (p.heads / p.kvHeads);
+    index = blockIdx.y * p.seqQ + row;
+    keys = k + (batch * p.kvHeads + kvHead) * p.seqKv * p.headDim;
+    values = v + (batch * p.kvHeads + kvHead) * p.seqKv * p.headDim;
+    visible = p.causal ? min(row + 1, p.seqKv) : p.seqKv; // Top-left causal.
+  }
+
+  __device__ double score(const double *query, long long j,
+                          const AttentionReferenceParams &p) const {
+    return p.scale * dot(query, keys + j * p.headDim, p);
+  }
+};
+
+/// The row's log-sum-exp, returned to every thread: each thread's softmax
+/// statistics over its keys, merged by thread 0. `scratchA` and `scratchB`
+/// hold blockDim.x doubles each.
+template <typename T>
+__device__ double rowLogSumExp(const double *query, const QueryRow<T> &row,
+                               const AttentionReferenceParams &p,
+                               double *scratchA, double *scratchB) {
+  double max = 0, sum = 0;
+  for (long long j = threadIdx.x; j < row.visible; j += blockDim.x)
+    mergeSoftmaxStats(max, sum, row.score(query, j, p), 1.0);
+  scratchA[threadIdx.x] = max;
+  scratchB[threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (unsigned t = 1; t < blockDim.x; ++t)
+      mergeSoftmaxStats(max, sum, scratchA[t], scratchB[t]);
+    scratchB[0] = max + log(sum);
+  }
+  __syncthreads();
+  const double lse = scratchB[0];
+  __syncthreads();
+  return lse;
+}
+
+/// accumulator[d] += sum_t weights[t] * rows[t * head_dim + d] over a chunk
+/// of `count` rows, each thread the dimensions it owns.
+template <typename T>
+__device__ void accumulateRows(double *accumulator, const double *weights,
+                               const T *rows, long long count,
+                               const AttentionReferenceParams &p) {
+  for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x)
+    for (long long t = 0; t < count; ++t)
+      accumulator[d] += weights[t] * toDouble(rows[t * p.headDim + d]);
+}
+
+template <typename T>
+__device__ void loadRow(double *to, const T *from,
+                        const AttentionReferenceParams &p) {
+  for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x)
+    to[d] = toDouble(from[d]);
+}
+
+__device__ void zeroRow(double *row, const AttentionReferenceParams &p) {
+  for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x)
+    row[d] = 0;
+}
+
 template <typename T>
 __device__ void attentionReference(const T *q, const T *k, const T *v,
                                    double *out, double *lse,
@@ -59,71 +157,157 @@ __device__ void attentionReference(const T *q, const T *k, const T *v,
   double *scratchA = accumulator + p.headDim;
   double *scratchB = scratchA + blockDim.x;
 
-  const long long row = blockIdx.x;
-  const long long head = blockIdx.y % p.heads;
-  const long long batch = blockIdx.y / p.heads;
-  const long long kvHead = head / (p.heads / p.kvHeads);
-  const long long rowIndex = blockIdx.y * p.seqQ + row;
-  const T *keys = k + (batch * p.kvHeads + kvHead) * p.seqKv * p.headDim;
-  const T *values = v + (batch * p.kvHeads + kvHead) * p.seqKv * p.headDim;
-  const long long visible =
-      p.causal ? min(row + 1, p.seqKv) : p.seqKv; // Top-left causal.
+  const QueryRow<T> row(k, v, p);
+  loadRow(query, q + row.index * p.headDim, p);
+  zeroRow(accumulator, p);
+  __syncthreads();
+  const double rowLse = rowLogSumExp(query, row, p, scratchA, scratchB);
 
-  for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x) {
-    query[d] = toDouble(q[rowIndex * p.headDim + d]);
-    accumulator[d] = 0;
-  }
-  __syncthreads();
-
-  // Sweep 1: each thread's softmax statistics over its keys, merged by
-  // thread 0 into the row's log-sum-exp.
-  double max = 0, sum = 0;
-  for (long long j = threadIdx.x; j < visible; j += blockDim.x)
-    mergeSoftmaxStats(max, sum, scaledScore(query, keys + j * p.headDim, p),
-                      1.0);
-  scratchA[threadIdx.x] = max;
-  scratchB[threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (unsigned t = 1; t < blockDim.x; ++t)
-      mergeSoftmaxStats(max, sum, scratchA[t], scratchB[t]);
-    scratchB[0] = max + log(sum);
-  }
-  __syncthreads();
-  const double rowLse = scratchB[0];
-  __syncthreads();
-
-  // Sweep 2: weights of a chunk of keys, then every thread adds the chunk's
-  // weighted values into the output dimensions it owns.
-  for (long long start = 0; start < visible; start += blockDim.x) {
+  // Weights of a chunk of keys, then every thread adds the chunk's weighted
+  // values into the output dimensions it owns.
+  for (long long start = 0; start < row.visible; start += blockDim.x) {
     long long j = start + threadIdx.x;
     scratchA[threadIdx.x] =
-        j < visible ? exp(scaledScore(query, keys + j * p.headDim, p) - rowLse)
-                    : 0.0;
+        j < row.visible ? exp(row.score(query, j, p) - rowLse) : 0.0;
     __syncthreads();
-    long long chunk = min(static_cast<long long>(blockDim.x), visible - start);
-    for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x)
-      for (long long t = 0; t < chunk; ++t)
-        accumulator[d] +=
-            scratchA[t] * toDouble(values[(start + t) * p.headDim + d]);
+    accumulateRows(accumulator, scratchA, row.values + start * p.headDim,
+                   min(static_cast<long long>(blockDim.x), row.visible - start),
+                   p);
     __syncthreads();
   }
 
   for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x)
-    out[rowIndex * p.headDim + d] = accumulator[d];
+    out[row.index * p.headDim + d] = accumulator[d];
   if (threadIdx.x == 0)
-    lse[rowIndex] = rowLse;
+    lse[row.index] = rowLse;
+}
+
+template <typename T>
+__device__ void attentionGradRows(const T *q, const T *k, const T *v,
+                                  const T *dout, double *dq, double *lse,
+                                  double *delta, AttentionReferenceParams p) {
+  // Shared: the query and dout rows, the dq accumulator, two scratch arrays.
+  extern __shared__ double shared[];
+  double *query = shared;
+  double *gradOut = query + p.headDim;
+  double *accumulator = gradOut + p.headDim;
+  double *scratchA = accumulator + p.headDim;
+  double *scratchB = scratchA + blockDim.x;
+
+  const QueryRow<T> row(k, v, p);
+  loadRow(query, q + row.index * p.headDim, p);
+  loadRow(gradOut, dout + row.index * p.headDim, p);
+  zeroRow(accumulator, p);
+  __syncthreads();
+  const double rowLse = rowLogSumExp(query, row, p, scratchA, scratchB);
+
+  // delta = sum_j P_ij dP_ij, which equals dot(dout_i, out_i).
+  double partial = 0;
+  for (long long j = threadIdx.x; j < row.visible; j += blockDim.x)
+    partial += exp(row.score(query, j, p) - rowLse) *
+               dot(gradOut, row.values + j * p.headDim, p);
+  const double rowDelta = blockSum(partial, scratchA);
+
+  // dS_ij of a chunk of keys, then dq += dS k over the chunk.
+  for (long long start = 0; start < row.visible; start += blockDim.x) {
+    long long j = start + threadIdx.x;
+    scratchA[threadIdx.x] =
+        j < row.visible ? exp(row.score(query, j, p) - rowLse) *
+                              (dot(gradOut, row.values + j * p.headDim, p) -
+                               rowDelta)
+                        : 0.0;
+    __syncthreads();
+    accumulateRows(accumulator, scratchA, row.keys + start * p.headDim,
+                   min(static_cast<long long>(blockDim.x), row.visible - start),
+                   p);
+    __syncthreads();
+  }
+
+  for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x)
+    dq[row.index * p.headDim + d] = p.scale * accumulator[d];
+  if (threadIdx.x == 0) {
+    lse[row.index] = rowLse;
+    delta[row.index] = rowDelta;
+  }
+}
+
+template <typename T>
+__device__ void attentionGradKeys(const T *q, const T *k, const T *v,
+                                  const T *dout, const double *lse,
+                                  const double *delta, double *dk, double *dv,
+                                  AttentionReferenceParams p) {
+  // Shared: the key and value rows, the dk and dv accumulators, and the P
+  // and dS of a chunk of query rows.
+  extern __shared__ double shared[];
+  double *key = shared;
+  double *value = key + p.headDim;
+  double *dkAccumulator = value + p.headDim;
+  double *dvAccumulator = dkAccumulator + p.headDim;
+  double *weights = dvAccumulator + p.headDim;
+  double *dscores = weights + blockDim.x;
+
+  const long long keyRow = blockIdx.x;
+  const long long batch = blockIdx.y / p.kvHeads;
+  const long long kvHead = blockIdx.y % p.kvHeads;
+  const long long group = p.heads / p.kvHeads;
+  const long long keyIndex = blockIdx.y * p.seqKv + keyRow;
+  loadRow(key, k + keyIndex * p.headDim, p);
+  loadRow(value, v + keyIndex * p.headDim, p);
+  zeroRow(dkAccumulator, p);
+  zeroRow(dvAccumulator, p);
+  __syncthreads();
+
+  // Query row i sees key j when j <= i (top-left causal).
+  const long long firstQuery = p.causal ? keyRow : 0;
+  for (long long member = 0; member < group; ++member) {
+    const long long rows = (batch * p.heads + kvHead * group + member) * p.seqQ;
+    for (long long start = firstQuery; start < p.seqQ; start += blockDim.x) {
+      long long i = start + threadIdx.x;
+      weights[threadIdx.x] = dscores[threadIdx.x] = 0;
+      if (i < p.seqQ) {
+        long long row = rows + i;
+        double weight =
+            exp(p.scale * dot(key, q + row * p.headDim, p) - lse[row]);
+        weights[threadIdx.x] = weight;
+        dscores[threadIdx.x] =
+            weight * (dot(value, dout + row * p.headDim, p) - delta[row]);
+      }
+      __syncthreads();
+      long long count =
+          min(static_cast<long long>(blockDim.x), p.seqQ - start);
+      long long first = (rows + start) * p.headDim;
+      accumulateRows(dvAccumulator, weights, dout + first, count, p);
+      accumulateRows(dkAccumulator, dscores, q + first, count, p);
+      __syncthreads();
+    }
+  }
+
+  for (long long d = threadIdx.x; d < p.headDim; d += blockDim.x) {
+    dk[keyIndex * p.headDim + d] = p.scale * dkAccumulator[d];
+    dv[keyIndex * p.headDim + d] = dvAccumulator[d];
+  }
 }
 
 } // namespace
 
-#define FA_ATTENTION_REFERENCE_ENTRY(name, T)                                  \
-  extern "C" __global__ void name(const T *q, const T *k, const T *v,          \
-                                  double *out, double *lse,                    \
-                                  AttentionReferenceParams p) {                \
+#define FA_ATTENTION_REFERENCE_ENTRIES(suffix, T)                              \
+  extern "C" __global__ void attention_reference_##suffix(                     \
+      const T *q, const T *k, const T *v, double *out, double *lse,            \
+      AttentionReferenceParams p) {                                            \
     attentionReference(q, k, v, out, lse, p);                                  \
+  }                                                                            \
+  extern "C" __global__ void attention_grad_reference_rows_##suffix(           \
+      const T *q, const T *k, const T *v, const T *dout, double *dq,           \
+      double *lse, double *delta, AttentionReferenceParams p) {                \
+    attentionGradRows(q, k, v, dout, dq, lse, delta, p);                       \
+  }                                                                            \
+  extern "C" __global__ void attention_grad_reference_keys_##suffix(           \
+      const T *q, const T *k, const T *v, const T *dout, const double *lse,    \
+      const double *delta, double *dk, double *dv,                             \
+      AttentionReferenceParams p) {                                            \
+    attentionGradKeys(q, k, v, dout, lse, delta, dk, dv, p);                   \
   }
 
-FA_ATTENTION_REFERENCE_ENTRY(attention_reference_bf16, __nv_bfloat16)
-FA_ATTENTION_REFERENCE_ENTRY(attention_reference_f16, __half)
-FA_ATTENTION_REFERENCE_ENTRY(attention_reference_f32, float)
+FA_ATTENTION_REFERENCE_ENTRIES(bf16, __nv_bfloat16)
+FA_ATTENTION_REFERENCE_ENTRIES(f16, __half)
+FA_ATTENTION_REFERENCE_ENTRIES(f32, float)

@@ -27,6 +27,10 @@ double AttentionShape::flops(bool causal) const {
   return causal ? full / 2 : full;
 }
 
+double AttentionShape::backwardFlops(bool causal) const {
+  return 2.5 * flops(causal);
+}
+
 std::string AttentionShape::describe() const {
   return "batch=" + std::to_string(batch) + " heads=" + std::to_string(heads) +
          " kv_heads=" + std::to_string(kvHeads) +

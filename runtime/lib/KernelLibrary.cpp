@@ -105,7 +105,14 @@ void readAttentionFields(const ObjectReader &kernel, KernelSpec &spec) {
   else if (!scale.is_null())
     kernel.wrongType("scale", "a number or null", scale);
   spec.blockM = positiveConfig(spec, kernel, "block_m",
-                               "it sizes the query_tiles grid dimension");
+                               spec.op == kAttentionDkDvOp
+                                   ? "keys per block: it sizes the key_tiles "
+                                     "grid dimension"
+                                   : "it sizes the query_tiles grid dimension");
+  if (spec.op == kAttentionBackwardOp) {
+    spec.deltaKernel = kernel.string("delta_kernel");
+    spec.dkdvKernel = kernel.string("dkdv_kernel");
+  }
 }
 
 void readLayerNormFields(const ObjectReader &kernel, KernelSpec &spec) {
@@ -172,21 +179,58 @@ KernelSpec readKernel(const json &value, std::size_t index,
   return spec;
 }
 
-/// Every layernorm_bwd kernel names a layernorm_bwd_params kernel that the
-/// library has.
-void checkParamsKernels(const KernelLibrary &library, const ObjectReader &top) {
-  for (const KernelSpec &spec : library.kernels()) {
-    if (spec.op != kLayerNormBackwardOp)
-      continue;
-    std::string what =
-        "kernel '" + spec.name + "': params_kernel '" + spec.paramsKernel + "'";
-    const KernelSpec *params = library.named(spec.paramsKernel);
-    if (!params)
-      top.fail(what + " is not in the library");
-    if (params->op != kLayerNormParamsOp)
-      top.fail(what + " computes " + params->op + ", not " +
-               kLayerNormParamsOp);
-  }
+/// A kernel that another one runs with, named by a key of its entry.
+struct Companion {
+  const char *key; // "params_kernel", ...
+  const char *op;  // What the named kernel must compute.
+  const std::string &name;
+};
+
+std::vector<Companion> companionsOf(const KernelSpec &spec) {
+  if (spec.op == kLayerNormBackwardOp)
+    return {{"params_kernel", kLayerNormParamsOp, spec.paramsKernel}};
+  if (spec.op == kAttentionBackwardOp)
+    return {{"delta_kernel", kAttentionDeltaOp, spec.deltaKernel},
+            {"dkdv_kernel", kAttentionDkDvOp, spec.dkdvKernel}};
+  return {};
+}
+
+/// Ten significant digits, no trailing zeros: "1e-05", "0.125".
+std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.10g", value);
+  return text;
+}
+
+std::string describeScale(const std::optional<double> &scale) {
+  return scale ? formatNumber(*scale) : "1/sqrt(head_dim)";
+}
+
+/// Every kernel's companions are in the library and compute what they must;
+/// an attention kernel's are of its group (dtype, head_dim, causal) and have
+/// its scale, since they compute parts of the same gradient.
+void checkCompanionKernels(const KernelLibrary &library,
+                           const ObjectReader &top) {
+  for (const KernelSpec &spec : library.kernels())
+    for (const Companion &companion : companionsOf(spec)) {
+      std::string what = "kernel '" + spec.name + "': " + companion.key +
+                         " '" + companion.name + "'";
+      const KernelSpec *other = library.named(companion.name);
+      if (!other)
+        top.fail(what + " is not in the library");
+      if (other->op != companion.op)
+        top.fail(what + " computes " + other->op + ", not " + companion.op);
+      if (!isAttentionOp(spec.op))
+        continue;
+      KernelQuery expected{companion.op, spec.dtype, spec.headDim,
+                           spec.causal};
+      if (!expected.matches(*other))
+        top.fail(what + " is " + other->describe() + ", expected " +
+                 expected.describe());
+      if (other->scale != spec.scale)
+        top.fail(what + " has scale " + describeScale(other->scale) +
+                 ", expected " + describeScale(spec.scale));
+    }
 }
 
 } // namespace
@@ -218,23 +262,21 @@ bool isAttentionOp(const std::string &op) {
   return op.rfind("attention", 0) == 0;
 }
 
-std::string formatEps(double eps) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.10g", eps);
-  return text;
-}
+std::string formatEps(double eps) { return formatNumber(eps); }
 
 std::vector<std::string> gridSymbolsOf(const std::string &op) {
   if (isAttentionOp(op))
-    return {"query_tiles", "batch_heads", "one"};
+    return {"query_tiles", "batch_heads", "key_tiles", "batch_kv_heads",
+            "one"};
   if (op == kLayerNormForwardOp)
     return {"row_tiles", "persistent_row_tiles", "one"};
   if (op == kLayerNormBackwardOp)
     return {"persistent_row_tiles", "one"};
   if (op == kLayerNormParamsOp)
     return {"column_tiles", "one"};
-  return {"query_tiles",          "batch_heads",  "row_tiles",
-          "persistent_row_tiles", "column_tiles", "one"};
+  return {"query_tiles",          "batch_heads",  "key_tiles",
+          "batch_kv_heads",       "row_tiles",    "persistent_row_tiles",
+          "column_tiles",         "one"};
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {
@@ -262,7 +304,7 @@ KernelLibrary KernelLibrary::parse(const std::string &text,
       top.fail("kernel name '" + spec.name + "' appears twice");
     library.specs.push_back(std::move(spec));
   }
-  checkParamsKernels(library, top);
+  checkCompanionKernels(library, top);
   return library;
 }
 

@@ -1,4 +1,4 @@
-//===- ReferenceGpu.cpp - Launching the fp64 GPU reference ----------------===//
+//===- ReferenceGpu.cpp - Launching the fp64 GPU references ---------------===//
 
 #include "fa/runtime/Reference.h"
 
@@ -20,16 +20,51 @@ namespace {
 constexpr unsigned kThreadsPerRow = 128;
 constexpr std::int64_t kMaxGridY = 65535;
 
-const char *referenceEntry(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return "attention_reference_bf16";
-  case DType::F16:
-    return "attention_reference_f16";
-  case DType::F32:
-    return "attention_reference_f32";
+/// The reference kernels, loaded into the current context.
+class ReferenceKernels {
+public:
+  ReferenceKernels()
+      : module(faAttentionReferenceFatbin,
+               "the built-in fp64 attention reference kernels") {}
+
+  /// Launches `<name>_<dtype>` with one block of kThreadsPerRow threads per
+  /// row, `rows` x `groups` blocks, `rowDoubles` + 2 per thread doubles of
+  /// shared memory.
+  void launch(const std::string &name, DType dtype, std::int64_t rows,
+              std::int64_t groups, std::int64_t rowDoubles, void **args,
+              const Stream &stream) const {
+    std::string entry = name + "_" + dtypeName(dtype);
+    CUfunction function = module.function(entry);
+    LaunchConfig config;
+    config.grid = {static_cast<unsigned>(rows), static_cast<unsigned>(groups),
+                   1};
+    config.block = {kThreadsPerRow, 1, 1};
+    config.dynamicSharedBytes = static_cast<unsigned>(
+        (rowDoubles + 2 * kThreadsPerRow) * sizeof(double));
+    allowDynamicSharedMemory(function, config.dynamicSharedBytes, entry);
+    launchKernel(function, config, stream.get(), args, entry);
   }
-  return "?";
+
+private:
+  Module module;
+};
+
+/// Throws unless `blocks` fit in grid.y; `what` names them.
+void checkGridY(std::int64_t blocks, const char *what) {
+  if (blocks > kMaxGridY)
+    throw Error(std::string("computing the attention reference on the GPU: ") +
+                what + " " + std::to_string(blocks) +
+                " exceeds the grid limit " + std::to_string(kMaxGridY));
+}
+
+AttentionReferenceParams paramsOf(const AttentionShape &shape, double scale,
+                                  bool causal) {
+  return {shape.heads, shape.kvHeads, shape.seqQ,    shape.seqKv,
+          shape.headDim, scale,       causal ? 1 : 0};
+}
+
+DeviceBuffer doubles(const char *name, const Shape &shape) {
+  return DeviceBuffer(name, elementCount(shape) * sizeof(double));
 }
 
 std::vector<double> downloadDoubles(const DeviceBuffer &buffer) {
@@ -47,36 +82,52 @@ AttentionReference referenceAttentionGpu(const AttentionShape &shape,
                                          double scale, bool causal,
                                          const Stream &stream) {
   shape.validate();
-  std::int64_t batchHeads = shape.batch * shape.heads;
-  if (batchHeads > kMaxGridY)
-    throw Error("computing the attention reference on the GPU: batch*heads " +
-                std::to_string(batchHeads) + " exceeds the grid limit " +
-                std::to_string(kMaxGridY));
+  checkGridY(shape.batch * shape.heads, "batch*heads");
+  ReferenceKernels kernels;
+  DeviceBuffer out = doubles("the reference output", shape.query());
+  DeviceBuffer lse = doubles("the reference log-sum-exp", shape.logSumExp());
 
-  Module module(faAttentionReferenceFatbin, "the built-in fp64 attention "
-                                            "reference kernels");
-  const char *entry = referenceEntry(dtype);
-  CUfunction function = module.function(entry);
-  DeviceBuffer out("the reference output",
-                   elementCount(shape.query()) * sizeof(double));
-  DeviceBuffer lse("the reference log-sum-exp",
-                   elementCount(shape.logSumExp()) * sizeof(double));
-
-  AttentionReferenceParams params{shape.heads,   shape.kvHeads, shape.seqQ,
-                                  shape.seqKv,   shape.headDim, scale,
-                                  causal ? 1 : 0};
+  AttentionReferenceParams params = paramsOf(shape, scale, causal);
   CUdeviceptr outPointer = out.get(), lsePointer = lse.get();
   void *args[] = {&q, &k, &v, &outPointer, &lsePointer, &params};
-  LaunchConfig config;
-  config.grid = {static_cast<unsigned>(shape.seqQ),
-                 static_cast<unsigned>(batchHeads), 1};
-  config.block = {kThreadsPerRow, 1, 1};
-  config.dynamicSharedBytes = static_cast<unsigned>(
-      (2 * shape.headDim + 2 * kThreadsPerRow) * sizeof(double));
-  allowDynamicSharedMemory(function, config.dynamicSharedBytes, entry);
-  launchKernel(function, config, stream.get(), args, entry);
+  // Shared: the query row and the output accumulator.
+  kernels.launch("attention_reference", dtype, shape.seqQ,
+                 shape.batch * shape.heads, 2 * shape.headDim, args, stream);
   stream.synchronize();
   return {downloadDoubles(out), downloadDoubles(lse)};
+}
+
+AttentionGradReference
+referenceAttentionGradGpu(const AttentionShape &shape, DType dtype,
+                          CUdeviceptr q, CUdeviceptr k, CUdeviceptr v,
+                          CUdeviceptr dout, double scale, bool causal,
+                          const Stream &stream) {
+  shape.validate();
+  checkGridY(shape.batch * shape.heads, "batch*heads");
+  ReferenceKernels kernels;
+  DeviceBuffer dq = doubles("the reference dq", shape.query());
+  DeviceBuffer dk = doubles("the reference dk", shape.keyValue());
+  DeviceBuffer dv = doubles("the reference dv", shape.keyValue());
+  DeviceBuffer lse = doubles("the reference log-sum-exp", shape.logSumExp());
+  DeviceBuffer delta = doubles("the reference delta", shape.logSumExp());
+
+  AttentionReferenceParams params = paramsOf(shape, scale, causal);
+  CUdeviceptr dqPointer = dq.get(), dkPointer = dk.get(), dvPointer = dv.get(),
+              lsePointer = lse.get(), deltaPointer = delta.get();
+  void *rowArgs[] = {&q,         &k,          &v,           &dout,
+                     &dqPointer, &lsePointer, &deltaPointer, &params};
+  // Shared: the query and dout rows and the dq accumulator.
+  kernels.launch("attention_grad_reference_rows", dtype, shape.seqQ,
+                 shape.batch * shape.heads, 3 * shape.headDim, rowArgs,
+                 stream);
+  void *keyArgs[] = {&q,           &k,         &v,         &dout, &lsePointer,
+                     &deltaPointer, &dkPointer, &dvPointer, &params};
+  // Shared: the key and value rows and the dk and dv accumulators.
+  kernels.launch("attention_grad_reference_keys", dtype, shape.seqKv,
+                 shape.batch * shape.kvHeads, 4 * shape.headDim, keyArgs,
+                 stream);
+  stream.synchronize();
+  return {downloadDoubles(dq), downloadDoubles(dk), downloadDoubles(dv)};
 }
 
 } // namespace fa

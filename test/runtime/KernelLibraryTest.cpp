@@ -192,7 +192,8 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
             kKernelContext + "key 'block' must be an array of 3, got [128,1]");
   EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "heads"; }),
             kKernelContext + "grid[1] is the unknown symbol 'heads'; expected "
-                             "query_tiles, batch_heads, one or a number");
+                             "query_tiles, batch_heads, key_tiles, "
+                             "batch_kv_heads, one or a number");
   EXPECT_EQ(kernelError([](json &k) { k["params"][0]["kind"] = "tensor"; }),
             kKernelContext + "params[0]: parameter 'q' has unknown kind "
                              "'tensor'; expected memref, i32, i64 or f32");
@@ -206,8 +207,9 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
 
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
-  // 12 attention kernels and 7 LayerNorm kernels per dtype.
-  EXPECT_EQ(library.kernels().size(), 12u + 3 * 7);
+  // 12 attention forward kernels, 12 groups of 3 backward kernels and 7
+  // LayerNorm kernels per dtype.
+  EXPECT_EQ(library.kernels().size(), 12u + 12 * 3 + 3 * 7);
   const KernelSpec &spec =
       library.find({"attention_fwd", DType::F32, 128, true});
   EXPECT_EQ(spec.name, "fixture_attention_fwd_f32_d128_causal");

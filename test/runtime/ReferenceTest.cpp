@@ -1,4 +1,4 @@
-//===- ReferenceTest.cpp - The fp64 CPU attention reference ---------------===//
+//===- ReferenceTest.cpp - The fp64 CPU attention references --------------===//
 
 #include "fa/runtime/Reference.h"
 #include "fa/runtime/Error.h"
@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace fa;
@@ -122,6 +123,125 @@ TEST(ReferenceTest, RejectsBadShapesAndSizes) {
     EXPECT_STREQ(error.what(), "computing the attention reference: q has 1 "
                                "elements, expected [1, 1, 2, 1]");
   }
+}
+
+/// sum(dout * out), whose gradients in q, k and v are the backward's.
+double loss(const AttentionShape &shape, const std::vector<float> &q,
+            const std::vector<float> &k, const std::vector<float> &v,
+            const std::vector<float> &dout, double scale, bool causal) {
+  std::vector<double> out =
+      referenceAttentionCpu(shape, q, k, v, scale, causal).out;
+  double total = 0;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    total += dout[i] * out[i];
+  return total;
+}
+
+/// The central difference of `evaluate` in `values[index]`, divided by the
+/// step the float values actually took.
+double finiteDifference(std::vector<float> &values, std::size_t index,
+                        const std::function<double()> &evaluate) {
+  const float original = values[index];
+  values[index] = original + 1e-3f;
+  double above = evaluate();
+  double step = values[index];
+  values[index] = original - 1e-3f;
+  double below = evaluate();
+  step -= values[index];
+  values[index] = original;
+  return (above - below) / step;
+}
+
+struct GradCase {
+  const char *name;
+  AttentionShape shape;
+  bool causal;
+};
+
+class AttentionGradReferenceTest : public testing::TestWithParam<GradCase> {};
+
+TEST_P(AttentionGradReferenceTest, GradientsMatchFiniteDifferences) {
+  const AttentionShape &shape = GetParam().shape;
+  const bool causal = GetParam().causal;
+  const double scale = 0.7;
+  std::vector<float> q = randomValues(shape.query(), 11);
+  std::vector<float> k = randomValues(shape.keyValue(), 12);
+  std::vector<float> v = randomValues(shape.keyValue(), 13);
+  std::vector<float> dout = randomValues(shape.query(), 14);
+  AttentionGradReference gradients =
+      referenceAttentionGradCpu(shape, q, k, v, dout, scale, causal);
+  auto evaluate = [&] { return loss(shape, q, k, v, dout, scale, causal); };
+  auto expectDerivatives = [&](std::vector<float> &input,
+                               const std::vector<double> &analytic,
+                               const char *what) {
+    ASSERT_EQ(analytic.size(), input.size()) << what;
+    for (std::size_t i = 0; i < input.size(); ++i)
+      EXPECT_NEAR(analytic[i], finiteDifference(input, i, evaluate),
+                  1e-5 * (1 + std::fabs(analytic[i])))
+          << what << "[" << i << "]";
+  };
+  expectDerivatives(q, gradients.dq, "dq");
+  expectDerivatives(k, gradients.dk, "dk");
+  expectDerivatives(v, gradients.dv, "dv");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionGradReferenceTest,
+    testing::Values(
+        GradCase{"Square", {1, 2, 2, 4, 4, 3}, false},
+        GradCase{"SquareCausal", {1, 2, 2, 4, 4, 3}, true},
+        // Grouped heads: dk and dv sum over the two query heads of each kv
+        // head.
+        GradCase{"GroupedCausal", {2, 4, 2, 3, 3, 2}, true},
+        GradCase{"MoreKeysCausal", {1, 2, 1, 3, 5, 2}, true},
+        GradCase{"MoreQueriesCausal", {1, 1, 1, 5, 3, 2}, true},
+        GradCase{"Cross", {1, 3, 1, 2, 6, 4}, false},
+        GradCase{"OneQueryOneKey", {1, 1, 1, 1, 1, 4}, false}),
+    [](const testing::TestParamInfo<GradCase> &info) {
+      return info.param.name;
+    });
+
+TEST(AttentionGradReferenceTest, KeysNoQuerySeesGetZeroGradients) {
+  // Causal with seq_q 2 < seq_kv 5: keys 2, 3 and 4 are never seen.
+  AttentionShape shape{1, 2, 1, 2, 5, 3};
+  AttentionGradReference gradients = referenceAttentionGradCpu(
+      shape, randomValues(shape.query(), 1), randomValues(shape.keyValue(), 2),
+      randomValues(shape.keyValue(), 3), randomValues(shape.query(), 4), 0.5,
+      true);
+  for (std::int64_t j = 0; j < 5; ++j)
+    for (std::int64_t d = 0; d < 3; ++d) {
+      bool seen = j < 2;
+      EXPECT_EQ(gradients.dk[j * 3 + d] != 0, seen) << "dk key " << j;
+      EXPECT_EQ(gradients.dv[j * 3 + d] != 0, seen) << "dv key " << j;
+    }
+}
+
+TEST(AttentionGradReferenceTest, OneKeyPassesNoGradientToQueriesOrKeys) {
+  // A single key gets weight 1 whatever q and k are: dq = dk = 0, dv = dout.
+  AttentionShape shape{1, 1, 1, 1, 1, 4};
+  std::vector<float> dout = randomValues(shape.query(), 5);
+  AttentionGradReference gradients = referenceAttentionGradCpu(
+      shape, randomValues(shape.query(), 6), randomValues(shape.keyValue(), 7),
+      randomValues(shape.keyValue(), 8), dout, 0.5, false);
+  for (std::size_t d = 0; d < 4; ++d) {
+    EXPECT_DOUBLE_EQ(gradients.dq[d], 0);
+    EXPECT_DOUBLE_EQ(gradients.dk[d], 0);
+    EXPECT_DOUBLE_EQ(gradients.dv[d], dout[d]);
+  }
+}
+
+TEST(AttentionGradReferenceTest, RejectsBadSizes) {
+  AttentionShape shape{1, 1, 1, 2, 2, 1};
+  try {
+    referenceAttentionGradCpu(shape, {0, 0}, {0, 0}, {0, 0}, {0}, 1, false);
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_STREQ(error.what(), "computing the attention gradient reference: "
+                               "dout has 1 elements, expected [1, 1, 2, 1]");
+  }
+  EXPECT_THROW(referenceAttentionGradCpu({1, 3, 2, 1, 1, 1}, {0, 0, 0}, {0, 0},
+                                         {0, 0}, {0, 0, 0}, 1, false),
+               Error);
 }
 
 } // namespace

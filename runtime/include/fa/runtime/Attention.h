@@ -1,11 +1,32 @@
 //===- Attention.h - Launching attention kernels ----------------*- C++ -*-===//
+//
+// The forward is one attention_fwd kernel: out and lse (natural log) from q,
+// k and v. The backward is the three kernels of an attention_bwd entry,
+// launched in this order on one stream (shapes as AttentionShape.h says):
+//
+//   attention_bwd_delta  delta[b,h,i] = sum_d dout[b,h,i,d] * out[b,h,i,d],
+//                        in f32. Grid: query_tiles x batch_heads.
+//   attention_bwd_dkdv   dk and dv, block_m keys per block, each summed over
+//                        the query heads that share its kv head; writes every
+//                        element (no zeroing). Grid: key_tiles x
+//                        batch_kv_heads.
+//   attention_bwd        dq. Grid: query_tiles x batch_heads.
+//
+// The last two recompute P = exp(scale * q k^T - lse) from the forward's
+// lse; with dP = dout v^T and dS = P * (dP - delta):
+//   dv = P^T dout,  dk = scale * dS^T q,  dq = scale * dS k.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef FA_RUNTIME_ATTENTION_H
 #define FA_RUNTIME_ATTENTION_H
 
 #include "fa/runtime/AttentionShape.h"
+#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Kernel.h"
 #include "fa/runtime/Stream.h"
+
+#include <cstdint>
 
 namespace fa {
 
@@ -18,13 +39,48 @@ struct AttentionBuffers {
   CUdeviceptr lse = 0;
 };
 
-/// The launch grid of `spec` for `shape`, its symbols resolved.
+/// Device tensors of one backward: the forward's inputs and outputs, the
+/// incoming gradient dout (shaped like out) and the gradients dq, dk and dv
+/// (shaped like q, k and v).
+struct AttentionBackwardBuffers {
+  CUdeviceptr q = 0;
+  CUdeviceptr k = 0;
+  CUdeviceptr v = 0;
+  CUdeviceptr out = 0;
+  CUdeviceptr lse = 0;
+  CUdeviceptr dout = 0;
+  CUdeviceptr dq = 0;
+  CUdeviceptr dk = 0;
+  CUdeviceptr dv = 0;
+};
+
+/// The launch grid of `spec`, any attention kernel, for `shape`: its symbols
+/// (query_tiles, batch_heads, key_tiles, batch_kv_heads) resolved.
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
 
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the
 /// kernel's dtype) and lse (f32).
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
                               const AttentionBuffers &buffers);
+
+/// The arguments of all three backward kernels, by parameter name: memrefs
+/// q, k, v, out, dout, dq, dk, dv (`dtype`), lse and `delta` (f32,
+/// [batch, heads, seq_q]).
+ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
+                                      const AttentionBackwardBuffers &buffers,
+                                      CUdeviceptr delta);
+
+/// The three kernels of one backward.
+struct AttentionBackwardKernels {
+  const KernelSpec *delta = nullptr;
+  const KernelSpec *dkdv = nullptr;
+  const KernelSpec *dq = nullptr; // The attention_bwd kernel itself.
+};
+
+/// `dq`, an attention_bwd kernel, with the companions it names; throws,
+/// naming the kernel and key, when one is missing or computes another op.
+AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
+                                                  const KernelSpec &dq);
 
 /// An attention kernel bound to one problem and one set of buffers. Packing
 /// happens once, so repeated launches (benchmarks) cost only the launch.
@@ -40,6 +96,37 @@ private:
   const Kernel &kernel;
   Dim3 grid;
   KernelArgs args;
+};
+
+/// The three backward kernels bound to one problem and one set of buffers;
+/// owns delta, the f32 [batch, heads, seq_q] between them. enqueue()
+/// launches delta, dkdv and dq, in that order, on one stream.
+class AttentionBackwardLaunch {
+public:
+  /// Throws unless `dq` is an attention_bwd kernel for this head_dim and
+  /// `delta` and `dkdv` are the kernels it names.
+  AttentionBackwardLaunch(const Kernel &delta, const Kernel &dkdv,
+                          const Kernel &dq, const AttentionShape &shape,
+                          const AttentionBackwardBuffers &buffers);
+
+  void enqueue(const Stream &stream);
+
+  /// Sets every byte of delta to `value`: with 0xFF (NaN), any element the
+  /// delta kernel fails to write reaches dq, dk and dv.
+  void fillDelta(std::uint8_t value, const Stream &stream);
+
+private:
+  const Kernel &deltaKernel;
+  const Kernel &dkdvKernel;
+  const Kernel &dqKernel;
+  // The dq kernel is checked first: the others are checked against it.
+  Dim3 dqGrid;
+  Dim3 deltaGrid;
+  Dim3 dkdvGrid;
+  DeviceBuffer deltaBuffer;
+  KernelArgs deltaArgs;
+  KernelArgs dkdvArgs;
+  KernelArgs dqArgs;
 };
 
 } // namespace fa

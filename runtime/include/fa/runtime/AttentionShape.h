@@ -39,6 +39,10 @@ struct AttentionShape {
   /// 4 * B * H * N * M * D (two matrix products), halved when causal: the
   /// convention of the FlashAttention papers and of PyTorch's benchmarks.
   double flops(bool causal) const;
+  /// 2.5 * flops(causal): the backward's five matrix products (S = QK^T
+  /// recomputed, dV, dP, dQ, dK) to the forward's two, the FlashAttention
+  /// papers' convention.
+  double backwardFlops(bool causal) const;
   /// "batch=2 heads=8 kv_heads=2 seq_q=128 seq_kv=128 head_dim=64".
   std::string describe() const;
 };

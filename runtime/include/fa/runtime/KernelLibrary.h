@@ -19,7 +19,11 @@
 // cache (TuningCache.h) may pick another one per sequence length.
 //
 // head_dim, causal, scale and config.block_m belong to attention ops (those
-// whose op starts with "attention"). LayerNorm kernels (ops layernorm_fwd,
+// whose op starts with "attention"). The attention backward is three kernels
+// (Attention.h): attention_bwd computes dq and names its companions
+// "delta_kernel" (an attention_bwd_delta kernel) and "dkdv_kernel" (an
+// attention_bwd_dkdv kernel), which must be of its dtype, head_dim, causal
+// and scale. LayerNorm kernels (ops layernorm_fwd,
 // layernorm_bwd, layernorm_bwd_params) have none of them; their config has
 // "rows" (rows per tile), "block_cols" and, but for layernorm_bwd_params,
 // "resident"; layernorm_fwd has "eps" and layernorm_bwd names its companion
@@ -45,6 +49,10 @@
 
 namespace fa {
 
+inline constexpr const char *kAttentionForwardOp = "attention_fwd";
+inline constexpr const char *kAttentionBackwardOp = "attention_bwd";
+inline constexpr const char *kAttentionDeltaOp = "attention_bwd_delta";
+inline constexpr const char *kAttentionDkDvOp = "attention_bwd_dkdv";
 inline constexpr const char *kLayerNormForwardOp = "layernorm_fwd";
 inline constexpr const char *kLayerNormBackwardOp = "layernorm_bwd";
 inline constexpr const char *kLayerNormParamsOp = "layernorm_bwd_params";
@@ -56,7 +64,10 @@ bool isAttentionOp(const std::string &op);
 /// Grid extents a manifest may name instead of a number, resolved at launch,
 /// by the ops that may use them (every op may use "one" = 1):
 ///   attention ops         query_tiles = ceil(seq_q / block_m),
-///                         batch_heads = batch * heads
+///                         batch_heads = batch * heads,
+///                         key_tiles = ceil(seq_kv / block_m) (block_m keys
+///                         per block, as attention_bwd_dkdv has them),
+///                         batch_kv_heads = batch * kv_heads
 ///   layernorm_fwd         row_tiles = ceil(rows / config.rows), or
 ///                         persistent_row_tiles as layernorm_bwd
 ///   layernorm_bwd         persistent_row_tiles, chosen by the runtime from
@@ -107,6 +118,9 @@ struct KernelSpec {
   bool resident = false;
   std::optional<double> eps; // layernorm_fwd: the epsilon baked in.
   std::string paramsKernel;  // layernorm_bwd: its layernorm_bwd_params.
+  // attention_bwd only: its attention_bwd_delta and attention_bwd_dkdv.
+  std::string deltaKernel;
+  std::string dkdvKernel;
   Dim3 block;
   std::array<GridExtent, 3> grid;
   unsigned dynamicSharedBytes = 0;

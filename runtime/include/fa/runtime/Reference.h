@@ -1,11 +1,20 @@
-//===- Reference.h - Attention computed in fp64 -----------------*- C++ -*-===//
+//===- Reference.h - Attention and its gradients in fp64 --------*- C++ -*-===//
 //
 // What every attention kernel is checked against. For each batch b, head h
 // and query row i, over the keys j that row may see (all j < seq_kv, or
 // j <= i when causal: top-left aligned, as PyTorch's is_causal):
-//   s_j        = scale * dot(q[b,h,i,:], k[b,kvh,j,:])     kvh = h / group
-//   lse[b,h,i] = log(sum_j exp(s_j))                        natural log
-//   out[b,h,i] = sum_j exp(s_j - lse[b,h,i]) * v[b,kvh,j,:]
+//   s_ij       = scale * dot(q[b,h,i,:], k[b,kvh,j,:])     kvh = h / group
+//   lse[b,h,i] = log(sum_j exp(s_ij))                       natural log
+//   P_ij       = exp(s_ij - lse[b,h,i])                     (0 if not seen)
+//   out[b,h,i] = sum_j P_ij * v[b,kvh,j,:]
+// and the gradients for an incoming gradient dout (shaped like out), the
+// sums over h running over the query heads of kv head kvh's group:
+//   dP_ij       = dot(dout[b,h,i,:], v[b,kvh,j,:])
+//   delta_i     = sum_j P_ij dP_ij                 (= dot(dout_i, out_i))
+//   dS_ij       = P_ij * (dP_ij - delta_i)
+//   dq[b,h,i]   = scale * sum_j dS_ij * k[b,kvh,j,:]
+//   dk[b,kvh,j] = scale * sum_h sum_i dS_ij * q[b,h,i,:]
+//   dv[b,kvh,j] = sum_h sum_i P_ij * dout[b,h,i,:]
 // Inputs are the values the kernel saw (already rounded to its dtype); all
 // arithmetic is in double.
 //
@@ -43,6 +52,27 @@ AttentionReference referenceAttentionGpu(const AttentionShape &shape,
                                          CUdeviceptr k, CUdeviceptr v,
                                          double scale, bool causal,
                                          const Stream &stream);
+
+struct AttentionGradReference {
+  std::vector<double> dq; // [batch, heads, seq_q, head_dim]
+  std::vector<double> dk; // [batch, kv_heads, seq_kv, head_dim]
+  std::vector<double> dv; // [batch, kv_heads, seq_kv, head_dim]
+};
+
+/// On the CPU; for small problems (about 3x the forward's cost).
+AttentionGradReference referenceAttentionGradCpu(
+    const AttentionShape &shape, const std::vector<float> &q,
+    const std::vector<float> &k, const std::vector<float> &v,
+    const std::vector<float> &dout, double scale, bool causal);
+
+/// On the GPU, in fp64: one thread block per query row for dq, then one per
+/// key row for dk and dv; reads q, k, v and dout in their kernel element
+/// type straight from device memory.
+AttentionGradReference
+referenceAttentionGradGpu(const AttentionShape &shape, DType dtype,
+                          CUdeviceptr q, CUdeviceptr k, CUdeviceptr v,
+                          CUdeviceptr dout, double scale, bool causal,
+                          const Stream &stream);
 
 } // namespace fa
 

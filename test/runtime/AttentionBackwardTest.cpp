@@ -1,0 +1,260 @@
+//===- AttentionBackwardTest.cpp - Backward manifests, grids, arguments ---===//
+
+#include "fa/runtime/Attention.h"
+#include "fa/runtime/Error.h"
+#include "fa/runtime/KernelArgs.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace fa;
+using nlohmann::json;
+
+namespace {
+
+/// The fields every attention kernel of the contract has.
+json attentionKernel(const std::string &name, const std::string &op,
+                     const json &grid) {
+  json kernel = json::parse(R"({
+    "dtype": "bf16", "head_dim": 64, "causal": true, "scale": null,
+    "config": {"block_m": 64, "block_n": 32, "num_warps": 4},
+    "block": [128, 1, 1], "dynamic_shared_bytes": 0
+  })");
+  kernel["name"] = kernel["entry"] = name;
+  kernel["ptx"] = name + ".ptx";
+  kernel["op"] = op;
+  kernel["grid"] = grid;
+  return kernel;
+}
+
+json memref(const std::string &name, const std::string &dtype, int rank) {
+  return {{"name", name}, {"kind", "memref"}, {"dtype", dtype}, {"rank", rank}};
+}
+
+/// The three entries the compiler emits for one fa.attention_grad function
+/// @bwd, in its order: bwd_delta, bwd_dkdv, bwd.
+std::vector<json> backwardEntries(const std::string &name = "bwd") {
+  json delta = attentionKernel(name + "_delta", "attention_bwd_delta",
+                               {"query_tiles", "batch_heads", "one"});
+  delta["params"] = {memref("out", "bf16", 4), memref("dout", "bf16", 4),
+                     memref("delta", "f32", 3)};
+  json dkdv = attentionKernel(name + "_dkdv", "attention_bwd_dkdv",
+                              {"key_tiles", "batch_kv_heads", "one"});
+  dkdv["params"] = {memref("q", "bf16", 4),    memref("k", "bf16", 4),
+                    memref("v", "bf16", 4),    memref("dout", "bf16", 4),
+                    memref("lse", "f32", 3),   memref("delta", "f32", 3),
+                    memref("dk", "bf16", 4),   memref("dv", "bf16", 4)};
+  json dq = attentionKernel(name, "attention_bwd",
+                            {"query_tiles", "batch_heads", "one"});
+  dq["params"] = {memref("q", "bf16", 4),  memref("k", "bf16", 4),
+                  memref("v", "bf16", 4),  memref("dout", "bf16", 4),
+                  memref("lse", "f32", 3), memref("delta", "f32", 3),
+                  memref("dq", "bf16", 4)};
+  dq["delta_kernel"] = name + "_delta";
+  dq["dkdv_kernel"] = name + "_dkdv";
+  return {delta, dkdv, dq};
+}
+
+KernelLibrary libraryOf(const std::vector<json> &kernels) {
+  json manifest = {{"format", "fa-kernel-library"},
+                   {"version", 1},
+                   {"target", "sm_90a"},
+                   {"kernels", kernels}};
+  return KernelLibrary::parse(manifest.dump(), "/lib/manifest.json");
+}
+
+template <typename Function> std::string errorOf(Function function) {
+  try {
+    function();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+/// The error for the backward entries after `edit(delta, dkdv, dq)`.
+template <typename Edit> std::string entriesError(Edit edit) {
+  std::vector<json> entries = backwardEntries();
+  edit(entries[0], entries[1], entries[2]);
+  return errorOf([&] { libraryOf(entries); });
+}
+
+const std::string kManifest = "kernel manifest /lib/manifest.json: ";
+
+TEST(AttentionBackwardManifestTest, ParsesTheContractEntries) {
+  KernelLibrary library = libraryOf(backwardEntries());
+  const KernelSpec &dq =
+      library.find({kAttentionBackwardOp, DType::BF16, 64, true});
+  EXPECT_EQ(dq.name, "bwd");
+  EXPECT_EQ(dq.deltaKernel, "bwd_delta");
+  EXPECT_EQ(dq.dkdvKernel, "bwd_dkdv");
+  EXPECT_EQ(dq.blockM, 64);
+  EXPECT_EQ(dq.describe(), "attention_bwd bf16 head_dim=64 causal");
+  EXPECT_DOUBLE_EQ(dq.softmaxScale(), 0.125);
+
+  const KernelSpec &dkdv = *library.named("bwd_dkdv");
+  EXPECT_EQ(dkdv.op, kAttentionDkDvOp);
+  EXPECT_EQ(dkdv.grid[0].symbol, "key_tiles");
+  EXPECT_EQ(dkdv.grid[1].symbol, "batch_kv_heads");
+  EXPECT_TRUE(dkdv.deltaKernel.empty());
+  EXPECT_EQ(dkdv.params.size(), 8u);
+
+  AttentionBackwardKernels kernels = attentionBackwardKernels(library, dq);
+  EXPECT_EQ(kernels.delta, library.named("bwd_delta"));
+  EXPECT_EQ(kernels.dkdv, &dkdv);
+  EXPECT_EQ(kernels.dq, &dq);
+}
+
+TEST(AttentionBackwardManifestTest, ForwardLookupsSkipBackwardKernels) {
+  KernelLibrary library = libraryOf(backwardEntries());
+  EXPECT_TRUE(library.candidates({kAttentionForwardOp, DType::BF16, 64, true})
+                  .empty());
+  EXPECT_EQ(library.groups().size(), 3u);
+}
+
+TEST(AttentionBackwardManifestTest, ErrorsNameTheKernelAndKey) {
+  EXPECT_EQ(entriesError([](json &, json &, json &dq) {
+              dq.erase("delta_kernel");
+            }),
+            kManifest + "kernel 'bwd': missing key 'delta_kernel'");
+  EXPECT_EQ(entriesError([](json &, json &, json &dq) {
+              dq["dkdv_kernel"] = 7;
+            }),
+            kManifest + "kernel 'bwd': key 'dkdv_kernel' must be a string, "
+                        "got 7");
+  EXPECT_EQ(entriesError([](json &, json &, json &dq) {
+              dq["delta_kernel"] = "missing";
+            }),
+            kManifest + "kernel 'bwd': delta_kernel 'missing' is not in the "
+                        "library");
+  EXPECT_EQ(entriesError([](json &, json &, json &dq) {
+              dq["dkdv_kernel"] = "bwd_delta";
+            }),
+            kManifest + "kernel 'bwd': dkdv_kernel 'bwd_delta' computes "
+                        "attention_bwd_delta, not attention_bwd_dkdv");
+  EXPECT_EQ(entriesError([](json &, json &dkdv, json &) {
+              dkdv["causal"] = false;
+            }),
+            kManifest + "kernel 'bwd': dkdv_kernel 'bwd_dkdv' is "
+                        "attention_bwd_dkdv bf16 head_dim=64 non-causal, "
+                        "expected attention_bwd_dkdv bf16 head_dim=64 causal");
+  EXPECT_EQ(entriesError([](json &delta, json &, json &) {
+              delta["scale"] = 0.5;
+            }),
+            kManifest + "kernel 'bwd': delta_kernel 'bwd_delta' has scale "
+                        "0.5, expected 1/sqrt(head_dim)");
+  EXPECT_EQ(entriesError([](json &, json &dkdv, json &) {
+              dkdv["config"].erase("block_m");
+            }),
+            kManifest + "kernel 'bwd_dkdv': config needs a positive integer "
+                        "'block_m' (keys per block: it sizes the key_tiles "
+                        "grid dimension)");
+  EXPECT_EQ(entriesError([](json &delta, json &, json &) {
+              delta.erase("head_dim");
+            }),
+            kManifest + "kernel 'bwd_delta': missing key 'head_dim'");
+}
+
+TEST(AttentionBackwardManifestTest, KeyGridSymbolsAreForAttentionOnly) {
+  json layerNorm = json::parse(R"({
+    "name": "ln", "op": "layernorm_bwd_params", "ptx": "ln.ptx",
+    "entry": "ln", "dtype": "f32",
+    "config": {"rows": 32, "block_cols": 64},
+    "block": [128, 1, 1], "grid": ["key_tiles", "one", "one"],
+    "dynamic_shared_bytes": 0, "params": []
+  })");
+  EXPECT_EQ(errorOf([&] { libraryOf({layerNorm}); }),
+            kManifest + "kernel 'ln': grid[0] is the symbol 'key_tiles', "
+                        "which a layernorm_bwd_params kernel cannot use; "
+                        "expected column_tiles, one or a number");
+  json forward = attentionKernel("fwd", "attention_fwd",
+                                 {"key_tiles", "batch_kv_heads", "one"});
+  forward["params"] = json::array();
+  EXPECT_NO_THROW(libraryOf({forward}));
+}
+
+TEST(AttentionBackwardManifestTest, LookupOfTheCompanions) {
+  KernelLibrary library = libraryOf(backwardEntries());
+  EXPECT_EQ(errorOf([&] {
+              attentionBackwardKernels(library, *library.named("bwd_dkdv"));
+            }),
+            "kernel bwd_dkdv computes attention_bwd_dkdv, not attention_bwd");
+  KernelSpec renamed = *library.named("bwd");
+  renamed.dkdvKernel = "bwd_delta";
+  EXPECT_EQ(errorOf([&] { attentionBackwardKernels(library, renamed); }),
+            "kernel bwd: its dkdv_kernel 'bwd_delta' is not an "
+            "attention_bwd_dkdv kernel of /lib/manifest.json");
+}
+
+TEST(AttentionBackwardManifestTest, TheFixtureLibraryHasEveryGroup) {
+  KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
+  for (DType dtype : {DType::BF16, DType::F16, DType::F32})
+    for (std::int64_t headDim : {64, 128})
+      for (bool causal : {false, true}) {
+        const KernelSpec &dq =
+            library.find({kAttentionBackwardOp, dtype, headDim, causal});
+        AttentionBackwardKernels kernels = attentionBackwardKernels(library, dq);
+        EXPECT_EQ(kernels.delta->name, dq.name + "_delta");
+        EXPECT_EQ(kernels.dkdv->name, dq.name + "_dkdv");
+      }
+}
+
+TEST(AttentionBackwardGridTest, QueryTilesAndKeyTiles) {
+  KernelLibrary library = libraryOf(backwardEntries()); // block_m 64.
+  AttentionShape shape{3, 8, 2, 129, 300, 64};
+  Dim3 delta = attentionGrid(*library.named("bwd_delta"), shape);
+  EXPECT_EQ(delta.x, 3u); // ceil(129 / 64)
+  EXPECT_EQ(delta.y, 24u);
+  EXPECT_EQ(delta.z, 1u);
+  Dim3 dkdv = attentionGrid(*library.named("bwd_dkdv"), shape);
+  EXPECT_EQ(dkdv.x, 5u); // ceil(300 / 64)
+  EXPECT_EQ(dkdv.y, 6u); // batch * kv_heads
+  EXPECT_EQ(dkdv.z, 1u);
+  Dim3 dq = attentionGrid(*library.named("bwd"), shape);
+  EXPECT_EQ(dq.x, 3u);
+  EXPECT_EQ(dq.y, 24u);
+
+  shape.seqKv = 1;
+  EXPECT_EQ(attentionGrid(*library.named("bwd_dkdv"), shape).x, 1u);
+}
+
+TEST(AttentionBackwardBindingsTest, EveryContractParameterGetsItsTensor) {
+  // Packing the contract's entries checks names, kinds, dtypes and ranks.
+  KernelLibrary library = libraryOf(backwardEntries());
+  AttentionShape shape{2, 4, 2, 10, 20, 64};
+  AttentionBackwardBuffers buffers{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  ArgBindings bindings =
+      attentionBackwardBindings(DType::BF16, shape, buffers, 10);
+
+  // Rank-4 memrefs take 11 slots, rank-3 ones 9.
+  EXPECT_EQ(KernelArgs(*library.named("bwd_delta"), bindings).count(),
+            2u * 11 + 9);
+  KernelArgs dkdv(*library.named("bwd_dkdv"), bindings);
+  EXPECT_EQ(dkdv.count(), 6u * 11 + 2 * 9);
+  // delta follows q, k, v, dout and lse; dk follows delta, and its sizes
+  // are k's.
+  EXPECT_EQ(dkdv.slot(4 * 11 + 9), 10u);
+  EXPECT_EQ(dkdv.slot(4 * 11 + 2 * 9), 8u);
+  EXPECT_EQ(dkdv.slot(4 * 11 + 2 * 9 + 3 + 1), 2u);  // kv_heads
+  EXPECT_EQ(dkdv.slot(4 * 11 + 2 * 9 + 3 + 2), 20u); // seq_kv
+  KernelArgs dq(*library.named("bwd"), bindings);
+  EXPECT_EQ(dq.count(), 5u * 11 + 2 * 9);
+  EXPECT_EQ(dq.slot(4 * 11 + 2 * 9), 7u);
+
+  const auto &delta = std::get<MemrefArg>(bindings.at("delta"));
+  EXPECT_EQ(delta.dtype, DType::F32);
+  EXPECT_EQ(delta.shape, shape.logSumExp());
+  EXPECT_EQ(std::get<MemrefArg>(bindings.at("dv")).shape, shape.keyValue());
+  EXPECT_EQ(std::get<MemrefArg>(bindings.at("dout")).data, 6u);
+  EXPECT_EQ(std::get<MemrefArg>(bindings.at("out")).data, 4u);
+}
+
+TEST(AttentionBackwardShapeTest, FlopsAreTwoAndAHalfTimesTheForwards) {
+  AttentionShape shape{2, 16, 8, 4096, 4096, 128};
+  double forward = 4.0 * 2 * 16 * 4096.0 * 4096.0 * 128;
+  EXPECT_DOUBLE_EQ(shape.backwardFlops(false), 2.5 * forward);
+  EXPECT_DOUBLE_EQ(shape.backwardFlops(true), 2.5 * forward / 2);
+}
+
+} // namespace
