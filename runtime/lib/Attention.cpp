@@ -53,11 +53,10 @@ std::size_t perRowBytes(const AttentionShape &shape) {
 } // namespace
 
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
-  return resolveGrid(spec,
-                     {{"query_tiles", ceilDiv(shape.seqQ, spec.blockM)},
-                      {"batch_heads", shape.batch * shape.heads},
-                      {"key_tiles", ceilDiv(shape.seqKv, spec.blockM)},
-                      {"batch_kv_heads", shape.batch * shape.kvHeads}});
+  return resolveGrid(spec, {{"query_tiles", ceilDiv(shape.seqQ, spec.blockM)},
+                            {"batch_heads", shape.batch * shape.heads},
+                            {"key_tiles", ceilDiv(shape.seqKv, spec.blockM)},
+                            {"batch_kv_heads", shape.batch * shape.kvHeads}});
 }
 
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
@@ -75,12 +74,11 @@ ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
   ArgBindings bindings = attentionBindings(
       dtype, shape,
       {buffers.q, buffers.k, buffers.v, buffers.out, buffers.lse});
-  bindings.insert(
-      {{"dout", MemrefArg{buffers.dout, dtype, shape.query()}},
-       {"delta", MemrefArg{delta, DType::F32, shape.logSumExp()}},
-       {"dq", MemrefArg{buffers.dq, dtype, shape.query()}},
-       {"dk", MemrefArg{buffers.dk, dtype, shape.keyValue()}},
-       {"dv", MemrefArg{buffers.dv, dtype, shape.keyValue()}}});
+  bindings.insert({{"dout", MemrefArg{buffers.dout, dtype, shape.query()}},
+                   {"delta", MemrefArg{delta, DType::F32, shape.logSumExp()}},
+                   {"dq", MemrefArg{buffers.dq, dtype, shape.query()}},
+                   {"dk", MemrefArg{buffers.dk, dtype, shape.keyValue()}},
+                   {"dv", MemrefArg{buffers.dv, dtype, shape.keyValue()}}});
   return bindings;
 }
 
@@ -115,12 +113,12 @@ AttentionBackwardLaunch::AttentionBackwardLaunch(
     : deltaKernel(delta), dkdvKernel(dkdv), dqKernel(dq),
       dqGrid(attentionGrid(
           checkedAttentionSpec(dq, kAttentionBackwardOp, shape), shape)),
-      deltaGrid(attentionGrid(
-          checkedCompanion(delta, kAttentionDeltaOp, dq.spec(),
-                           "delta_kernel", dq.spec().deltaKernel, shape),
-          shape)),
-      dkdvGrid(attentionGrid(checkedCompanion(dkdv, kAttentionDkDvOp,
-                                              dq.spec(), "dkdv_kernel",
+      deltaGrid(attentionGrid(checkedCompanion(delta, kAttentionDeltaOp,
+                                               dq.spec(), "delta_kernel",
+                                               dq.spec().deltaKernel, shape),
+                              shape)),
+      dkdvGrid(attentionGrid(checkedCompanion(dkdv, kAttentionDkDvOp, dq.spec(),
+                                              "dkdv_kernel",
                                               dq.spec().dkdvKernel, shape),
                              shape)),
       deltaBuffer("the attention backward's delta", perRowBytes(shape)),

@@ -212,10 +212,10 @@ __device__ void attentionGradRows(const T *q, const T *k, const T *v,
   for (long long start = 0; start < row.visible; start += blockDim.x) {
     long long j = start + threadIdx.x;
     scratchA[threadIdx.x] =
-        j < row.visible ? exp(row.score(query, j, p) - rowLse) *
-                              (dot(gradOut, row.values + j * p.headDim, p) -
-                               rowDelta)
-                        : 0.0;
+        j < row.visible
+            ? exp(row.score(query, j, p) - rowLse) *
+                  (dot(gradOut, row.values + j * p.headDim, p) - rowDelta)
+            : 0.0;
     __syncthreads();
     accumulateRows(accumulator, scratchA, row.keys + start * p.headDim,
                    min(static_cast<long long>(blockDim.x), row.visible - start),
@@ -273,8 +273,7 @@ __device__ void attentionGradKeys(const T *q, const T *k, const T *v,
             weight * (dot(value, dout + row * p.headDim, p) - delta[row]);
       }
       __syncthreads();
-      long long count =
-          min(static_cast<long long>(blockDim.x), p.seqQ - start);
+      long long count = min(static_cast<long long>(blockDim.x), p.seqQ - start);
       long long first = (rows + start) * p.headDim;
       accumulateRows(dvAccumulator, weights, dout + first, count, p);
       accumulateRows(dkAccumulator, dscores, q + first, count, p);

@@ -213,8 +213,8 @@ void checkCompanionKernels(const KernelLibrary &library,
                            const ObjectReader &top) {
   for (const KernelSpec &spec : library.kernels())
     for (const Companion &companion : companionsOf(spec)) {
-      std::string what = "kernel '" + spec.name + "': " + companion.key +
-                         " '" + companion.name + "'";
+      std::string what = "kernel '" + spec.name + "': " + companion.key + " '" +
+                         companion.name + "'";
       const KernelSpec *other = library.named(companion.name);
       if (!other)
         top.fail(what + " is not in the library");
@@ -222,8 +222,7 @@ void checkCompanionKernels(const KernelLibrary &library,
         top.fail(what + " computes " + other->op + ", not " + companion.op);
       if (!isAttentionOp(spec.op))
         continue;
-      KernelQuery expected{companion.op, spec.dtype, spec.headDim,
-                           spec.causal};
+      KernelQuery expected{companion.op, spec.dtype, spec.headDim, spec.causal};
       if (!expected.matches(*other))
         top.fail(what + " is " + other->describe() + ", expected " +
                  expected.describe());
@@ -266,17 +265,16 @@ std::string formatEps(double eps) { return formatNumber(eps); }
 
 std::vector<std::string> gridSymbolsOf(const std::string &op) {
   if (isAttentionOp(op))
-    return {"query_tiles", "batch_heads", "key_tiles", "batch_kv_heads",
-            "one"};
+    return {"query_tiles", "batch_heads", "key_tiles", "batch_kv_heads", "one"};
   if (op == kLayerNormForwardOp)
     return {"row_tiles", "persistent_row_tiles", "one"};
   if (op == kLayerNormBackwardOp)
     return {"persistent_row_tiles", "one"};
   if (op == kLayerNormParamsOp)
     return {"column_tiles", "one"};
-  return {"query_tiles",          "batch_heads",  "key_tiles",
-          "batch_kv_heads",       "row_tiles",    "persistent_row_tiles",
-          "column_tiles",         "one"};
+  return {"query_tiles",    "batch_heads", "key_tiles",
+          "batch_kv_heads", "row_tiles",   "persistent_row_tiles",
+          "column_tiles",   "one"};
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {

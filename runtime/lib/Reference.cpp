@@ -102,16 +102,18 @@ AttentionReference referenceAttentionCpu(const AttentionShape &shape,
                     double *out = result.out.data() + row * D;
                     for (std::size_t j = 0; j < weights.size(); ++j)
                       for (std::int64_t d = 0; d < D; ++d)
-                        out[d] += weights[j] *
-                                  static_cast<double>(values[j * D + d]);
+                        out[d] +=
+                            weights[j] * static_cast<double>(values[j * D + d]);
                   });
   return result;
 }
 
-AttentionGradReference referenceAttentionGradCpu(
-    const AttentionShape &shape, const std::vector<float> &q,
-    const std::vector<float> &k, const std::vector<float> &v,
-    const std::vector<float> &dout, double scale, bool causal) {
+AttentionGradReference referenceAttentionGradCpu(const AttentionShape &shape,
+                                                 const std::vector<float> &q,
+                                                 const std::vector<float> &k,
+                                                 const std::vector<float> &v,
+                                                 const std::vector<float> &dout,
+                                                 double scale, bool causal) {
   const char *what = "gradient reference";
   expectInputs(shape, q, k, v, what);
   expectElements(dout, shape.query(), "dout", what);
@@ -119,31 +121,31 @@ AttentionGradReference referenceAttentionGradCpu(
   AttentionGradReference result{zeros(shape.query()), zeros(shape.keyValue()),
                                 zeros(shape.keyValue())};
   std::vector<double> weights, dweights;
-  forEachQueryRow(
-      shape, q, k, v,
-      [&](std::int64_t row, std::int64_t i, const float *query,
-          const float *keys, const float *values, std::int64_t kvHead) {
-        softmaxRow(shape, i, query, keys, scale, causal, weights);
-        const float *gradOut = dout.data() + row * D;
-        // dP_ij, and delta_i = sum_j P_ij dP_ij.
-        dweights.resize(weights.size());
-        double delta = 0;
-        for (std::size_t j = 0; j < weights.size(); ++j) {
-          dweights[j] = dot(gradOut, values + j * D, D);
-          delta += weights[j] * dweights[j];
-        }
-        double *dq = result.dq.data() + row * D;
-        double *dk = result.dk.data() + kvHead * shape.seqKv * D;
-        double *dv = result.dv.data() + kvHead * shape.seqKv * D;
-        for (std::size_t j = 0; j < weights.size(); ++j) {
-          double dscore = weights[j] * (dweights[j] - delta);
-          for (std::int64_t d = 0; d < D; ++d) {
-            dq[d] += scale * dscore * keys[j * D + d];
-            dk[j * D + d] += scale * dscore * query[d];
-            dv[j * D + d] += weights[j] * gradOut[d];
-          }
-        }
-      });
+  forEachQueryRow(shape, q, k, v,
+                  [&](std::int64_t row, std::int64_t i, const float *query,
+                      const float *keys, const float *values,
+                      std::int64_t kvHead) {
+                    softmaxRow(shape, i, query, keys, scale, causal, weights);
+                    const float *gradOut = dout.data() + row * D;
+                    // dP_ij, and delta_i = sum_j P_ij dP_ij.
+                    dweights.resize(weights.size());
+                    double delta = 0;
+                    for (std::size_t j = 0; j < weights.size(); ++j) {
+                      dweights[j] = dot(gradOut, values + j * D, D);
+                      delta += weights[j] * dweights[j];
+                    }
+                    double *dq = result.dq.data() + row * D;
+                    double *dk = result.dk.data() + kvHead * shape.seqKv * D;
+                    double *dv = result.dv.data() + kvHead * shape.seqKv * D;
+                    for (std::size_t j = 0; j < weights.size(); ++j) {
+                      double dscore = weights[j] * (dweights[j] - delta);
+                      for (std::int64_t d = 0; d < D; ++d) {
+                        dq[d] += scale * dscore * keys[j * D + d];
+                        dk[j * D + d] += scale * dscore * query[d];
+                        dv[j * D + d] += weights[j] * gradOut[d];
+                      }
+                    }
+                  });
   return result;
 }
 

@@ -59,8 +59,8 @@ void checkGridY(std::int64_t blocks, const char *what) {
 
 AttentionReferenceParams paramsOf(const AttentionShape &shape, double scale,
                                   bool causal) {
-  return {shape.heads, shape.kvHeads, shape.seqQ,    shape.seqKv,
-          shape.headDim, scale,       causal ? 1 : 0};
+  return {shape.heads,   shape.kvHeads, shape.seqQ,    shape.seqKv,
+          shape.headDim, scale,         causal ? 1 : 0};
 }
 
 DeviceBuffer doubles(const char *name, const Shape &shape) {
@@ -97,11 +97,12 @@ AttentionReference referenceAttentionGpu(const AttentionShape &shape,
   return {downloadDoubles(out), downloadDoubles(lse)};
 }
 
-AttentionGradReference
-referenceAttentionGradGpu(const AttentionShape &shape, DType dtype,
-                          CUdeviceptr q, CUdeviceptr k, CUdeviceptr v,
-                          CUdeviceptr dout, double scale, bool causal,
-                          const Stream &stream) {
+AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
+                                                 DType dtype, CUdeviceptr q,
+                                                 CUdeviceptr k, CUdeviceptr v,
+                                                 CUdeviceptr dout, double scale,
+                                                 bool causal,
+                                                 const Stream &stream) {
   shape.validate();
   checkGridY(shape.batch * shape.heads, "batch*heads");
   ReferenceKernels kernels;
@@ -114,14 +115,14 @@ referenceAttentionGradGpu(const AttentionShape &shape, DType dtype,
   AttentionReferenceParams params = paramsOf(shape, scale, causal);
   CUdeviceptr dqPointer = dq.get(), dkPointer = dk.get(), dvPointer = dv.get(),
               lsePointer = lse.get(), deltaPointer = delta.get();
-  void *rowArgs[] = {&q,         &k,          &v,           &dout,
-                     &dqPointer, &lsePointer, &deltaPointer, &params};
+  void *rowArgs[] = {
+      &q, &k, &v, &dout, &dqPointer, &lsePointer, &deltaPointer, &params};
   // Shared: the query and dout rows and the dq accumulator.
   kernels.launch("attention_grad_reference_rows", dtype, shape.seqQ,
-                 shape.batch * shape.heads, 3 * shape.headDim, rowArgs,
-                 stream);
-  void *keyArgs[] = {&q,           &k,         &v,         &dout, &lsePointer,
-                     &deltaPointer, &dkPointer, &dvPointer, &params};
+                 shape.batch * shape.heads, 3 * shape.headDim, rowArgs, stream);
+  void *keyArgs[] = {&q,         &k,          &v,
+                     &dout,      &lsePointer, &deltaPointer,
+                     &dkPointer, &dvPointer,  &params};
   // Shared: the key and value rows and the dk and dv accumulators.
   kernels.launch("attention_grad_reference_keys", dtype, shape.seqKv,
                  shape.batch * shape.kvHeads, 4 * shape.headDim, keyArgs,

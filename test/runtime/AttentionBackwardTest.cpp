@@ -41,10 +41,10 @@ std::vector<json> backwardEntries(const std::string &name = "bwd") {
                      memref("delta", "f32", 3)};
   json dkdv = attentionKernel(name + "_dkdv", "attention_bwd_dkdv",
                               {"key_tiles", "batch_kv_heads", "one"});
-  dkdv["params"] = {memref("q", "bf16", 4),    memref("k", "bf16", 4),
-                    memref("v", "bf16", 4),    memref("dout", "bf16", 4),
-                    memref("lse", "f32", 3),   memref("delta", "f32", 3),
-                    memref("dk", "bf16", 4),   memref("dv", "bf16", 4)};
+  dkdv["params"] = {memref("q", "bf16", 4),  memref("k", "bf16", 4),
+                    memref("v", "bf16", 4),  memref("dout", "bf16", 4),
+                    memref("lse", "f32", 3), memref("delta", "f32", 3),
+                    memref("dk", "bf16", 4), memref("dv", "bf16", 4)};
   json dq = attentionKernel(name, "attention_bwd",
                             {"query_tiles", "batch_heads", "one"});
   dq["params"] = {memref("q", "bf16", 4),  memref("k", "bf16", 4),
@@ -108,21 +108,19 @@ TEST(AttentionBackwardManifestTest, ParsesTheContractEntries) {
 
 TEST(AttentionBackwardManifestTest, ForwardLookupsSkipBackwardKernels) {
   KernelLibrary library = libraryOf(backwardEntries());
-  EXPECT_TRUE(library.candidates({kAttentionForwardOp, DType::BF16, 64, true})
-                  .empty());
+  EXPECT_TRUE(
+      library.candidates({kAttentionForwardOp, DType::BF16, 64, true}).empty());
   EXPECT_EQ(library.groups().size(), 3u);
 }
 
 TEST(AttentionBackwardManifestTest, ErrorsNameTheKernelAndKey) {
-  EXPECT_EQ(entriesError([](json &, json &, json &dq) {
-              dq.erase("delta_kernel");
-            }),
-            kManifest + "kernel 'bwd': missing key 'delta_kernel'");
-  EXPECT_EQ(entriesError([](json &, json &, json &dq) {
-              dq["dkdv_kernel"] = 7;
-            }),
-            kManifest + "kernel 'bwd': key 'dkdv_kernel' must be a string, "
-                        "got 7");
+  EXPECT_EQ(
+      entriesError([](json &, json &, json &dq) { dq.erase("delta_kernel"); }),
+      kManifest + "kernel 'bwd': missing key 'delta_kernel'");
+  EXPECT_EQ(
+      entriesError([](json &, json &, json &dq) { dq["dkdv_kernel"] = 7; }),
+      kManifest + "kernel 'bwd': key 'dkdv_kernel' must be a string, "
+                  "got 7");
   EXPECT_EQ(entriesError([](json &, json &, json &dq) {
               dq["delta_kernel"] = "missing";
             }),
@@ -133,26 +131,23 @@ TEST(AttentionBackwardManifestTest, ErrorsNameTheKernelAndKey) {
             }),
             kManifest + "kernel 'bwd': dkdv_kernel 'bwd_delta' computes "
                         "attention_bwd_delta, not attention_bwd_dkdv");
-  EXPECT_EQ(entriesError([](json &, json &dkdv, json &) {
-              dkdv["causal"] = false;
-            }),
-            kManifest + "kernel 'bwd': dkdv_kernel 'bwd_dkdv' is "
-                        "attention_bwd_dkdv bf16 head_dim=64 non-causal, "
-                        "expected attention_bwd_dkdv bf16 head_dim=64 causal");
-  EXPECT_EQ(entriesError([](json &delta, json &, json &) {
-              delta["scale"] = 0.5;
-            }),
-            kManifest + "kernel 'bwd': delta_kernel 'bwd_delta' has scale "
-                        "0.5, expected 1/sqrt(head_dim)");
+  EXPECT_EQ(
+      entriesError([](json &, json &dkdv, json &) { dkdv["causal"] = false; }),
+      kManifest + "kernel 'bwd': dkdv_kernel 'bwd_dkdv' is "
+                  "attention_bwd_dkdv bf16 head_dim=64 non-causal, "
+                  "expected attention_bwd_dkdv bf16 head_dim=64 causal");
+  EXPECT_EQ(
+      entriesError([](json &delta, json &, json &) { delta["scale"] = 0.5; }),
+      kManifest + "kernel 'bwd': delta_kernel 'bwd_delta' has scale "
+                  "0.5, expected 1/sqrt(head_dim)");
   EXPECT_EQ(entriesError([](json &, json &dkdv, json &) {
               dkdv["config"].erase("block_m");
             }),
             kManifest + "kernel 'bwd_dkdv': config needs a positive integer "
                         "'block_m' (keys per block: it sizes the key_tiles "
                         "grid dimension)");
-  EXPECT_EQ(entriesError([](json &delta, json &, json &) {
-              delta.erase("head_dim");
-            }),
+  EXPECT_EQ(entriesError(
+                [](json &delta, json &, json &) { delta.erase("head_dim"); }),
             kManifest + "kernel 'bwd_delta': missing key 'head_dim'");
 }
 
@@ -194,7 +189,8 @@ TEST(AttentionBackwardManifestTest, TheFixtureLibraryHasEveryGroup) {
       for (bool causal : {false, true}) {
         const KernelSpec &dq =
             library.find({kAttentionBackwardOp, dtype, headDim, causal});
-        AttentionBackwardKernels kernels = attentionBackwardKernels(library, dq);
+        AttentionBackwardKernels kernels =
+            attentionBackwardKernels(library, dq);
         EXPECT_EQ(kernels.delta->name, dq.name + "_delta");
         EXPECT_EQ(kernels.dkdv->name, dq.name + "_dkdv");
       }

@@ -187,16 +187,15 @@ TEST_P(AttentionGradReferenceTest, GradientsMatchFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionGradReferenceTest,
-    testing::Values(
-        GradCase{"Square", {1, 2, 2, 4, 4, 3}, false},
-        GradCase{"SquareCausal", {1, 2, 2, 4, 4, 3}, true},
-        // Grouped heads: dk and dv sum over the two query heads of each kv
-        // head.
-        GradCase{"GroupedCausal", {2, 4, 2, 3, 3, 2}, true},
-        GradCase{"MoreKeysCausal", {1, 2, 1, 3, 5, 2}, true},
-        GradCase{"MoreQueriesCausal", {1, 1, 1, 5, 3, 2}, true},
-        GradCase{"Cross", {1, 3, 1, 2, 6, 4}, false},
-        GradCase{"OneQueryOneKey", {1, 1, 1, 1, 1, 4}, false}),
+    testing::Values(GradCase{"Square", {1, 2, 2, 4, 4, 3}, false},
+                    GradCase{"SquareCausal", {1, 2, 2, 4, 4, 3}, true},
+                    // Grouped heads: dk and dv sum over the two query heads of
+                    // each kv head.
+                    GradCase{"GroupedCausal", {2, 4, 2, 3, 3, 2}, true},
+                    GradCase{"MoreKeysCausal", {1, 2, 1, 3, 5, 2}, true},
+                    GradCase{"MoreQueriesCausal", {1, 1, 1, 5, 3, 2}, true},
+                    GradCase{"Cross", {1, 3, 1, 2, 6, 4}, false},
+                    GradCase{"OneQueryOneKey", {1, 1, 1, 1, 1, 4}, false}),
     [](const testing::TestParamInfo<GradCase> &info) {
       return info.param.name;
     });

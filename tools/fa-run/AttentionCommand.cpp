@@ -1,8 +1,9 @@
 //===- AttentionCommand.cpp - `fa-run attention` --------------------------===//
 //
-// Runs one attention kernel from the library on random inputs of given sizes
-// or on the user's .npy tensors; optionally checks it against the fp64
-// reference and times it.
+// Runs one attention forward kernel from the library (and with --grad the
+// backward's three kernels after it) on random inputs of given sizes or on
+// the user's .npy tensors; optionally checks every output against the fp64
+// reference and times the passes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +19,16 @@
 
 #include <iostream>
 #include <optional>
+#include <random>
 
 namespace fa {
 namespace {
 
 // Beyond this many multiply-adds (B*H*N*M*D) the CPU reference takes more
-// than a few seconds, so `--reference auto` uses the GPU one.
+// than a few seconds, so `--reference auto` uses the GPU one; with --grad it
+// also computes the gradients, which cost about 3 times as much.
 constexpr double kCpuReferenceMaxWork = double(1 << 28);
+constexpr double kCpuGradReferenceMaxWork = double(1 << 26);
 
 Problem randomProblem(const AttentionOptions &options, DType dtype) {
   AttentionShape shape;
@@ -34,7 +38,20 @@ Problem randomProblem(const AttentionOptions &options, DType dtype) {
   shape.seqQ = options.seq;
   shape.seqKv = options.kvSeq ? options.kvSeq : options.seq;
   shape.headDim = options.dim;
-  return randomProblem(shape, dtype, options.seed);
+  return randomProblem(shape, dtype, options.seed, options.grad);
+}
+
+/// dout for a problem from files: --dout, else random normal from --seed.
+HostTensor gradientFromFile(const AttentionOptions &options,
+                            const AttentionShape &shape, DType dtype) {
+  if (options.doutPath.empty()) {
+    std::mt19937_64 rng(options.seed);
+    return randomTensor(shape.query(), dtype, rng);
+  }
+  HostTensor dout = readInput(options.doutPath, dtype);
+  expectNpyShape(options.doutPath, dout, shape.query(),
+                 "dout must have q's shape [batch, heads, seq_q, head_dim]");
+  return dout;
 }
 
 Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
@@ -57,20 +74,26 @@ Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
   expectNpyShape(options.vPath, problem.v, shape.keyValue(),
                  "v must have k's shape");
   shape.validate();
+  if (options.grad)
+    problem.dout = gradientFromFile(options, shape, dtype);
   return problem;
 }
 
 std::vector<std::string> writeOutputs(const AttentionOptions &options,
                                       const Outputs &outputs, DType dtype) {
   std::vector<std::string> written;
-  if (!options.outPath.empty()) {
-    writeOutput(options.outPath, outputs.out, dtype);
-    written.push_back(options.outPath);
-  }
-  if (!options.lsePath.empty()) {
-    writeNpy(options.lsePath, outputs.lse, DType::F32);
-    written.push_back(options.lsePath);
-  }
+  auto write = [&](const std::string &path, const HostTensor &output,
+                   DType heldIn) {
+    if (path.empty())
+      return;
+    writeOutput(path, output, heldIn);
+    written.push_back(path);
+  };
+  write(options.outPath, outputs.out, dtype);
+  write(options.lsePath, outputs.lse, DType::F32);
+  write(options.dqPath, outputs.dq, dtype);
+  write(options.dkPath, outputs.dk, dtype);
+  write(options.dvPath, outputs.dv, dtype);
   return written;
 }
 
@@ -80,7 +103,8 @@ bool useCpuReference(const AttentionOptions &options,
     return options.reference == "cpu";
   double work = static_cast<double>(shape.batch) * shape.heads * shape.seqQ *
                 shape.seqKv * shape.headDim;
-  return work < kCpuReferenceMaxWork;
+  return work <
+         (options.grad ? kCpuGradReferenceMaxWork : kCpuReferenceMaxWork);
 }
 
 /// The tuning cache --tuning names, else the library's if it has one.
@@ -94,14 +118,43 @@ std::optional<TuningCache> tuningCache(const AttentionOptions &options,
   return TuningCache::load(options.tuningPath);
 }
 
+/// chooseKernel, its warning (if any) on stderr.
+KernelChoice chooseAndWarn(const KernelLibrary &library,
+                           const KernelQuery &query, std::int64_t seqKv,
+                           const std::optional<TuningCache> &cache,
+                           const std::string &deviceName) {
+  KernelChoice choice = chooseKernel(library, query, seqKv,
+                                     cache ? &*cache : nullptr, deviceName);
+  if (!choice.warning.empty())
+    std::cerr << "fa-run: warning: " << choice.warning << "\n";
+  return choice;
+}
+
+/// The backward's kernels for `choice`, after checking that they compute
+/// the gradient of the forward kernel `forward` (the same softmax scale).
+BackwardKernelsReport backwardKernels(const KernelLibrary &library,
+                                      const KernelChoice &choice,
+                                      const KernelSpec &forward) {
+  AttentionBackwardKernels kernels =
+      attentionBackwardKernels(library, *choice.kernel);
+  if (kernels.dq->softmaxScale() != forward.softmaxScale())
+    throw Error("kernel " + kernels.dq->name + " uses softmax scale " +
+                std::to_string(kernels.dq->softmaxScale()) +
+                ", but the forward kernel " + forward.name + " uses " +
+                std::to_string(forward.softmaxScale()) +
+                ": its gradients would not be the forward's");
+  return {*kernels.delta, *kernels.dkdv, *kernels.dq, choice};
+}
+
 } // namespace
 
 CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
   CLI::App *command = app.add_subcommand(
       "attention",
-      "Run an attention forward kernel from the kernel library, on random "
-      "inputs of the given sizes or on .npy tensors; optionally check it "
-      "against an fp64 reference and time it.");
+      "Run an attention forward kernel from the kernel library (and with "
+      "--grad the backward's kernels), on random inputs of the given sizes "
+      "or on .npy tensors; optionally check every output against an fp64 "
+      "reference and time the passes.");
   const char *sizes = "Sizes (random normal inputs)";
   std::vector<CLI::Option *> sizeOptions = {
       command->add_option("--batch", o.batch, "Batch size B")->group(sizes),
@@ -117,68 +170,86 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
           ->add_option("--kv-seq", o.kvSeq,
                        "Key/value sequence length M. Default: N")
           ->group(sizes),
-      command->add_option("--dim", o.dim, "Head dimension D")->group(sizes),
-      command->add_option("--seed", o.seed, "Seed of the random inputs")
-          ->capture_default_str()
-          ->group(sizes)};
+      command->add_option("--dim", o.dim, "Head dimension D")->group(sizes)};
+  command
+      ->add_option("--seed", o.seed,
+                   "Seed of the random inputs (with --q, of dout when --grad "
+                   "has no --dout)")
+      ->capture_default_str()
+      ->group(sizes);
 
   const char *files = "Tensors from files (shapes come from the files)";
-  CLI::Option *q =
-      command
-          ->add_option("--q", o.qPath,
-                       "Queries, .npy [B, H, N, D] ('<f2', '<f4' or '<f8'; "
-                       "rounded to --dtype)")
-          ->group(files);
-  CLI::Option *k =
-      command->add_option("--k", o.kPath, "Keys, .npy [B, Hk, M, D]")
-          ->group(files);
-  CLI::Option *v =
-      command->add_option("--v", o.vPath, "Values, .npy [B, Hk, M, D]")
-          ->group(files);
-  CLI::Option *out =
-      command
-          ->add_option("--out", o.outPath,
-                       "Where to write the output, .npy [B, H, N, D] "
-                       "('<f2' for f16 kernels, else '<f4')")
-          ->group(files);
-  CLI::Option *lse =
-      command
-          ->add_option("--lse", o.lsePath,
-                       "Where to write the log-sum-exp, .npy [B, H, N] "
-                       "'<f4' (natural log)")
-          ->group(files);
+  auto file = [&](const char *name, std::string &path, const char *help) {
+    return command->add_option(name, path, help)->group(files);
+  };
+  CLI::Option *q = file("--q", o.qPath,
+                        "Queries, .npy [B, H, N, D] ('<f2', '<f4' or '<f8'; "
+                        "rounded to --dtype)");
+  CLI::Option *k = file("--k", o.kPath, "Keys, .npy [B, Hk, M, D]");
+  CLI::Option *v = file("--v", o.vPath, "Values, .npy [B, Hk, M, D]");
+  CLI::Option *out = file("--out", o.outPath,
+                          "Where to write the output, .npy [B, H, N, D] "
+                          "('<f2' for f16 kernels, else '<f4')");
+  CLI::Option *lse = file("--lse", o.lsePath,
+                          "Where to write the log-sum-exp, .npy [B, H, N] "
+                          "'<f4' (natural log)");
+  CLI::Option *dout = file("--dout", o.doutPath,
+                           "Gradient of out for --grad, .npy [B, H, N, D]. "
+                           "Default: random normal (--seed)");
+  CLI::Option *dq =
+      file("--dq", o.dqPath, "Where to write dq (--grad), .npy [B, H, N, D]");
+  CLI::Option *dk =
+      file("--dk", o.dkPath, "Where to write dk (--grad), .npy [B, Hk, M, D]");
+  CLI::Option *dv =
+      file("--dv", o.dvPath, "Where to write dv (--grad), .npy [B, Hk, M, D]");
   for (CLI::Option *option : {k, v, out})
     q->needs(option);
-  for (CLI::Option *option : {k, v, out, lse})
+  for (CLI::Option *option : {k, v, out, lse, dout, dq, dk, dv})
     option->needs(q);
   for (CLI::Option *option : sizeOptions)
     option->excludes(q);
 
-  command->add_option("--dtype", o.dtype, "Element type of q, k, v and out")
+  command
+      ->add_option("--dtype", o.dtype,
+                   "Element type of q, k, v, out and, with --grad, dout, dq, "
+                   "dk and dv")
       ->required()
       ->check(CLI::IsMember({"bf16", "f16", "f32"}));
   command->add_flag("--causal", o.causal,
                     "Causal mask, top-left aligned like PyTorch's is_causal: "
                     "query i sees keys j <= i");
+  CLI::Option *grad = command->add_flag(
+      "--grad", o.grad,
+      "Also run the backward: the forward first (for out and lse), then the "
+      "library's attention_bwd kernels (delta, dkdv, dq) for dq, dk and dv, "
+      "the gradients of sum(dout * out)");
+  for (CLI::Option *option : {dout, dq, dk, dv})
+    option->needs(grad);
   command->add_flag("--check", o.check,
-                    "Compare out and lse with an fp64 reference; exit 1 if "
-                    "either's relative error exceeds --rtol or any element "
-                    "is unwritten (outputs are poisoned with NaN first)");
+                    "Compare out and lse (with --grad also dq, dk and dv) "
+                    "with an fp64 reference; exit 1 if a relative error "
+                    "exceeds its tolerance or any element is unwritten "
+                    "(outputs, and the backward's delta, are poisoned with "
+                    "NaN first)");
   command
       ->add_option("--reference", o.reference,
                    "Where --check computes the reference: cpu, gpu, or "
-                   "auto (cpu when B*H*N*M*D < 2^28)")
+                   "auto (cpu when B*H*N*M*D < 2^28, 2^26 with --grad)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
   command->add_option("--rtol", o.rtol,
-                      "Relative error (Frobenius) --check accepts. Default: "
-                      "2e-2 bf16, 5e-3 f16, 2e-3 f32");
+                      "Relative error (Frobenius) --check accepts for every "
+                      "output. Default: out and lse 2e-2 bf16, 5e-3 f16, "
+                      "2e-3 f32; dq, dk and dv 4e-2 bf16, 1e-2 f16, 5e-3 "
+                      "f32");
   command->add_flag("--bench", o.bench,
-                    "Time the kernel with CUDA events: median of --runs "
-                    "after --warmup, inputs rotated across buffer sets "
-                    "spanning 2x L2; prints ms and TFLOP/s (4*B*H*N*M*D, "
-                    "half if causal)");
-  addTimingOptions(command, o, "Timed runs");
+                    "Time the forward (and with --grad the backward: its "
+                    "three kernels) with CUDA events: median of --runs after "
+                    "--warmup, inputs rotated across buffer sets spanning 2x "
+                    "L2; prints ms and TFLOP/s counting 4*B*H*N*M*D FLOPs "
+                    "for the forward and 2.5 times that for the backward, "
+                    "half if causal");
+  addTimingOptions(command, o, "Timed runs of each pass");
   addKernelsOption(command, o);
   CLI::Option *tuning =
       command->add_option("--tuning", o.tuningPath,
@@ -205,48 +276,77 @@ int runAttention(const AttentionOptions &options) {
   // Everything that can fail without a GPU is done before touching one.
   Problem problem = options.qPath.empty() ? randomProblem(options, dtype)
                                           : problemFromFiles(options, dtype);
+  const AttentionShape &shape = problem.shape;
   std::string kernelDir = options.kernelDirectory();
   KernelLibrary library = KernelLibrary::load(kernelDir);
-  KernelQuery query{"attention_fwd", dtype, problem.shape.headDim,
-                    options.causal};
-  library.find(query); // Throws, listing the library, if it has no kernel.
+  // find() throws, listing the library, if it has no kernel.
+  KernelQuery query{kAttentionForwardOp, dtype, shape.headDim, options.causal};
+  library.find(query);
+  KernelQuery backwardQuery{kAttentionBackwardOp, dtype, shape.headDim,
+                            options.causal};
+  if (options.grad)
+    attentionBackwardKernels(library, library.find(backwardQuery));
   std::optional<TuningCache> cache = tuningCache(options, kernelDir);
 
   Context context(options.device);
+  const DeviceInfo &device = context.device();
   // The cache applies only to the GPU it was tuned on, so the choice waits
   // for the device's name.
   KernelChoice choice =
-      chooseKernel(library, query, problem.shape.seqKv,
-                   cache ? &*cache : nullptr, context.device().name);
-  if (!choice.warning.empty())
-    std::cerr << "fa-run: warning: " << choice.warning << "\n";
+      chooseAndWarn(library, query, shape.seqKv, cache, device.name);
   const KernelSpec &spec = *choice.kernel;
-  Stream stream;
-  Kernel kernel(spec, context.device());
-  DeviceTensors tensors(problem.shape, dtype);
-  tensors.upload(problem, dtype);
+  AttentionReport report{spec, choice, device, shape, {}, {}, {}, {}, {}};
+  if (options.grad)
+    report.backward = backwardKernels(
+        library,
+        chooseAndWarn(library, backwardQuery, shape.seqKv, cache, device.name),
+        spec);
 
-  AttentionReport report{spec, choice, context.device(), problem.shape, {},
-                         {},   {}};
+  Stream stream;
+  Kernel kernel(spec, device);
+  DeviceTensors tensors(shape, dtype);
+  tensors.upload(problem, dtype);
   Outputs outputs = runOnce(kernel, problem, tensors, stream);
+  std::optional<BackwardKernels> backward;
+  std::optional<BackwardTensors> backwardTensors;
+  if (options.grad) {
+    backward.emplace(AttentionBackwardKernels{&report.backward->delta,
+                                              &report.backward->dkdv,
+                                              &report.backward->dq},
+                     device);
+    backwardTensors.emplace(shape, dtype);
+    backwardTensors->dout.upload(encode(problem.dout.values, dtype));
+    runBackward(*backward, shape, tensors, *backwardTensors, stream, outputs);
+  }
+
   report.filesWritten = writeOutputs(options, outputs, dtype);
-  if (options.check)
+  if (options.check) {
+    bool onCpu = useCpuReference(options, shape);
     report.check = checkOutputs(
-        problem, spec, tensors, outputs, stream,
-        useCpuReference(options, problem.shape),
+        problem, spec, tensors, outputs, stream, onCpu,
         options.rtol > 0 ? options.rtol : defaultRelativeTolerance(dtype));
-  if (options.bench)
-    report.bench = benchmark(kernel, problem.shape, context.device(), tensors,
-                             stream, options.warmup, options.runs);
+    if (options.grad)
+      report.check->gradients = checkGradients(
+          problem, report.backward->dq, tensors, *backwardTensors, outputs,
+          stream, onCpu,
+          options.rtol > 0 ? options.rtol : defaultGradientTolerance(dtype));
+  }
+  if (options.bench) {
+    report.bench = benchmark(kernel, shape, device, tensors, stream,
+                             options.warmup, options.runs);
+    if (options.grad)
+      report.backwardBench =
+          benchmarkBackward(*backward, shape, device, tensors, *backwardTensors,
+                            stream, options.warmup, options.runs);
+  }
 
   if (options.json)
     std::cout << toJson(report).dump(2) << "\n";
   else
     printText(report, std::cout);
   if (report.check && !report.check->passed()) {
-    std::cerr << "fa-run: check failed: error above rtol "
-              << report.check->relativeTolerance
-              << " or unwritten output elements\n";
+    std::cerr << "fa-run: check failed: an output's error is above its rtol "
+                 "or has unwritten elements\n";
     return 1;
   }
   return 0;

@@ -23,12 +23,16 @@ struct AttentionOptions : GpuRunOptions {
   std::uint64_t seed = 0;
   // ...or from the user's .npy files.
   std::string qPath, kPath, vPath, outPath, lsePath;
+  // The backward's (--grad): dout from a file (else random normal), and where
+  // to write the gradients.
+  std::string doutPath, dqPath, dkPath, dvPath;
 
   std::string dtype;
   bool causal = false;
+  bool grad = false;
   bool check = false;
   std::string reference = "auto";
-  double rtol = 0; // 0: the dtype's default.
+  double rtol = 0; // 0: the default of the dtype and the output.
   bool bench = false;
   std::string tuningPath; // Empty: <kernelDir>/tuning.json if present.
   bool noTuning = false;

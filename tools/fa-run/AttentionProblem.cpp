@@ -11,18 +11,56 @@
 #include <vector>
 
 namespace fa {
+namespace {
+
+std::size_t tensorBytes(const Shape &shape, DType dtype) {
+  return static_cast<std::size_t>(elementCount(shape)) * dtypeBytes(dtype);
+}
+
+HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
+                    DType dtype) {
+  return {shape, decode(buffer.download(), dtype)};
+}
+
+/// Times `launches[run % size]` and counts `flops` per run.
+template <typename Launch>
+BenchReport timeLaunches(std::vector<Launch> &launches, double flops,
+                         const Stream &stream, int warmup, int runs) {
+  BenchReport bench;
+  bench.bufferSets = static_cast<int>(launches.size());
+  bench.timing = timeOnStream(stream, warmup, runs, [&](int run) {
+    launches[run % launches.size()].enqueue(stream);
+  });
+  bench.flops = flops;
+  bench.tflops = flops / (bench.timing.medianMs * 1e-3) / 1e12;
+  return bench;
+}
+
+} // namespace
+
 DeviceTensors::DeviceTensors(const AttentionShape &shape, DType dtype)
-    : q("q", elementCount(shape.query()) * dtypeBytes(dtype)),
-      k("k", elementCount(shape.keyValue()) * dtypeBytes(dtype)),
-      v("v", elementCount(shape.keyValue()) * dtypeBytes(dtype)),
-      out("out", elementCount(shape.query()) * dtypeBytes(dtype)),
-      lse("lse", elementCount(shape.logSumExp()) * sizeof(float)) {}
+    : q("q", tensorBytes(shape.query(), dtype)),
+      k("k", tensorBytes(shape.keyValue(), dtype)),
+      v("v", tensorBytes(shape.keyValue(), dtype)),
+      out("out", tensorBytes(shape.query(), dtype)),
+      lse("lse", tensorBytes(shape.logSumExp(), DType::F32)) {}
 
 void DeviceTensors::upload(const Problem &problem, DType dtype) {
   q.upload(encode(problem.q.values, dtype));
   k.upload(encode(problem.k.values, dtype));
   v.upload(encode(problem.v.values, dtype));
 }
+
+BackwardTensors::BackwardTensors(const AttentionShape &shape, DType dtype)
+    : dout("dout", tensorBytes(shape.query(), dtype)),
+      dq("dq", tensorBytes(shape.query(), dtype)),
+      dk("dk", tensorBytes(shape.keyValue(), dtype)),
+      dv("dv", tensorBytes(shape.keyValue(), dtype)) {}
+
+BackwardKernels::BackwardKernels(const AttentionBackwardKernels &specs,
+                                 const DeviceInfo &device)
+    : delta(*specs.delta, device), dkdv(*specs.dkdv, device),
+      dq(*specs.dq, device) {}
 
 double defaultRelativeTolerance(DType dtype) {
   switch (dtype) {
@@ -36,8 +74,23 @@ double defaultRelativeTolerance(DType dtype) {
   return 0;
 }
 
+double defaultGradientTolerance(DType dtype) {
+  // Twice the forward's (2.5x for f32): the backward rounds P and dS to the
+  // dtype for its tensor-core products, and dS = P * (dP - delta) loses
+  // digits where dP is close to delta (computed from the rounded out).
+  switch (dtype) {
+  case DType::BF16:
+    return 4e-2;
+  case DType::F16:
+    return 1e-2;
+  case DType::F32:
+    return 5e-3;
+  }
+  return 0;
+}
+
 Problem randomProblem(const AttentionShape &shape, DType dtype,
-                      std::uint64_t seed) {
+                      std::uint64_t seed, bool backward) {
   shape.validate();
   std::mt19937_64 rng(seed);
   Problem problem;
@@ -45,6 +98,8 @@ Problem randomProblem(const AttentionShape &shape, DType dtype,
   problem.q = randomTensor(shape.query(), dtype, rng);
   problem.k = randomTensor(shape.keyValue(), dtype, rng);
   problem.v = randomTensor(shape.keyValue(), dtype, rng);
+  if (backward)
+    problem.dout = randomTensor(shape.query(), dtype, rng);
   return problem;
 }
 
@@ -55,10 +110,27 @@ Outputs runOnce(const Kernel &kernel, const Problem &problem,
   tensors.lse.fill(kNaNBytes, stream.get());
   AttentionLaunch(kernel, problem.shape, tensors.pointers()).enqueue(stream);
   stream.synchronize();
-  DType dtype = kernel.spec().dtype;
-  return {
-      {problem.shape.query(), decode(tensors.out.download(), dtype)},
-      {problem.shape.logSumExp(), decode(tensors.lse.download(), DType::F32)}};
+  Outputs outputs;
+  outputs.out =
+      download(tensors.out, problem.shape.query(), kernel.spec().dtype);
+  outputs.lse = download(tensors.lse, problem.shape.logSumExp(), DType::F32);
+  return outputs;
+}
+
+void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
+                 const DeviceTensors &forward, BackwardTensors &tensors,
+                 const Stream &stream, Outputs &outputs) {
+  AttentionBackwardLaunch launch(kernels.delta, kernels.dkdv, kernels.dq, shape,
+                                 tensors.pointers(forward));
+  for (DeviceBuffer *gradient : {&tensors.dq, &tensors.dk, &tensors.dv})
+    gradient->fill(kNaNBytes, stream.get());
+  launch.fillDelta(kNaNBytes, stream);
+  launch.enqueue(stream);
+  stream.synchronize();
+  DType dtype = kernels.dq.spec().dtype;
+  outputs.dq = download(tensors.dq, shape.query(), dtype);
+  outputs.dk = download(tensors.dk, shape.keyValue(), dtype);
+  outputs.dv = download(tensors.dv, shape.keyValue(), dtype);
 }
 
 CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
@@ -80,6 +152,27 @@ CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
   return check;
 }
 
+GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
+                             const DeviceTensors &forward,
+                             const BackwardTensors &tensors,
+                             const Outputs &outputs, const Stream &stream,
+                             bool onCpu, double relativeTolerance) {
+  AttentionGradReference reference =
+      onCpu
+          ? referenceAttentionGradCpu(problem.shape, problem.q.values,
+                                      problem.k.values, problem.v.values,
+                                      problem.dout.values, spec.softmaxScale(),
+                                      spec.causal)
+          : referenceAttentionGradGpu(problem.shape, spec.dtype,
+                                      forward.q.get(), forward.k.get(),
+                                      forward.v.get(), tensors.dout.get(),
+                                      spec.softmaxScale(), spec.causal, stream);
+  return {relativeTolerance,
+          compareWithReference(outputs.dq.values, reference.dq),
+          compareWithReference(outputs.dk.values, reference.dk),
+          compareWithReference(outputs.dv.values, reference.dv)};
+}
+
 BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const DeviceInfo &device, const DeviceTensors &inputs,
                       const Stream &stream, int warmup, int runs) {
@@ -97,14 +190,39 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
     set.v.copyFrom(inputs.v);
     launches.emplace_back(kernel, shape, set.pointers());
   }
-  BenchReport bench;
-  bench.bufferSets = copies;
-  bench.timing = timeOnStream(stream, warmup, runs, [&](int run) {
-    launches[run % launches.size()].enqueue(stream);
-  });
-  bench.tflops =
-      shape.flops(kernel.spec().causal) / (bench.timing.medianMs * 1e-3) / 1e12;
-  return bench;
+  return timeLaunches(launches, shape.flops(kernel.spec().causal), stream,
+                      warmup, runs);
+}
+
+BenchReport benchmarkBackward(const BackwardKernels &kernels,
+                              const AttentionShape &shape,
+                              const DeviceInfo &device,
+                              const DeviceTensors &forward,
+                              const BackwardTensors &inputs,
+                              const Stream &stream, int warmup, int runs) {
+  const KernelSpec &spec = kernels.dq.spec();
+  int copies = rotationCopies(inputs.bytes(forward), device.l2CacheBytes,
+                              kMaxBufferSets);
+  std::vector<DeviceTensors> extraForwardSets;
+  std::vector<BackwardTensors> extraSets;
+  std::vector<AttentionBackwardLaunch> launches;
+  launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
+                        inputs.pointers(forward));
+  for (int copy = 1; copy < copies; ++copy) {
+    DeviceTensors &forwardSet =
+        extraForwardSets.emplace_back(shape, spec.dtype);
+    BackwardTensors &set = extraSets.emplace_back(shape, spec.dtype);
+    forwardSet.q.copyFrom(forward.q);
+    forwardSet.k.copyFrom(forward.k);
+    forwardSet.v.copyFrom(forward.v);
+    forwardSet.out.copyFrom(forward.out);
+    forwardSet.lse.copyFrom(forward.lse);
+    set.dout.copyFrom(inputs.dout);
+    launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
+                          set.pointers(forwardSet));
+  }
+  return timeLaunches(launches, shape.backwardFlops(spec.causal), stream,
+                      warmup, runs);
 }
 
 } // namespace fa

@@ -5,12 +5,45 @@
 #include "ReportFormat.h"
 
 namespace fa {
+namespace {
+
+constexpr const char *kForwardFlops = "4 * B * H * N * M * D, half if causal";
+constexpr const char *kBackwardFlops =
+    "2.5 * 4 * B * H * N * M * D, half if causal";
+
+void printBench(const char *pass, const BenchReport &bench, const char *formula,
+                std::ostream &os) {
+  os << "bench   " << pass << fixed(bench.timing.medianMs, 4)
+     << " ms (median of " << bench.timing.runs << ", min "
+     << fixed(bench.timing.minMs, 4) << ", max " << fixed(bench.timing.maxMs, 4)
+     << ", " << bench.bufferSets << " buffer sets)  " << fixed(bench.tflops, 1)
+     << " TFLOP/s";
+  if (formula)
+    os << " counting " << formula;
+  os << "\n";
+}
+
+nlohmann::json benchJson(const BenchReport &bench, const char *formula) {
+  return {{"median_ms", bench.timing.medianMs}, {"min_ms", bench.timing.minMs},
+          {"max_ms", bench.timing.maxMs},       {"runs", bench.timing.runs},
+          {"buffer_sets", bench.bufferSets},    {"flops", bench.flops},
+          {"flops_formula", formula},           {"tflops", bench.tflops}};
+}
+
+const char *passOrFail(bool passed) { return passed ? "PASS" : "FAIL"; }
+
+} // namespace
 
 void printText(const AttentionReport &report, std::ostream &os) {
   const KernelSpec &kernel = report.kernel;
   os << "kernel  " << kernel.name << " (" << kernel.describe() << ")\n"
-     << "chosen  " << report.choice.reason << "\n"
-     << "device  " << report.device.name << " (" << report.device.smName()
+     << "chosen  " << report.choice.reason << "\n";
+  if (const auto &backward = report.backward)
+    os << "grad    " << backward->dq.name << " (" << backward->dq.describe()
+       << ") after " << backward->delta.name << " and " << backward->dkdv.name
+       << "\n"
+       << "chosen  " << backward->choice.reason << "\n";
+  os << "device  " << report.device.name << " (" << report.device.smName()
      << ", " << report.device.multiprocessors << " SMs)\n"
      << "shape   " << report.shape.describe() << "\n";
   for (const std::string &file : report.filesWritten)
@@ -20,14 +53,18 @@ void printText(const AttentionReport &report, std::ostream &os) {
        << describeErrors("out", check->out) << "  "
        << describeErrors("lse", check->lse)
        << "  rtol=" << scientific(check->relativeTolerance) << "  "
-       << (check->passed() ? "PASS" : "FAIL") << "\n";
+       << passOrFail(check->forwardPassed()) << "\n";
+    if (const auto &gradients = check->gradients)
+      os << "check   grad  " << describeErrors("dq", gradients->dq) << "  "
+         << describeErrors("dk", gradients->dk) << "  "
+         << describeErrors("dv", gradients->dv)
+         << "  rtol=" << scientific(gradients->relativeTolerance) << "  "
+         << passOrFail(gradients->passed()) << "\n";
   }
-  if (const auto &bench = report.bench) {
-    os << "bench   " << fixed(bench->timing.medianMs, 4) << " ms (median of "
-       << bench->timing.runs << ", min " << fixed(bench->timing.minMs, 4)
-       << ", max " << fixed(bench->timing.maxMs, 4) << ", " << bench->bufferSets
-       << " buffer sets)  " << fixed(bench->tflops, 1) << " TFLOP/s\n";
-  }
+  if (const auto &bench = report.bench)
+    printBench(report.backwardBench ? "forward  " : "", *bench, nullptr, os);
+  if (const auto &bench = report.backwardBench)
+    printBench("backward ", *bench, kBackwardFlops, os);
 }
 
 nlohmann::json toJson(const AttentionReport &report) {
@@ -41,6 +78,7 @@ nlohmann::json toJson(const AttentionReport &report) {
       {"dtype", dtypeName(kernel.dtype)},
       {"causal", kernel.causal},
       {"config", kernel.config},
+      {"grad", report.backward.has_value()},
       {"device", report.device.name},
       {"batch", shape.batch},
       {"heads", shape.heads},
@@ -49,20 +87,31 @@ nlohmann::json toJson(const AttentionReport &report) {
       {"seq_kv", shape.seqKv},
       {"head_dim", shape.headDim},
       {"files_written", report.filesWritten}};
-  if (const auto &check = report.check)
+  if (const auto &backward = report.backward)
+    json["backward"] = {
+        {"kernel", backward->dq.name},
+        {"delta_kernel", backward->delta.name},
+        {"dkdv_kernel", backward->dkdv.name},
+        {"kernel_source", kernelSourceName(backward->choice.source)},
+        {"kernel_source_reason", backward->choice.reason},
+        {"config", backward->dq.config}};
+  if (const auto &check = report.check) {
     json["check"] = {{"reference", check->reference},
                      {"rtol", check->relativeTolerance},
                      {"out", errorsJson(check->out)},
                      {"lse", errorsJson(check->lse)},
                      {"passed", check->passed()}};
+    if (const auto &gradients = check->gradients)
+      json["check"]["gradients"] = {{"rtol", gradients->relativeTolerance},
+                                    {"dq", errorsJson(gradients->dq)},
+                                    {"dk", errorsJson(gradients->dk)},
+                                    {"dv", errorsJson(gradients->dv)},
+                                    {"passed", gradients->passed()}};
+  }
   if (const auto &bench = report.bench)
-    json["bench"] = {{"median_ms", bench->timing.medianMs},
-                     {"min_ms", bench->timing.minMs},
-                     {"max_ms", bench->timing.maxMs},
-                     {"runs", bench->timing.runs},
-                     {"buffer_sets", bench->bufferSets},
-                     {"flops", shape.flops(kernel.causal)},
-                     {"tflops", bench->tflops}};
+    json["bench"] = benchJson(*bench, kForwardFlops);
+  if (const auto &bench = report.backwardBench)
+    json["bench_backward"] = benchJson(*bench, kBackwardFlops);
   return json;
 }
 

@@ -19,21 +19,47 @@
 
 namespace fa {
 
+/// The backward's gradients against the reference.
+struct GradientCheck {
+  double relativeTolerance = 0;
+  ErrorStats dq;
+  ErrorStats dk;
+  ErrorStats dv;
+
+  bool passed() const {
+    return dq.passes(relativeTolerance) && dk.passes(relativeTolerance) &&
+           dv.passes(relativeTolerance);
+  }
+};
+
 struct CheckReport {
   std::string reference; // "cpu" or "gpu"
   double relativeTolerance = 0;
   ErrorStats out;
   ErrorStats lse;
+  std::optional<GradientCheck> gradients; // With --grad.
 
-  bool passed() const {
+  bool forwardPassed() const {
     return out.passes(relativeTolerance) && lse.passes(relativeTolerance);
+  }
+  bool passed() const {
+    return forwardPassed() && (!gradients || gradients->passed());
   }
 };
 
 struct BenchReport {
   Timing timing;
   int bufferSets = 1;
+  double flops = 0; // Counted as AttentionShape::flops or backwardFlops.
   double tflops = 0;
+};
+
+/// The backward's kernels (--grad) and why its group's dq kernel was chosen.
+struct BackwardKernelsReport {
+  KernelSpec delta;
+  KernelSpec dkdv;
+  KernelSpec dq;
+  KernelChoice choice;
 };
 
 struct AttentionReport {
@@ -41,8 +67,10 @@ struct AttentionReport {
   KernelChoice choice; // Why this kernel of its group.
   DeviceInfo device;
   AttentionShape shape;
+  std::optional<BackwardKernelsReport> backward;
   std::optional<CheckReport> check;
   std::optional<BenchReport> bench;
+  std::optional<BenchReport> backwardBench;
   std::vector<std::string> filesWritten;
 };
 

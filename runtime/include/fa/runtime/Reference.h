@@ -60,19 +60,22 @@ struct AttentionGradReference {
 };
 
 /// On the CPU; for small problems (about 3x the forward's cost).
-AttentionGradReference referenceAttentionGradCpu(
-    const AttentionShape &shape, const std::vector<float> &q,
-    const std::vector<float> &k, const std::vector<float> &v,
-    const std::vector<float> &dout, double scale, bool causal);
+AttentionGradReference referenceAttentionGradCpu(const AttentionShape &shape,
+                                                 const std::vector<float> &q,
+                                                 const std::vector<float> &k,
+                                                 const std::vector<float> &v,
+                                                 const std::vector<float> &dout,
+                                                 double scale, bool causal);
 
 /// On the GPU, in fp64: one thread block per query row for dq, then one per
 /// key row for dk and dv; reads q, k, v and dout in their kernel element
 /// type straight from device memory.
-AttentionGradReference
-referenceAttentionGradGpu(const AttentionShape &shape, DType dtype,
-                          CUdeviceptr q, CUdeviceptr k, CUdeviceptr v,
-                          CUdeviceptr dout, double scale, bool causal,
-                          const Stream &stream);
+AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
+                                                 DType dtype, CUdeviceptr q,
+                                                 CUdeviceptr k, CUdeviceptr v,
+                                                 CUdeviceptr dout, double scale,
+                                                 bool causal,
+                                                 const Stream &stream);
 
 } // namespace fa
 
