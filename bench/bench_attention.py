@@ -13,30 +13,17 @@ least 2x the L2 cache.
 """
 
 import argparse
-import itertools
 import json
 import sys
 
 import torch
-from torch.nn.attention import SDPBackend
 
 import common
-
-TOKENS = 16384
-HIDDEN = 2048
-TORCH_BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
-
-
-def configurations(seqs):
-    for dim, seq, causal in itertools.product((64, 128), seqs, (False, True)):
-        yield TOKENS // seq, HIDDEN // dim, seq, dim, causal
 
 
 def buffer_sets(batch, heads, seq, dim):
     """Enough (q, k, v) sets to span 2x L2."""
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    set_bytes = 3 * batch * heads * seq * dim * 2
-    count = max(1, min(64, -(-2 * l2 // set_bytes)))
+    count = common.buffer_set_count(3 * batch * heads * seq * dim * 2)
     return [[torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16)
              for _ in range(3)] for _ in range(count)]
 
@@ -67,28 +54,13 @@ def measure(args, batch, heads, seq, dim, causal) -> dict:
     except RuntimeError as error:
         row["ours"], row["ours_error"] = None, str(error)
     sets = buffer_sets(batch, heads, seq, dim)
-    for name, backend in TORCH_BACKENDS.items():
+    for name, backend in common.SDPA_BACKENDS.items():
         row[name], error = torch_tflops(backend, sets, causal, flops, args.warmup, args.runs)
         if error:
             row[f"{name}_error"] = error
     del sets
     torch.cuda.empty_cache()
     return row
-
-
-def table(rows) -> str:
-    def cell(value):
-        return f"{value:.1f}" if value is not None else "n/a"
-
-    lines = ["| D | N | B | H | causal | ours TFLOP/s | FA2 (flash) | cuDNN | ours / FA2 |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        ratio = (f"{r['ours'] / r['flash']:.2f}"
-                 if r["ours"] is not None and r["flash"] else "n/a")
-        lines.append(f"| {r['head_dim']} | {r['seq']} | {r['batch']} | {r['heads']} | "
-                     f"{'yes' if r['causal'] else 'no'} | {cell(r['ours'])} | "
-                     f"{cell(r['flash'])} | {cell(r['cudnn'])} | {ratio} |")
-    return "\n".join(lines)
 
 
 def main() -> int:
@@ -103,10 +75,10 @@ def main() -> int:
     args = parser.parse_args()
 
     rows = []
-    for config in configurations(args.seqs):
+    for config in common.attention_configurations(args.seqs):
         rows.append(measure(args, *config))
-        print(table(rows[-1:]).splitlines()[-1], flush=True)
-    text = f"Device: {torch.cuda.get_device_name(0)}\n\n" + table(rows)
+        print(common.attention_table(rows[-1:]).splitlines()[-1], flush=True)
+    text = f"Device: {torch.cuda.get_device_name(0)}\n\n" + common.attention_table(rows)
     print("\n" + text)
     common.write_results(args.out, "bench_attention", rows, text)
     errors = [r for r in rows if "ours_error" in r]

@@ -19,7 +19,6 @@ GPU spin so that host overhead (autograd's) does not count.
 
 import argparse
 import json
-import subprocess
 import sys
 
 import torch
@@ -31,8 +30,6 @@ ROWS = 32768
 EPS = 1e-5
 DTYPE = torch.bfloat16
 ELEMENT_BYTES = 2
-# About 25 ms at H100 clocks: longer than the host needs to queue the runs.
-QUEUE_AHEAD_CYCLES = 50_000_000
 
 
 def forward_bytes(rows, cols) -> float:
@@ -47,26 +44,20 @@ def gbps(bytes_moved, ms) -> float:
     return bytes_moved / (ms * 1e-3) / 1e9
 
 
-def set_count(set_bytes) -> int:
-    """Enough buffer sets to span 2x L2, at most 64."""
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    return max(1, min(64, -(-2 * l2 // int(set_bytes))))
-
-
 def torch_forward_gbps(rows, cols, warmup, runs) -> float:
     sets = [(torch.randn(rows, cols, device="cuda", dtype=DTYPE),
              torch.randn(cols, device="cuda", dtype=DTYPE),
              torch.randn(cols, device="cuda", dtype=DTYPE))
-            for _ in range(set_count(forward_bytes(rows, cols)))]
+            for _ in range(common.buffer_set_count(forward_bytes(rows, cols)))]
     calls = [lambda s=s: F.layer_norm(s[0], (cols,), s[1], s[2], EPS) for s in sets]
     with torch.no_grad():
-        ms = common.median_ms(calls, warmup, runs, QUEUE_AHEAD_CYCLES)
+        ms = common.median_ms(calls, warmup, runs, common.QUEUE_AHEAD_CYCLES)
     return gbps(forward_bytes(rows, cols), ms)
 
 
 def torch_backward_gbps(rows, cols, warmup, runs) -> float:
     graphs = []
-    for _ in range(set_count(backward_bytes(rows, cols))):
+    for _ in range(common.buffer_set_count(backward_bytes(rows, cols))):
         x = torch.randn(rows, cols, device="cuda", dtype=DTYPE, requires_grad=True)
         weight = torch.randn(cols, device="cuda", dtype=DTYPE, requires_grad=True)
         bias = torch.randn(cols, device="cuda", dtype=DTYPE, requires_grad=True)
@@ -74,7 +65,7 @@ def torch_backward_gbps(rows, cols, warmup, runs) -> float:
         graphs.append(((x, weight, bias), y, torch.randn_like(y)))
     calls = [lambda g=g: torch.autograd.grad(g[1], g[0], g[2], retain_graph=True)
              for g in graphs]
-    ms = common.median_ms(calls, warmup, runs, QUEUE_AHEAD_CYCLES)
+    ms = common.median_ms(calls, warmup, runs, common.QUEUE_AHEAD_CYCLES)
     return gbps(backward_bytes(rows, cols), ms)
 
 
@@ -119,15 +110,6 @@ def table(rows) -> str:
     return "\n".join(lines)
 
 
-def driver_version() -> str:
-    try:
-        return subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
-            capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -138,7 +120,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=100, help="timed runs (median)")
     args = parser.parse_args()
 
-    environment = {"device": torch.cuda.get_device_name(0), "driver": driver_version(),
+    environment = {"device": torch.cuda.get_device_name(0), "driver": common.driver_version(),
                    "torch": torch.__version__, "cuda": torch.version.cuda}
     rows = []
     for cols in args.cols:

@@ -1,8 +1,9 @@
 """Helpers shared by the benchmark and comparison scripts: running fa-run,
-choosing PyTorch SDPA backends, timing with CUDA events, and writing
-results."""
+choosing PyTorch SDPA backends, the attention benchmark shapes, timing with
+CUDA events, and writing results."""
 
 import argparse
+import itertools
 import json
 import subprocess
 import warnings
@@ -13,6 +14,16 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+# The attention benchmarks' convention (the FlashAttention papers'): bf16,
+# batch * seq = 16384 tokens, heads * head_dim = 2048, against PyTorch SDPA's
+# FlashAttention-2 and cuDNN backends.
+TOKENS = 16384
+HIDDEN = 2048
+SDPA_BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+# About 25 ms at H100 clocks: longer than the host needs to queue the timed
+# runs (see median_ms).
+QUEUE_AHEAD_CYCLES = 50_000_000
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, default_out: str) -> None:
@@ -96,10 +107,55 @@ def median_ms(calls: list, warmup: int, runs: int, queue_ahead_cycles: int = 0) 
     return times[middle] if runs % 2 else (times[middle - 1] + times[middle]) / 2
 
 
+def buffer_set_count(set_bytes) -> int:
+    """Enough buffer sets of `set_bytes` to span 2x L2, at most 64."""
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    return max(1, min(64, -(-2 * l2 // int(set_bytes))))
+
+
 def attention_flops(batch, heads, seq_q, seq_kv, dim, causal) -> float:
     """4*B*H*N*M*D, halved when causal (the FlashAttention convention)."""
     flops = 4.0 * batch * heads * seq_q * seq_kv * dim
     return flops / 2 if causal else flops
+
+
+def attention_backward_flops(batch, heads, seq_q, seq_kv, dim, causal) -> float:
+    """2.5 times the forward's: five matrix products to its two (the
+    FlashAttention convention, as fa-run's)."""
+    return 2.5 * attention_flops(batch, heads, seq_q, seq_kv, dim, causal)
+
+
+def attention_configurations(seqs):
+    """(batch, heads, seq, head_dim, causal) of the attention benchmarks:
+    head_dim 64 and 128, each seq, causal and not."""
+    for dim, seq, causal in itertools.product((64, 128), seqs, (False, True)):
+        yield TOKENS // seq, HIDDEN // dim, seq, dim, causal
+
+
+def attention_table(rows) -> str:
+    """Markdown: TFLOP/s of ours ("ours"), SDPA flash and cuDNN per row."""
+    def cell(value):
+        return f"{value:.1f}" if value is not None else "n/a"
+
+    lines = ["| D | N | B | H | causal | ours TFLOP/s | FA2 (flash) | cuDNN | ours / FA2 |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = (f"{r['ours'] / r['flash']:.2f}"
+                 if r["ours"] is not None and r["flash"] else "n/a")
+        lines.append(f"| {r['head_dim']} | {r['seq']} | {r['batch']} | {r['heads']} | "
+                     f"{'yes' if r['causal'] else 'no'} | {cell(r['ours'])} | "
+                     f"{cell(r['flash'])} | {cell(r['cudnn'])} | {ratio} |")
+    return "\n".join(lines)
+
+
+def driver_version() -> str:
+    """GPU 0's NVIDIA driver version, or "unknown"."""
+    try:
+        return subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+            capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def write_results(out_dir: str, stem: str, results, table: str) -> None:

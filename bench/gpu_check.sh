@@ -7,8 +7,13 @@
 #    against SDPA's flash and cuDNN backends;
 #  - layernorm: checks the LayerNorm kernels (forward, and backward with
 #    --grad) against fp64 and benchmarks them against PyTorch's layer_norm;
-#  - all: both. That writes 11 files, more than the device tool brings back
-#    (8): through the tool, run attention and layernorm in separate calls.
+#  - attention_grad: checks the attention backward of every group (`fa-run
+#    attention --grad --check`: out, lse, dq, dk, dv) against fp64 and
+#    benchmarks it against the backward of SDPA's flash and cuDNN backends
+#    (5 files: device.txt, check_attention_grad.md, bench_attention_bwd.md
+#    and .json, logs.txt);
+#  - all: the three. That writes 14 files, more than the device tool brings
+#    back (8): through the tool, run the modes in separate calls.
 # The GPU machines have no MLIR, so fa-run and the kernel library are built
 # here and carried:
 #
@@ -16,12 +21,12 @@
 #   cp -r build/kernels .carry/kernels      # .carry/ is git-ignored
 #   (device) bash bench/gpu_check.sh .carry "$OUT" [attention|layernorm|all]
 set -uo pipefail
-usage="usage: gpu_check.sh CARRY_DIR OUT_DIR [attention|layernorm|all]"
+usage="usage: gpu_check.sh CARRY_DIR OUT_DIR [attention|layernorm|attention_grad|all]"
 carry=${1:?$usage}
 out=${2:?$usage}
 what=${3:-attention}
 case "$what" in
-  attention|layernorm|all) ;;
+  attention|layernorm|attention_grad|all) ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 fa_run="$carry/bin/fa-run"
@@ -152,11 +157,72 @@ layernorm_tables() {
   cat "$out/bench_layernorm.md" 2>/dev/null || tail -20 "$out/logs.txt"
 }
 
+# One row of check_attention_grad.md from `fa-run attention --grad --check
+# --json`.
+attention_grad_row() {
+  python3 - "$@" <<'PY'
+import json, sys
+dtype, dim, mask, seq, rc, text = sys.argv[1:]
+try:
+    # The report, then (when the check fails) fa-run's message on stderr.
+    c = json.JSONDecoder().raw_decode(text.lstrip())[0]["check"]
+    g = c["gradients"]
+    errors = [f"{c[n]['rel']:.2e}" for n in ("out", "lse")] + \
+             [f"{g[n]['rel']:.2e}" + ("" if g[n]["nan"] == 0 else f" ({g[n]['nan']} NaN)")
+              for n in ("dq", "dk", "dv")]
+    result = "pass" if rc == "0" else "FAIL"
+except Exception:
+    errors = [""] * 5
+    result = "FAIL: " + text.strip().replace("\n", " ")[-200:]
+print(f"| {dtype} | {dim} | {mask} | {seq} | " + " | ".join(errors) + f" | {result} |")
+PY
+}
+
+attention_grad_checks() {
+  echo "== correctness: the attention backward of every group, fp64 reference"
+  {
+    printf "| dtype | D | mask | seq | out rel | lse rel | dq rel | dk rel | dv rel | result |\n"
+    printf "|---|---|---|---|---|---|---|---|---|---|\n"
+    for dtype in bf16 f16 f32; do
+      for dim in 64 128; do
+        for mask in full causal; do
+          flag=""; [ "$mask" = causal ] && flag=--causal
+          for seq in 1 17 128 1000; do
+            json=$("$fa_run" attention --batch 2 --heads 4 --kv-heads 2 --seq "$seq" --dim "$dim" \
+                   --dtype "$dtype" $flag --grad --check --kernels "$kernels" --json 2>&1)
+            rc=$?
+            if [[ "$json" == *"no kernel for"* ]]; then
+              printf "| %s | %s | %s | %s | | | | | | no kernel: %s |\n" \
+                "$dtype" "$dim" "$mask" "$seq" "$(echo "$json" | head -1 | cut -c1-200)"
+              continue
+            fi
+            attention_grad_row "$dtype" "$dim" "$mask" "$seq" "$rc" "$json"
+          done
+        done
+      done
+    done
+  } | tee "$out/check_attention_grad.md"
+  grep -q FAIL "$out/check_attention_grad.md" && status=1
+
+  echo "== speed next to the backward of PyTorch SDPA flash and cuDNN (bf16, 16k tokens, hidden 2048)"
+  python3 bench/bench_attention_bwd.py --fa-run "$fa_run" --kernels "$kernels" --out "$out" \
+    >> "$out/logs.txt" 2>&1 || status=1
+}
+
+attention_grad_tables() {
+  grep -c '| pass |$' "$out/check_attention_grad.md" | sed 's/^/attention backward check rows passing: /'
+  grep -v '| pass |$' "$out/check_attention_grad.md" | tail -n +3
+  cat "$out/bench_attention_bwd.md" 2>/dev/null || tail -20 "$out/logs.txt"
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' | tee -a "$out/device.txt"
 
-[ "$what" != layernorm ] && attention_checks
-[ "$what" != attention ] && layernorm_checks
-[ "$what" != layernorm ] && attention_tables
-[ "$what" != attention ] && layernorm_tables
+runs() { [ "$what" = all ] || [ "$what" = "$1" ]; }
+runs attention && attention_checks
+runs layernorm && layernorm_checks
+runs attention_grad && attention_grad_checks
+runs attention && attention_tables
+runs layernorm && layernorm_tables
+runs attention_grad && attention_grad_tables
 exit $status

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Attention backward speed: fa-run's backward kernels next to the backward of
+PyTorch SDPA's FLASH_ATTENTION (FlashAttention-2) and CUDNN_ATTENTION
+backends, measured in the same run on the same shapes.
+
+bf16, batch * seq = 16384 tokens, heads = 2048 / head_dim, head_dim in
+{64, 128}, seq in {1024, ..., 16384}, causal and not. TFLOP/s count
+2.5 * 4*B*H*N^2*D FLOPs (the backward's five matrix products to the
+forward's two), half when causal. Ours: `fa-run attention --grad --bench`,
+whose backward is its delta, dK/dV and dQ kernels. PyTorch's backward is
+torch.autograd.grad of SDPA's output with respect to q, k and v for a given
+dout (the forward run once under the backend, its graph retained), alone.
+Every number is the median of CUDA-event timings after warm-up, with inputs
+rotated across buffer sets spanning at least 2x the L2 cache; PyTorch's runs
+are queued behind a GPU spin so that host overhead (autograd's) does not
+count.
+
+    python3 bench/bench_attention_bwd.py --fa-run build/bin/fa-run --out bench/results
+"""
+
+import argparse
+import json
+import sys
+import warnings
+
+import torch
+
+import common
+
+DTYPE = torch.bfloat16
+# q, k, v, out, dout, dq, dk and dv, 2 bytes each.
+TENSORS_PER_SET = 8
+ELEMENT_BYTES = 2
+
+
+def torch_backward_ms(backend, batch, heads, seq, dim, causal, warmup, runs) -> float:
+    set_bytes = TENSORS_PER_SET * batch * heads * seq * dim * ELEMENT_BYTES
+    graphs = []
+    for _ in range(common.buffer_set_count(set_bytes)):
+        inputs = [torch.randn(batch, heads, seq, dim, device="cuda", dtype=DTYPE,
+                              requires_grad=True) for _ in range(3)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = common.sdpa_with_backend(backend, *inputs, causal)
+        graphs.append((inputs, out, torch.randn_like(out)))
+    calls = [lambda g=g: torch.autograd.grad(g[1], g[0], g[2], retain_graph=True)
+             for g in graphs]
+    return common.median_ms(calls, warmup, runs, common.QUEUE_AHEAD_CYCLES)
+
+
+def torch_backward_tflops(backend, batch, heads, seq, dim, causal, flops, warmup, runs):
+    """(TFLOP/s, None), or (None, why) when the backend cannot run the shape."""
+    try:
+        ms = torch_backward_ms(backend, batch, heads, seq, dim, causal, warmup, runs)
+    except RuntimeError as error:
+        return None, str(error).splitlines()[0]
+    return flops / (ms * 1e-3) / 1e12, None
+
+
+def ours_tflops(args, batch, heads, seq, dim, causal):
+    result = common.run_fa_run(args, [
+        "--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
+        "--dim", str(dim), "--dtype", "bf16", *(["--causal"] if causal else []),
+        "--grad", "--bench", "--json", "--warmup", str(args.warmup), "--runs", str(args.runs)])
+    return json.loads(result.stdout)["bench_backward"]["tflops"]
+
+
+def measure(args, batch, heads, seq, dim, causal) -> dict:
+    flops = common.attention_backward_flops(batch, heads, seq, seq, dim, causal)
+    row = {"batch": batch, "heads": heads, "seq": seq, "head_dim": dim,
+           "causal": causal, "flops": flops}
+    try:
+        row["ours"] = ours_tflops(args, batch, heads, seq, dim, causal)
+    except RuntimeError as error:
+        row["ours"], row["ours_error"] = None, str(error)
+    for name, backend in common.SDPA_BACKENDS.items():
+        row[name], error = torch_backward_tflops(backend, batch, heads, seq, dim, causal,
+                                                 flops, args.warmup, args.runs)
+        if error:
+            row[f"{name}_error"] = error
+        torch.cuda.empty_cache()
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    common.add_common_arguments(parser, default_out="bench/results")
+    parser.add_argument("--seqs", type=int, nargs="+",
+                        default=[1024, 2048, 4096, 8192, 16384],
+                        help="sequence lengths (each must divide 16384)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed runs")
+    parser.add_argument("--runs", type=int, default=30, help="timed runs (median)")
+    args = parser.parse_args()
+
+    environment = {"device": torch.cuda.get_device_name(0),
+                   "driver": common.driver_version(),
+                   "torch": torch.__version__, "cuda": torch.version.cuda}
+    rows = []
+    for config in common.attention_configurations(args.seqs):
+        rows.append(measure(args, *config))
+        print(common.attention_table(rows[-1:]).splitlines()[-1], flush=True)
+    text = (f"Device: {environment['device']}, driver {environment['driver']}, "
+            f"torch {environment['torch']} (CUDA {environment['cuda']})\n\n"
+            f"Attention backward, bf16, {common.TOKENS} tokens, hidden {common.HIDDEN}; "
+            f"TFLOP/s of 2.5 * 4*B*H*N^2*D, half if causal\n\n"
+            + common.attention_table(rows))
+    print("\n" + text)
+    results = {**environment, "dtype": "bf16",
+               "flops": "2.5 * 4 * batch * heads * seq^2 * head_dim, half if causal",
+               "results": rows}
+    common.write_results(args.out, "bench_attention_bwd", results, text)
+    errors = [r for r in rows if "ours_error" in r]
+    for r in errors:
+        print(f"fa-run failed: {r['ours_error']}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
