@@ -4,6 +4,7 @@
 
 #include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
 
 namespace fa {
 namespace {
@@ -64,6 +65,7 @@ std::vector<DeviceInfo> listDevices() {
 }
 
 Context::Context(int ordinal) {
+  NvtxRange range{"CUDA context"};
   int count = deviceCount();
   if (ordinal < 0 || ordinal >= count)
     throw Error("CUDA device " + std::to_string(ordinal) +

@@ -4,6 +4,7 @@
 
 #include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
 
 #include "ReadFile.h"
 
@@ -16,6 +17,8 @@ namespace {
 Module loadKernelModule(const KernelSpec &spec, const DeviceInfo &device) {
   checkTargetRunsOn(spec.target, device, spec.name);
   std::string what = "kernel " + spec.name + " from " + spec.ptxPath;
+  // The PTX is JIT-compiled here: the longest step of a short run.
+  NvtxRange range{"load " + what};
   std::string ptx = readFile(spec.ptxPath, "loading " + what);
   return Module(ptx.c_str(), what);
 }

@@ -3,6 +3,7 @@
 #include "fa/runtime/KernelLibrary.h"
 
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
 
 #include "JsonReader.h"
 #include "ReadFile.h"
@@ -278,6 +279,7 @@ std::vector<std::string> gridSymbolsOf(const std::string &op) {
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {
+  NvtxRange range{"load kernel library"};
   std::string path =
       (std::filesystem::path(directory) / "manifest.json").string();
   return parse(readFile(path, "reading the kernel library"), path);

@@ -3,6 +3,7 @@
 #include "fa/runtime/LayerNormReference.h"
 
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
 
 #include <cmath>
 #include <string>
@@ -44,6 +45,7 @@ referenceLayerNormForward(const LayerNormShape &shape,
                           const std::vector<float> &x,
                           const std::vector<float> &weight,
                           const std::vector<float> &bias, double eps) {
+  NvtxRange range{"fp64 reference: layernorm forward"};
   shape.validate();
   expectElements(x, shape.matrix(), "x");
   expectElements(weight, shape.row(), "weight");
@@ -70,6 +72,7 @@ referenceLayerNormBackward(const LayerNormShape &shape,
                            const std::vector<float> &x,
                            const std::vector<float> &weight,
                            const std::vector<float> &dy, double eps) {
+  NvtxRange range{"fp64 reference: layernorm backward"};
   shape.validate();
   expectElements(x, shape.matrix(), "x");
   expectElements(weight, shape.row(), "weight");

@@ -3,6 +3,7 @@
 #include "fa/runtime/Reference.h"
 
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +91,7 @@ AttentionReference referenceAttentionCpu(const AttentionShape &shape,
                                          const std::vector<float> &k,
                                          const std::vector<float> &v,
                                          double scale, bool causal) {
+  NvtxRange range{"fp64 reference (CPU): attention"};
   expectInputs(shape, q, k, v, "reference");
   const std::int64_t D = shape.headDim;
   AttentionReference result{zeros(shape.query()), zeros(shape.logSumExp())};
@@ -114,6 +116,7 @@ AttentionGradReference referenceAttentionGradCpu(const AttentionShape &shape,
                                                  const std::vector<float> &v,
                                                  const std::vector<float> &dout,
                                                  double scale, bool causal) {
+  NvtxRange range{"fp64 reference (CPU): attention gradients"};
   const char *what = "gradient reference";
   expectInputs(shape, q, k, v, what);
   expectElements(dout, shape.query(), "dout", what);

@@ -6,6 +6,7 @@
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Launch.h"
 #include "fa/runtime/Module.h"
+#include "fa/runtime/Nvtx.h"
 
 #include "AttentionReferenceParams.h"
 
@@ -81,6 +82,7 @@ AttentionReference referenceAttentionGpu(const AttentionShape &shape,
                                          CUdeviceptr k, CUdeviceptr v,
                                          double scale, bool causal,
                                          const Stream &stream) {
+  NvtxRange range{"fp64 reference (GPU): attention"};
   shape.validate();
   checkGridY(shape.batch * shape.heads, "batch*heads");
   ReferenceKernels kernels;
@@ -103,6 +105,7 @@ AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
                                                  CUdeviceptr dout, double scale,
                                                  bool causal,
                                                  const Stream &stream) {
+  NvtxRange range{"fp64 reference (GPU): attention gradients"};
   shape.validate();
   checkGridY(shape.batch * shape.heads, "batch*heads");
   ReferenceKernels kernels;

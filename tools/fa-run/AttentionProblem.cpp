@@ -5,6 +5,7 @@
 #include "HostTensors.h"
 
 #include "fa/runtime/Benchmark.h"
+#include "fa/runtime/Nvtx.h"
 #include "fa/runtime/Reference.h"
 
 #include <random>
@@ -46,6 +47,7 @@ DeviceTensors::DeviceTensors(const AttentionShape &shape, DType dtype)
       lse("lse", tensorBytes(shape.logSumExp(), DType::F32)) {}
 
 void DeviceTensors::upload(const Problem &problem, DType dtype) {
+  NvtxRange range{"upload inputs"};
   q.upload(encode(problem.q.values, dtype));
   k.upload(encode(problem.k.values, dtype));
   v.upload(encode(problem.v.values, dtype));
@@ -91,6 +93,7 @@ double defaultGradientTolerance(DType dtype) {
 
 Problem randomProblem(const AttentionShape &shape, DType dtype,
                       std::uint64_t seed, bool backward) {
+  NvtxRange range{"random inputs"};
   shape.validate();
   std::mt19937_64 rng(seed);
   Problem problem;
@@ -105,6 +108,7 @@ Problem randomProblem(const AttentionShape &shape, DType dtype,
 
 Outputs runOnce(const Kernel &kernel, const Problem &problem,
                 DeviceTensors &tensors, const Stream &stream) {
+  NvtxRange range{"attention forward"};
   // Poison the outputs so that anything the kernel leaves unwritten is NaN.
   tensors.out.fill(kNaNBytes, stream.get());
   tensors.lse.fill(kNaNBytes, stream.get());
@@ -120,6 +124,7 @@ Outputs runOnce(const Kernel &kernel, const Problem &problem,
 void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const DeviceTensors &forward, BackwardTensors &tensors,
                  const Stream &stream, Outputs &outputs) {
+  NvtxRange range{"attention backward"};
   AttentionBackwardLaunch launch(kernels.delta, kernels.dkdv, kernels.dq, shape,
                                  tensors.pointers(forward));
   for (DeviceBuffer *gradient : {&tensors.dq, &tensors.dk, &tensors.dv})
@@ -137,6 +142,7 @@ CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
                          const DeviceTensors &tensors, const Outputs &outputs,
                          const Stream &stream, bool onCpu,
                          double relativeTolerance) {
+  NvtxRange range{"check forward"};
   CheckReport check;
   check.reference = onCpu ? "cpu" : "gpu";
   AttentionReference reference =
@@ -157,6 +163,7 @@ GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
                              const BackwardTensors &tensors,
                              const Outputs &outputs, const Stream &stream,
                              bool onCpu, double relativeTolerance) {
+  NvtxRange range{"check gradients"};
   AttentionGradReference reference =
       onCpu
           ? referenceAttentionGradCpu(problem.shape, problem.q.values,
@@ -176,6 +183,7 @@ GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
 BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const DeviceInfo &device, const DeviceTensors &inputs,
                       const Stream &stream, int warmup, int runs) {
+  NvtxRange range{"benchmark forward"};
   // Rotate through copies of the tensors so each run reads its inputs from
   // memory rather than from an L2 warmed by the previous run.
   int copies =
@@ -200,6 +208,7 @@ BenchReport benchmarkBackward(const BackwardKernels &kernels,
                               const DeviceTensors &forward,
                               const BackwardTensors &inputs,
                               const Stream &stream, int warmup, int runs) {
+  NvtxRange range{"benchmark backward"};
   const KernelSpec &spec = kernels.dq.spec();
   int copies = rotationCopies(inputs.bytes(forward), device.l2CacheBytes,
                               kMaxBufferSets);

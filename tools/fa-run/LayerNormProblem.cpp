@@ -5,6 +5,7 @@
 #include "HostTensors.h"
 
 #include "fa/runtime/LayerNormReference.h"
+#include "fa/runtime/Nvtx.h"
 
 #include <random>
 #include <vector>
@@ -47,6 +48,7 @@ LayerNormBench benchReport(const Timing &timing, int bufferSets, double bytes) {
 LayerNormProblem randomLayerNormProblem(const LayerNormShape &shape,
                                         DType dtype, bool backward,
                                         std::uint64_t seed) {
+  NvtxRange range{"random inputs"};
   shape.validate();
   std::mt19937_64 rng(seed);
   LayerNormProblem problem;
@@ -74,6 +76,7 @@ std::size_t LayerNormForwardTensors::bytes() const {
 
 void LayerNormForwardTensors::upload(const LayerNormProblem &problem,
                                      DType dtype) {
+  NvtxRange range{"upload inputs"};
   x.upload(encode(problem.x.values, dtype));
   weight.upload(encode(problem.weight.values, dtype));
   bias.upload(encode(problem.bias.values, dtype));
@@ -95,6 +98,7 @@ LayerNormBackwardTensors::bytes(const LayerNormForwardTensors &forward) const {
 void runForward(const Kernel &kernel, const LayerNormShape &shape,
                 LayerNormForwardTensors &tensors, const Stream &stream,
                 LayerNormOutputs &outputs) {
+  NvtxRange range{"layernorm forward"};
   for (DeviceBuffer *output : {&tensors.y, &tensors.mean, &tensors.rstd})
     output->fill(kNaNBytes, stream.get());
   LayerNormForwardLaunch(kernel, shape, tensors.buffers()).enqueue(stream);
@@ -110,6 +114,7 @@ void runBackward(const Kernel &backward, const Kernel &params,
                  const LayerNormForwardTensors &forward,
                  LayerNormBackwardTensors &tensors, const Stream &stream,
                  LayerNormOutputs &outputs) {
+  NvtxRange range{"layernorm backward"};
   LayerNormBackwardLaunch launch(backward, params, shape,
                                  tensors.buffers(forward));
   for (DeviceBuffer *output : {&tensors.dx, &tensors.dweight, &tensors.dbias})
@@ -142,6 +147,7 @@ LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
                               const LayerNormOutputs &outputs, DType dtype,
                               double eps, bool backward,
                               double relativeTolerance) {
+  NvtxRange range{"check layernorm"};
   const LayerNormShape &shape = problem.shape;
   LayerNormForwardReference forward = referenceLayerNormForward(
       shape, problem.x.values, problem.weight.values, problem.bias.values, eps);
@@ -171,6 +177,7 @@ LayerNormBench benchmarkForward(const Kernel &kernel,
                                 const DeviceInfo &device,
                                 const LayerNormForwardTensors &inputs,
                                 const Stream &stream, int warmup, int runs) {
+  NvtxRange range{"benchmark forward"};
   // Rotate through copies of the tensors so each run reads its inputs from
   // memory rather than from an L2 warmed by the previous run.
   DType dtype = kernel.spec().dtype;
@@ -198,6 +205,7 @@ LayerNormBench benchmarkBackward(const Kernel &backward, const Kernel &params,
                                  const LayerNormForwardTensors &forward,
                                  const LayerNormBackwardTensors &inputs,
                                  const Stream &stream, int warmup, int runs) {
+  NvtxRange range{"benchmark backward"};
   DType dtype = backward.spec().dtype;
   int copies = rotationCopies(inputs.bytes(forward), device.l2CacheBytes,
                               kMaxBufferSets);

@@ -13,6 +13,7 @@
 #include "AttentionProblem.h"
 
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
 #include "fa/runtime/TuningCache.h"
 
 #include <nlohmann/json.hpp>
@@ -123,6 +124,7 @@ void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
   tensors.upload(problem, group.dtype);
 
   for (const SeqClass &seqClass : kSeqClasses) {
+    NvtxRange range{"tune " + group.describe() + ", " + seqClass.name};
     AttentionShape shape = tuningShape(seqClass, group.headDim);
     TuningEntry entry{group, seqClass.name, "", 0, {}};
     std::size_t firstRow = rows.size();
