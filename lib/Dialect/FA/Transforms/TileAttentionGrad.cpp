@@ -95,9 +95,12 @@ struct GradKernel {
     return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
   }
 
-  /// A loop from `lower` to `upper` carrying `inits`.
+  /// A loop from `lower` to `upper` carrying `inits`; `keyLoop` marks a loop
+  /// over key tiles for fa-eliminate-causal-tiles (which then drops the mask
+  /// from the tiles that need none and visits no empty one).
   ValueRange loop(Value lower, Value upper, ValueRange inits,
-                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body,
+                  bool keyLoop = false) {
     auto forOp = scf::ForOp::create(
         b, lower, upper, index(1), inits,
         [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
@@ -106,6 +109,8 @@ struct GradKernel {
                               nested.getInsertionPoint());
           scf::YieldOp::create(b, body(iv, carried));
         });
+    if (keyLoop)
+      forOp->setAttr(kKvLoopAttr, b.getUnitAttr());
     return forOp.getResults();
   }
 };
@@ -252,14 +257,10 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
   Value lseRows = LoadRowsOp::create(b, rowsType, lse, batch, head, row0);
   Value deltaRows = LoadRowsOp::create(b, rowsType, delta, batch, head, row0);
 
+  // Every key tile, every tile masked, as in the forward's tiled form:
+  // fa-eliminate-causal-tiles stops the loop at the diagonal and drops the
+  // mask from the tiles before it.
   Value numKeyTiles = arith::CeilDivUIOp::create(b, seqKv, k.index(c.blockN));
-  if (k.causal) {
-    // Key tiles wholly after the last query of the tile are masked.
-    Value visible = arith::CeilDivUIOp::create(
-        b, arith::AddIOp::create(b, row0, k.index(c.blockM)),
-        k.index(c.blockN));
-    numKeyTiles = arith::MinUIOp::create(b, numKeyTiles, visible);
-  }
   VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
   Value lseTile = RowBroadcastOp::create(b, scoresType, lseRows);
@@ -286,7 +287,8 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
         return {TileMatmulOp::create(b, accType, k.operand(dscores),
                                      shared.key, acc[0],
                                      /*transpose_b=*/false)};
-      })[0];
+      },
+      /*keyLoop=*/true)[0];
   Value dqTile = arith::MulFOp::create(b, sum, k.splat(accType, k.scale));
   StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
 }

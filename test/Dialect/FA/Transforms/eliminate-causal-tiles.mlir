@@ -1,4 +1,5 @@
 // RUN: fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --canonicalize --split-input-file | FileCheck %s
+// RUN: fa-opt %s --fa-tile-attention-grad --fa-eliminate-causal-tiles --canonicalize --split-input-file | FileCheck %s --check-prefix=GRAD
 
 // Causal: full tiles end at min(kv_len / 64, (row0 + 1) / 64); visited tiles
 // end at the diagonal, min(tiles, ceil((row0 + 64) / 64)). The first loop has
@@ -46,5 +47,23 @@ func.func @tail(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref
                 %o: memref<?x?x?x64xbf16>) {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
+
+// -----
+
+// The backward's dQ loop has the forward's form, so it splits the same way:
+// key tiles before the diagonal without a mask, the diagonal with it.
+// GRAD-LABEL: gpu.func @grad(
+// GRAD: scf.for %{{.*}} = %c0 to %[[FULL:.*]] step %c1
+// GRAD-NOT: fa.apply_mask
+// GRAD: } {fa.kv_tiles = "full"}
+// GRAD: scf.for %{{.*}} = %[[FULL]] to %{{.*}} step %c1
+// GRAD: fa.apply_mask {{.*}} causal :
+// GRAD: } {fa.kv_tiles = "partial"}
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+func.func @grad(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
   return
 }

@@ -46,18 +46,18 @@
 // CHECK: fa.store_tile %{{.*}}, %[[DK]][{{.*}}, %[[KEY0]]]
 // CHECK: fa.store_tile %{{.*}}, %[[DV]][{{.*}}, %[[KEY0]]]
 
-// dQ: the query tile's lse and delta once; key tiles up to the diagonal.
+// dQ: the query tile's lse and delta once; a key loop in the forward's
+// form (every tile, masked), marked for fa-eliminate-causal-tiles.
 // CHECK: gpu.func @g(
 // CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c64
 // CHECK: fa.load_rows %{{.*}}[{{.*}}, %[[ROW0]]] : memref<?x?x?xf32> -> vector<64xf32>
 // CHECK: fa.load_rows
-// CHECK: %[[ALL:.*]] = arith.ceildivui
-// CHECK: %[[VISIBLE:.*]] = arith.ceildivui
-// CHECK: %[[N:.*]] = arith.minui %[[ALL]], %[[VISIBLE]]
+// CHECK: %[[N:.*]] = arith.ceildivui
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[N]]
 // CHECK:   fa.apply_mask %{{.*}} rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%{{.*}}) causal :
 // CHECK:   math.exp2
 // CHECK:   fa.tile_matmul %{{.*}} :
+// CHECK: } {fa.kv_loop}
 // OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64}
 func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
@@ -77,8 +77,8 @@ func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t
 // CHECK-NOT:     arith.truncf
 // CHECK:     fa.tile_matmul %{{.*}} : vector<32x16xf32>, memref<16x128xf32
 // CHECK-LABEL: gpu.func @full(
-// CHECK-NOT: arith.minui
 // CHECK: scf.for
+// CHECK: } {fa.kv_loop}
 func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 32, block_n = 16, num_warps = 2}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
