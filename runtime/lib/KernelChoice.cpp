@@ -2,6 +2,8 @@
 
 #include "fa/runtime/KernelChoice.h"
 
+#include "fa/runtime/Error.h"
+
 namespace fa {
 namespace {
 
@@ -42,8 +44,33 @@ KernelChoice chooseKernel(const KernelLibrary &library,
   return groupDefault(fallback, "stale entry in " + where, stale);
 }
 
+KernelChoice chooseNamedKernel(const KernelLibrary &library,
+                               const KernelQuery &query,
+                               const std::string &name) {
+  const KernelSpec *kernel = library.named(name);
+  if (kernel && query.matches(*kernel))
+    return {kernel, KernelSource::Named, "named on the command line", ""};
+  std::string group;
+  for (const KernelSpec *candidate : library.candidates(query))
+    group += "\n  " + candidate->name;
+  std::string problem =
+      kernel ? "kernel " + name + " computes " + kernel->describe() + ", not " +
+                   query.describe()
+             : "no kernel named " + name + " in the library";
+  throw Error(problem + "; the kernels of " + query.describe() + " are:" +
+              (group.empty() ? std::string(" none") : group));
+}
+
 const char *kernelSourceName(KernelSource source) {
-  return source == KernelSource::TuningCache ? "tuning_cache" : "default";
+  switch (source) {
+  case KernelSource::TuningCache:
+    return "tuning_cache";
+  case KernelSource::Named:
+    return "named";
+  case KernelSource::Default:
+    break;
+  }
+  return "default";
 }
 
 } // namespace fa

@@ -168,6 +168,25 @@ const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
               listKernels(candidates));
 }
 
+const KernelSpec &namedLayerNormKernel(const KernelLibrary &library,
+                                       const std::string &op, DType dtype,
+                                       std::int64_t cols, double eps,
+                                       const std::string &name) {
+  std::vector<const KernelSpec *> candidates =
+      kernelsFor(library, op, dtype, eps);
+  for (const KernelSpec *spec : candidates) {
+    if (spec->name != name)
+      continue;
+    if (spec->resident && spec->blockCols < cols)
+      throw Error("kernel " + name + " holds rows of at most " +
+                  std::to_string(spec->blockCols) + " elements, not " +
+                  std::to_string(cols));
+    return *spec;
+  }
+  throw Error("no " + op + " " + dtypeName(dtype) + " kernel named " + name +
+              " in " + library.path() + "; it has:" + listKernels(candidates));
+}
+
 const KernelSpec &layerNormParamsKernel(const KernelLibrary &library,
                                         const KernelSpec &backward) {
   const KernelSpec *params = library.named(backward.paramsKernel);

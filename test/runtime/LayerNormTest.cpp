@@ -254,6 +254,29 @@ TEST(LayerNormChoiceTest, FirstNonResidentKernelTakesLongRows) {
       "any1");
 }
 
+TEST(LayerNormChoiceTest, NamedKernelIsCheckedLikeAChosenOne) {
+  KernelLibrary library = libraryOf(
+      {forwardKernel("c256", 256, true), forwardKernel("any", 4096, false),
+       forwardKernel("e6", 1024, true, 1e-6)});
+  auto named = [&](std::int64_t cols, const std::string &name) {
+    return namedLayerNormKernel(library, kLayerNormForwardOp, DType::BF16,
+                                cols, 1e-5, name)
+        .name;
+  };
+  EXPECT_EQ(named(100, "c256"), "c256");
+  // Not the one the row length picks, but it holds the row.
+  EXPECT_EQ(named(100, "any"), "any");
+  EXPECT_EQ(named(5000, "any"), "any");
+  EXPECT_EQ(errorOf([&] { named(300, "c256"); }),
+            "kernel c256 holds rows of at most 256 elements, not 300");
+  // Compiled with another eps: not one of this problem's kernels.
+  EXPECT_EQ(errorOf([&] { named(100, "e6"); }),
+            "no layernorm_fwd bf16 kernel named e6 in /lib/manifest.json; it "
+            "has:\n"
+            "  c256 (layernorm_fwd bf16 cols<=256 eps=1e-05)\n"
+            "  any (layernorm_fwd bf16 any cols eps=1e-05)");
+}
+
 TEST(LayerNormChoiceTest, ErrorsSayWhatTheLibraryHas) {
   KernelLibrary residentOnly = libraryOf(
       {forwardKernel("c128", 128, true), forwardKernel("c1024", 1024, true)});

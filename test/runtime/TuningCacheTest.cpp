@@ -206,6 +206,40 @@ TEST(KernelChoiceTest, CacheHitOnTheSameDevice) {
   EXPECT_TRUE(choice.warning.empty());
 }
 
+TEST(KernelChoiceTest, NamedKernelMustBelongToTheGroup) {
+  KernelLibrary library = twoConfigLibrary();
+  KernelChoice choice = chooseNamedKernel(
+      library, kGroup, "attention_fwd_bf16_d128_causal_m128n64w8");
+  EXPECT_EQ(choice.kernel->name, "attention_fwd_bf16_d128_causal_m128n64w8");
+  EXPECT_EQ(choice.source, KernelSource::Named);
+  EXPECT_STREQ(kernelSourceName(choice.source), "named");
+  KernelQuery otherGroup = kGroup;
+  otherGroup.causal = false;
+  std::string groupList =
+      "\n  attention_fwd_bf16_d128_causal_m64n64w4"
+      "\n  attention_fwd_bf16_d128_causal_m128n64w8";
+  try {
+    chooseNamedKernel(library, kGroup, "nope");
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "no kernel named nope in the library; the kernels of "
+              "attention_fwd bf16 head_dim=128 causal are:" +
+                  groupList);
+  }
+  try {
+    chooseNamedKernel(library, otherGroup,
+                      "attention_fwd_bf16_d128_causal_m64n64w4");
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "kernel attention_fwd_bf16_d128_causal_m64n64w4 computes "
+              "attention_fwd bf16 head_dim=128 causal, not attention_fwd "
+              "bf16 head_dim=128 non-causal; the kernels of attention_fwd "
+              "bf16 head_dim=128 non-causal are: none");
+  }
+}
+
 TEST(KernelChoiceTest, ClassBoundariesPickTheirEntries) {
   KernelLibrary library = twoConfigLibrary();
   std::string tuned = "attention_fwd_bf16_d128_causal_m128n64w8";

@@ -256,10 +256,18 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                           "Tuning cache (from `fa-run tune`) that picks the "
                           "kernel of the group per seq_kv class. Default: "
                           "<kernel dir>/tuning.json when it exists");
+  CLI::Option *noTuning = command->add_flag(
+      "--no-tuning", o.noTuning,
+      "Ignore any tuning cache: run the group's default kernel");
+  noTuning->excludes(tuning);
   command
-      ->add_flag("--no-tuning", o.noTuning,
-                 "Ignore any tuning cache: run the group's default kernel")
-      ->excludes(tuning);
+      ->add_option("--kernel", o.kernelName,
+                   "Run this forward kernel of the library (by name; it must "
+                   "compute the problem's dtype, head_dim and mask) instead "
+                   "of the tuned or default one: for comparing "
+                   "configurations one at a time")
+      ->excludes(tuning)
+      ->excludes(noTuning);
   addDeviceOptions(command, o);
 
   command->callback([&o] {
@@ -282,6 +290,8 @@ int runAttention(const AttentionOptions &options) {
   // find() throws, listing the library, if it has no kernel.
   KernelQuery query{kAttentionForwardOp, dtype, shape.headDim, options.causal};
   library.find(query);
+  if (!options.kernelName.empty())
+    chooseNamedKernel(library, query, options.kernelName);
   KernelQuery backwardQuery{kAttentionBackwardOp, dtype, shape.headDim,
                             options.causal};
   if (options.grad)
@@ -293,7 +303,9 @@ int runAttention(const AttentionOptions &options) {
   // The cache applies only to the GPU it was tuned on, so the choice waits
   // for the device's name.
   KernelChoice choice =
-      chooseAndWarn(library, query, shape.seqKv, cache, device.name);
+      options.kernelName.empty()
+          ? chooseAndWarn(library, query, shape.seqKv, cache, device.name)
+          : chooseNamedKernel(library, query, options.kernelName);
   const KernelSpec &spec = *choice.kernel;
   AttentionReport report{spec, choice, device, shape, {}, {}, {}, {}, {}};
   if (options.grad)

@@ -36,6 +36,7 @@ struct AttentionOptions : GpuRunOptions {
   bool bench = false;
   std::string tuningPath; // Empty: <kernelDir>/tuning.json if present.
   bool noTuning = false;
+  std::string kernelName; // --kernel: run this forward kernel of the group.
 };
 
 /// Declares the subcommand's options on `app`, which fill `options`.

@@ -143,11 +143,20 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
                    "library needs a forward kernel with this eps")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command->add_option(
+      "--kernel", o.kernelName,
+      "Run this forward kernel (by name; it must have the dtype and eps, and "
+      "if resident hold the row) instead of the one the row length picks: "
+      "for comparing configurations one at a time");
   CLI::Option *grad = command->add_flag(
       "--grad", o.grad,
       "Also run the backward: the forward first (for mean and rstd), then "
       "the backward kernel and its params kernel for dx, dweight and dbias");
-  for (CLI::Option *option : {dy, dx, dweight, dbias})
+  CLI::Option *backwardKernel = command->add_option(
+      "--backward-kernel", o.backwardKernelName,
+      "With --grad, run this backward kernel (by name; its params kernel "
+      "follows) instead of the one the row length picks");
+  for (CLI::Option *option : {dy, dx, dweight, dbias, backwardKernel})
     option->needs(grad);
   command->add_flag("--check", o.check,
                     "Compare every output (y, mean, rstd; with --grad also "
@@ -192,8 +201,12 @@ int runLayerNorm(const LayerNormOptions &options) {
           : problemFromFiles(options, dtype);
   const LayerNormShape &shape = problem.shape;
   KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
-  const KernelSpec &forwardSpec = chooseLayerNormKernel(
-      library, kLayerNormForwardOp, dtype, shape.cols, options.eps);
+  const KernelSpec &forwardSpec =
+      options.kernelName.empty()
+          ? chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
+                                  shape.cols, options.eps)
+          : namedLayerNormKernel(library, kLayerNormForwardOp, dtype,
+                                 shape.cols, options.eps, options.kernelName);
   LayerNormReport report;
   report.dtype = dtype;
   report.eps = *forwardSpec.eps;
@@ -202,7 +215,11 @@ int runLayerNorm(const LayerNormOptions &options) {
   report.forward = forwardSpec;
   if (options.grad) {
     report.backward =
-        chooseLayerNormKernel(library, kLayerNormBackwardOp, dtype, shape.cols);
+        options.backwardKernelName.empty()
+            ? chooseLayerNormKernel(library, kLayerNormBackwardOp, dtype,
+                                    shape.cols)
+            : namedLayerNormKernel(library, kLayerNormBackwardOp, dtype,
+                                   shape.cols, 0, options.backwardKernelName);
     report.params = layerNormParamsKernel(library, *report.backward);
   }
 

@@ -27,6 +27,9 @@ struct LayerNormOptions : GpuRunOptions {
   bool check = false;
   double rtol = 0; // 0: each output's default.
   bool bench = false;
+  // --kernel / --backward-kernel: run these library kernels (by name)
+  // instead of the ones the row length picks.
+  std::string kernelName, backwardKernelName;
 };
 
 /// Declares the subcommand's options on `app`, which fill `options`.

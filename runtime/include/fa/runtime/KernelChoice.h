@@ -19,7 +19,7 @@
 
 namespace fa {
 
-enum class KernelSource { TuningCache, Default };
+enum class KernelSource { TuningCache, Default, Named };
 
 struct KernelChoice {
   const KernelSpec *kernel = nullptr;
@@ -38,7 +38,14 @@ KernelChoice chooseKernel(const KernelLibrary &library,
                           const TuningCache *cache,
                           const std::string &deviceName);
 
-/// "tuning_cache" or "default".
+/// The kernel called `name` (a user's `--kernel`), which must belong to the
+/// group `query`: throws, naming the group's kernels, otherwise. For sweeping
+/// a library's configurations one at a time.
+KernelChoice chooseNamedKernel(const KernelLibrary &library,
+                               const KernelQuery &query,
+                               const std::string &name);
+
+/// "tuning_cache", "default" or "named".
 const char *kernelSourceName(KernelSource source);
 
 } // namespace fa

@@ -49,6 +49,15 @@ const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
                                         std::int64_t cols, double eps = 0);
 
+/// The kernel called `name` (a user's `--kernel`), checked as
+/// chooseLayerNormKernel would choose it: op, dtype, eps (forward), and for a
+/// resident kernel rows of at most block_cols. Throws, naming the kernels
+/// that would do, otherwise.
+const KernelSpec &namedLayerNormKernel(const KernelLibrary &library,
+                                       const std::string &op, DType dtype,
+                                       std::int64_t cols, double eps,
+                                       const std::string &name);
+
 /// The layernorm_bwd_params kernel that `backward` names.
 const KernelSpec &layerNormParamsKernel(const KernelLibrary &library,
                                         const KernelSpec &backward);
