@@ -1,4 +1,4 @@
-//===- ElementwiseConversion.h - Elementwise ops on a thread's share -*- C++ -*-===//
+//===- ElementwiseConversion.h - Elementwise ops on shares ---*- C++ -*-===//
 //
 // Both distributions (tensor-core tiles, rows of blocks) map a block-level
 // vector to the part one thread holds, element for element in the same

@@ -62,7 +62,8 @@ void mlir::fa::registerFAPipelines() {
   PassPipelineRegistration<FAToPTXOptions>(
       "fa-to-ptx",
       "Compile fa ops to PTX: tile attention and LayerNorm, fuse the online "
-      "softmax, eliminate causal tiles, lower to tensor cores and threads, then NVVM and PTX (in gpu.binary ops; "
+      "softmax, eliminate causal tiles, lower to tensor cores and threads, "
+      "then NVVM and PTX (in gpu.binary ops; "
       "export-dir=DIR also writes the .ptx files and manifest.json)",
       buildFAToPTXPipeline);
 }

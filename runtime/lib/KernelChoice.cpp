@@ -53,12 +53,12 @@ KernelChoice chooseNamedKernel(const KernelLibrary &library,
   std::string group;
   for (const KernelSpec *candidate : library.candidates(query))
     group += "\n  " + candidate->name;
-  std::string problem =
-      kernel ? "kernel " + name + " computes " + kernel->describe() + ", not " +
-                   query.describe()
-             : "no kernel named " + name + " in the library";
-  throw Error(problem + "; the kernels of " + query.describe() + " are:" +
-              (group.empty() ? std::string(" none") : group));
+  std::string problem = kernel ? "kernel " + name + " computes " +
+                                     kernel->describe() + ", not " +
+                                     query.describe()
+                               : "no kernel named " + name + " in the library";
+  throw Error(problem + "; the kernels of " + query.describe() +
+              " are:" + (group.empty() ? std::string(" none") : group));
 }
 
 const char *kernelSourceName(KernelSource source) {

@@ -255,12 +255,12 @@ TEST(LayerNormChoiceTest, FirstNonResidentKernelTakesLongRows) {
 }
 
 TEST(LayerNormChoiceTest, NamedKernelIsCheckedLikeAChosenOne) {
-  KernelLibrary library = libraryOf(
-      {forwardKernel("c256", 256, true), forwardKernel("any", 4096, false),
-       forwardKernel("e6", 1024, true, 1e-6)});
+  KernelLibrary library = libraryOf({forwardKernel("c256", 256, true),
+                                     forwardKernel("any", 4096, false),
+                                     forwardKernel("e6", 1024, true, 1e-6)});
   auto named = [&](std::int64_t cols, const std::string &name) {
-    return namedLayerNormKernel(library, kLayerNormForwardOp, DType::BF16,
-                                cols, 1e-5, name)
+    return namedLayerNormKernel(library, kLayerNormForwardOp, DType::BF16, cols,
+                                1e-5, name)
         .name;
   };
   EXPECT_EQ(named(100, "c256"), "c256");

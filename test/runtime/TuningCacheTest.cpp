@@ -215,9 +215,8 @@ TEST(KernelChoiceTest, NamedKernelMustBelongToTheGroup) {
   EXPECT_STREQ(kernelSourceName(choice.source), "named");
   KernelQuery otherGroup = kGroup;
   otherGroup.causal = false;
-  std::string groupList =
-      "\n  attention_fwd_bf16_d128_causal_m64n64w4"
-      "\n  attention_fwd_bf16_d128_causal_m128n64w8";
+  std::string groupList = "\n  attention_fwd_bf16_d128_causal_m64n64w4"
+                          "\n  attention_fwd_bf16_d128_causal_m128n64w8";
   try {
     chooseNamedKernel(library, kGroup, "nope");
     FAIL() << "expected an error";

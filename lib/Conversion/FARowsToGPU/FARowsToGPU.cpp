@@ -41,9 +41,9 @@ public:
   explicit RowsTypeConverter(const RowsLayout &layout) {
     addConversion([](Type type) { return type; });
     addConversion([=](VectorType type) -> Type {
-      bool isBlock = type.getRank() == 2 &&
-                     type.getShape() == ArrayRef<int64_t>{layout.rows,
-                                                          layout.cols};
+      bool isBlock =
+          type.getRank() == 2 &&
+          type.getShape() == ArrayRef<int64_t>{layout.rows, layout.cols};
       bool isColumns = type.getRank() == 1 && type.getDimSize(0) == layout.cols;
       if (isBlock || isColumns)
         return VectorType::get({layout.valuesPerThread()},
@@ -57,8 +57,7 @@ public:
 
 bool isPerRow(Type type, const RowsLayout &layout) {
   auto vector = dyn_cast<VectorType>(type);
-  return vector && vector.getRank() == 1 &&
-         vector.getDimSize(0) == layout.rows;
+  return vector && vector.getRank() == 1 && vector.getDimSize(0) == layout.rows;
 }
 
 /// Where this thread sits in a block of rows.
@@ -150,9 +149,9 @@ struct ChunkAccess {
     auto ifOp = scf::IfOp::create(
         b, isWhole(b, valid),
         [&](OpBuilder &nested, Location loc) {
-          Value chunk = vector::LoadOp::create(
-              nested, loc, type, buffer, indices, /*nontemporal=*/false,
-              chunkAlignment(element));
+          Value chunk = vector::LoadOp::create(nested, loc, type, buffer,
+                                               indices, /*nontemporal=*/false,
+                                               chunkAlignment(element));
           scf::YieldOp::create(nested, loc, chunk);
         },
         [&](OpBuilder &nested, Location loc) {
@@ -204,8 +203,8 @@ SmallVector<ChunkAccess> shareChunks(ImplicitLocOpBuilder &b,
   }
   SmallVector<ChunkAccess> chunks;
   for (int64_t k = 0; k < layout.chunksPerThread(); ++k) {
-    Value col = arith::AddIOp::create(b, indices.back(),
-                                      chunkColumn(b, layout, t, k));
+    Value col =
+        arith::AddIOp::create(b, indices.back(), chunkColumn(b, layout, t, k));
     ChunkAccess chunk{buffer, {}, rowInside};
     if (row)
       chunk.indices.push_back(row);
@@ -241,8 +240,7 @@ struct ReductionScratch {
 using ScratchMap = DenseMap<Operation *, ReductionScratch>;
 
 /// Patterns that need the layout (and the reductions' scratch buffers).
-template <typename Op>
-struct RowsPattern : OpConversionPattern<Op> {
+template <typename Op> struct RowsPattern : OpConversionPattern<Op> {
   RowsPattern(const TypeConverter &converter, MLIRContext *context,
               const RowsLayout &layout, const ScratchMap &scratch)
       : OpConversionPattern<Op>(converter, context), layout(layout),
@@ -299,8 +297,7 @@ struct ConvertRowBroadcast : RowsPattern<RowBroadcastOp> {
   matchAndRewrite(RowBroadcastOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
-        op, getTypeConverter()->convertType(op.getType()),
-        adaptor.getSource());
+        op, getTypeConverter()->convertType(op.getType()), adaptor.getSource());
     return success();
   }
 };
@@ -315,8 +312,8 @@ struct ConvertLoadBlock : RowsPattern<LoadBlockOp> {
     Value source = adaptor.getSource();
     if (isPerRow(op.getType(), layout)) {
       // The thread's row, zero past the last (its index clamped in bounds).
-      Value row = arith::AddIOp::create(b, adaptor.getIndices()[0],
-                                        t.rowInBlock);
+      Value row =
+          arith::AddIOp::create(b, adaptor.getIndices()[0], t.rowInBlock);
       Value rows = memref::DimOp::create(b, source, 0);
       Value last = arith::SubIOp::create(b, rows, index(b, 1));
       Value value = memref::LoadOp::create(
@@ -350,8 +347,8 @@ struct ConvertStoreBlock : RowsPattern<StoreBlockOp> {
     VectorType type = op.getValue().getType();
     if (isPerRow(type, layout)) {
       // The first thread of each row writes the row's value.
-      Value row = arith::AddIOp::create(b, adaptor.getIndices()[0],
-                                        t.rowInBlock);
+      Value row =
+          arith::AddIOp::create(b, adaptor.getIndices()[0], t.rowInBlock);
       Value writes = arith::AndIOp::create(
           b,
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t.threadInRow,
@@ -450,7 +447,8 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
 
   /// The row's value in every thread of the row.
   Value reduceRow(ImplicitLocOpBuilder &b, vector::CombiningKind kind,
-                  Value share, Value acc, const ReductionScratch &shared) const {
+                  Value share, Value acc,
+                  const ReductionScratch &shared) const {
     RowThread t = rowThreadOf(b, layout);
     Value value = vector::ReductionOp::create(b, kind, share);
     int64_t perRow = layout.threadsPerRow();
@@ -505,20 +503,20 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
       // adds up the warps for its columns.
       if (shared.leadingBarrier)
         gpu::BarrierOp::create(b);
-      Value firstRowOfWarp = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ult, t.laneId,
-          index(b, layout.threadsPerRow()));
-      scf::IfOp::create(b, firstRowOfWarp, [&](OpBuilder &nested,
-                                               Location loc) {
-        ImplicitLocOpBuilder nb(loc, nested);
-        for (int64_t k = 0; k < layout.chunksPerThread(); ++k)
-          vector::StoreOp::create(
-              nb, extractChunk(nb, sums, k), shared.buffer,
-              ValueRange{t.warpId, chunkColumn(nb, layout, t, k)},
-              /*nontemporal=*/false,
-              chunkAlignment(shareType.getElementType()));
-        scf::YieldOp::create(nb);
-      });
+      Value firstRowOfWarp =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, t.laneId,
+                                index(b, layout.threadsPerRow()));
+      scf::IfOp::create(
+          b, firstRowOfWarp, [&](OpBuilder &nested, Location loc) {
+            ImplicitLocOpBuilder nb(loc, nested);
+            for (int64_t k = 0; k < layout.chunksPerThread(); ++k)
+              vector::StoreOp::create(
+                  nb, extractChunk(nb, sums, k), shared.buffer,
+                  ValueRange{t.warpId, chunkColumn(nb, layout, t, k)},
+                  /*nontemporal=*/false,
+                  chunkAlignment(shareType.getElementType()));
+            scf::YieldOp::create(nb);
+          });
       gpu::BarrierOp::create(b);
       sums = zeros(b, shareType);
       for (int64_t k = 0; k < layout.chunksPerThread(); ++k) {

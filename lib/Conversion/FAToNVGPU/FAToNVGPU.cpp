@@ -1032,9 +1032,8 @@ Value loadStat(ImplicitLocOpBuilder &b, Value source, Value batch, Value head,
   Value value = memref::LoadOp::create(
       b, source,
       ValueRange{batch, head, arith::MinUIOp::create(b, position, last)});
-  return arith::SelectOp::create(b, inside, value,
-                                 arith::ConstantOp::create(
-                                     b, b.getF32FloatAttr(0.0f)));
+  return arith::SelectOp::create(
+      b, inside, value, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)));
 }
 
 /// Each lane loads the values of its rows (the inverse of store_rows).
@@ -1044,8 +1043,7 @@ struct ConvertLoadRows : OpConversionPattern<LoadRowsOp> {
   matchAndRewrite(LoadRowsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    auto type =
-        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     int64_t rowBlocks = rowBlocksOfRows(type);
     Lane lane = laneOf(b, rowBlocks);
     SmallVector<Value> rows;
@@ -1066,8 +1064,7 @@ struct ConvertColumnBroadcast : OpConversionPattern<ColumnBroadcastOp> {
   matchAndRewrite(ColumnBroadcastOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    auto type =
-        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     int64_t cols = op.getType().getDimSize(1);
     int64_t rowBlocks = rowBlocksOf(type, cols);
     int64_t blocks = cols / kColsPerBlock;
@@ -1082,8 +1079,8 @@ struct ConvertColumnBroadcast : OpConversionPattern<ColumnBroadcastOp> {
               b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
               arith::AddIOp::create(b, first, index(b, kColsPerBlock * n + e)));
         // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
-        llvm::append_range(values, ArrayRef<Value>{pair[0], pair[1], pair[0],
-                                                   pair[1]});
+        llvm::append_range(values,
+                           ArrayRef<Value>{pair[0], pair[1], pair[0], pair[1]});
       }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
     return success();
@@ -1139,8 +1136,7 @@ struct ConvertFAToNVGPUPass
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
                  ConvertTileMatmul, ConvertStoreRows, ConvertLoadRows,
-                 ConvertColumnBroadcast, ConvertWaitTiles>(
-        converter, context);
+                 ConvertColumnBroadcast, ConvertWaitTiles>(converter, context);
     patterns.add<ConvertStageTile, ConvertCopyTileAsync, ConvertStoreTile>(
         converter, context, numThreads);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

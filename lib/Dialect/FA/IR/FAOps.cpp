@@ -38,9 +38,9 @@ int64_t mlir::fa::getRowsConfigEntry(Operation *kernel, StringRef name,
   return value ? value.getInt() : fallback;
 }
 
-LogicalResult mlir::fa::readConfigEntries(
-    Operation *op, StringRef attrName,
-    ArrayRef<std::pair<StringRef, int64_t *>> fields) {
+LogicalResult
+mlir::fa::readConfigEntries(Operation *op, StringRef attrName,
+                            ArrayRef<std::pair<StringRef, int64_t *>> fields) {
   Attribute attr = op->getAttr(attrName);
   if (!attr)
     return success();
@@ -52,9 +52,9 @@ LogicalResult mlir::fa::readConfigEntries(
         fields, [&](auto &f) { return f.first == entry.getName().strref(); });
     auto value = dyn_cast<IntegerAttr>(entry.getValue());
     if (field == fields.end() || !value) {
-      InFlightDiagnostic diag = op->emitError()
-                                << attrName << ": unknown or non-integer entry '"
-                                << entry.getName().strref() << "' (expected ";
+      InFlightDiagnostic diag =
+          op->emitError() << attrName << ": unknown or non-integer entry '"
+                          << entry.getName().strref() << "' (expected ";
       llvm::interleaveComma(fields, diag, [&](auto &f) { diag << f.first; });
       return diag << ")";
     }

@@ -123,13 +123,13 @@ static LogicalResult verifyBlockAccess(Operation *op, VectorType block,
            << "expects the block element type " << block.getElementType()
            << " to equal the buffer element type " << buffer.getElementType();
   if (numIndices != static_cast<size_t>(buffer.getRank()))
-    return op->emitOpError() << "expects " << buffer.getRank()
-                             << " indices (one per buffer dimension), got "
-                             << numIndices;
+    return op->emitOpError()
+           << "expects " << buffer.getRank()
+           << " indices (one per buffer dimension), got " << numIndices;
   if (block.getRank() != buffer.getRank())
-    return op->emitOpError() << "expects a rank-" << buffer.getRank()
-                             << " block for a rank-" << buffer.getRank()
-                             << " buffer, got " << block;
+    return op->emitOpError()
+           << "expects a rank-" << buffer.getRank() << " block for a rank-"
+           << buffer.getRank() << " buffer, got " << block;
   return success();
 }
 

@@ -6,9 +6,10 @@
 
 using namespace mlir;
 
-LogicalResult mlir::fa::tileKernelFunctions(
-    ModuleOp module, function_ref<bool(Operation *)> isKernelOp,
-    TileFunctionFn tile) {
+LogicalResult
+mlir::fa::tileKernelFunctions(ModuleOp module,
+                              function_ref<bool(Operation *)> isKernelOp,
+                              TileFunctionFn tile) {
   SmallVector<std::pair<func::FuncOp, Operation *>> work;
   WalkResult walk = module.walk([&](Operation *op) {
     if (!isKernelOp(op))

@@ -265,16 +265,15 @@ struct FATileAttentionPass
     TileConfig config{blockM, blockN, numWarps, numStages};
     int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1,
             stageOutput = 0;
-    if (failed(readConfigEntries(
-            func, kTileConfigAttr,
-            {{"block_m", &config.blockM},
-             {"block_n", &config.blockN},
-             {"num_warps", &config.numWarps},
-             {"num_stages", &config.numStages},
-             {"q_in_shared", &queryInShared},
-             {"pipeline_copies", &pipelineCopies},
-             {"skip_unit_rescale", &skipUnitRescale},
-             {"stage_output", &stageOutput}})))
+    if (failed(readConfigEntries(func, kTileConfigAttr,
+                                 {{"block_m", &config.blockM},
+                                  {"block_n", &config.blockN},
+                                  {"num_warps", &config.numWarps},
+                                  {"num_stages", &config.numStages},
+                                  {"q_in_shared", &queryInShared},
+                                  {"pipeline_copies", &pipelineCopies},
+                                  {"skip_unit_rescale", &skipUnitRescale},
+                                  {"stage_output", &stageOutput}})))
       return failure();
     auto fail = [&](const Twine &message) {
       func.emitError() << "fa-tile-attention: " << message;
@@ -399,9 +398,9 @@ struct FATileAttentionPass
     gpu::ReturnOp::create(b);
     kernelOp.erase();
 
-    kernels.push_back(b.getNamedAttr(
-        func.getName(), kernelInfo(b, op, config, *names,
-                                   func.getArgumentTypes())));
+    kernels.push_back(
+        b.getNamedAttr(func.getName(), kernelInfo(b, op, config, *names,
+                                                  func.getArgumentTypes())));
     return success();
   }
 

@@ -73,8 +73,8 @@ struct GradKernel {
   Value splat(VectorType type, double value) {
     return arith::ConstantOp::create(
         b, type,
-        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(),
-                                                    value)));
+        DenseElementsAttr::get(type,
+                               b.getFloatAttr(type.getElementType(), value)));
   }
   /// A product operand: f16/bf16 for the tensor cores; f32 stays f32 (the
   /// lowering splits it into TF32 parts).
@@ -157,8 +157,8 @@ struct DkDvBuffers {
   Value key, value, query, dout; // shared tiles
 };
 
-void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse,
-               Value delta, Value dk, Value dv) {
+void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
+               Value dk, Value dv) {
   ImplicitLocOpBuilder &b = k.b;
   const GradConfig &c = k.config;
   Value query = k.query;
@@ -173,13 +173,12 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse,
   StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
   StageTileOp::create(b, k.value, batch, kvHead, key0, shared.value);
 
-  Value numQueryTiles =
-      arith::CeilDivUIOp::create(b, seqQ, k.index(c.blockN));
+  Value numQueryTiles = arith::CeilDivUIOp::create(b, seqQ, k.index(c.blockN));
   // Under a causal mask the query tiles wholly before the key tile see none
   // of its keys.
   Value firstQueryTile =
       k.causal ? arith::DivUIOp::create(b, key0, k.index(c.blockN))
-                     : k.index(0);
+               : k.index(0);
   VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
   Value zeroAcc = k.splat(accType, 0.0);
@@ -205,9 +204,9 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse,
               Value lseCols = ColumnBroadcastOp::create(b, scoresType, lse,
                                                         batch, head, q0);
               Value probs = k.probabilities(scores, lseCols);
-              Value dvNew = TileMatmulOp::create(
-                  b, accType, k.operand(probs), shared.dout, acc[1],
-                  /*transpose_b=*/false);
+              Value dvNew = TileMatmulOp::create(b, accType, k.operand(probs),
+                                                 shared.dout, acc[1],
+                                                 /*transpose_b=*/false);
               Value dprobs = TileMatmulOp::create(
                   b, scoresType, shared.value, shared.dout,
                   k.splat(scoresType, 0.0), /*transpose_b=*/true);
@@ -215,17 +214,16 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse,
                                                           batch, head, q0);
               Value dscores = arith::MulFOp::create(
                   b, probs, arith::SubFOp::create(b, dprobs, deltaCols));
-              Value dkNew = TileMatmulOp::create(
-                  b, accType, k.operand(dscores), shared.query, acc[0],
-                  /*transpose_b=*/false);
+              Value dkNew = TileMatmulOp::create(b, accType, k.operand(dscores),
+                                                 shared.query, acc[0],
+                                                 /*transpose_b=*/false);
               return {dkNew, dvNew};
             });
         return SmallVector<Value>(inner.begin(), inner.end());
       });
   // dS holds the derivative by the scaled score; the scale comes in once.
   Value dkTile = arith::MulFOp::create(b, sums[0], k.splat(accType, k.scale));
-  StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0,
-                      Value());
+  StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0, Value());
   StoreTileOp::create(b, k.toElement(sums[1]), dv, batch, kvHead, key0,
                       Value());
 }
@@ -271,21 +269,19 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
         Value col0 = arith::MulIOp::create(b, j, k.index(c.blockN));
         StageTileOp::create(b, k.key, batch, kvHead, col0, shared.key);
         StageTileOp::create(b, k.value, batch, kvHead, col0, shared.value);
-        Value scores = TileMatmulOp::create(b, scoresType, shared.query,
-                                            shared.key,
-                                            k.splat(scoresType, 0.0),
-                                            /*transpose_b=*/true);
+        Value scores = TileMatmulOp::create(
+            b, scoresType, shared.query, shared.key, k.splat(scoresType, 0.0),
+            /*transpose_b=*/true);
         scores = ApplyMaskOp::create(b, scoresType, scores, row0, col0, seqKv,
                                      k.causal, /*transposed=*/false);
         Value probs = k.probabilities(scores, lseTile);
-        Value dprobs = TileMatmulOp::create(b, scoresType, shared.dout,
-                                            shared.value,
-                                            k.splat(scoresType, 0.0),
-                                            /*transpose_b=*/true);
+        Value dprobs = TileMatmulOp::create(
+            b, scoresType, shared.dout, shared.value, k.splat(scoresType, 0.0),
+            /*transpose_b=*/true);
         Value dscores = arith::MulFOp::create(
             b, probs, arith::SubFOp::create(b, dprobs, deltaTile));
-        return {TileMatmulOp::create(b, accType, k.operand(dscores),
-                                     shared.key, acc[0],
+        return {TileMatmulOp::create(b, accType, k.operand(dscores), shared.key,
+                                     acc[0],
                                      /*transpose_b=*/false)};
       },
       /*keyLoop=*/true)[0];
@@ -308,10 +304,9 @@ DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
   auto entry = [&](StringRef name, int64_t value) {
     return b.getNamedAttr(name, b.getI64IntegerAttr(value));
   };
-  return b.getDictionaryAttr({entry("block_m", c.blockM),
-                              entry("block_n", c.blockN),
-                              entry("num_warps", c.numWarps),
-                              entry("skip_unit_rescale", 0)});
+  return b.getDictionaryAttr(
+      {entry("block_m", c.blockM), entry("block_n", c.blockN),
+       entry("num_warps", c.numWarps), entry("skip_unit_rescale", 0)});
 }
 
 struct FATileAttentionGradPass
@@ -352,8 +347,8 @@ struct FATileAttentionGradPass
     SmallVector<Type> types;
     for (const Param &param : params)
       types.push_back(param.type);
-    auto kernel = gpu::GPUFuncOp::create(
-        b, name, b.getFunctionType(types, {}), buffers);
+    auto kernel =
+        gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     kernel->setAttr(kTileConfigAttr, configAttr(b, c));
     for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
@@ -375,16 +370,16 @@ struct FATileAttentionGradPass
       paramInfo.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("name", b.getStringAttr(param.name)),
            b.getNamedAttr("kind", b.getStringAttr("memref")),
-           b.getNamedAttr("dtype", b.getStringAttr(
-                                       dtypeName(memref.getElementType()))),
+           b.getNamedAttr("dtype",
+                          b.getStringAttr(dtypeName(memref.getElementType()))),
            b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
     }
     SmallVector<NamedAttribute> info = {
         b.getNamedAttr("op", b.getStringAttr(opName)),
         b.getNamedAttr("dtype", b.getStringAttr(dtypeName(
                                     op.getQuery().getType().getElementType()))),
-        b.getNamedAttr("head_dim",
-                       b.getI64IntegerAttr(op.getQuery().getType().getDimSize(3))),
+        b.getNamedAttr("head_dim", b.getI64IntegerAttr(
+                                       op.getQuery().getType().getDimSize(3))),
         b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
         b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
         b.getNamedAttr("config", configAttr(b, c)),
@@ -422,7 +417,12 @@ struct FATileAttentionGradPass
                              MemRefLayoutAttrInterface{}, shared);
     };
     float scale = op.getScaleOrDefault();
-    GradKernel k{b,       *config, op.getCausal(), scale, headDim, element,
+    GradKernel k{b,
+                 *config,
+                 op.getCausal(),
+                 scale,
+                 headDim,
+                 element,
                  static_cast<float>(scale * M_LOG2E),
                  static_cast<float>(M_LOG2E)};
     std::string name = func.getName().str();
@@ -448,16 +448,19 @@ struct FATileAttentionGradPass
       gpu::ReturnOp::create(b);
     }
 
-    SmallVector<Param> dkdvParams = {
-        {"q", queryType},           {"k", op.getKey().getType()},
-        {"v", op.getValue().getType()}, {"dout", op.getDout().getType()},
-        {"lse", stats},             {"delta", stats},
-        {"dk", op.getDkey().getType()}, {"dv", op.getDvalue().getType()}};
-    gpu::GPUFuncOp dkdvKernel = createKernel(
-        b, func, dkdvName, dkdvParams,
-        {sharedTile(config->blockM), sharedTile(config->blockM),
-         sharedTile(config->blockN), sharedTile(config->blockN)},
-        *config);
+    SmallVector<Param> dkdvParams = {{"q", queryType},
+                                     {"k", op.getKey().getType()},
+                                     {"v", op.getValue().getType()},
+                                     {"dout", op.getDout().getType()},
+                                     {"lse", stats},
+                                     {"delta", stats},
+                                     {"dk", op.getDkey().getType()},
+                                     {"dv", op.getDvalue().getType()}};
+    gpu::GPUFuncOp dkdvKernel =
+        createKernel(b, func, dkdvName, dkdvParams,
+                     {sharedTile(config->blockM), sharedTile(config->blockM),
+                      sharedTile(config->blockN), sharedTile(config->blockN)},
+                     *config);
     {
       GradKernel kk = withOperands(dkdvKernel);
       auto buffers = dkdvKernel.getWorkgroupAttributions();
@@ -467,16 +470,18 @@ struct FATileAttentionGradPass
       gpu::ReturnOp::create(b);
     }
 
-    SmallVector<Param> dqParams = {
-        {"q", queryType},           {"k", op.getKey().getType()},
-        {"v", op.getValue().getType()}, {"dout", op.getDout().getType()},
-        {"lse", stats},             {"delta", stats},
-        {"dq", op.getDquery().getType()}};
-    gpu::GPUFuncOp dqKernel = createKernel(
-        b, func, name, dqParams,
-        {sharedTile(config->blockM), sharedTile(config->blockM),
-         sharedTile(config->blockN), sharedTile(config->blockN)},
-        *config);
+    SmallVector<Param> dqParams = {{"q", queryType},
+                                   {"k", op.getKey().getType()},
+                                   {"v", op.getValue().getType()},
+                                   {"dout", op.getDout().getType()},
+                                   {"lse", stats},
+                                   {"delta", stats},
+                                   {"dq", op.getDquery().getType()}};
+    gpu::GPUFuncOp dqKernel =
+        createKernel(b, func, name, dqParams,
+                     {sharedTile(config->blockM), sharedTile(config->blockM),
+                      sharedTile(config->blockN), sharedTile(config->blockN)},
+                     *config);
     {
       GradKernel kq = withOperands(dqKernel);
       auto buffers = dqKernel.getWorkgroupAttributions();
@@ -486,14 +491,12 @@ struct FATileAttentionGradPass
       gpu::ReturnOp::create(b);
     }
 
-    kernels.push_back(kernelEntry(b, deltaName, "attention_bwd_delta", op,
-                                  *config,
-                                  {"query_tiles", "batch_heads", "one"},
-                                  deltaParams, {}));
-    kernels.push_back(kernelEntry(b, dkdvName, "attention_bwd_dkdv", op,
-                                  *config,
-                                  {"key_tiles", "batch_kv_heads", "one"},
-                                  dkdvParams, {}));
+    kernels.push_back(
+        kernelEntry(b, deltaName, "attention_bwd_delta", op, *config,
+                    {"query_tiles", "batch_heads", "one"}, deltaParams, {}));
+    kernels.push_back(
+        kernelEntry(b, dkdvName, "attention_bwd_dkdv", op, *config,
+                    {"key_tiles", "batch_kv_heads", "one"}, dkdvParams, {}));
     kernels.push_back(kernelEntry(
         b, name, "attention_bwd", op, *config,
         {"query_tiles", "batch_heads", "one"}, dqParams,

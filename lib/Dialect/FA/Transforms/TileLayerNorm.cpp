@@ -76,8 +76,8 @@ struct RowsKernel {
   Value splat(VectorType type, double value) {
     return arith::ConstantOp::create(
         b, type,
-        DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(),
-                                                    value)));
+        DenseElementsAttr::get(type,
+                               b.getFloatAttr(type.getElementType(), value)));
   }
 
   /// Values of any float type computed with in f32.
@@ -119,9 +119,8 @@ struct RowsKernel {
 
   /// acc + the sum of each row of `block`.
   Value addRowSums(Value block, Value acc) {
-    return vector::MultiDimReductionOp::create(b, block, acc,
-                                               ArrayRef<bool>{false, true},
-                                               vector::CombiningKind::ADD);
+    return vector::MultiDimReductionOp::create(
+        b, block, acc, ArrayRef<bool>{false, true}, vector::CombiningKind::ADD);
   }
   Value rowMean(Value rowSums) {
     return arith::DivFOp::create(
@@ -133,9 +132,9 @@ struct RowsKernel {
 
   /// A loop over the column blocks of the rows, carrying `inits`; `body`
   /// gets the first column and the carried values and returns the new ones.
-  ValueRange forColumnBlocks(
-      ValueRange inits,
-      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  ValueRange
+  forColumnBlocks(ValueRange inits,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
     auto loop = scf::ForOp::create(
         b, index(0), numCols, index(layout.cols), inits,
         [&](OpBuilder &nested, Location loc, Value col0, ValueRange carried) {
@@ -259,8 +258,7 @@ void buildForward(RowsKernel &k, LayerNormOp op, const RowsConfig &config) {
   auto loadRaw = [&](Value rowBlock) -> Value {
     Type element = op.getX().getType().getElementType();
     return LoadBlockOp::create(
-        b, VectorType::get({config.rows, config.blockCols}, element),
-        op.getX(),
+        b, VectorType::get({config.rows, config.blockCols}, element), op.getX(),
         ValueRange{arith::MulIOp::create(b, rowBlock, rowsPerBlock), zero});
   };
   Value first = loadRaw(blockId);
@@ -293,15 +291,15 @@ GradTerms gradTerms(RowsKernel &k, LayerNormGradOp op, Value row0, Value col0,
   GradTerms t;
   t.dy = k.loadBlock(op.getDy(), row0, col0);
   Value x = k.loadBlock(op.getX(), row0, col0);
-  t.xhat = arith::MulFOp::create(
-      b, arith::SubFOp::create(b, x, k.perRow(mean)), k.perRow(rstd));
+  t.xhat = arith::MulFOp::create(b, arith::SubFOp::create(b, x, k.perRow(mean)),
+                                 k.perRow(rstd));
   t.g = arith::MulFOp::create(b, t.dy, weight);
   return t;
 }
 
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
-Value inputGrad(RowsKernel &k, const GradTerms &t, Value meanG,
-                Value meanGXhat, Value rstd) {
+Value inputGrad(RowsKernel &k, const GradTerms &t, Value meanG, Value meanGXhat,
+                Value rstd) {
   ImplicitLocOpBuilder &b = k.b;
   Value centred = arith::SubFOp::create(
       b, arith::SubFOp::create(b, t.g, k.perRow(meanG)),
@@ -335,12 +333,12 @@ SmallVector<Value> buildGradRows(RowsKernel &k, LayerNormGradOp op, Value row0,
     Value meanGXhat = k.rowMean(k.addRowSums(gXhat(t), zeroRows));
     k.storeBlock(inputGrad(k, t, meanG, meanGXhat, rstd), op.getDx(), row0,
                  zero);
-    return {arith::AddFOp::create(
-                b, accumulators[0], arith::MulFOp::create(b, t.dy, t.xhat)),
+    return {arith::AddFOp::create(b, accumulators[0],
+                                  arith::MulFOp::create(b, t.dy, t.xhat)),
             arith::AddFOp::create(b, accumulators[1], t.dy)};
   }
-  ValueRange sums = k.forColumnBlocks(
-      {zeroRows, zeroRows}, [&](Value col0, ValueRange acc) {
+  ValueRange sums =
+      k.forColumnBlocks({zeroRows, zeroRows}, [&](Value col0, ValueRange acc) {
         GradTerms t = gradTerms(k, op, row0, col0, mean, rstd,
                                 k.loadColumns(op.getWeight(), col0));
         return SmallVector<Value>{k.addRowSums(t.g, acc[0]),
@@ -422,10 +420,11 @@ void buildParamsReduction(RowsKernel &k, Value partialDweight,
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
         scf::YieldOp::create(
-            b, ValueRange{arith::AddFOp::create(
-                              b, acc[0], k.loadBlock(partialDweight, row0, col0)),
-                          arith::AddFOp::create(
-                              b, acc[1], k.loadBlock(partialDbias, row0, col0))});
+            b,
+            ValueRange{arith::AddFOp::create(
+                           b, acc[0], k.loadBlock(partialDweight, row0, col0)),
+                       arith::AddFOp::create(
+                           b, acc[1], k.loadBlock(partialDbias, row0, col0))});
       });
   auto storeColumnSums = [&](Value block, Value dest) {
     Value sums = vector::MultiDimReductionOp::create(
@@ -459,8 +458,7 @@ DictionaryAttr paramsInfo(Builder &b, ArrayRef<KernelParam> params) {
                         b.getStringAttr(dtypeName(memref.getElementType()))),
          b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
   }
-  return b.getDictionaryAttr(
-      b.getNamedAttr("params", b.getArrayAttr(entries)));
+  return b.getDictionaryAttr(b.getNamedAttr("params", b.getArrayAttr(entries)));
 }
 
 DictionaryAttr layoutAttr(Builder &b, const RowsLayout &layout,
@@ -471,7 +469,8 @@ DictionaryAttr layoutAttr(Builder &b, const RowsLayout &layout,
       b.getNamedAttr("num_warps",
                      b.getI64IntegerAttr(layout.threads / kThreadsPerWarp))};
   if (resident)
-    entries.push_back(b.getNamedAttr("resident", b.getI64IntegerAttr(*resident)));
+    entries.push_back(
+        b.getNamedAttr("resident", b.getI64IntegerAttr(*resident)));
   return b.getDictionaryAttr(entries);
 }
 
@@ -486,12 +485,11 @@ gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, Operation *before,
   SmallVector<Type> types;
   for (const KernelParam &param : params)
     types.push_back(param.type);
-  auto kernel =
-      gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}));
+  auto kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel->setAttr(kRowsConfigAttr, config);
-  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(layout.threads), 1, 1}));
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(layout.threads), 1, 1}));
   b.setInsertionPointToStart(&kernel.getBody().front());
   return kernel;
 }
@@ -553,14 +551,15 @@ struct FATileLayerNormPass
     if (std::string why = config.layout().whyInvalid(); !why.empty())
       return func.emitError() << "fa-tile-layernorm: " << why, failure();
     if (std::string why = config.reduceLayout().whyInvalid(); !why.empty())
-      return func.emitError() << "fa-tile-layernorm: the reduction kernel's "
-                              << why,
+      return func.emitError()
+                 << "fa-tile-layernorm: the reduction kernel's " << why,
              failure();
     if (config.reduceLayout().threadsPerRow() > kThreadsPerWarp)
       return func.emitError()
                  << "fa-tile-layernorm: the reduction kernel needs at most "
-                 << kThreadsPerWarp << " threads per row (reduce_rows >= "
-                 << config.reduceWarps << ")",
+                 << kThreadsPerWarp
+                 << " threads per row (reduce_rows >= " << config.reduceWarps
+                 << ")",
              failure();
     return config;
   }
@@ -613,11 +612,13 @@ struct FATileLayerNormPass
       params.push_back({"rstd", op.getRstd(), op.getRstd().getType()});
     }
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
-    DictionaryAttr configDict = layoutAttr(b, config->layout(), config->resident);
+    DictionaryAttr configDict =
+        layoutAttr(b, config->layout(), config->resident);
     if (config->persistent)
-      configDict = b.getDictionaryAttr(llvm::to_vector(llvm::concat<const NamedAttribute>(
-          configDict.getValue(),
-          ArrayRef{b.getNamedAttr("persistent", b.getI64IntegerAttr(1))})));
+      configDict = b.getDictionaryAttr(
+          llvm::to_vector(llvm::concat<const NamedAttribute>(
+              configDict.getValue(),
+              ArrayRef{b.getNamedAttr("persistent", b.getI64IntegerAttr(1))})));
     gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
                                          config->layout(), configDict);
     IRMapping mapping;
@@ -629,10 +630,11 @@ struct FATileLayerNormPass
     kernelOp.erase();
 
     kernels.push_back(kernelEntry(
-        b, func.getName(), "layernorm_fwd", op.getX().getType().getElementType(),
-        configDict, config->layout(),
+        b, func.getName(), "layernorm_fwd",
+        op.getX().getType().getElementType(), configDict, config->layout(),
         config->persistent ? "persistent_row_tiles" : "row_tiles", params,
-        {b.getNamedAttr("eps", b.getF32FloatAttr(op.getEps().convertToFloat()))}));
+        {b.getNamedAttr("eps",
+                        b.getF32FloatAttr(op.getEps().convertToFloat()))}));
     return success();
   }
 
@@ -642,8 +644,9 @@ struct FATileLayerNormPass
     if (failed(config) || failed(checkRank2(op, op.getX().getType())))
       return failure();
     MLIRContext *context = func.getContext();
-    Type partialType = MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                                       Float32Type::get(context));
+    Type partialType =
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                        Float32Type::get(context));
     SmallVector<KernelParam> params = {
         {"x", op.getX(), op.getX().getType()},
         {"weight", op.getWeight(), op.getWeight().getType()},
@@ -655,23 +658,25 @@ struct FATileLayerNormPass
         {"partial_dbias", Value(), partialType}};
     ImplicitLocOpBuilder b(func.getLoc(), context);
     std::string paramsName = (func.getName() + "_params").str();
-    DictionaryAttr configDict = layoutAttr(b, config->layout(), config->resident);
+    DictionaryAttr configDict =
+        layoutAttr(b, config->layout(), config->resident);
     gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
                                          config->layout(), configDict);
     IRMapping mapping;
     mapParams(mapping, kernel, params);
     auto kernelOp = cast<LayerNormGradOp>(b.clone(*op, mapping));
     RowsKernel k = kernelContext(b, config->layout(), kernelOp.getX());
-    PartialRows partial{kernel.getArgument(6), kernel.getArgument(7),
-                        arith::MulIOp::create(
-                            b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                            k.index(config->rows))};
+    PartialRows partial{
+        kernel.getArgument(6), kernel.getArgument(7),
+        arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                              k.index(config->rows))};
     buildBackward(k, kernelOp, config->resident, partial);
     gpu::ReturnOp::create(b);
     kernelOp.erase();
     kernels.push_back(kernelEntry(
-        b, func.getName(), "layernorm_bwd", op.getX().getType().getElementType(),
-        configDict, config->layout(), "persistent_row_tiles", params,
+        b, func.getName(), "layernorm_bwd",
+        op.getX().getType().getElementType(), configDict, config->layout(),
+        "persistent_row_tiles", params,
         {b.getNamedAttr("params_kernel", b.getStringAttr(paramsName))}));
 
     SmallVector<KernelParam> reduceParams = {
@@ -687,10 +692,10 @@ struct FATileLayerNormPass
     buildParamsReduction(r, reduce.getArgument(0), reduce.getArgument(1),
                          reduce.getArgument(2), reduce.getArgument(3));
     gpu::ReturnOp::create(b);
-    kernels.push_back(kernelEntry(
-        b, paramsName, "layernorm_bwd_params",
-        op.getX().getType().getElementType(), reduceConfig,
-        config->reduceLayout(), "column_tiles", reduceParams, {}));
+    kernels.push_back(kernelEntry(b, paramsName, "layernorm_bwd_params",
+                                  op.getX().getType().getElementType(),
+                                  reduceConfig, config->reduceLayout(),
+                                  "column_tiles", reduceParams, {}));
     return success();
   }
 

@@ -16,8 +16,9 @@ namespace mlir::fa {
 
 /// Builds the kernels of `func` (whose body is `op`) before it, appending
 /// their manifest entries to `kernels`.
-using TileFunctionFn = function_ref<LogicalResult(
-    func::FuncOp func, Operation *op, SmallVectorImpl<NamedAttribute> &kernels)>;
+using TileFunctionFn =
+    function_ref<LogicalResult(func::FuncOp func, Operation *op,
+                               SmallVectorImpl<NamedAttribute> &kernels)>;
 
 /// Calls `tile` for every op of `module` that `isKernelOp` accepts, erases
 /// its function, and adds the entries to the module's kKernelsAttr (marking
