@@ -2,6 +2,7 @@
 
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 
+#include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
 using namespace mlir;
@@ -40,5 +41,39 @@ mlir::fa::tileKernelFunctions(ModuleOp module,
   module->setAttr(kKernelsAttr, DictionaryAttr::get(context, kernels));
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(context));
+  return success();
+}
+
+StringRef mlir::fa::dtypeName(Type element) {
+  if (element.isBF16())
+    return "bf16";
+  if (element.isF16())
+    return "f16";
+  return "f32";
+}
+
+DictionaryAttr mlir::fa::memrefParamInfo(Builder &b, StringRef name,
+                                         Type memrefType) {
+  auto memref = cast<MemRefType>(memrefType);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("name", b.getStringAttr(name)),
+       b.getNamedAttr("kind", b.getStringAttr("memref")),
+       b.getNamedAttr("dtype",
+                      b.getStringAttr(dtypeName(memref.getElementType()))),
+       b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))});
+}
+
+LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
+                                          int64_t blockM, int64_t blockN,
+                                          int64_t numWarps, StringRef rows) {
+  if (numWarps < 1 ||
+      (blockM != numWarps * kMmaRows && blockM != 2 * numWarps * kMmaRows))
+    return func.emitError()
+           << pass << ": block-m (" << blockM << ") must be 16 or 32 x "
+           << "num-warps (" << numWarps
+           << "): each warp owns one or two 16-row blocks of " << rows;
+  if (blockN < 16 || blockN % 16 != 0)
+    return func.emitError() << pass << ": block-n (" << blockN
+                            << ") must be a positive multiple of 16";
   return success();
 }

@@ -73,14 +73,6 @@ struct KernelContext {
   Value zero, one;
 };
 
-std::string dtypeName(Type type) {
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF16())
-    return "f16";
-  return "f32";
-}
-
 VectorType tileType(int64_t rows, int64_t cols, Type element) {
   return VectorType::get({rows, cols}, element);
 }
@@ -230,15 +222,8 @@ DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
                           ArrayRef<StringRef> paramNames,
                           TypeRange paramTypes) {
   SmallVector<Attribute> params;
-  for (auto [name, type] : llvm::zip_equal(paramNames, paramTypes)) {
-    auto memref = cast<MemRefType>(type);
-    params.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(name)),
-         b.getNamedAttr("kind", b.getStringAttr("memref")),
-         b.getNamedAttr("dtype",
-                        b.getStringAttr(dtypeName(memref.getElementType()))),
-         b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
-  }
+  for (auto [name, type] : llvm::zip_equal(paramNames, paramTypes))
+    params.push_back(memrefParamInfo(b, name, type));
   SmallVector<NamedAttribute> info = {
       b.getNamedAttr("op", b.getStringAttr("attention_fwd")),
       b.getNamedAttr("dtype", b.getStringAttr(dtypeName(
@@ -275,19 +260,13 @@ struct FATileAttentionPass
                                   {"skip_unit_rescale", &skipUnitRescale},
                                   {"stage_output", &stageOutput}})))
       return failure();
+    if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
+                                 config.blockN, config.numWarps, "queries")))
+      return failure();
     auto fail = [&](const Twine &message) {
       func.emitError() << "fa-tile-attention: " << message;
       return failure();
     };
-    if (config.numWarps < 1 ||
-        (config.blockM != config.numWarps * kMmaRows &&
-         config.blockM != 2 * config.numWarps * kMmaRows))
-      return fail("block-m (" + Twine(config.blockM) + ") must be 16 or 32 x " +
-                  "num-warps (" + Twine(config.numWarps) +
-                  "): each warp owns one or two 16-row blocks of queries");
-    if (config.blockN < 16 || config.blockN % 16 != 0)
-      return fail("block-n (" + Twine(config.blockN) +
-                  ") must be a positive multiple of 16");
     config.queryInShared = queryInShared != 0;
     config.pipelineCopies = pipelineCopies != 0;
     config.skipUnitRescale = skipUnitRescale != 0;

@@ -44,14 +44,6 @@ struct GradConfig {
   int64_t blockM, blockN, numWarps;
 };
 
-std::string dtypeName(Type type) {
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF16())
-    return "f16";
-  return "f32";
-}
-
 /// What every kernel of one attention_grad needs to build its body.
 struct GradKernel {
   ImplicitLocOpBuilder &b;
@@ -320,19 +312,10 @@ struct FATileAttentionGradPass
                                   {"block_n", &config.blockN},
                                   {"num_warps", &config.numWarps}})))
       return failure();
-    auto fail = [&](const Twine &message) {
-      func.emitError() << "fa-tile-attention-grad: " << message;
+    if (failed(checkMmaTileShape(func, "fa-tile-attention-grad", config.blockM,
+                                 config.blockN, config.numWarps,
+                                 "queries (keys in the dK/dV kernel)")))
       return failure();
-    };
-    if (config.numWarps < 1 ||
-        (config.blockM != config.numWarps * kMmaRows &&
-         config.blockM != 2 * config.numWarps * kMmaRows))
-      return fail("block-m (" + Twine(config.blockM) + ") must be 16 or 32 x " +
-                  "num-warps (" + Twine(config.numWarps) +
-                  "): each warp owns one or two 16-row blocks");
-    if (config.blockN < 16 || config.blockN % 16 != 0)
-      return fail("block-n (" + Twine(config.blockN) +
-                  ") must be a positive multiple of 16");
     return config;
   }
 
@@ -365,15 +348,8 @@ struct FATileAttentionGradPass
                              ArrayRef<StringRef> grid, ArrayRef<Param> params,
                              ArrayRef<NamedAttribute> extra) {
     SmallVector<Attribute> paramInfo;
-    for (const Param &param : params) {
-      auto memref = cast<MemRefType>(param.type);
-      paramInfo.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("name", b.getStringAttr(param.name)),
-           b.getNamedAttr("kind", b.getStringAttr("memref")),
-           b.getNamedAttr("dtype",
-                          b.getStringAttr(dtypeName(memref.getElementType()))),
-           b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
-    }
+    for (const Param &param : params)
+      paramInfo.push_back(memrefParamInfo(b, param.name, param.type));
     SmallVector<NamedAttribute> info = {
         b.getNamedAttr("op", b.getStringAttr(opName)),
         b.getNamedAttr("dtype", b.getStringAttr(dtypeName(

@@ -44,14 +44,6 @@ struct RowsConfig {
   }
 };
 
-std::string dtypeName(Type type) {
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF16())
-    return "f16";
-  return "f32";
-}
-
 //===----------------------------------------------------------------------===//
 // Building blocks of the math
 //===----------------------------------------------------------------------===//
@@ -449,15 +441,8 @@ struct KernelParam {
 
 DictionaryAttr paramsInfo(Builder &b, ArrayRef<KernelParam> params) {
   SmallVector<Attribute> entries;
-  for (const KernelParam &param : params) {
-    auto memref = cast<MemRefType>(param.type);
-    entries.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("name", b.getStringAttr(param.name)),
-         b.getNamedAttr("kind", b.getStringAttr("memref")),
-         b.getNamedAttr("dtype",
-                        b.getStringAttr(dtypeName(memref.getElementType()))),
-         b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))}));
-  }
+  for (const KernelParam &param : params)
+    entries.push_back(memrefParamInfo(b, param.name, param.type));
   return b.getDictionaryAttr(b.getNamedAttr("params", b.getArrayAttr(entries)));
 }
 

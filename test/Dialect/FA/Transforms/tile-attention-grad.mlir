@@ -88,7 +88,7 @@ func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk:
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4)}}
+// expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of queries (keys in the dK/dV kernel)}}
 func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return

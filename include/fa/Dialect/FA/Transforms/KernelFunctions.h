@@ -10,6 +10,7 @@
 #define FA_DIALECT_FA_TRANSFORMS_KERNELFUNCTIONS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::fa {
@@ -27,6 +28,20 @@ using TileFunctionFn =
 LogicalResult tileKernelFunctions(ModuleOp module,
                                   function_ref<bool(Operation *)> isKernelOp,
                                   TileFunctionFn tile);
+
+/// The manifest's name of a kernel element type: "bf16", "f16" or "f32".
+StringRef dtypeName(Type element);
+
+/// The manifest entry of a memref kernel parameter: name, kind, dtype, rank.
+DictionaryAttr memrefParamInfo(Builder &b, StringRef name, Type memrefType);
+
+/// Checks the tile shape of a kernel whose tiles take the tensor-core
+/// accumulator layout: `blockM` rows (`rows` says of what) are one or two
+/// 16-row blocks per warp, `blockN` a positive multiple of 16. Reports on
+/// `func`, prefixed with `pass`.
+LogicalResult checkMmaTileShape(func::FuncOp func, StringRef pass,
+                                int64_t blockM, int64_t blockN,
+                                int64_t numWarps, StringRef rows);
 
 } // namespace mlir::fa
 
