@@ -7,6 +7,11 @@
 // (num_stages = 2) both tiles of the next iteration load during the whole of
 // this one, and one wait per key tile is left. See Passes.td for the shapes.
 //
+// The backward's loops (marked fa.copy_loop) read their two tiles anywhere
+// in the body (Q in the scores and in dK += dS^T Q), so a tile cannot be
+// refilled before the iteration ends: they only take the double-buffered
+// form.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
@@ -41,7 +46,8 @@ bool isLoopInvariant(scf::ForOp loop, Value value) {
   return !loop->isAncestor(value.getParentRegion()->getParentOp());
 }
 
-/// The synchronous copies of one key loop, K's then V's.
+/// The synchronous copies of one loop, K's then V's (in the backward's dK/dV
+/// loop, Q's then dO's).
 struct LoopCopies {
   StageTileOp key, value;
 };
@@ -52,7 +58,7 @@ FailureOr<LoopCopies> findCopies(scf::ForOp loop) {
     return loop.emitError() << "fa-pipeline-kv-copies: " << why;
   };
   if (stages.size() != 2)
-    return fail("expects the key copy and the value copy in the loop body");
+    return fail("expects two tile copies (key and value) in the loop body");
   for (StageTileOp stage : stages)
     for (Value v : std::initializer_list<Value>{stage.getSource(), stage.getBatch(), stage.getHead(),
                     stage.getDest()})
@@ -177,10 +183,19 @@ LogicalResult pipelineKernel(gpu::GPUFuncOp kernel) {
   if (getTileConfigEntry(kernel, "pipeline_copies", 1) == 0)
     return success();
   int64_t stages = getTileConfigEntry(kernel, "num_stages", 1);
+  // Which loops: the forward's online-softmax loops, and with two stages the
+  // backward's copy loops (see the file comment).
+  auto isPipelined = [&](scf::ForOp loop) {
+    if (loop->hasAttr("fa.pipelined"))
+      return false;
+    if (loop->hasAttr(kCopyLoopAttr))
+      return stages >= 2;
+    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
+    return phase && phase.getValue() == "online";
+  };
   SmallVector<std::pair<scf::ForOp, LoopCopies>> work;
   WalkResult walk = kernel.walk([&](scf::ForOp loop) {
-    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
-    if (!phase || phase.getValue() != "online" || loop->hasAttr("fa.pipelined"))
+    if (!isPipelined(loop))
       return WalkResult::advance();
     FailureOr<LoopCopies> copies = findCopies(loop);
     if (failed(copies))

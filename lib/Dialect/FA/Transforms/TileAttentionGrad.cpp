@@ -41,7 +41,7 @@ namespace {
 /// its tiles (queries, or keys in the dK/dV kernel) and `block_n` the length
 /// of the tiles its loop walks.
 struct GradConfig {
-  int64_t blockM, blockN, numWarps;
+  int64_t blockM, blockN, numWarps, numStages;
 };
 
 /// What every kernel of one attention_grad needs to build its body.
@@ -89,10 +89,11 @@ struct GradKernel {
 
   /// A loop from `lower` to `upper` carrying `inits`; `keyLoop` marks a loop
   /// over key tiles for fa-eliminate-causal-tiles (which then drops the mask
-  /// from the tiles that need none and visits no empty one).
+  /// from the tiles that need none and visits no empty one), `copyLoop` one
+  /// whose staged tiles fa-pipeline-kv-copies may load ahead.
   ValueRange loop(Value lower, Value upper, ValueRange inits,
                   function_ref<SmallVector<Value>(Value, ValueRange)> body,
-                  bool keyLoop = false) {
+                  bool keyLoop = false, bool copyLoop = false) {
     auto forOp = scf::ForOp::create(
         b, lower, upper, index(1), inits,
         [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
@@ -103,6 +104,8 @@ struct GradKernel {
         });
     if (keyLoop)
       forOp->setAttr(kKvLoopAttr, b.getUnitAttr());
+    if (copyLoop)
+      forOp->setAttr(kCopyLoopAttr, b.getUnitAttr());
     return forOp.getResults();
   }
 };
@@ -210,7 +213,8 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
                                                  shared.query, acc[0],
                                                  /*transpose_b=*/false);
               return {dkNew, dvNew};
-            });
+            },
+            /*keyLoop=*/false, /*copyLoop=*/true);
         return SmallVector<Value>(inner.begin(), inner.end());
       });
   // dS holds the derivative by the scaled score; the scale comes in once.
@@ -276,7 +280,7 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
                                      acc[0],
                                      /*transpose_b=*/false)};
       },
-      /*keyLoop=*/true)[0];
+      /*keyLoop=*/true, /*copyLoop=*/true)[0];
   Value dqTile = arith::MulFOp::create(b, sum, k.splat(accType, k.scale));
   StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
 }
@@ -298,25 +302,46 @@ DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
   };
   return b.getDictionaryAttr(
       {entry("block_m", c.blockM), entry("block_n", c.blockN),
-       entry("num_warps", c.numWarps), entry("skip_unit_rescale", 0)});
+       entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
+       entry("skip_unit_rescale", 0)});
 }
 
 struct FATileAttentionGradPass
     : public mlir::fa::impl::FATileAttentionGradBase<FATileAttentionGradPass> {
   using Base::Base;
 
-  FailureOr<GradConfig> configFor(func::FuncOp func) {
-    GradConfig config{blockM, blockN, numWarps};
+  /// The configuration of the delta and dK/dV kernels, and of the dQ kernel
+  /// (the first's, with dq_* entries in its place where given).
+  FailureOr<std::pair<GradConfig, GradConfig>> configsFor(func::FuncOp func) {
+    GradConfig config{blockM, blockN, numWarps, numStages};
+    const int64_t unset = -1;
+    GradConfig dq{unset, unset, unset, unset};
     if (failed(readConfigEntries(func, kTileConfigAttr,
                                  {{"block_m", &config.blockM},
                                   {"block_n", &config.blockN},
-                                  {"num_warps", &config.numWarps}})))
+                                  {"num_warps", &config.numWarps},
+                                  {"num_stages", &config.numStages},
+                                  {"dq_block_m", &dq.blockM},
+                                  {"dq_block_n", &dq.blockN},
+                                  {"dq_num_warps", &dq.numWarps}})))
       return failure();
+    auto orShared = [](int64_t value, int64_t shared) {
+      return value == unset ? shared : value;
+    };
+    dq = {orShared(dq.blockM, config.blockM), orShared(dq.blockN, config.blockN),
+          orShared(dq.numWarps, config.numWarps), config.numStages};
+    if (config.numStages < 1 || config.numStages > 2)
+      return func.emitError() << "fa-tile-attention-grad: num_stages must be 1 "
+                                 "(synchronous copies) or 2, not "
+                              << config.numStages;
     if (failed(checkMmaTileShape(func, "fa-tile-attention-grad", config.blockM,
                                  config.blockN, config.numWarps,
-                                 "queries (keys in the dK/dV kernel)")))
+                                 "keys of the dK/dV kernel")) ||
+        failed(checkMmaTileShape(func, "fa-tile-attention-grad", dq.blockM,
+                                 dq.blockN, dq.numWarps,
+                                 "queries of the dQ kernel")))
       return failure();
-    return config;
+    return std::pair{config, dq};
   }
 
   /// A kernel `name` taking `params` and the shared tiles `buffers`, in a
@@ -369,9 +394,10 @@ struct FATileAttentionGradPass
 
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
-    FailureOr<GradConfig> config = configFor(func);
-    if (failed(config))
+    FailureOr<std::pair<GradConfig, GradConfig>> configs = configsFor(func);
+    if (failed(configs))
       return failure();
+    const GradConfig *config = &configs->first, &dqConfig = configs->second;
     for (Value operand : op->getOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
       if (!arg || arg.getOwner() != &func.getBody().front())
@@ -404,8 +430,9 @@ struct FATileAttentionGradPass
     std::string name = func.getName().str();
     std::string deltaName = name + "_delta", dkdvName = name + "_dkdv";
     // The q, k, v, dout of a kernel taking them first.
-    auto withOperands = [&](gpu::GPUFuncOp kernel) {
+    auto withOperands = [&](gpu::GPUFuncOp kernel, const GradConfig &c) {
       GradKernel copy = k;
+      copy.config = c;
       copy.query = kernel.getArgument(0);
       copy.key = kernel.getArgument(1);
       copy.value = kernel.getArgument(2);
@@ -438,7 +465,7 @@ struct FATileAttentionGradPass
                       sharedTile(config->blockN), sharedTile(config->blockN)},
                      *config);
     {
-      GradKernel kk = withOperands(dkdvKernel);
+      GradKernel kk = withOperands(dkdvKernel, *config);
       auto buffers = dkdvKernel.getWorkgroupAttributions();
       buildDkDv(kk, {buffers[0], buffers[1], buffers[2], buffers[3]},
                 dkdvKernel.getArgument(4), dkdvKernel.getArgument(5),
@@ -455,11 +482,11 @@ struct FATileAttentionGradPass
                                    {"dq", op.getDquery().getType()}};
     gpu::GPUFuncOp dqKernel =
         createKernel(b, func, name, dqParams,
-                     {sharedTile(config->blockM), sharedTile(config->blockM),
-                      sharedTile(config->blockN), sharedTile(config->blockN)},
-                     *config);
+                     {sharedTile(dqConfig.blockM), sharedTile(dqConfig.blockM),
+                      sharedTile(dqConfig.blockN), sharedTile(dqConfig.blockN)},
+                     dqConfig);
     {
-      GradKernel kq = withOperands(dqKernel);
+      GradKernel kq = withOperands(dqKernel, dqConfig);
       auto buffers = dqKernel.getWorkgroupAttributions();
       buildDq(kq, {buffers[0], buffers[1], buffers[2], buffers[3]},
               dqKernel.getArgument(4), dqKernel.getArgument(5),
@@ -474,7 +501,7 @@ struct FATileAttentionGradPass
         kernelEntry(b, dkdvName, "attention_bwd_dkdv", op, *config,
                     {"key_tiles", "batch_kv_heads", "one"}, dkdvParams, {}));
     kernels.push_back(kernelEntry(
-        b, name, "attention_bwd", op, *config,
+        b, name, "attention_bwd", op, dqConfig,
         {"query_tiles", "batch_heads", "one"}, dqParams,
         {b.getNamedAttr("delta_kernel", b.getStringAttr(deltaName)),
          b.getNamedAttr("dkdv_kernel", b.getStringAttr(dkdvName))}));

@@ -57,10 +57,10 @@ func.func @tail(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref
 // GRAD-LABEL: gpu.func @grad(
 // GRAD: scf.for %{{.*}} = %c0 to %[[FULL:.*]] step %c1
 // GRAD-NOT: fa.apply_mask
-// GRAD: } {fa.kv_tiles = "full"}
+// GRAD: } {fa.copy_loop, fa.kv_tiles = "full"}
 // GRAD: scf.for %{{.*}} = %[[FULL]] to %{{.*}} step %c1
 // GRAD: fa.apply_mask {{.*}} causal :
-// GRAD: } {fa.kv_tiles = "partial"}
+// GRAD: } {fa.copy_loop, fa.kv_tiles = "partial"}
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 func.func @grad(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {

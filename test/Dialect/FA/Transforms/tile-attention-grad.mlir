@@ -6,7 +6,7 @@
 
 // Three kernels, the dq one carrying its companions' names; GQA and causal.
 // CHECK-LABEL: module attributes {fa.kernels = {
-// CHECK-SAME: g = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64}, delta_kernel = "g_delta", dkdv_kernel = "g_dkdv", dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_bwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dq", rank = 4 : i64}], scale = 1.250000e-01 : f32}
+// CHECK-SAME: g = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 2 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64}, delta_kernel = "g_delta", dkdv_kernel = "g_dkdv", dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_bwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dq", rank = 4 : i64}], scale = 1.250000e-01 : f32}
 // CHECK-SAME: g_delta = {{{.*}}grid = ["query_tiles", "batch_heads", "one"]{{.*}}op = "attention_bwd_delta", params = [{{.*}}name = "out"{{.*}}name = "dout"{{.*}}name = "delta", rank = 3 : i64}]
 // CHECK-SAME: g_dkdv = {{{.*}}grid = ["key_tiles", "batch_kv_heads", "one"]{{.*}}op = "attention_bwd_dkdv", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dk"{{.*}}name = "dv", rank = 4 : i64}]
 // CHECK-NOT: func.func
@@ -41,6 +41,7 @@
 // CHECK:     fa.column_broadcast %[[DL]]
 // CHECK:     %[[NEWDK:.*]] = fa.tile_matmul %{{.*}}, %[[QB]], %[[DKACC]] :
 // CHECK:     scf.yield %[[NEWDK]], %[[NEWDV]]
+// CHECK:   } {fa.copy_loop}
 // The scale comes into dK once.
 // CHECK: arith.mulf %{{.*}}, %cst{{.*}} : vector<64x64xf32>
 // CHECK: fa.store_tile %{{.*}}, %[[DK]][{{.*}}, %[[KEY0]]]
@@ -57,8 +58,8 @@
 // CHECK:   fa.apply_mask %{{.*}} rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%{{.*}}) causal :
 // CHECK:   math.exp2
 // CHECK:   fa.tile_matmul %{{.*}} :
-// CHECK: } {fa.kv_loop}
-// OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64}
+// CHECK: } {fa.copy_loop, fa.kv_loop}
+// OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_stages = 2 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64}
 func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
   return
@@ -78,7 +79,7 @@ func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t
 // CHECK:     fa.tile_matmul %{{.*}} : vector<32x16xf32>, memref<16x128xf32
 // CHECK-LABEL: gpu.func @full(
 // CHECK: scf.for
-// CHECK: } {fa.kv_loop}
+// CHECK: } {fa.copy_loop, fa.kv_loop}
 func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 32, block_n = 16, num_warps = 2}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
@@ -88,7 +89,7 @@ func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk:
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of queries (keys in the dK/dV kernel)}}
+// expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of keys of the dK/dV kernel}}
 func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
@@ -98,8 +99,46 @@ func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa.tile: unknown or non-integer entry 'q_in_shared' (expected block_m, block_n, num_warps)}}
+// expected-error @+1 {{fa.tile: unknown or non-integer entry 'q_in_shared' (expected block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps)}}
 func.func @unknown_entry(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {q_in_shared = 1}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+// The dQ kernel takes its own tiles; the delta and dK/dV kernels keep the
+// shared ones. num_stages reaches every kernel's configuration.
+!t = memref<?x?x?x128xbf16>
+!s = memref<?x?x?xf32>
+// CHECK-LABEL: module attributes {fa.kernels = {
+// CHECK-SAME: own_dq = {block = [256, 1, 1], causal = false, config = {block_m = 128 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 8 : i64
+// CHECK-SAME: own_dq_delta = {block = [128, 1, 1], causal = false, config = {block_m = 64 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 4 : i64
+// CHECK-SAME: own_dq_dkdv = {block = [128, 1, 1], causal = false, config = {block_m = 64 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 4 : i64
+// CHECK: gpu.func @own_dq_dkdv({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16
+// CHECK: gpu.func @own_dq({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+func.func @own_dq(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, dq_block_m = 128, dq_block_n = 64, dq_num_warps = 8}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of queries of the dQ kernel}}
+func.func @bad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {dq_block_m = 48, dq_num_warps = 4}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa-tile-attention-grad: num_stages must be 1 (synchronous copies) or 2, not 3}}
+func.func @bad_stages(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {num_stages = 3}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }

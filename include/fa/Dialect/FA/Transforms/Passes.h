@@ -20,6 +20,11 @@ inline constexpr llvm::StringLiteral kKvLoopAttr = "fa.kv_loop";
 /// Which phase of the safe softmax a key/value loop computes: "max", "sum" or
 /// "accumulate"; the fusion pass replaces the three by one loop.
 inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
+/// A loop over tiles whose body stages two tiles (fa.stage_tile into
+/// loop-invariant buffers) that it may read anywhere in the body, as the
+/// backward's loops do: fa-pipeline-kv-copies double-buffers it when the
+/// kernel's num_stages is 2 or more, and leaves it synchronous otherwise.
+inline constexpr llvm::StringLiteral kCopyLoopAttr = "fa.copy_loop";
 /// Module attribute: kernel name -> dictionary describing the kernel.
 inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
 

@@ -59,8 +59,12 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
 
     Tile sizes: the options, overridden by the function's `fa.tile`
     (`block_m`: rows of each kernel's tiles, queries or keys; `block_n`: the
-    tiles its loop walks; `num_warps`). All operand tiles are staged in
-    shared memory. Kernel metadata (including the companions' names on the
+    tiles its loop walks; `num_warps`; `num_stages`). The dQ kernel takes
+    `dq_block_m`, `dq_block_n` and `dq_num_warps` where given (it holds one
+    accumulator where the dK/dV kernel holds two, so it affords larger
+    tiles). All operand tiles are staged in shared memory; the loops are
+    marked `fa.copy_loop`, so that with `num_stages = 2` fa-pipeline-kv-copies
+    loads the next iteration's tiles during this one. Kernel metadata (including the companions' names on the
     dq kernel) goes to the module's `fa.kernels`.
   }];
   let options = [
@@ -70,6 +74,10 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "Length of the tiles each kernel's loop walks">,
     Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
            "Warps per thread block">,
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"2",
+           "Buffers per tile the loops copy into: 2 lets "
+           "fa-pipeline-kv-copies load the next tiles during this "
+           "iteration, 1 keeps the copies synchronous">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
