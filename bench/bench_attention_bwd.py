@@ -7,7 +7,9 @@ bf16, batch * seq = 16384 tokens, heads = 2048 / head_dim, head_dim in
 {64, 128}, seq in {1024, ..., 16384}, causal and not. TFLOP/s count
 2.5 * 4*B*H*N^2*D FLOPs (the backward's five matrix products to the
 forward's two), half when causal. Ours: `fa-run attention --grad --bench`,
-whose backward is its delta, dK/dV and dQ kernels. PyTorch's backward is
+whose backward is its delta, dK/dV and dQ kernels; the table and the JSON
+(`ours_kernels`) also give each kernel's median time alone, in ms, as fa-run
+reports it. PyTorch's backward is
 torch.autograd.grad of SDPA's output with respect to q, k and v for a given
 dout (the forward run once under the backend, its graph retained), alone.
 Every number is the median of CUDA-event timings after warm-up, with inputs
@@ -57,12 +59,30 @@ def torch_backward_tflops(backend, batch, heads, seq, dim, causal, flops, warmup
     return flops / (ms * 1e-3) / 1e12, None
 
 
-def ours_tflops(args, batch, heads, seq, dim, causal):
+# The kernels of our backward, as fa-run's bench_backward.kernels names them.
+KERNELS = ("delta", "dkdv", "dq")
+
+
+def ours_bench(args, batch, heads, seq, dim, causal) -> dict:
+    """fa-run's bench_backward: the whole backward (tflops, median_ms) and
+    each kernel alone (kernels: {stage: {name, median_ms}})."""
     result = common.run_fa_run(args, [
         "--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
         "--dim", str(dim), "--dtype", "bf16", *(["--causal"] if causal else []),
         "--grad", "--bench", "--json", "--warmup", str(args.warmup), "--runs", str(args.runs)])
-    return json.loads(result.stdout)["bench_backward"]["tflops"]
+    return json.loads(result.stdout)["bench_backward"]
+
+
+def kernel_ms_column(stage):
+    """A table column: the median ms of our `stage` kernel alone."""
+    def cell(row):
+        kernel = row.get("ours_kernels", {}).get(stage)
+        return f"{kernel['median_ms']:.3f}" if kernel else "n/a"
+    return f"{stage} ms", cell
+
+
+def table(rows) -> str:
+    return common.attention_table(rows, [kernel_ms_column(stage) for stage in KERNELS])
 
 
 def measure(args, batch, heads, seq, dim, causal) -> dict:
@@ -70,7 +90,9 @@ def measure(args, batch, heads, seq, dim, causal) -> dict:
     row = {"batch": batch, "heads": heads, "seq": seq, "head_dim": dim,
            "causal": causal, "flops": flops}
     try:
-        row["ours"] = ours_tflops(args, batch, heads, seq, dim, causal)
+        bench = ours_bench(args, batch, heads, seq, dim, causal)
+        row["ours"], row["ours_ms"] = bench["tflops"], bench["median_ms"]
+        row["ours_kernels"] = bench["kernels"]
     except RuntimeError as error:
         row["ours"], row["ours_error"] = None, str(error)
     for name, backend in common.SDPA_BACKENDS.items():
@@ -99,12 +121,13 @@ def main() -> int:
     rows = []
     for config in common.attention_configurations(args.seqs):
         rows.append(measure(args, *config))
-        print(common.attention_table(rows[-1:]).splitlines()[-1], flush=True)
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
     text = (f"Device: {environment['device']}, driver {environment['driver']}, "
             f"torch {environment['torch']} (CUDA {environment['cuda']})\n\n"
             f"Attention backward, bf16, {common.TOKENS} tokens, hidden {common.HIDDEN}; "
-            f"TFLOP/s of 2.5 * 4*B*H*N^2*D, half if causal\n\n"
-            + common.attention_table(rows))
+            f"TFLOP/s of 2.5 * 4*B*H*N^2*D, half if causal; our kernels' "
+            f"median ms, each timed alone\n\n"
+            + table(rows))
     print("\n" + text)
     results = {**environment, "dtype": "bf16",
                "flops": "2.5 * 4 * batch * heads * seq^2 * head_dim, half if causal",

@@ -132,19 +132,23 @@ def attention_configurations(seqs):
         yield TOKENS // seq, HIDDEN // dim, seq, dim, causal
 
 
-def attention_table(rows) -> str:
-    """Markdown: TFLOP/s of ours ("ours"), SDPA flash and cuDNN per row."""
+def attention_table(rows, extra_columns=()) -> str:
+    """Markdown: TFLOP/s of ours ("ours"), SDPA flash and cuDNN per row, then
+    one column per (header, cell of a row) in `extra_columns`."""
     def cell(value):
         return f"{value:.1f}" if value is not None else "n/a"
 
-    lines = ["| D | N | B | H | causal | ours TFLOP/s | FA2 (flash) | cuDNN | ours / FA2 |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    headers = "".join(f" {header} |" for header, _ in extra_columns)
+    lines = ["| D | N | B | H | causal | ours TFLOP/s | FA2 (flash) | cuDNN | ours / FA2 |"
+             + headers,
+             "|---|---|---|---|---|---|---|---|---|" + "---|" * len(extra_columns)]
     for r in rows:
         ratio = (f"{r['ours'] / r['flash']:.2f}"
                  if r["ours"] is not None and r["flash"] else "n/a")
+        extra = "".join(f" {row_cell(r)} |" for _, row_cell in extra_columns)
         lines.append(f"| {r['head_dim']} | {r['seq']} | {r['batch']} | {r['heads']} | "
                      f"{'yes' if r['causal'] else 'no'} | {cell(r['ours'])} | "
-                     f"{cell(r['flash'])} | {cell(r['cudnn'])} | {ratio} |")
+                     f"{cell(r['flash'])} | {cell(r['cudnn'])} | {ratio} |" + extra)
     return "\n".join(lines)
 
 

@@ -133,9 +133,24 @@ AttentionBackwardLaunch::AttentionBackwardLaunch(
 }
 
 void AttentionBackwardLaunch::enqueue(const Stream &stream) {
-  deltaKernel.launch(deltaGrid, deltaArgs, stream.get());
-  dkdvKernel.launch(dkdvGrid, dkdvArgs, stream.get());
-  dqKernel.launch(dqGrid, dqArgs, stream.get());
+  enqueue(AttentionBackwardStage::Delta, stream);
+  enqueue(AttentionBackwardStage::DkDv, stream);
+  enqueue(AttentionBackwardStage::Dq, stream);
+}
+
+void AttentionBackwardLaunch::enqueue(AttentionBackwardStage stage,
+                                      const Stream &stream) {
+  switch (stage) {
+  case AttentionBackwardStage::Delta:
+    deltaKernel.launch(deltaGrid, deltaArgs, stream.get());
+    return;
+  case AttentionBackwardStage::DkDv:
+    dkdvKernel.launch(dkdvGrid, dkdvArgs, stream.get());
+    return;
+  case AttentionBackwardStage::Dq:
+    dqKernel.launch(dqGrid, dqArgs, stream.get());
+    return;
+  }
 }
 
 void AttentionBackwardLaunch::fillDelta(std::uint8_t value,

@@ -4,7 +4,8 @@
 // (fixtures/AttentionBackwardFixture.cu, naive CUDA C++ with the compiler's
 // ABI) through AttentionBackwardLaunch after the fixture forward, checks the
 // fp64 GPU gradient reference against the CPU one, and runs `fa-run attention
-// --grad` on .npy files: these test the runtime, not the compiler's kernels.
+// --grad` on .npy files and with --bench: these test the runtime, not the
+// compiler's kernels.
 // Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,8 @@
 #include "fa/runtime/Compare.h"
 #include "fa/runtime/Npy.h"
 #include "fa/runtime/Reference.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -96,6 +99,43 @@ struct FixtureGroup {
   }
 };
 
+/// One backward of `problem` on `group`'s kernels: the fixture forward has
+/// written out and lse; `launch` computes dq, dk and dv.
+struct FixtureBackward {
+  DeviceBuffer out, lse, dq, dk, dv;
+  AttentionBackwardLaunch launch;
+
+  FixtureBackward(const FixtureGroup &group, const GradProblem &problem,
+                  const Stream &stream)
+      : out("out", tensorBytes(problem.q, problem.dtype)),
+        lse("lse", elementCount(problem.shape.logSumExp()) * sizeof(float)),
+        dq("dq", tensorBytes(problem.q, problem.dtype)),
+        dk("dk", tensorBytes(problem.k, problem.dtype)),
+        dv("dv", tensorBytes(problem.v, problem.dtype)),
+        launch(*group.delta, *group.dkdv, *group.dq, problem.shape,
+               {problem.qDevice.get(), problem.kDevice.get(),
+                problem.vDevice.get(), out.get(), lse.get(),
+                problem.doutDevice.get(), dq.get(), dk.get(), dv.get()}) {
+    AttentionLaunch(*group.forward, problem.shape,
+                    {problem.qDevice.get(), problem.kDevice.get(),
+                     problem.vDevice.get(), out.get(), lse.get()})
+        .enqueue(stream);
+  }
+
+  /// Fills the gradients and delta with NaN, so that whatever the kernels
+  /// leave unwritten shows.
+  void poison(const Stream &stream) {
+    for (DeviceBuffer *gradient : {&dq, &dk, &dv})
+      gradient->fill(kNaNBytes, stream.get());
+    launch.fillDelta(kNaNBytes, stream);
+  }
+
+private:
+  static std::size_t tensorBytes(const HostTensor &tensor, DType dtype) {
+    return tensor.values.size() * dtypeBytes(dtype);
+  }
+};
+
 struct FixtureCase {
   DType dtype;
   std::int64_t headDim;
@@ -113,33 +153,18 @@ TEST_P(FixtureBackwardTest, MatchesTheReference) {
                                AttentionShape{1, 2, 1, 33, 150, headDim}}) {
     SCOPED_TRACE(shape.describe());
     GradProblem problem(shape, dtype);
-    std::size_t queryBytes = problem.q.values.size() * dtypeBytes(dtype);
-    std::size_t keyBytes = problem.k.values.size() * dtypeBytes(dtype);
-    DeviceBuffer out("out", queryBytes), dq("dq", queryBytes),
-        dk("dk", keyBytes), dv("dv", keyBytes);
-    DeviceBuffer lse("lse", elementCount(shape.logSumExp()) * sizeof(float));
-    AttentionLaunch(*group.forward, shape,
-                    {problem.qDevice.get(), problem.kDevice.get(),
-                     problem.vDevice.get(), out.get(), lse.get()})
-        .enqueue(*stream);
-    AttentionBackwardLaunch launch(
-        *group.delta, *group.dkdv, *group.dq, shape,
-        {problem.qDevice.get(), problem.kDevice.get(), problem.vDevice.get(),
-         out.get(), lse.get(), problem.doutDevice.get(), dq.get(), dk.get(),
-         dv.get()});
-    for (DeviceBuffer *gradient : {&dq, &dk, &dv})
-      gradient->fill(kNaNBytes, stream->get());
-    launch.fillDelta(kNaNBytes, *stream);
-    launch.enqueue(*stream);
+    FixtureBackward backward(group, problem, *stream);
+    backward.poison(*stream);
+    backward.launch.enqueue(*stream);
     stream->synchronize();
 
     AttentionGradReference reference = referenceAttentionGradCpu(
         shape, problem.q.values, problem.k.values, problem.v.values,
         problem.dout.values, group.dq->spec().softmaxScale(), causal);
     for (auto [buffer, expected, what] :
-         {std::tuple{&dq, &reference.dq, "dq"},
-          std::tuple{&dk, &reference.dk, "dk"},
-          std::tuple{&dv, &reference.dv, "dv"}}) {
+         {std::tuple{&backward.dq, &reference.dq, "dq"},
+          std::tuple{&backward.dk, &reference.dk, "dk"},
+          std::tuple{&backward.dv, &reference.dv, "dv"}}) {
       ErrorStats errors =
           compareWithReference(decode(buffer->download(), dtype), *expected);
       EXPECT_EQ(errors.nanCount, 0) << what;
@@ -166,6 +191,28 @@ INSTANTIATE_TEST_SUITE_P(AllFixtureGroups, FixtureBackwardTest,
                                   "_d" + std::to_string(info.param.headDim) +
                                   (info.param.causal ? "_causal" : "");
                          });
+
+TEST_F(GpuTest, BackwardStagesLaunchedAloneComputeTheWholeBackward) {
+  FixtureGroup group(DType::BF16, 64, true, context->device());
+  GradProblem problem({2, 4, 2, 130, 77, 64}, DType::BF16);
+  FixtureBackward backward(group, problem, *stream);
+  backward.launch.enqueue(*stream);
+  stream->synchronize();
+  Bytes wholeDq = backward.dq.download(), wholeDk = backward.dk.download(),
+        wholeDv = backward.dv.download();
+
+  backward.poison(*stream);
+  backward.launch.enqueue(AttentionBackwardStage::Delta, *stream);
+  backward.launch.enqueue(AttentionBackwardStage::DkDv, *stream);
+  stream->synchronize();
+  EXPECT_EQ(backward.dk.download(), wholeDk);
+  EXPECT_EQ(backward.dv.download(), wholeDv);
+  EXPECT_EQ(backward.dq.download(), Bytes(wholeDq.size(), kNaNBytes))
+      << "dq written before its stage";
+  backward.launch.enqueue(AttentionBackwardStage::Dq, *stream);
+  stream->synchronize();
+  EXPECT_EQ(backward.dq.download(), wholeDq);
+}
 
 template <typename Function> std::string errorOf(Function function) {
   try {
@@ -245,6 +292,23 @@ TEST_F(FaRunGradTest, WritesTheGradientsOfTheUsersTensors) {
   EXPECT_LT(compareWithReference(dq.values, reference.dq).relative, 1e-2);
   EXPECT_LT(compareWithReference(dk.values, reference.dk).relative, 1e-2);
   EXPECT_LT(compareWithReference(dv.values, reference.dv).relative, 1e-2);
+}
+
+TEST_F(FaRunGradTest, BenchReportsEachBackwardKernelAlone) {
+  ASSERT_EQ(faRun("attention --batch 1 --heads 2 --seq 100 --dim 64 --dtype "
+                  "bf16 --causal --grad --bench --warmup 1 --runs 3 --json"),
+            0)
+      << stderrText();
+  nlohmann::json bench = nlohmann::json::parse(stdoutText())["bench_backward"];
+  EXPECT_GT(bench["median_ms"].get<double>(), 0);
+  for (auto [stage, kernel] :
+       {std::pair{"delta", "fixture_attention_bwd_bf16_d64_causal_delta"},
+        std::pair{"dkdv", "fixture_attention_bwd_bf16_d64_causal_dkdv"},
+        std::pair{"dq", "fixture_attention_bwd_bf16_d64_causal"}}) {
+    SCOPED_TRACE(stage);
+    EXPECT_EQ(bench["kernels"][stage]["name"], kernel);
+    EXPECT_GT(bench["kernels"][stage]["median_ms"].get<double>(), 0);
+  }
 }
 
 TEST_F(FaRunGradTest, DoutOfAnotherShapeIsAClearError) {

@@ -71,7 +71,7 @@ protected:
   }
 
   /// fa-run's exit code for `arguments` (a subcommand and its options); its
-  /// stderr is left in path("stderr").
+  /// stdout and stderr are left in path("stdout") and path("stderr").
   int faRun(const std::string &arguments) {
     std::string command = std::string(FA_RUN_PATH) + " " + arguments +
                           " --kernels " + FA_FIXTURE_KERNELS_DIR + " > " +
@@ -79,8 +79,12 @@ protected:
     return WEXITSTATUS(std::system(command.c_str()));
   }
 
-  std::string stderrText() {
-    std::ifstream file(path("stderr"));
+  std::string stdoutText() { return fileText(path("stdout")); }
+  std::string stderrText() { return fileText(path("stderr")); }
+
+private:
+  static std::string fileText(const std::string &path) {
+    std::ifstream file(path);
     return std::string(std::istreambuf_iterator<char>(file), {});
   }
 };

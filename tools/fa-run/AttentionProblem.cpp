@@ -9,6 +9,7 @@
 #include "fa/runtime/Reference.h"
 
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace fa {
@@ -23,19 +24,34 @@ HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
   return {shape, decode(buffer.download(), dtype)};
 }
 
-/// Times `launches[run % size]` and counts `flops` per run.
+/// Times `launches[run % size]`: each run on the next buffer set.
+template <typename Launch>
+Timing timeRotating(std::vector<Launch> &launches, const Stream &stream,
+                    int warmup, int runs) {
+  return timeOnStream(stream, warmup, runs, [&](int run) {
+    launches[run % launches.size()].enqueue(stream);
+  });
+}
+
+/// Times `launches` as timeRotating does and counts `flops` per run.
 template <typename Launch>
 BenchReport timeLaunches(std::vector<Launch> &launches, double flops,
                          const Stream &stream, int warmup, int runs) {
   BenchReport bench;
   bench.bufferSets = static_cast<int>(launches.size());
-  bench.timing = timeOnStream(stream, warmup, runs, [&](int run) {
-    launches[run % launches.size()].enqueue(stream);
-  });
+  bench.timing = timeRotating(launches, stream, warmup, runs);
   bench.flops = flops;
   bench.tflops = flops / (bench.timing.medianMs * 1e-3) / 1e12;
   return bench;
 }
+
+/// One kernel of a backward launch, launched alone.
+struct BackwardStageLaunch {
+  AttentionBackwardLaunch *launch;
+  AttentionBackwardStage stage;
+
+  void enqueue(const Stream &stream) { launch->enqueue(stage, stream); }
+};
 
 } // namespace
 
@@ -230,8 +246,23 @@ BenchReport benchmarkBackward(const BackwardKernels &kernels,
     launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
                           set.pointers(forwardSet));
   }
-  return timeLaunches(launches, shape.backwardFlops(spec.causal), stream,
-                      warmup, runs);
+  BenchReport bench = timeLaunches(launches, shape.backwardFlops(spec.causal),
+                                   stream, warmup, runs);
+
+  // Then each kernel alone. dkdv and dq read whatever delta the runs before
+  // left in their set; their work does not depend on its values.
+  for (auto [stage, name, kernel] :
+       {std::tuple{AttentionBackwardStage::Delta, "delta", &kernels.delta},
+        std::tuple{AttentionBackwardStage::DkDv, "dkdv", &kernels.dkdv},
+        std::tuple{AttentionBackwardStage::Dq, "dq", &kernels.dq}}) {
+    std::vector<BackwardStageLaunch> stageLaunches;
+    for (AttentionBackwardLaunch &launch : launches)
+      stageLaunches.push_back({&launch, stage});
+    bench.kernels.push_back(
+        {name, kernel->spec().name,
+         timeRotating(stageLaunches, stream, warmup, runs)});
+  }
+  return bench;
 }
 
 } // namespace fa

@@ -115,7 +115,9 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const DeviceInfo &device, const DeviceTensors &inputs,
                       const Stream &stream, int warmup, int runs);
 
-/// The same for the backward: each run launches its three kernels.
+/// The same for the backward: each run launches its three kernels. Then
+/// each kernel alone, with the same buffer sets, warmup and runs, into the
+/// report's `kernels`.
 BenchReport benchmarkBackward(const BackwardKernels &kernels,
                               const AttentionShape &shape,
                               const DeviceInfo &device,

@@ -21,13 +21,28 @@ void printBench(const char *pass, const BenchReport &bench, const char *formula,
   if (formula)
     os << " counting " << formula;
   os << "\n";
+  if (bench.kernels.empty())
+    return;
+  os << "bench   " << pass << "kernels:";
+  const char *separator = " ";
+  for (const KernelTiming &kernel : bench.kernels) {
+    os << separator << kernel.stage << " " << fixed(kernel.timing.medianMs, 4)
+       << " ms";
+    separator = ", ";
+  }
+  os << " (median of each alone)\n";
 }
 
 nlohmann::json benchJson(const BenchReport &bench, const char *formula) {
-  return {{"median_ms", bench.timing.medianMs}, {"min_ms", bench.timing.minMs},
-          {"max_ms", bench.timing.maxMs},       {"runs", bench.timing.runs},
-          {"buffer_sets", bench.bufferSets},    {"flops", bench.flops},
-          {"flops_formula", formula},           {"tflops", bench.tflops}};
+  nlohmann::json json = {
+      {"median_ms", bench.timing.medianMs}, {"min_ms", bench.timing.minMs},
+      {"max_ms", bench.timing.maxMs},       {"runs", bench.timing.runs},
+      {"buffer_sets", bench.bufferSets},    {"flops", bench.flops},
+      {"flops_formula", formula},           {"tflops", bench.tflops}};
+  for (const KernelTiming &kernel : bench.kernels)
+    json["kernels"][kernel.stage] = {{"name", kernel.kernel},
+                                     {"median_ms", kernel.timing.medianMs}};
+  return json;
 }
 
 const char *passOrFail(bool passed) { return passed ? "PASS" : "FAIL"; }

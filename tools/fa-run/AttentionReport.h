@@ -47,11 +47,21 @@ struct CheckReport {
   }
 };
 
+/// One kernel of a multi-kernel pass, timed alone.
+struct KernelTiming {
+  std::string stage;  // Its key in the report: "delta", "dkdv" or "dq".
+  std::string kernel; // Its name in the library.
+  Timing timing;
+};
+
 struct BenchReport {
   Timing timing;
   int bufferSets = 1;
   double flops = 0; // Counted as AttentionShape::flops or backwardFlops.
   double tflops = 0;
+  // The backward's kernels in launch order, each timed alone on the same
+  // buffer sets, warmup and runs; empty for the forward.
+  std::vector<KernelTiming> kernels;
 };
 
 /// The backward's kernels (--grad) and why its group's dq kernel was chosen.

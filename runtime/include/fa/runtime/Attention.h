@@ -98,8 +98,11 @@ private:
   KernelArgs args;
 };
 
+/// One of the three backward kernels, named after what it writes.
+enum class AttentionBackwardStage { Delta, DkDv, Dq };
+
 /// The three backward kernels bound to one problem and one set of buffers;
-/// owns delta, the f32 [batch, heads, seq_q] between them. enqueue()
+/// owns delta, the f32 [batch, heads, seq_q] between them. enqueue(stream)
 /// launches delta, dkdv and dq, in that order, on one stream.
 class AttentionBackwardLaunch {
 public:
@@ -110,6 +113,11 @@ public:
                           const AttentionBackwardBuffers &buffers);
 
   void enqueue(const Stream &stream);
+
+  /// Launches one kernel alone, to time it or to run the backward step by
+  /// step. It reads what the earlier stages write (dkdv and dq read delta),
+  /// so it computes its part of the gradients only after they have run.
+  void enqueue(AttentionBackwardStage stage, const Stream &stream);
 
   /// Sets every byte of delta to `value`: with 0xFF (NaN), any element the
   /// delta kernel fails to write reaches dq, dk and dv.
