@@ -268,6 +268,15 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                    "configurations one at a time")
       ->excludes(tuning)
       ->excludes(noTuning);
+  command
+      ->add_option("--backward-kernel", o.backwardKernelName,
+                   "With --grad, run this attention_bwd kernel of the library "
+                   "(by name, with its delta and dkdv kernels; it must compute "
+                   "the problem's dtype, head_dim and mask) instead of the "
+                   "tuned or default one")
+      ->needs(grad)
+      ->excludes(tuning)
+      ->excludes(noTuning);
   addDeviceOptions(command, o);
 
   command->callback([&o] {
@@ -295,7 +304,12 @@ int runAttention(const AttentionOptions &options) {
   KernelQuery backwardQuery{kAttentionBackwardOp, dtype, shape.headDim,
                             options.causal};
   if (options.grad)
-    attentionBackwardKernels(library, library.find(backwardQuery));
+    attentionBackwardKernels(
+        library, options.backwardKernelName.empty()
+                     ? library.find(backwardQuery)
+                     : *chooseNamedKernel(library, backwardQuery,
+                                          options.backwardKernelName)
+                            .kernel);
   std::optional<TuningCache> cache = tuningCache(options, kernelDir);
 
   Context context(options.device);
@@ -311,7 +325,11 @@ int runAttention(const AttentionOptions &options) {
   if (options.grad)
     report.backward = backwardKernels(
         library,
-        chooseAndWarn(library, backwardQuery, shape.seqKv, cache, device.name),
+        options.backwardKernelName.empty()
+            ? chooseAndWarn(library, backwardQuery, shape.seqKv, cache,
+                            device.name)
+            : chooseNamedKernel(library, backwardQuery,
+                                options.backwardKernelName),
         spec);
 
   Stream stream;

@@ -37,6 +37,9 @@ struct AttentionOptions : GpuRunOptions {
   std::string tuningPath; // Empty: <kernelDir>/tuning.json if present.
   bool noTuning = false;
   std::string kernelName; // --kernel: run this forward kernel of the group.
+  // --backward-kernel: with --grad, this attention_bwd (dq) kernel and its
+  // companions.
+  std::string backwardKernelName;
 };
 
 /// Declares the subcommand's options on `app`, which fill `options`.
