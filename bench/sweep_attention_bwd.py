@@ -22,6 +22,7 @@ function are independent choices: read the best of each column.
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -99,8 +100,10 @@ def run(args) -> int:
 
     rows, failures = [], 0
     for kernel in backward_kernels(args.kernels):
+        if not re.search(args.match, kernel["name"]):
+            continue
         dim, causal = kernel["head_dim"], kernel["causal"]
-        for seq in SEQS:
+        for seq in args.seqs:
             batch, heads = common.TOKENS // seq, common.HIDDEN // dim
             fa_args = ["--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
                        "--dim", str(dim), "--dtype", "bf16", "--grad", "--bench",
@@ -146,6 +149,9 @@ def main() -> int:
     run_parser.add_argument("--kernels", required=True,
                             help="the compiled sweep library")
     run_parser.add_argument("--out", default="bench/results")
+    run_parser.add_argument("--match", default="",
+                            help="only the kernels whose name matches this regex")
+    run_parser.add_argument("--seqs", type=int, nargs="+", default=list(SEQS))
     args = parser.parse_args()
     if args.command == "emit":
         emit(args.path)
