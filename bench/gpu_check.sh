@@ -12,8 +12,13 @@
 #    benchmarks it against the backward of SDPA's flash and cuDNN backends
 #    (5 files: device.txt, check_attention_grad.md, bench_attention_bwd.md
 #    and .json, logs.txt);
-#  - all: the three. That writes 14 files, more than the device tool brings
-#    back (8): through the tool, run the modes in separate calls.
+#  - compare: bench/compare_kernels.py, generated vs hand-written
+#    (fa-handwritten, carried as CARRY_DIR/bin/fa-handwritten) vs PyTorch on
+#    attention forward, backward and LayerNorm (device.txt, logs.txt,
+#    compare_kernels.json and .md, three PNG plots); COMPARE_WHAT (default:
+#    all three) passes --what to split it over calls;
+#  - all: the first three. That writes 14 files, more than the device tool
+#    brings back (8): through the tool, run the modes in separate calls.
 # The GPU machines have no MLIR, so fa-run and the kernel library are built
 # here and carried:
 #
@@ -21,12 +26,12 @@
 #   cp -r build/kernels .carry/kernels      # .carry/ is git-ignored
 #   (device) bash bench/gpu_check.sh .carry "$OUT" [attention|layernorm|all]
 set -uo pipefail
-usage="usage: gpu_check.sh CARRY_DIR OUT_DIR [attention|layernorm|attention_grad|all]"
+usage="usage: gpu_check.sh CARRY_DIR OUT_DIR [attention|layernorm|attention_grad|compare|all]"
 carry=${1:?$usage}
 out=${2:?$usage}
 what=${3:-attention}
 case "$what" in
-  attention|layernorm|attention_grad|all) ;;
+  attention|layernorm|attention_grad|compare|all) ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
 fa_run="$carry/bin/fa-run"
@@ -215,14 +220,28 @@ attention_grad_tables() {
   cat "$out/bench_attention_bwd.md" 2>/dev/null || tail -20 "$out/logs.txt"
 }
 
+compare_checks() {
+  echo "== generated vs hand-written vs PyTorch (compare_kernels.py)"
+  # shellcheck disable=SC2086 # COMPARE_WHAT is a list of words.
+  python3 bench/compare_kernels.py --fa-run "$fa_run" --fa-handwritten "$carry/bin/fa-handwritten" \
+    --kernels "$kernels" --out "$out" ${COMPARE_WHAT:+--what $COMPARE_WHAT} \
+    >> "$out/logs.txt" 2>&1 || status=1
+}
+
+compare_tables() {
+  cat "$out/compare_kernels.md" 2>/dev/null || tail -20 "$out/logs.txt"
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' | tee -a "$out/device.txt"
 
-runs() { [ "$what" = all ] || [ "$what" = "$1" ]; }
+runs() { [ "$what" = "$1" ] || { [ "$what" = all ] && [ "$1" != compare ]; }; }
 runs attention && attention_checks
 runs layernorm && layernorm_checks
 runs attention_grad && attention_grad_checks
+runs compare && compare_checks
 runs attention && attention_tables
 runs layernorm && layernorm_tables
 runs attention_grad && attention_grad_tables
+runs compare && compare_tables
 exit $status
