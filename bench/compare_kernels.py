@@ -148,6 +148,21 @@ def report(results) -> str:
     return "\n\n".join(parts)
 
 
+def plot_series(axis, series, points_of, xlabel, ylabel, title):
+    """One panel: a line per series that has points, log2 x axis."""
+    for key, label, colour in series:
+        points = points_of(key)
+        if points:
+            axis.plot(*zip(*points), marker="o", label=label, color=colour)
+    axis.set_xscale("log", base=2)
+    axis.set_xlabel(xlabel)
+    axis.set_ylabel(ylabel)
+    axis.set_ylim(bottom=0)
+    axis.set_title(title)
+    axis.grid(True, alpha=0.3)
+    axis.legend(fontsize=8)
+
+
 def plot_attention(rows, title, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -157,20 +172,13 @@ def plot_attention(rows, title, path):
     figure, axes = plt.subplots(len(dims), 2, figsize=(11, 4 * len(dims)), squeeze=False)
     for i, dim in enumerate(dims):
         for j, causal in enumerate((False, True)):
-            axis = axes[i][j]
             panel = sorted((r for r in rows if r["head_dim"] == dim and r["causal"] == causal),
                            key=lambda r: r["seq"])
-            for key, label, colour in ATTENTION_SERIES:
-                points = [(r["seq"], r[key]) for r in panel if r.get(key) is not None]
-                if points:
-                    axis.plot(*zip(*points), marker="o", label=label, color=colour)
-            axis.set_xscale("log", base=2)
-            axis.set_xlabel("sequence length")
-            axis.set_ylabel("TFLOP/s")
-            axis.set_ylim(bottom=0)
-            axis.set_title(f"head_dim {dim}, {'causal' if causal else 'not causal'}")
-            axis.grid(True, alpha=0.3)
-            axis.legend(fontsize=8)
+            plot_series(axes[i][j], ATTENTION_SERIES,
+                        lambda key, panel=panel: [(r["seq"], r[key]) for r in panel
+                                                  if r.get(key) is not None],
+                        "sequence length", "TFLOP/s",
+                        f"head_dim {dim}, {'causal' if causal else 'not causal'}")
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -185,18 +193,11 @@ def plot_layernorm(rows, title, path):
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
     ordered = sorted(rows, key=lambda r: r["cols"])
     for axis, (direction, suffix) in zip(axes, (("forward", "fwd"), ("backward", "bwd"))):
-        for key, label, colour in LAYERNORM_SERIES:
-            points = [(r["cols"], r[f"{key}_{suffix}"]) for r in ordered
-                      if r.get(f"{key}_{suffix}") is not None]
-            if points:
-                axis.plot(*zip(*points), marker="o", label=label, color=colour)
-        axis.set_xscale("log", base=2)
-        axis.set_xlabel("row length N")
-        axis.set_ylabel("GB/s")
-        axis.set_ylim(bottom=0)
-        axis.set_title(f"LayerNorm {direction}")
-        axis.grid(True, alpha=0.3)
-        axis.legend(fontsize=8)
+        plot_series(axis, LAYERNORM_SERIES,
+                    lambda key, suffix=suffix: [(r["cols"], r[f"{key}_{suffix}"])
+                                                for r in ordered
+                                                if r.get(f"{key}_{suffix}") is not None],
+                    "row length N", "GB/s", f"LayerNorm {direction}")
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
