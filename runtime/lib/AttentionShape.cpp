@@ -38,4 +38,22 @@ std::string AttentionShape::describe() const {
          " head_dim=" + std::to_string(headDim);
 }
 
+AttentionMemory attentionMemory(const AttentionShape &shape, DType dtype,
+                                bool backward) {
+  // The backward doubles each count: P and dP; q, k, v, out and dout, dq,
+  // dk, dv; lse and delta.
+  int sets = backward ? 2 : 1;
+  auto element = static_cast<std::int64_t>(dtypeBytes(dtype));
+  AttentionMemory memory;
+  memory.matrices = sets;
+  memory.matrixElements = shape.batch * shape.heads * shape.seqQ * shape.seqKv;
+  memory.matricesBytesF32 = sets * memory.matrixElements * 4;
+  memory.matricesBytesElement = sets * memory.matrixElements * element;
+  memory.keptBytes = sets * elementCount(shape.logSumExp()) * 4;
+  memory.tensorBytes =
+      sets * 2 *
+      (elementCount(shape.query()) + elementCount(shape.keyValue())) * element;
+  return memory;
+}
+
 } // namespace fa

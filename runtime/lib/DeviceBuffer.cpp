@@ -5,10 +5,42 @@
 #include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
 
+#include <type_traits>
 #include <utility>
 
 namespace fa {
 namespace {
+
+/// peak = max(peak, value), atomically; returns whether it raised it.
+bool raiseTo(std::atomic<std::size_t> &peak, std::size_t value) {
+  std::size_t seen = peak.load(std::memory_order_relaxed);
+  while (seen < value &&
+         !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed))
+    ;
+  return seen < value;
+}
+
+/// What DeviceBuffer::allocated() and deviceUsagePeak() report. Constant-
+/// initialised and trivially destructible, so it outlives every buffer.
+struct ProcessMemory {
+  ByteHighWater allocated;
+  std::atomic<std::size_t> deviceUsedPeak{0};
+  std::atomic<std::size_t> deviceTotal{0};
+
+  void sample(const DeviceMemoryUsage &usage) {
+    raiseTo(deviceUsedPeak, usage.usedBytes);
+    deviceTotal.store(usage.totalBytes, std::memory_order_relaxed);
+  }
+};
+ProcessMemory processMemory;
+static_assert(std::is_trivially_destructible_v<ProcessMemory>);
+
+CUresult queryDeviceMemory(DeviceMemoryUsage &usage) {
+  std::size_t free = 0, total = 0;
+  CUresult result = driver().cuMemGetInfo(&free, &total);
+  usage = {total - free, total};
+  return result;
+}
 
 std::string formatBytes(std::size_t bytes) {
   constexpr double kMiB = 1024.0 * 1024.0;
@@ -19,6 +51,21 @@ std::string formatBytes(std::size_t bytes) {
 
 } // namespace
 
+bool ByteHighWater::add(std::size_t bytes) {
+  return raiseTo(peakBytes,
+                 liveBytes.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+}
+
+void ByteHighWater::subtract(std::size_t bytes) {
+  liveBytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+DeviceMemoryUsage deviceMemoryUsage() {
+  DeviceMemoryUsage usage;
+  checkCu(queryDeviceMemory(usage), "reading the device's free memory");
+  return usage;
+}
+
 DeviceBuffer::DeviceBuffer(std::string name, std::size_t bytes)
     : size(bytes), bufferName(std::move(name)) {
   // cuMemAlloc rejects zero bytes; a zero-sized tensor simply has no memory.
@@ -27,6 +74,12 @@ DeviceBuffer::DeviceBuffer(std::string name, std::size_t bytes)
   checkCu(driver().cuMemAlloc(&pointer, bytes),
           "allocating " + formatBytes(bytes) + " of device memory for " +
               bufferName);
+  if (!processMemory.allocated.add(bytes))
+    return;
+  // The buffer is allocated: a failed sample must not throw and leak it.
+  DeviceMemoryUsage usage;
+  if (queryDeviceMemory(usage) == CUDA_SUCCESS)
+    processMemory.sample(usage);
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
@@ -36,8 +89,23 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
 
 DeviceBuffer::~DeviceBuffer() {
   // Freeing only fails if the context is already gone; nothing to report.
-  if (pointer)
-    driver().cuMemFree(pointer);
+  if (!pointer)
+    return;
+  driver().cuMemFree(pointer);
+  processMemory.allocated.subtract(size);
+}
+
+const ByteHighWater &DeviceBuffer::allocated() {
+  return processMemory.allocated;
+}
+
+DeviceMemoryUsage DeviceBuffer::deviceUsagePeak() {
+  return {processMemory.deviceUsedPeak.load(std::memory_order_relaxed),
+          processMemory.deviceTotal.load(std::memory_order_relaxed)};
+}
+
+void DeviceBuffer::sampleDeviceUsage() {
+  processMemory.sample(deviceMemoryUsage());
 }
 
 void DeviceBuffer::upload(const Bytes &host) {

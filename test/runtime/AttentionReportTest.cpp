@@ -75,6 +75,88 @@ TEST(AttentionReportTest, TextHasTheMedianOfEachBackwardKernel) {
       << text.str();
 }
 
+TEST(AttentionReportTest, JsonKeepsItsKeysBesideMemory) {
+  AttentionReport report = gradBenchReport();
+  report.backward.reset();
+  report.backwardBench.reset();
+  nlohmann::json json = toJson(report);
+  std::vector<std::string> keys;
+  for (const auto &item : json.items())
+    keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "batch", "bench", "causal", "config", "device", "dtype",
+                      "files_written", "grad", "head_dim", "heads", "kernel",
+                      "kernel_source", "kernel_source_reason", "kv_heads",
+                      "memory", "op", "seq_kv", "seq_q"}));
+}
+
+/// gradBenchReport's shape (B=1, H=4, N=M=256, D=128, bf16), forward only,
+/// with fa-run's memory filled in by hand.
+AttentionReport forwardMemoryReport() {
+  AttentionReport report = gradBenchReport();
+  report.kernel.dtype = DType::BF16;
+  report.backward.reset();
+  report.backwardBench.reset();
+  report.memory = {1u << 20, 3u << 29, 80ull << 30};
+  return report;
+}
+
+TEST(AttentionReportTest, JsonHasTheMemoryNotMaterialised) {
+  nlohmann::json memory = toJson(forwardMemoryReport())["memory"];
+  // 4 heads of 256 x 256 scores against q, k, v and out, 4 x 4*256*128 bf16
+  // elements, and lse, 4*256 floats.
+  EXPECT_DOUBLE_EQ(memory["saved_vs_tensors_ratio"].get<double>(),
+                   (4 * 256 * 256 * 4 - 4 * 256 * 4) /
+                       double(4 * 4 * 256 * 128 * 2));
+  memory.erase("saved_vs_tensors_ratio");
+  EXPECT_EQ(memory, nlohmann::json::parse(R"({
+    "allocated_peak_bytes": 1048576,
+    "device_used_bytes": 1610612736,
+    "device_total_bytes": 85899345920,
+    "attention_matrices": 1,
+    "attention_matrix_elements": 262144,
+    "attention_matrix_bytes_f32": 1048576,
+    "attention_matrix_bytes_element": 524288,
+    "kept_bytes": 4096,
+    "tensor_bytes": 1048576
+  })"));
+}
+
+TEST(AttentionReportTest, TextNamesWhichMemoryIsWhich) {
+  std::ostringstream text;
+  printText(forwardMemoryReport(), text);
+  EXPECT_NE(
+      text.str().find("\nmemory  allocated by fa-run 1.0 MiB at peak (its "
+                      "buffers); device used 1.50 GiB of 80.00 GiB at peak "
+                      "(driver: total - free, all processes)\n"),
+      std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find(
+                "\nmemory  attention matrix not materialised: 1.0 MiB (f32), "
+                "512.0 KiB (bf16) for S/P, B*H*N*M = 262144 scores; kernels "
+                "keep lse, 4.0 KiB; saved 1.0x the tensors' 1.0 MiB (q, k, "
+                "v, out)\n"),
+            std::string::npos)
+      << text.str();
+}
+
+TEST(AttentionReportTest, BackwardAlsoCountsDpAndDelta) {
+  std::ostringstream text;
+  AttentionReport report = gradBenchReport();
+  printText(report, text);
+  EXPECT_NE(text.str().find("\nmemory  attention matrices not materialised: "
+                            "2.0 MiB (f32), 1.0 MiB (bf16) for P and dP, 2 x "
+                            "B*H*N*M = 262144 scores; kernels keep lse and "
+                            "delta, 8.0 KiB; saved 1.0x the tensors' 2.0 MiB "
+                            "(q, k, v, out, dout, dq, dk, dv)\n"),
+            std::string::npos)
+      << text.str();
+  nlohmann::json memory = toJson(report)["memory"];
+  EXPECT_EQ(memory["attention_matrices"], 2);
+  EXPECT_EQ(memory["attention_matrix_bytes_f32"], 2 * 4 * 256 * 256 * 4);
+  EXPECT_EQ(memory["kept_bytes"], 2 * 4 * 256 * 4);
+}
+
 TEST(AttentionReportTest, ForwardBenchHasNoKernelLine) {
   AttentionReport report = gradBenchReport();
   report.backward.reset();

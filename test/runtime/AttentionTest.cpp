@@ -36,6 +36,44 @@ TEST(AttentionShapeTest, FlopsHalveWhenCausal) {
   EXPECT_DOUBLE_EQ(shape.flops(true), full / 2);
 }
 
+TEST(AttentionShapeTest, ForwardMemoryIsOneScoreMatrixAgainstLse) {
+  // GQA: k and v have 2 heads, q and out 8; N = 100 queries, M = 300 keys.
+  AttentionShape shape{2, 8, 2, 100, 300, 64};
+  AttentionMemory memory = attentionMemory(shape, DType::BF16, false);
+  EXPECT_EQ(memory.matrices, 1);
+  EXPECT_EQ(memory.matrixElements, 2 * 8 * 100 * 300);
+  EXPECT_EQ(memory.matricesBytesF32, 2 * 8 * 100 * 300 * 4);
+  EXPECT_EQ(memory.matricesBytesElement, 2 * 8 * 100 * 300 * 2);
+  EXPECT_EQ(memory.keptBytes, 2 * 8 * 100 * 4);
+  EXPECT_EQ(memory.tensorBytes, (2 * (2 * 8 * 100 * 64) +  // q, out
+                                 2 * (2 * 2 * 300 * 64)) * // k, v
+                                    2);
+  EXPECT_DOUBLE_EQ(memory.savedVsTensors(),
+                   double(2 * 8 * 100 * 300 * 4 - 2 * 8 * 100 * 4) /
+                       memory.tensorBytes);
+}
+
+TEST(AttentionShapeTest, BackwardMemoryDoublesEveryCount) {
+  AttentionShape shape{1, 4, 4, 256, 256, 128};
+  AttentionMemory forward = attentionMemory(shape, DType::F32, false);
+  AttentionMemory backward = attentionMemory(shape, DType::F32, true);
+  EXPECT_EQ(backward.matrices, 2); // P and dP (dS in its place).
+  EXPECT_EQ(backward.matrixElements, forward.matrixElements);
+  EXPECT_EQ(backward.matricesBytesF32, 2 * forward.matricesBytesF32);
+  // In f32 the element-type matrices are the f32 ones.
+  EXPECT_EQ(backward.matricesBytesElement, backward.matricesBytesF32);
+  EXPECT_EQ(backward.keptBytes, 2 * forward.keptBytes); // lse and delta.
+  EXPECT_EQ(backward.tensorBytes, 2 * forward.tensorBytes);
+  EXPECT_DOUBLE_EQ(backward.savedVsTensors(), forward.savedVsTensors());
+}
+
+TEST(AttentionShapeTest, LongSequencesDoNotOverflow) {
+  // 128K tokens, 64 heads: 2^40 scores per matrix, 8 TiB in f32 for both.
+  AttentionShape shape{1, 64, 8, 131072, 131072, 128};
+  AttentionMemory memory = attentionMemory(shape, DType::BF16, true);
+  EXPECT_EQ(memory.matricesBytesF32, std::int64_t(1) << 43);
+}
+
 TEST(AttentionShapeTest, Validation) {
   EXPECT_NO_THROW((AttentionShape{1, 8, 2, 1, 1, 64}.validate()));
   EXPECT_THROW((AttentionShape{1, 8, 3, 1, 1, 64}.validate()), Error);

@@ -13,6 +13,8 @@
 #include "fa/runtime/Npy.h"
 #include "fa/runtime/Reference.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 
 using namespace fa;
@@ -53,6 +55,21 @@ TEST_F(GpuTest, MissingEntryPointIsNamed) {
               0u)
         << error.what();
   }
+}
+
+TEST_F(GpuTest, DeviceBuffersCountTheirBytes) {
+  const ByteHighWater &allocated = DeviceBuffer::allocated();
+  std::size_t live = allocated.live();
+  {
+    DeviceBuffer buffer("counted", 3 << 20);
+    EXPECT_EQ(allocated.live(), live + (3 << 20));
+    EXPECT_GE(allocated.peak(), allocated.live());
+    DeviceBuffer::sampleDeviceUsage();
+    DeviceMemoryUsage usage = DeviceBuffer::deviceUsagePeak();
+    EXPECT_GE(usage.usedBytes, allocated.live());
+    EXPECT_GE(usage.totalBytes, usage.usedBytes);
+  }
+  EXPECT_EQ(allocated.live(), live);
 }
 
 TEST_F(GpuTest, PoisonedBuffersReadAsNaN) {
@@ -172,6 +189,45 @@ TEST_F(FaRunNpyTest, WritesOutputsOfTheUsersTensors) {
       shape, q.values, k.values, v.values, 1 / std::sqrt(64.0), true);
   EXPECT_LT(compareWithReference(out.values, reference.out).relative, 5e-3);
   EXPECT_LT(compareWithReference(lse.values, reference.lse).relative, 1e-5);
+}
+
+/// fa-run's `memory` report.
+using FaRunMemoryTest = FaRunTest;
+
+TEST_F(FaRunMemoryTest, AttentionPeakHoldsItsTensors) {
+  AttentionShape shape{2, 4, 2, 100, 100, 64};
+  std::size_t tensorBytes =
+      2 * (elementCount(shape.query()) + elementCount(shape.keyValue())) *
+      dtypeBytes(DType::BF16);
+  for (const char *grad : {"", " --grad"}) {
+    SCOPED_TRACE(grad);
+    ASSERT_EQ(faRun(std::string("attention --batch 2 --heads 4 --kv-heads 2 "
+                                "--seq 100 --dim 64 --dtype bf16 --json") +
+                    grad),
+              0)
+        << stderrText();
+    nlohmann::json memory = nlohmann::json::parse(stdoutText())["memory"];
+    // q, k, v and out; the backward's dout, dq, dk and dv as much again.
+    std::size_t held = *grad ? 2 * tensorBytes : tensorBytes;
+    EXPECT_GE(memory["allocated_peak_bytes"].get<std::size_t>(), held);
+    EXPECT_EQ(memory["tensor_bytes"].get<std::size_t>(), held);
+    EXPECT_GE(memory["device_used_bytes"].get<std::size_t>(),
+              memory["allocated_peak_bytes"].get<std::size_t>());
+    EXPECT_GE(memory["device_total_bytes"].get<std::size_t>(),
+              memory["device_used_bytes"].get<std::size_t>());
+    EXPECT_EQ(memory["attention_matrix_elements"], 2 * 4 * 100 * 100);
+  }
+}
+
+TEST_F(FaRunMemoryTest, LayerNormPeakHoldsItsTensors) {
+  ASSERT_EQ(faRun("layernorm --rows 1000 --cols 1024 --dtype f32 --json"), 0)
+      << stderrText();
+  nlohmann::json memory = nlohmann::json::parse(stdoutText())["memory"];
+  // x and y.
+  EXPECT_GE(memory["allocated_peak_bytes"].get<std::size_t>(),
+            std::size_t(2 * 1000 * 1024 * 4));
+  EXPECT_GE(memory["device_used_bytes"].get<std::size_t>(),
+            memory["allocated_peak_bytes"].get<std::size_t>());
 }
 
 TEST_F(FaRunNpyTest, MismatchedTensorsAreClearErrors) {

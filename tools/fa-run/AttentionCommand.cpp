@@ -13,6 +13,7 @@
 #include "AttentionReport.h"
 #include "HostTensors.h"
 
+#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/Npy.h"
@@ -321,7 +322,7 @@ int runAttention(const AttentionOptions &options) {
           ? chooseAndWarn(library, query, shape.seqKv, cache, device.name)
           : chooseNamedKernel(library, query, options.kernelName);
   const KernelSpec &spec = *choice.kernel;
-  AttentionReport report{spec, choice, device, shape, {}, {}, {}, {}, {}};
+  AttentionReport report{spec, choice, device, shape, {}, {}, {}, {}, {}, {}};
   if (options.grad)
     report.backward = backwardKernels(
         library,
@@ -348,6 +349,9 @@ int runAttention(const AttentionOptions &options) {
     backwardTensors->dout.upload(encode(problem.dout.values, dtype));
     runBackward(*backward, shape, tensors, *backwardTensors, stream, outputs);
   }
+  // Allocations sample the GPU's used memory as they raise fa-run's peak;
+  // these samples add what the driver reserved for the launches.
+  DeviceBuffer::sampleDeviceUsage();
 
   report.filesWritten = writeOutputs(options, outputs, dtype);
   if (options.check) {
@@ -369,6 +373,8 @@ int runAttention(const AttentionOptions &options) {
           benchmarkBackward(*backward, shape, device, tensors, *backwardTensors,
                             stream, options.warmup, options.runs);
   }
+  DeviceBuffer::sampleDeviceUsage();
+  report.memory = processMemoryReport();
 
   if (options.json)
     std::cout << toJson(report).dump(2) << "\n";

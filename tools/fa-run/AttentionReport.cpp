@@ -47,6 +47,41 @@ nlohmann::json benchJson(const BenchReport &bench, const char *formula) {
 
 const char *passOrFail(bool passed) { return passed ? "PASS" : "FAIL"; }
 
+AttentionMemory reportedAttentionMemory(const AttentionReport &report) {
+  return attentionMemory(report.shape, report.kernel.dtype,
+                         report.backward.has_value());
+}
+
+/// "attention matrix not materialised: 2.00 GiB (f32), 1.00 GiB (bf16) for
+/// S/P, ...": what attentionMemory() counts, in words.
+std::string describeAttentionMemory(const AttentionMemory &memory,
+                                    DType dtype) {
+  bool backward = memory.matrices > 1;
+  return std::string(backward ? "attention matrices" : "attention matrix") +
+         " not materialised: " + formatBytes(memory.matricesBytesF32) +
+         " (f32), " + formatBytes(memory.matricesBytesElement) + " (" +
+         dtypeName(dtype) + ") for " + (backward ? "P and dP, 2 x " : "S/P, ") +
+         "B*H*N*M = " + std::to_string(memory.matrixElements) +
+         " scores; kernels keep " + (backward ? "lse and delta" : "lse") +
+         ", " + formatBytes(memory.keptBytes) + "; saved " +
+         fixed(memory.savedVsTensors(), 1) + "x the tensors' " +
+         formatBytes(memory.tensorBytes) + " (q, k, v, out" +
+         (backward ? ", dout, dq, dk, dv)" : ")");
+}
+
+nlohmann::json memoryJson(const MemoryReport &memory,
+                          const AttentionMemory &attention) {
+  nlohmann::json json = memoryJson(memory);
+  json["attention_matrices"] = attention.matrices;
+  json["attention_matrix_elements"] = attention.matrixElements;
+  json["attention_matrix_bytes_f32"] = attention.matricesBytesF32;
+  json["attention_matrix_bytes_element"] = attention.matricesBytesElement;
+  json["kept_bytes"] = attention.keptBytes;
+  json["tensor_bytes"] = attention.tensorBytes;
+  json["saved_vs_tensors_ratio"] = attention.savedVsTensors();
+  return json;
+}
+
 } // namespace
 
 void printText(const AttentionReport &report, std::ostream &os) {
@@ -80,6 +115,10 @@ void printText(const AttentionReport &report, std::ostream &os) {
     printBench(report.backwardBench ? "forward  " : "", *bench, nullptr, os);
   if (const auto &bench = report.backwardBench)
     printBench("backward ", *bench, kBackwardFlops, os);
+  os << "memory  " << describeMemory(report.memory) << "\n"
+     << "memory  "
+     << describeAttentionMemory(reportedAttentionMemory(report), kernel.dtype)
+     << "\n";
 }
 
 nlohmann::json toJson(const AttentionReport &report) {
@@ -127,6 +166,7 @@ nlohmann::json toJson(const AttentionReport &report) {
     json["bench"] = benchJson(*bench, kForwardFlops);
   if (const auto &bench = report.backwardBench)
     json["bench_backward"] = benchJson(*bench, kBackwardFlops);
+  json["memory"] = memoryJson(report.memory, reportedAttentionMemory(report));
   return json;
 }
 

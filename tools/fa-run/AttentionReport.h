@@ -3,6 +3,8 @@
 #ifndef FA_RUN_ATTENTIONREPORT_H
 #define FA_RUN_ATTENTIONREPORT_H
 
+#include "MemoryReport.h"
+
 #include "fa/runtime/AttentionShape.h"
 #include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Compare.h"
@@ -82,6 +84,7 @@ struct AttentionReport {
   std::optional<BenchReport> bench;
   std::optional<BenchReport> backwardBench;
   std::vector<std::string> filesWritten;
+  MemoryReport memory;
 };
 
 void printText(const AttentionReport &report, std::ostream &os);

@@ -13,6 +13,7 @@
 #include "LayerNormProblem.h"
 #include "LayerNormReport.h"
 
+#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Npy.h"
 
@@ -243,6 +244,9 @@ int runLayerNorm(const LayerNormOptions &options) {
                 stream, outputs);
     report.backwardBlocks = outputs.backwardBlocks;
   }
+  // Allocations sample the GPU's used memory as they raise fa-run's peak;
+  // these samples add what the driver reserved for the launches.
+  DeviceBuffer::sampleDeviceUsage();
 
   report.filesWritten = writeOutputs(options, problem, outputs, dtype);
   if (options.check)
@@ -257,6 +261,8 @@ int runLayerNorm(const LayerNormOptions &options) {
           *backward, *params, shape, context.device(), forwardTensors,
           *backwardTensors, stream, options.warmup, options.runs);
   }
+  DeviceBuffer::sampleDeviceUsage();
+  report.memory = processMemoryReport();
 
   if (options.json)
     std::cout << toJson(report).dump(2) << "\n";

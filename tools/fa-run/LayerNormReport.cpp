@@ -81,6 +81,7 @@ void printText(const LayerNormReport &report, std::ostream &os) {
     printBench("forward  ", *bench, forwardBytesFormula(report.dtype), os);
   if (const auto &bench = report.backwardBench)
     printBench("backward ", *bench, backwardBytesFormula(report.dtype), os);
+  os << "memory  " << describeMemory(report.memory) << "\n";
 }
 
 nlohmann::json toJson(const LayerNormReport &report) {
@@ -121,6 +122,7 @@ nlohmann::json toJson(const LayerNormReport &report) {
           benchJson(*backward, backwardBytesFormula(report.dtype));
     json["bench"] = bench;
   }
+  json["memory"] = memoryJson(report.memory);
   return json;
 }
 

@@ -3,6 +3,8 @@
 #ifndef FA_RUN_LAYERNORMREPORT_H
 #define FA_RUN_LAYERNORMREPORT_H
 
+#include "MemoryReport.h"
+
 #include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Compare.h"
 #include "fa/runtime/Context.h"
@@ -52,6 +54,7 @@ struct LayerNormReport {
   std::optional<LayerNormCheck> check;
   std::optional<LayerNormBench> forwardBench, backwardBench;
   std::vector<std::string> filesWritten;
+  MemoryReport memory;
 };
 
 void printText(const LayerNormReport &report, std::ostream &os);

@@ -18,6 +18,17 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
+std::string formatBytes(double bytes) {
+  constexpr double kKiB = 1024;
+  if (bytes < kKiB)
+    return fixed(bytes, 0) + " bytes";
+  if (bytes < kKiB * kKiB)
+    return fixed(bytes / kKiB, 1) + " KiB";
+  if (bytes < kKiB * kKiB * kKiB)
+    return fixed(bytes / (kKiB * kKiB), 1) + " MiB";
+  return fixed(bytes / (kKiB * kKiB * kKiB), 2) + " GiB";
+}
+
 std::string describeErrors(const std::string &name, const ErrorStats &stats) {
   std::string text = name + ": max_abs=" + scientific(stats.maxAbs) +
                      " rel=" + scientific(stats.relative);

@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +14,34 @@
 namespace fa {
 
 using Bytes = std::vector<std::uint8_t>;
+
+/// A count of live bytes and its high-water mark. Any thread may update it:
+/// both are relaxed atomics (a counter, not a lock), so counting costs next
+/// to nothing beside the allocation it counts.
+class ByteHighWater {
+public:
+  /// Counts `bytes` more as live; returns whether that raised the peak.
+  bool add(std::size_t bytes);
+  void subtract(std::size_t bytes);
+
+  std::size_t live() const { return liveBytes.load(std::memory_order_relaxed); }
+  std::size_t peak() const { return peakBytes.load(std::memory_order_relaxed); }
+
+private:
+  std::atomic<std::size_t> liveBytes{0};
+  std::atomic<std::size_t> peakBytes{0};
+};
+
+/// A GPU's memory as the driver reports it (cuMemGetInfo).
+struct DeviceMemoryUsage {
+  /// total - free: every process's and context's memory on the GPU, the
+  /// driver's own reservations (context, modules, local memory) included.
+  std::size_t usedBytes = 0;
+  std::size_t totalBytes = 0;
+};
+
+/// The current context's GPU, now.
+DeviceMemoryUsage deviceMemoryUsage();
 
 /// Device memory from cuMemAlloc (never managed memory), named for errors.
 ///
@@ -37,6 +66,17 @@ public:
   /// Sets every byte to `value` on `stream`; 0xFF makes every float NaN,
   /// which marks elements a kernel failed to write.
   void fill(std::uint8_t value, CUstream stream);
+
+  /// The bytes every DeviceBuffer of the process holds (on any GPU) and the
+  /// most they held at once. Process-wide, like the allocator it counts.
+  static const ByteHighWater &allocated();
+  /// The most memory in use the driver reported when sampled: at every new
+  /// peak of allocated() (right after that allocation) and at each
+  /// sampleDeviceUsage(), which callers make after launching kernels, as the
+  /// driver reserves their local memory at launch. Zeros before a sample.
+  static DeviceMemoryUsage deviceUsagePeak();
+  /// Samples deviceMemoryUsage() into deviceUsagePeak().
+  static void sampleDeviceUsage();
 
 private:
   CUdeviceptr pointer = 0;
