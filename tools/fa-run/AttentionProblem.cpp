@@ -80,33 +80,6 @@ BackwardKernels::BackwardKernels(const AttentionBackwardKernels &specs,
     : delta(*specs.delta, device), dkdv(*specs.dkdv, device),
       dq(*specs.dq, device) {}
 
-double defaultRelativeTolerance(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return 2e-2;
-  case DType::F16:
-    return 5e-3;
-  case DType::F32:
-    return 2e-3; // Allows kernels that use TF32 tensor cores.
-  }
-  return 0;
-}
-
-double defaultGradientTolerance(DType dtype) {
-  // Twice the forward's (2.5x for f32): the backward rounds P and dS to the
-  // dtype for its tensor-core products, and dS = P * (dP - delta) loses
-  // digits where dP is close to delta (computed from the rounded out).
-  switch (dtype) {
-  case DType::BF16:
-    return 4e-2;
-  case DType::F16:
-    return 1e-2;
-  case DType::F32:
-    return 5e-3;
-  }
-  return 0;
-}
-
 Problem randomProblem(const AttentionShape &shape, DType dtype,
                       std::uint64_t seed, bool backward) {
   NvtxRange range{"random inputs"};

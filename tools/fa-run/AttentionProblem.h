@@ -74,11 +74,6 @@ struct Outputs {
   HostTensor dq, dk, dv; // When the backward ran.
 };
 
-/// The relative error --check accepts by default for a kernel dtype: for
-/// out and lse, and for the backward's gradients.
-double defaultRelativeTolerance(DType dtype);
-double defaultGradientTolerance(DType dtype);
-
 /// Random normal q, k, v and, for `backward`, dout, rounded to `dtype`
 /// (q, k and v are the same either way).
 Problem randomProblem(const AttentionShape &shape, DType dtype,

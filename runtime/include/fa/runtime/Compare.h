@@ -3,6 +3,8 @@
 #ifndef FA_RUNTIME_COMPARE_H
 #define FA_RUNTIME_COMPARE_H
 
+#include "fa/runtime/DType.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +28,12 @@ struct ErrorStats {
 
 ErrorStats compareWithReference(const std::vector<float> &actual,
                                 const std::vector<double> &reference);
+
+/// The relative error an attention check accepts by default for a kernel
+/// dtype: for out and lse, and for the backward's gradients. Every tool that
+/// checks attention kernels (fa-run, fa-handwritten) judges by these.
+double defaultRelativeTolerance(DType dtype);
+double defaultGradientTolerance(DType dtype);
 
 } // namespace fa
 
