@@ -1,5 +1,7 @@
 //===- fa-handwritten.cpp - Run the hand-written kernels ------------------===//
 //
+//   fa-handwritten attention --batch 4 --heads 16 --seq 4096 --dim 128
+//                            --dtype bf16 --causal --grad --check --bench
 //   fa-handwritten layernorm --rows 4096 --cols 1024 --dtype bf16 --grad
 //                            --check --bench [--json]
 //
@@ -11,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attention_command.h"
 #include "layernorm_command.h"
 
 #include <CLI/CLI.hpp>
@@ -26,6 +29,7 @@ int main(int argc, char **argv) {
                "fa-handwritten");
   app.require_subcommand(1);
   std::vector<std::unique_ptr<fa::handwritten::Subcommand>> commands;
+  commands.push_back(fa::handwritten::makeAttentionCommand(app));
   commands.push_back(fa::handwritten::makeLayerNormCommand(app));
   CLI11_PARSE(app, argc, argv);
 
