@@ -126,12 +126,12 @@ void launchForward(DType dtype, const AttentionProblem &problem,
 void launchBackward(DType dtype, const AttentionProblem &problem,
                     const ForwardTensors &f, const BackwardTensors &b,
                     const Stream &stream) {
-  checkCuda(launchAttentionBackward(
-                kernelDType(dtype), problem, pointer(f.q), pointer(f.k),
-                pointer(f.v), pointer(f.out), pointer(b.dout),
-                static_cast<const float *>(pointer(f.lse)), pointer(b.dq),
-                pointer(b.dk), pointer(b.dv), pointer(b.workspace),
-                stream.get()),
+  checkCuda(launchAttentionBackward(kernelDType(dtype), problem, pointer(f.q),
+                                    pointer(f.k), pointer(f.v), pointer(f.out),
+                                    pointer(b.dout),
+                                    static_cast<const float *>(pointer(f.lse)),
+                                    pointer(b.dq), pointer(b.dk), pointer(b.dv),
+                                    pointer(b.workspace), stream.get()),
             "launching the hand-written attention backward");
 }
 
@@ -155,9 +155,8 @@ KernelSpec kernelSpec(const std::string &name, const char *op, DType dtype,
 
 std::string kernelName(const char *pass, DType dtype,
                        const AttentionShape &shape, bool causal) {
-  return std::string("handwritten_attention_") + pass + "_" +
-         dtypeName(dtype) + "_d" + std::to_string(shape.headDim) +
-         (causal ? "_causal" : "");
+  return std::string("handwritten_attention_") + pass + "_" + dtypeName(dtype) +
+         "_d" + std::to_string(shape.headDim) + (causal ? "_causal" : "");
 }
 
 class AttentionCommand : public Subcommand {
@@ -203,10 +202,10 @@ AttentionCommand::AttentionCommand(CLI::App &app)
                       "Key/value heads (grouped-query attention; H must be "
                       "a multiple). Default: H");
   command->add_option("--seq", seq, "Query sequence length N")->required();
-  command->add_option("--kv-seq", kvSeq, "Key/value sequence length. "
-                                         "Default: N");
-  command->add_option("--dim", dim, "Head dimension D (64 or 128)")
-      ->required();
+  command->add_option("--kv-seq", kvSeq,
+                      "Key/value sequence length. "
+                      "Default: N");
+  command->add_option("--dim", dim, "Head dimension D (64 or 128)")->required();
   command->add_option("--dtype", dtypeName, "Element type")
       ->required()
       ->check(CLI::IsMember({"bf16", "f16"}));
@@ -243,13 +242,13 @@ AttentionCommand::AttentionCommand(CLI::App &app)
 bool AttentionCommand::onCpu(const AttentionShape &s) const {
   if (reference != "auto")
     return reference == "cpu";
-  double work = static_cast<double>(s.batch) * s.heads * s.seqQ * s.seqKv *
-                s.headDim;
+  double work =
+      static_cast<double>(s.batch) * s.heads * s.seqQ * s.seqKv * s.headDim;
   return work < (grad ? kCpuGradReferenceMaxWork : kCpuReferenceMaxWork);
 }
 
-CheckReport AttentionCommand::checkOutputs(const AttentionShape &s,
-                                           DType dtype, const Inputs &inputs,
+CheckReport AttentionCommand::checkOutputs(const AttentionShape &s, DType dtype,
+                                           const Inputs &inputs,
                                            const ForwardTensors &forward,
                                            const BackwardTensors *backward,
                                            const Stream &stream) const {
@@ -274,10 +273,9 @@ CheckReport AttentionCommand::checkOutputs(const AttentionShape &s,
       cpu ? referenceAttentionGradCpu(s, inputs.q.values, inputs.k.values,
                                       inputs.v.values, inputs.dout.values,
                                       softmaxScale, causal)
-          : referenceAttentionGradGpu(s, dtype, forward.q.get(),
-                                      forward.k.get(), forward.v.get(),
-                                      backward->dout.get(), softmaxScale,
-                                      causal, stream);
+          : referenceAttentionGradGpu(
+                s, dtype, forward.q.get(), forward.k.get(), forward.v.get(),
+                backward->dout.get(), softmaxScale, causal, stream);
   GradientCheck gradientCheck;
   gradientCheck.relativeTolerance =
       rtol > 0 ? rtol : defaultGradientTolerance(dtype);
@@ -292,18 +290,22 @@ CheckReport AttentionCommand::checkOutputs(const AttentionShape &s,
 }
 
 BenchReport benchReport(const Timing &timing, int bufferSets, double flops) {
-  return {timing, bufferSets, flops, flops / (timing.medianMs * 1e-3) / 1e12,
-          {}};
+  return {
+      timing, bufferSets, flops, flops / (timing.medianMs * 1e-3) / 1e12, {}};
 }
 
 int AttentionCommand::run() {
   const DType dtype = parseDType(dtypeName);
   const AttentionShape s = shape();
   s.validate();
-  AttentionProblem problem{static_cast<int>(s.batch),   static_cast<int>(s.heads),
-                           static_cast<int>(s.kvHeads), static_cast<int>(s.seqQ),
-                           static_cast<int>(s.seqKv),   static_cast<int>(s.headDim),
-                           causal,                      0.0f};
+  AttentionProblem problem{static_cast<int>(s.batch),
+                           static_cast<int>(s.heads),
+                           static_cast<int>(s.kvHeads),
+                           static_cast<int>(s.seqQ),
+                           static_cast<int>(s.seqKv),
+                           static_cast<int>(s.headDim),
+                           causal,
+                           0.0f};
   if (const char *why = attentionUnsupportedReason(kernelDType(dtype), problem))
     throw Error("the hand-written attention kernels cannot run " +
                 s.describe() + " " + dtypeName + ": " + why);
@@ -319,8 +321,7 @@ int AttentionCommand::run() {
   report.kernel = kernelSpec(kernelName("fwd", dtype, s, causal),
                              kAttentionForwardOp, dtype, s, causal);
   report.choice = {nullptr, KernelSource::Named,
-                   "hand-written (bench/handwritten/attention_forward.cu)",
-                   ""};
+                   "hand-written (bench/handwritten/attention_forward.cu)", ""};
   report.device = device;
   report.shape = s;
 
@@ -341,8 +342,8 @@ int AttentionCommand::run() {
     NvtxRange range{"attention backward"};
     backward.emplace(s, dtype, problem);
     backward->dout.upload(encode(inputs.dout.values, dtype));
-    for (DeviceBuffer *output : {&backward->dq, &backward->dk, &backward->dv,
-                                 &backward->workspace})
+    for (DeviceBuffer *output :
+         {&backward->dq, &backward->dk, &backward->dv, &backward->workspace})
       output->fill(kNaNBytes, stream.get());
     launchBackward(dtype, problem, forward, *backward, stream);
     stream.synchronize();
@@ -352,8 +353,8 @@ int AttentionCommand::run() {
                    kAttentionDeltaOp, dtype, s, causal),
         kernelSpec(kernelName("bwd_main", dtype, s, causal), kAttentionDkDvOp,
                    dtype, s, causal),
-        kernelSpec(kernelName("bwd_convert_dq", dtype, s, causal), op, dtype,
-                   s, causal),
+        kernelSpec(kernelName("bwd_convert_dq", dtype, s, causal), op, dtype, s,
+                   causal),
         {nullptr, KernelSource::Named,
          "hand-written (bench/handwritten/attention_backward.cu)", ""}};
   }
@@ -403,19 +404,7 @@ int AttentionCommand::run() {
   DeviceBuffer::sampleDeviceUsage();
   report.memory = processMemoryReport();
 
-  if (options.json) {
-    nlohmann::json json = toJson(report);
-    json["implementation"] = "handwritten";
-    std::cout << json.dump(2) << "\n";
-  } else {
-    printText(report, std::cout);
-  }
-  if (report.check && !report.check->passed()) {
-    std::cerr << "fa-handwritten: check failed: an output's error is above "
-                 "its rtol or has unwritten elements\n";
-    return 1;
-  }
-  return 0;
+  return printReport(report, options);
 }
 
 } // namespace

@@ -107,28 +107,12 @@ HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
   return {shape, decode(buffer.download(), dtype)};
 }
 
-/// The relative error --check accepts by default for an output held in
-/// `dtype` (y and dx in the kernel's dtype; mean, rstd, dweight and dbias in
-/// f32): fa-run layernorm's defaults, copied from defaultLayerNormTolerance
-/// in tools/fa-run/LayerNormProblem.cpp, so both tools judge alike.
-double defaultTolerance(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return 1e-2;
-  case DType::F16:
-    return 2e-3;
-  case DType::F32:
-    return 1e-4;
-  }
-  return 0;
-}
-
 OutputCheck compareOutput(const char *name, const HostTensor &actual,
                           const std::vector<double> &reference, DType storage,
                           double relativeTolerance) {
   return {name, compareWithReference(actual.values, reference),
           relativeTolerance > 0 ? relativeTolerance
-                                : defaultTolerance(storage)};
+                                : defaultLayerNormTolerance(storage)};
 }
 
 /// A hand-written kernel as the report shows it. KernelSpec describes a
@@ -416,19 +400,7 @@ int LayerNormCommand::run() {
   DeviceBuffer::sampleDeviceUsage();
   report.memory = processMemoryReport();
 
-  if (options.json) {
-    nlohmann::json json = toJson(report);
-    json["implementation"] = "handwritten";
-    std::cout << json.dump(2) << "\n";
-  } else {
-    printText(report, std::cout);
-  }
-  if (report.check && !report.check->passed()) {
-    std::cerr << "fa-handwritten: check failed: an output's error is above "
-                 "its rtol or has unwritten elements\n";
-    return 1;
-  }
-  return 0;
+  return printReport(report, options);
 }
 
 } // namespace

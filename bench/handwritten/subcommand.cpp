@@ -68,13 +68,4 @@ void requireSm90(const DeviceInfo &device) {
                         "only (H100, H200)");
 }
 
-HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = normal(rng);
-  roundToDType(values, dtype);
-  return {shape, std::move(values)};
-}
-
 } // namespace fa::handwritten

@@ -14,14 +14,16 @@
 #ifndef FA_BENCH_HANDWRITTEN_SUBCOMMAND_H
 #define FA_BENCH_HANDWRITTEN_SUBCOMMAND_H
 
+#include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Context.h"
 #include "fa/runtime/DType.h"
 #include "fa/runtime/Tensor.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <random>
+#include <iostream>
 #include <string>
 
 namespace fa::handwritten {
@@ -77,20 +79,25 @@ int runReportingErrors(Subcommand &command);
 /// for sm_90a only (compute capability 9.0: H100, H200).
 void requireSm90(const DeviceInfo &device);
 
-/// Every byte 0xFF makes every bf16, f16 and f32 element NaN, so outputs
-/// filled with it show the elements a kernel left unwritten (fa-run's
-/// kNaNBytes, tools/fa-run/HostTensors.h).
-inline constexpr std::uint8_t kNaNBytes = 0xFF;
-
-/// The most buffer sets a benchmark rotates through (fa-run's
-/// kMaxBufferSets, tools/fa-run/HostTensors.h): tiny problems would need
-/// thousands to span 2x L2, and are launch-bound anyway.
-inline constexpr int kMaxBufferSets = 64;
-
-/// Standard normal values rounded to `dtype`, drawn as fa-run's
-/// randomTensor (tools/fa-run/HostTensors.cpp) draws them, so that a seed
-/// gives both tools the same inputs.
-HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng);
+/// Prints `report` (fa-run's AttentionReport or LayerNormReport) as text, or
+/// with --json as fa-run's JSON plus "implementation": "handwritten"; returns
+/// the exit code: 1 when its check failed.
+template <typename Report>
+int printReport(const Report &report, const RunOptions &options) {
+  if (options.json) {
+    nlohmann::json json = toJson(report);
+    json["implementation"] = "handwritten";
+    std::cout << json.dump(2) << "\n";
+  } else {
+    printText(report, std::cout);
+  }
+  if (report.check && !report.check->passed()) {
+    std::cerr << "fa-handwritten: check failed: an output's error is above "
+                 "its rtol or has unwritten elements\n";
+    return 1;
+  }
+  return 0;
+}
 
 } // namespace fa::handwritten
 

@@ -28,4 +28,13 @@ Shape rowMajorStrides(const Shape &shape) {
   return strides;
 }
 
+HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
+  for (float &value : values)
+    value = normal(rng);
+  roundToDType(values, dtype);
+  return {shape, std::move(values)};
+}
+
 } // namespace fa

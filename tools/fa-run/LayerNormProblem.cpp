@@ -128,21 +128,6 @@ void runBackward(const Kernel &backward, const Kernel &params,
   outputs.backwardBlocks = launch.blocks();
 }
 
-double defaultLayerNormTolerance(DType dtype) {
-  // Each output is one rounding of an f32 result, so bf16 and f16 outputs
-  // are as far from fp64 as their rounding (relative RMS about 1e-3 and
-  // 3e-4); f32 ones as f32 reductions over a row or a column.
-  switch (dtype) {
-  case DType::BF16:
-    return 1e-2;
-  case DType::F16:
-    return 2e-3;
-  case DType::F32:
-    return 1e-4;
-  }
-  return 0;
-}
-
 LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
                               const LayerNormOutputs &outputs, DType dtype,
                               double eps, bool backward,

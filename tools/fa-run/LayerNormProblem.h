@@ -85,10 +85,6 @@ void runBackward(const Kernel &backward, const Kernel &params,
                  LayerNormBackwardTensors &tensors, const Stream &stream,
                  LayerNormOutputs &outputs);
 
-/// The relative error --check accepts by default for an output held in
-/// `dtype`: y and dx in the kernel's dtype, mean, rstd, dweight and dbias in
-/// f32 (which every kernel computes in).
-double defaultLayerNormTolerance(DType dtype);
 
 /// Compares every output that ran with the fp64 reference on the CPU.
 /// `relativeTolerance` 0 takes each output's default.

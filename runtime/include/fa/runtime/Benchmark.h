@@ -30,6 +30,10 @@ Timing timeOnStream(const Stream &stream, int warmup, int runs,
 int rotationCopies(std::size_t workingSetBytes, std::size_t l2Bytes,
                    int maxCopies);
 
+/// The usual maxCopies: tiny problems would need thousands of buffer sets to
+/// span 2x L2; they are bound by launch latency anyway.
+inline constexpr int kMaxBufferSets = 64;
+
 } // namespace fa
 
 #endif // FA_RUNTIME_BENCHMARK_H

@@ -35,6 +35,11 @@ ErrorStats compareWithReference(const std::vector<float> &actual,
 double defaultRelativeTolerance(DType dtype);
 double defaultGradientTolerance(DType dtype);
 
+/// The relative error --check accepts by default for an output held in
+/// `dtype`: y and dx in the kernel's dtype, mean, rstd, dweight and dbias in
+/// f32 (which every kernel computes in).
+double defaultLayerNormTolerance(DType dtype);
+
 } // namespace fa
 
 #endif // FA_RUNTIME_COMPARE_H

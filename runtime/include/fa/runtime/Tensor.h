@@ -3,7 +3,10 @@
 #ifndef FA_RUNTIME_TENSOR_H
 #define FA_RUNTIME_TENSOR_H
 
+#include "fa/runtime/DType.h"
+
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,15 @@ struct HostTensor {
   Shape shape;
   std::vector<float> values;
 };
+
+/// Standard normal values rounded to `dtype`: the random inputs of every
+/// tool that runs kernels (fa-run, fa-handwritten), so that one seed gives
+/// them all the same problem.
+HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng);
+
+/// Every byte 0xFF makes every bf16, f16 and f32 element NaN, so outputs
+/// filled with it before a run show the elements a kernel left unwritten.
+inline constexpr std::uint8_t kNaNBytes = 0xFF;
 
 } // namespace fa
 
