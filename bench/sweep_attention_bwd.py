@@ -44,6 +44,11 @@ CANDIDATES = [
     (128, "64 16 4 2 128 64 8"),
     (128, "64 32 4 2 64 64 4"),  # dK/dV spills 20 bytes
     (128, "64 16 4 2 64 16 4"),
+    # Not yet measured: synchronous copies at the D=64 winner's tiles (64x64
+    # with 4 warps was faster without double buffering), and D=128's
+    # fastest dQ tiles.
+    (64, "128 64 8 1 128 32 4"),
+    (128, "64 32 4 1 64 64 4"),
 ]
 SEQS = (1024, 4096)
 
