@@ -81,10 +81,7 @@ def main() -> int:
     text = f"Device: {torch.cuda.get_device_name(0)}\n\n" + common.attention_table(rows)
     print("\n" + text)
     common.write_results(args.out, "bench_attention", rows, text)
-    errors = [r for r in rows if "ours_error" in r]
-    for r in errors:
-        print(f"fa-run failed: {r['ours_error']}", file=sys.stderr)
-    return 1 if errors else 0
+    return common.report_fa_run_errors(rows)
 
 
 if __name__ == "__main__":

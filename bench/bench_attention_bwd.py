@@ -115,15 +115,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30, help="timed runs (median)")
     args = parser.parse_args()
 
-    environment = {"device": torch.cuda.get_device_name(0),
-                   "driver": common.driver_version(),
-                   "torch": torch.__version__, "cuda": torch.version.cuda}
+    environment = common.environment()
     rows = []
     for config in common.attention_configurations(args.seqs):
         rows.append(measure(args, *config))
         print(table(rows[-1:]).splitlines()[-1], flush=True)
-    text = (f"Device: {environment['device']}, driver {environment['driver']}, "
-            f"torch {environment['torch']} (CUDA {environment['cuda']})\n\n"
+    text = (common.environment_line(environment) + "\n\n"
             f"Attention backward, bf16, {common.TOKENS} tokens, hidden {common.HIDDEN}; "
             f"TFLOP/s of 2.5 * 4*B*H*N^2*D, half if causal; our kernels' "
             f"median ms, each timed alone\n\n"
@@ -133,10 +130,7 @@ def main() -> int:
                "flops": "2.5 * 4 * batch * heads * seq^2 * head_dim, half if causal",
                "results": rows}
     common.write_results(args.out, "bench_attention_bwd", results, text)
-    errors = [r for r in rows if "ours_error" in r]
-    for r in errors:
-        print(f"fa-run failed: {r['ours_error']}", file=sys.stderr)
-    return 1 if errors else 0
+    return common.report_fa_run_errors(rows)
 
 
 if __name__ == "__main__":

@@ -120,14 +120,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=100, help="timed runs (median)")
     args = parser.parse_args()
 
-    environment = {"device": torch.cuda.get_device_name(0), "driver": common.driver_version(),
-                   "torch": torch.__version__, "cuda": torch.version.cuda}
+    environment = common.environment()
     rows = []
     for cols in args.cols:
         rows.append(measure(args, cols))
         print(table(rows[-1:]).splitlines()[-1], flush=True)
-    text = (f"Device: {environment['device']}, driver {environment['driver']}, "
-            f"torch {environment['torch']} (CUDA {environment['cuda']})\n\n"
+    text = (common.environment_line(environment) + "\n\n"
             f"bf16, M = {ROWS} rows, eps {EPS}; GB/s of 2*M*N*2 bytes forward "
             f"(x read, y written) and 3*M*N*2 backward (x and dy read, dx written)\n\n"
             + table(rows))
@@ -137,10 +135,7 @@ def main() -> int:
                          "backward": "3 * rows * cols * 2 (x and dy read, dx written)"},
                "results": rows}
     common.write_results(args.out, "bench_layernorm", results, text)
-    errors = [r for r in rows if "ours_error" in r]
-    for r in errors:
-        print(f"fa-run failed: {r['ours_error']}", file=sys.stderr)
-    return 1 if errors else 0
+    return common.report_fa_run_errors(rows)
 
 
 if __name__ == "__main__":

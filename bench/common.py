@@ -6,6 +6,7 @@ import argparse
 import itertools
 import json
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -160,6 +161,25 @@ def driver_version() -> str:
             capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def environment() -> dict:
+    """The GPU, its driver and the PyTorch build a result was measured with."""
+    return {"device": torch.cuda.get_device_name(0), "driver": driver_version(),
+            "torch": torch.__version__, "cuda": torch.version.cuda}
+
+
+def environment_line(env: dict) -> str:
+    return (f"Device: {env['device']}, driver {env['driver']}, "
+            f"torch {env['torch']} (CUDA {env['cuda']})")
+
+
+def report_fa_run_errors(rows) -> int:
+    """Prints each row's fa-run failure to stderr; the exit code: 1 if any."""
+    errors = [r for r in rows if "ours_error" in r]
+    for r in errors:
+        print(f"fa-run failed: {r['ours_error']}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def write_results(out_dir: str, stem: str, results, table: str) -> None:

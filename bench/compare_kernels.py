@@ -131,6 +131,8 @@ def layernorm_table(rows) -> str:
 
 
 def report(results) -> str:
+    # Formatted here, not by common.environment_line: --plot-only runs where
+    # there is no torch, which common imports.
     env = results["environment"]
     parts = [f"Device: {env['device']}, driver {env['driver']}, torch {env['torch']} "
              f"(CUDA {env['cuda']})"]
@@ -254,12 +256,9 @@ def main() -> int:
         results = json.loads(Path(args.plot_only).read_text())
         out = Path(args.plot_only).parent
     else:
-        import torch
         import common
 
-        results = {"environment": {"device": torch.cuda.get_device_name(0),
-                                   "driver": common.driver_version(),
-                                   "torch": torch.__version__, "cuda": torch.version.cuda}}
+        results = {"environment": common.environment()}
         if "attention_forward" in args.what:
             results["attention_forward"] = attention_rows(args, backward=False)
         if "attention_backward" in args.what:

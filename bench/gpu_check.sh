@@ -156,10 +156,16 @@ layernorm_checks() {
     >> "$out/logs.txt" 2>&1 || status=1
 }
 
+# check_tables WHAT CHECK BENCH: how many rows of the check table CHECK
+# passed, the others, then the benchmark table BENCH (or the log's end).
+check_tables() {
+  grep -c '| pass |$' "$out/$2" | sed "s/^/$1 check rows passing: /"
+  grep -v '| pass |$' "$out/$2" | tail -n +3
+  cat "$out/$3" 2>/dev/null || tail -20 "$out/logs.txt"
+}
+
 layernorm_tables() {
-  grep -c '| pass |$' "$out/check_layernorm.md" | sed 's/^/layernorm check rows passing: /'
-  grep -v '| pass |$' "$out/check_layernorm.md" | tail -n +3
-  cat "$out/bench_layernorm.md" 2>/dev/null || tail -20 "$out/logs.txt"
+  check_tables layernorm check_layernorm.md bench_layernorm.md
 }
 
 # One row of check_attention_grad.md from `fa-run attention --grad --check
@@ -215,9 +221,7 @@ attention_grad_checks() {
 }
 
 attention_grad_tables() {
-  grep -c '| pass |$' "$out/check_attention_grad.md" | sed 's/^/attention backward check rows passing: /'
-  grep -v '| pass |$' "$out/check_attention_grad.md" | tail -n +3
-  cat "$out/bench_attention_bwd.md" 2>/dev/null || tail -20 "$out/logs.txt"
+  check_tables "attention backward" check_attention_grad.md bench_attention_bwd.md
 }
 
 compare_checks() {

@@ -36,10 +36,6 @@ namespace {
 constexpr double kCpuReferenceMaxWork = double(1 << 28);
 constexpr double kCpuGradReferenceMaxWork = double(1 << 26);
 
-std::size_t bytesOf(const Shape &shape, DType dtype) {
-  return static_cast<std::size_t>(elementCount(shape)) * dtypeBytes(dtype);
-}
-
 void *pointer(const DeviceBuffer &buffer) {
   return reinterpret_cast<void *>(buffer.get());
 }
@@ -68,11 +64,11 @@ struct ForwardTensors {
   DeviceBuffer q, k, v, out, lse;
 
   ForwardTensors(const AttentionShape &shape, DType dtype)
-      : q("q", bytesOf(shape.query(), dtype)),
-        k("k", bytesOf(shape.keyValue(), dtype)),
-        v("v", bytesOf(shape.keyValue(), dtype)),
-        out("out", bytesOf(shape.query(), dtype)),
-        lse("lse", bytesOf(shape.logSumExp(), DType::F32)) {}
+      : q("q", tensorBytes(shape.query(), dtype)),
+        k("k", tensorBytes(shape.keyValue(), dtype)),
+        v("v", tensorBytes(shape.keyValue(), dtype)),
+        out("out", tensorBytes(shape.query(), dtype)),
+        lse("lse", tensorBytes(shape.logSumExp(), DType::F32)) {}
 
   std::size_t bytes() const {
     return q.bytes() + k.bytes() + v.bytes() + out.bytes() + lse.bytes();
@@ -89,10 +85,10 @@ struct BackwardTensors {
 
   BackwardTensors(const AttentionShape &shape, DType dtype,
                   const AttentionProblem &problem)
-      : dout("dout", bytesOf(shape.query(), dtype)),
-        dq("dq", bytesOf(shape.query(), dtype)),
-        dk("dk", bytesOf(shape.keyValue(), dtype)),
-        dv("dv", bytesOf(shape.keyValue(), dtype)),
+      : dout("dout", tensorBytes(shape.query(), dtype)),
+        dq("dq", tensorBytes(shape.query(), dtype)),
+        dk("dk", tensorBytes(shape.keyValue(), dtype)),
+        dv("dv", tensorBytes(shape.keyValue(), dtype)),
         workspace("the backward's workspace (delta, f32 dq)",
                   attentionBackwardWorkspaceBytes(problem)) {}
 
@@ -133,10 +129,6 @@ void launchBackward(DType dtype, const AttentionProblem &problem,
                                     pointer(b.dq), pointer(b.dk), pointer(b.dv),
                                     pointer(b.workspace), stream.get()),
             "launching the hand-written attention backward");
-}
-
-std::vector<float> download(const DeviceBuffer &buffer, DType dtype) {
-  return decode(buffer.download(), dtype);
 }
 
 /// A hand-written kernel as the report shows it: KernelSpec describes a
@@ -264,9 +256,10 @@ CheckReport AttentionCommand::checkOutputs(const AttentionShape &s, DType dtype,
           : referenceAttentionGpu(s, dtype, forward.q.get(), forward.k.get(),
                                   forward.v.get(), softmaxScale, causal,
                                   stream);
-  report.out = compareWithReference(download(forward.out, dtype), expected.out);
-  report.lse =
-      compareWithReference(download(forward.lse, DType::F32), expected.lse);
+  report.out = compareWithReference(
+      download(forward.out, s.query(), dtype).values, expected.out);
+  report.lse = compareWithReference(
+      download(forward.lse, s.logSumExp(), DType::F32).values, expected.lse);
   if (!backward)
     return report;
   AttentionGradReference gradients =
@@ -279,12 +272,12 @@ CheckReport AttentionCommand::checkOutputs(const AttentionShape &s, DType dtype,
   GradientCheck gradientCheck;
   gradientCheck.relativeTolerance =
       rtol > 0 ? rtol : defaultGradientTolerance(dtype);
-  gradientCheck.dq =
-      compareWithReference(download(backward->dq, dtype), gradients.dq);
-  gradientCheck.dk =
-      compareWithReference(download(backward->dk, dtype), gradients.dk);
-  gradientCheck.dv =
-      compareWithReference(download(backward->dv, dtype), gradients.dv);
+  gradientCheck.dq = compareWithReference(
+      download(backward->dq, s.query(), dtype).values, gradients.dq);
+  gradientCheck.dk = compareWithReference(
+      download(backward->dk, s.keyValue(), dtype).values, gradients.dk);
+  gradientCheck.dv = compareWithReference(
+      download(backward->dv, s.keyValue(), dtype).values, gradients.dv);
   report.gradients = gradientCheck;
   return report;
 }

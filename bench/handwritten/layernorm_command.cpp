@@ -48,20 +48,16 @@ LayerNormInputs randomInputs(const LayerNormShape &shape, DType dtype,
   return inputs;
 }
 
-std::size_t bytesOf(const Shape &shape, DType dtype) {
-  return static_cast<std::size_t>(elementCount(shape)) * dtypeBytes(dtype);
-}
-
 struct ForwardTensors {
   DeviceBuffer x, weight, bias, y, mean, rstd;
 
   ForwardTensors(const LayerNormShape &shape, DType dtype)
-      : x("x", bytesOf(shape.matrix(), dtype)),
-        weight("weight", bytesOf(shape.row(), dtype)),
-        bias("bias", bytesOf(shape.row(), dtype)),
-        y("y", bytesOf(shape.matrix(), dtype)),
-        mean("mean", bytesOf(shape.perRow(), DType::F32)),
-        rstd("rstd", bytesOf(shape.perRow(), DType::F32)) {}
+      : x("x", tensorBytes(shape.matrix(), dtype)),
+        weight("weight", tensorBytes(shape.row(), dtype)),
+        bias("bias", tensorBytes(shape.row(), dtype)),
+        y("y", tensorBytes(shape.matrix(), dtype)),
+        mean("mean", tensorBytes(shape.perRow(), DType::F32)),
+        rstd("rstd", tensorBytes(shape.perRow(), DType::F32)) {}
 
   LayerNormForwardBuffers buffers() const {
     return {x.get(), weight.get(), bias.get(), y.get(), mean.get(), rstd.get()};
@@ -78,10 +74,10 @@ struct BackwardTensors {
   DeviceBuffer dy, dx, dweight, dbias;
 
   BackwardTensors(const LayerNormShape &shape, DType dtype)
-      : dy("dy", bytesOf(shape.matrix(), dtype)),
-        dx("dx", bytesOf(shape.matrix(), dtype)),
-        dweight("dweight", bytesOf(shape.row(), DType::F32)),
-        dbias("dbias", bytesOf(shape.row(), DType::F32)) {}
+      : dy("dy", tensorBytes(shape.matrix(), dtype)),
+        dx("dx", tensorBytes(shape.matrix(), dtype)),
+        dweight("dweight", tensorBytes(shape.row(), DType::F32)),
+        dbias("dbias", tensorBytes(shape.row(), DType::F32)) {}
 
   LayerNormBackwardBuffers buffers(const ForwardTensors &forward) const {
     return {forward.x.get(),    forward.weight.get(),
@@ -101,19 +97,6 @@ struct LayerNormOutputs {
   HostTensor y, mean, rstd;      // The forward's.
   HostTensor dx, dweight, dbias; // The backward's, when it ran.
 };
-
-HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
-                    DType dtype) {
-  return {shape, decode(buffer.download(), dtype)};
-}
-
-OutputCheck compareOutput(const char *name, const HostTensor &actual,
-                          const std::vector<double> &reference, DType storage,
-                          double relativeTolerance) {
-  return {name, compareWithReference(actual.values, reference),
-          relativeTolerance > 0 ? relativeTolerance
-                                : defaultLayerNormTolerance(storage)};
-}
 
 /// A hand-written kernel as the report shows it. KernelSpec describes a
 /// library kernel; these have no PTX file or manifest entry, only a name, an
@@ -230,19 +213,21 @@ LayerNormCommand::checkOutputs(const LayerNormShape &shape, DType dtype,
       shape, inputs.x.values, inputs.weight.values, inputs.bias.values, eps);
   LayerNormCheck result;
   result.outputs = {
-      compareOutput("y", outputs.y, forward.y, dtype, rtol),
-      compareOutput("mean", outputs.mean, forward.mean, DType::F32, rtol),
-      compareOutput("rstd", outputs.rstd, forward.rstd, DType::F32, rtol)};
+      compareLayerNormOutput("y", outputs.y, forward.y, dtype, rtol),
+      compareLayerNormOutput("mean", outputs.mean, forward.mean, DType::F32,
+                             rtol),
+      compareLayerNormOutput("rstd", outputs.rstd, forward.rstd, DType::F32,
+                             rtol)};
   if (!grad)
     return result;
   LayerNormBackwardReference gradients = referenceLayerNormBackward(
       shape, inputs.x.values, inputs.weight.values, inputs.dy.values, eps);
   result.outputs.push_back(
-      compareOutput("dx", outputs.dx, gradients.dx, dtype, rtol));
-  result.outputs.push_back(compareOutput("dweight", outputs.dweight,
-                                         gradients.dweight, DType::F32, rtol));
-  result.outputs.push_back(
-      compareOutput("dbias", outputs.dbias, gradients.dbias, DType::F32, rtol));
+      compareLayerNormOutput("dx", outputs.dx, gradients.dx, dtype, rtol));
+  result.outputs.push_back(compareLayerNormOutput(
+      "dweight", outputs.dweight, gradients.dweight, DType::F32, rtol));
+  result.outputs.push_back(compareLayerNormOutput(
+      "dbias", outputs.dbias, gradients.dbias, DType::F32, rtol));
   return result;
 }
 

@@ -28,6 +28,15 @@ Shape rowMajorStrides(const Shape &shape) {
   return strides;
 }
 
+std::size_t tensorBytes(const Shape &shape, DType dtype) {
+  return static_cast<std::size_t>(elementCount(shape)) * dtypeBytes(dtype);
+}
+
+HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
+                    DType dtype) {
+  return {shape, decode(buffer.download(), dtype)};
+}
+
 HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));

@@ -15,15 +15,6 @@
 namespace fa {
 namespace {
 
-std::size_t tensorBytes(const Shape &shape, DType dtype) {
-  return static_cast<std::size_t>(elementCount(shape)) * dtypeBytes(dtype);
-}
-
-HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
-                    DType dtype) {
-  return {shape, decode(buffer.download(), dtype)};
-}
-
 /// Times `launches[run % size]`: each run on the next buffer set.
 template <typename Launch>
 Timing timeRotating(std::vector<Launch> &launches, const Stream &stream,

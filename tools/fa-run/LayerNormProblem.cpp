@@ -26,19 +26,6 @@ std::size_t perRowBytes(const LayerNormShape &shape) {
   return static_cast<std::size_t>(shape.rows) * sizeof(float);
 }
 
-HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
-                    DType dtype) {
-  return {shape, decode(buffer.download(), dtype)};
-}
-
-OutputCheck compareOutput(const char *name, const HostTensor &actual,
-                          const std::vector<double> &reference, DType storage,
-                          double relativeTolerance) {
-  return {name, compareWithReference(actual.values, reference),
-          relativeTolerance > 0 ? relativeTolerance
-                                : defaultLayerNormTolerance(storage)};
-}
-
 LayerNormBench benchReport(const Timing &timing, int bufferSets, double bytes) {
   return {timing, bufferSets, bytes, bytes / (timing.medianMs * 1e-3) / 1e9};
 }
@@ -137,23 +124,23 @@ LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
   LayerNormForwardReference forward = referenceLayerNormForward(
       shape, problem.x.values, problem.weight.values, problem.bias.values, eps);
   LayerNormCheck check;
-  check.outputs = {
-      compareOutput("y", outputs.y, forward.y, dtype, relativeTolerance),
-      compareOutput("mean", outputs.mean, forward.mean, DType::F32,
-                    relativeTolerance),
-      compareOutput("rstd", outputs.rstd, forward.rstd, DType::F32,
-                    relativeTolerance)};
+  check.outputs = {compareLayerNormOutput("y", outputs.y, forward.y, dtype,
+                                          relativeTolerance),
+                   compareLayerNormOutput("mean", outputs.mean, forward.mean,
+                                          DType::F32, relativeTolerance),
+                   compareLayerNormOutput("rstd", outputs.rstd, forward.rstd,
+                                          DType::F32, relativeTolerance)};
   if (!backward)
     return check;
   LayerNormBackwardReference gradients = referenceLayerNormBackward(
       shape, problem.x.values, problem.weight.values, problem.dy.values, eps);
-  check.outputs.push_back(
-      compareOutput("dx", outputs.dx, gradients.dx, dtype, relativeTolerance));
-  check.outputs.push_back(compareOutput("dweight", outputs.dweight,
-                                        gradients.dweight, DType::F32,
-                                        relativeTolerance));
-  check.outputs.push_back(compareOutput("dbias", outputs.dbias, gradients.dbias,
-                                        DType::F32, relativeTolerance));
+  check.outputs.push_back(compareLayerNormOutput("dx", outputs.dx, gradients.dx,
+                                                 dtype, relativeTolerance));
+  check.outputs.push_back(compareLayerNormOutput("dweight", outputs.dweight,
+                                                 gradients.dweight, DType::F32,
+                                                 relativeTolerance));
+  check.outputs.push_back(compareLayerNormOutput(
+      "dbias", outputs.dbias, gradients.dbias, DType::F32, relativeTolerance));
   return check;
 }
 

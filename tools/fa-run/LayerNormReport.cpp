@@ -49,6 +49,14 @@ nlohmann::json benchJson(const LayerNormBench &bench,
 
 } // namespace
 
+OutputCheck compareLayerNormOutput(const char *name, const HostTensor &actual,
+                                   const std::vector<double> &reference,
+                                   DType storage, double relativeTolerance) {
+  return {name, compareWithReference(actual.values, reference),
+          relativeTolerance > 0 ? relativeTolerance
+                                : defaultLayerNormTolerance(storage)};
+}
+
 bool LayerNormCheck::passed() const {
   return std::all_of(outputs.begin(), outputs.end(),
                      [](const OutputCheck &output) { return output.passed(); });

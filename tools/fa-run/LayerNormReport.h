@@ -10,6 +10,7 @@
 #include "fa/runtime/Context.h"
 #include "fa/runtime/KernelLibrary.h"
 #include "fa/runtime/LayerNormShape.h"
+#include "fa/runtime/Tensor.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,13 @@ struct OutputCheck {
 
   bool passed() const { return errors.passes(relativeTolerance); }
 };
+
+/// `actual` (an output held in `storage`: y and dx in the kernel's dtype,
+/// the rest f32) against its fp64 reference, accepting `relativeTolerance`,
+/// or defaultLayerNormTolerance(storage) when that is 0.
+OutputCheck compareLayerNormOutput(const char *name, const HostTensor &actual,
+                                   const std::vector<double> &reference,
+                                   DType storage, double relativeTolerance);
 
 struct LayerNormCheck {
   std::vector<OutputCheck> outputs;

@@ -27,6 +27,14 @@ struct HostTensor {
   std::vector<float> values;
 };
 
+/// Bytes of a contiguous `shape` tensor of `dtype` elements.
+std::size_t tensorBytes(const Shape &shape, DType dtype);
+
+/// `buffer`'s contents as a `shape` tensor of `dtype` elements, decoded to
+/// float (synchronous).
+HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
+                    DType dtype);
+
 /// Standard normal values rounded to `dtype`: the random inputs of every
 /// tool that runs kernels (fa-run, fa-handwritten), so that one seed gives
 /// them all the same problem.
