@@ -22,8 +22,7 @@
 # The GPU machines have no MLIR, so fa-run and the kernel library are built
 # here and carried:
 #
-#   rm -rf .carry && mkdir -p .carry/bin && cp build/bin/fa-run .carry/bin/ &&
-#   cp -r build/kernels .carry/kernels      # .carry/ is git-ignored
+#   scripts/pack_carry.sh                   # .carry/ is git-ignored
 #   (device) bash bench/gpu_check.sh .carry "$OUT" [attention|layernorm|all]
 set -uo pipefail
 usage="usage: gpu_check.sh CARRY_DIR OUT_DIR [attention|layernorm|attention_grad|compare|all]"
