@@ -1,0 +1,113 @@
+//===- GptModel.h - The GPT model's forward and backward on a GPU -*- C++ -*-===//
+//
+// The model GptConfig.h describes, for one batch shape, on the kernels of the
+// project: attention and LayerNorm (forward and backward) from the compiler's
+// kernel library, linear layers from cuBLASLt (Matmul.h), the rest from
+// TrainKernels.h. Activations are `dtype` (bf16, or f32 for exact checks),
+// accumulation f32, parameter gradients f32 in the flat layout.
+//
+// The model owns its activations (what the backward needs, kept per layer)
+// and the launches bound to them; the caller owns the parameters: `weights`,
+// the flat working copy in `dtype`, and `grads`, the flat f32 gradients, both
+// ParameterLayout::totalSize() elements, bound at construction (the library
+// kernels' arguments are packed once).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_TRAIN_GPTMODEL_H
+#define FA_TRAIN_GPTMODEL_H
+
+#include "fa/runtime/Attention.h"
+#include "fa/runtime/Context.h"
+#include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/Kernel.h"
+#include "fa/runtime/KernelLibrary.h"
+#include "fa/runtime/LayerNorm.h"
+#include "fa/runtime/Stream.h"
+#include "fa/runtime/TuningCache.h"
+#include "fa/train/GptConfig.h"
+#include "fa/train/Matmul.h"
+#include "fa/train/TrainKernels.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fa::train {
+
+/// The library kernels one model runs, loaded onto the GPU once.
+struct GptKernels {
+  std::unique_ptr<Kernel> attentionForward;
+  std::unique_ptr<Kernel> attentionDelta, attentionDkdv, attentionDq;
+  std::unique_ptr<Kernel> layerNormForward, layerNormBackward, layerNormParams;
+
+  /// Chooses (through the tuning cache when there is one) and loads the
+  /// causal attention kernels for head_dim D and the LayerNorm kernels for
+  /// rows of d_model, all of `dtype`; throws, saying what is missing, when
+  /// the library lacks one.
+  static GptKernels load(const KernelLibrary &library,
+                         const TuningCache *cache, const DeviceInfo &device,
+                         const GptConfig &config, DType dtype);
+  /// One line per kernel: "attention forward: <name>".
+  std::string describe() const;
+};
+
+class GptModel {
+public:
+  /// Activations for `batch` sequences of `seq` <= config.seq tokens.
+  GptModel(const GptConfig &config, std::int64_t batch, std::int64_t seq,
+           DType dtype, const GptKernels &kernels,
+           const TrainKernels &trainKernels, Matmul &matmul,
+           CUdeviceptr weights, CUdeviceptr grads);
+  ~GptModel();
+  GptModel(const GptModel &) = delete;
+  GptModel &operator=(const GptModel &) = delete;
+
+  /// losses()[i] = the cross-entropy of position i; tokens and targets are
+  /// device int32 [batch, seq]. With `forBackward`, also dlogits, which the
+  /// backward starts from.
+  void forward(CUdeviceptr tokens, CUdeviceptr targets, bool forBackward,
+               const Stream &stream);
+  /// grads = d(mean loss)/d(parameters) of the last forward (which must have
+  /// been run with forBackward), overwriting every gradient.
+  void backward(CUdeviceptr tokens, const Stream &stream);
+
+  /// f32 [batch * seq] per-position losses of the last forward.
+  CUdeviceptr losses() const;
+  /// The bytes of activations and workspaces the model holds.
+  std::size_t activationBytes() const;
+  std::int64_t rows() const { return batch * seq; }
+
+private:
+  struct Layer;
+  struct Workspace;
+
+  void forwardLayer(Layer &layer, const LayerParameters &p,
+                    const Stream &stream);
+  void backwardLayer(Layer &layer, const LayerParameters &p,
+                     const Stream &stream);
+  void linearBackward(const LinearShape &shape, CUdeviceptr dy, CUdeviceptr x,
+                      std::int64_t weightOffset, std::int64_t biasOffset,
+                      CUdeviceptr dx, const Stream &stream);
+  /// The parameter at `offset` in the working copy (`dtype`) and its f32
+  /// gradient.
+  CUdeviceptr weight(std::int64_t offset) const;
+  CUdeviceptr gradient(std::int64_t offset) const;
+
+  GptConfig config;
+  ParameterLayout layout;
+  std::int64_t batch, seq;
+  DType dtype;
+  const GptKernels &kernels;
+  const TrainKernels &trainKernels;
+  Matmul &matmul;
+  CUdeviceptr weights, grads;
+  std::vector<std::unique_ptr<Layer>> layers;
+  std::unique_ptr<Workspace> work;
+  std::size_t bytesHeld = 0;
+};
+
+} // namespace fa::train
+
+#endif // FA_TRAIN_GPTMODEL_H

@@ -1,0 +1,362 @@
+//===- GptModel.cpp - The GPT model's forward and backward on a GPU -------===//
+
+#include "fa/train/GptModel.h"
+
+#include "fa/runtime/Error.h"
+#include "fa/runtime/KernelChoice.h"
+#include "fa/runtime/Nvtx.h"
+
+namespace fa::train {
+
+namespace {
+
+std::unique_ptr<Kernel> loadKernel(const KernelSpec &spec,
+                                   const DeviceInfo &device) {
+  return std::make_unique<Kernel>(spec, device);
+}
+
+} // namespace
+
+GptKernels GptKernels::load(const KernelLibrary &library,
+                            const TuningCache *cache, const DeviceInfo &device,
+                            const GptConfig &config, DType dtype) {
+  NvtxRange range{"load the model's library kernels"};
+  const std::int64_t headDim = config.headDim();
+  GptKernels kernels;
+  KernelQuery forwardQuery{kAttentionForwardOp, dtype, headDim, true};
+  KernelChoice forward =
+      chooseKernel(library, forwardQuery, config.seq, cache, device.name);
+  KernelQuery backwardQuery{kAttentionBackwardOp, dtype, headDim, true};
+  KernelChoice backward =
+      chooseKernel(library, backwardQuery, config.seq, cache, device.name);
+  AttentionBackwardKernels backwardKernels =
+      attentionBackwardKernels(library, *backward.kernel);
+  if (backward.kernel->softmaxScale() != forward.kernel->softmaxScale())
+    throw Error("kernel " + backward.kernel->name +
+                " uses another softmax scale than " + forward.kernel->name);
+  kernels.attentionForward = loadKernel(*forward.kernel, device);
+  kernels.attentionDelta = loadKernel(*backwardKernels.delta, device);
+  kernels.attentionDkdv = loadKernel(*backwardKernels.dkdv, device);
+  kernels.attentionDq = loadKernel(*backwardKernels.dq, device);
+
+  const KernelSpec &layerNormBackward = chooseLayerNormKernel(
+      library, kLayerNormBackwardOp, dtype, config.dModel);
+  kernels.layerNormForward =
+      loadKernel(chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
+                                       config.dModel, kLayerNormEps),
+                 device);
+  kernels.layerNormBackward = loadKernel(layerNormBackward, device);
+  kernels.layerNormParams =
+      loadKernel(layerNormParamsKernel(library, layerNormBackward), device);
+  return kernels;
+}
+
+std::string GptKernels::describe() const {
+  return "attention forward:  " + attentionForward->spec().name +
+         "\nattention backward: " + attentionDq->spec().name +
+         "\nlayernorm forward:  " + layerNormForward->spec().name +
+         "\nlayernorm backward: " + layerNormBackward->spec().name + "\n";
+}
+
+/// What one layer keeps from its forward for its backward, and the library
+/// kernels' launches bound to it. M = batch * seq rows.
+struct GptModel::Layer {
+  DeviceBuffer input;               // x entering the layer [M, C]
+  DeviceBuffer ln1, mean1, rstd1;   // LayerNorm 1 [M, C], f32 [M] x 2
+  DeviceBuffer qkv;                 // [M, 3C]
+  DeviceBuffer q, k, v, attention;  // [B, H, T, D] each
+  DeviceBuffer lse;                 // f32 [B, H, T]
+  DeviceBuffer merged;              // attention, heads merged [M, C]
+  DeviceBuffer middle;              // x after the attention's residual [M, C]
+  DeviceBuffer ln2, mean2, rstd2;   // LayerNorm 2
+  DeviceBuffer fc, gelu;            // u and gelu(u) [M, F]
+  std::unique_ptr<LayerNormForwardLaunch> ln1Forward, ln2Forward;
+  std::unique_ptr<LayerNormBackwardLaunch> ln1Backward, ln2Backward;
+  std::unique_ptr<AttentionLaunch> attentionForward;
+  std::unique_ptr<AttentionBackwardLaunch> attentionBackward;
+};
+
+/// The buffers every layer shares: the final LayerNorm and the loss, and
+/// the backward's gradients of activations (one layer's at a time).
+struct GptModel::Workspace {
+  DeviceBuffer final, lnf, meanf, rstdf; // x after the last layer, its norm
+  DeviceBuffer logits, losses;           // f32 [M, V], f32 [M]
+  DeviceBuffer dlogits;                  // [M, V]
+  DeviceBuffer projected;                // a projection's output [M, C]
+  DeviceBuffer residualGrad;             // d loss / d x [M, C]
+  DeviceBuffer normGrad;                 // a LayerNorm backward's dx [M, C]
+  DeviceBuffer normOutGrad;              // d loss / d (LayerNorm output)
+  DeviceBuffer mergedGrad;               // [M, C]
+  DeviceBuffer qkvGrad;                  // [M, 3C]
+  DeviceBuffer dq, dk, dv, attentionGrad; // [B, H, T, D] each
+  DeviceBuffer fcGrad, geluGrad;         // [M, F] each
+  std::unique_ptr<LayerNormForwardLaunch> lnfForward;
+  std::unique_ptr<LayerNormBackwardLaunch> lnfBackward;
+};
+
+namespace {
+
+/// Allocates device buffers and counts their bytes.
+class Allocator {
+public:
+  explicit Allocator(DType dtype) : dtype(dtype) {}
+  DeviceBuffer activation(const std::string &name, std::int64_t elements) {
+    return bytes(name, elements * static_cast<std::int64_t>(dtypeBytes(dtype)));
+  }
+  DeviceBuffer f32(const std::string &name, std::int64_t elements) {
+    return bytes(name, elements * 4);
+  }
+  std::size_t total = 0;
+
+private:
+  DeviceBuffer bytes(const std::string &name, std::int64_t count) {
+    total += static_cast<std::size_t>(count);
+    return DeviceBuffer("gpt " + name, static_cast<std::size_t>(count));
+  }
+  DType dtype;
+};
+
+} // namespace
+
+GptModel::GptModel(const GptConfig &config, std::int64_t batch,
+                   std::int64_t seq, DType dtype, const GptKernels &kernels,
+                   const TrainKernels &trainKernels, Matmul &matmul,
+                   CUdeviceptr weights, CUdeviceptr grads)
+    : config(config), layout(config), batch(batch), seq(seq), dtype(dtype),
+      kernels(kernels), trainKernels(trainKernels), matmul(matmul),
+      weights(weights), grads(grads) {
+  if (batch <= 0 || seq <= 0 || seq > config.seq)
+    throw Error("GPT model: batch " + std::to_string(batch) + " and seq " +
+                std::to_string(seq) + " must be positive, seq at most " +
+                std::to_string(config.seq));
+  if (dtype == DType::F16)
+    throw Error("GPT model: activations must be bf16 or f32, not f16");
+  NvtxRange range{"allocate the model's activations"};
+  const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden(),
+                     v = config.vocab, h = config.heads;
+  const AttentionShape attention{batch, h, h, seq, seq, config.headDim()};
+  const LayerNormShape norm{m, c};
+  Allocator allocate(dtype);
+
+  work = std::make_unique<Workspace>(Workspace{
+      allocate.activation("final x", m * c), allocate.activation("lnf", m * c),
+      allocate.f32("lnf mean", m), allocate.f32("lnf rstd", m),
+      allocate.f32("logits", m * v), allocate.f32("losses", m),
+      allocate.activation("dlogits", m * v),
+      allocate.activation("projected", m * c),
+      allocate.activation("residual grad", m * c),
+      allocate.activation("norm grad", m * c),
+      allocate.activation("norm output grad", m * c),
+      allocate.activation("merged grad", m * c),
+      allocate.activation("qkv grad", m * 3 * c),
+      allocate.activation("dq", m * c), allocate.activation("dk", m * c),
+      allocate.activation("dv", m * c),
+      allocate.activation("attention grad", m * c),
+      allocate.activation("fc grad", m * f),
+      allocate.activation("gelu grad", m * f), nullptr, nullptr});
+  Workspace &w = *work;
+  w.lnfForward = std::make_unique<LayerNormForwardLaunch>(
+      *kernels.layerNormForward, norm,
+      LayerNormForwardBuffers{w.final.get(), weight(layout.lnfW()),
+                              weight(layout.lnfB()), w.lnf.get(),
+                              w.meanf.get(), w.rstdf.get()});
+  w.lnfBackward = std::make_unique<LayerNormBackwardLaunch>(
+      *kernels.layerNormBackward, *kernels.layerNormParams, norm,
+      LayerNormBackwardBuffers{w.final.get(), weight(layout.lnfW()),
+                               w.meanf.get(), w.rstdf.get(),
+                               w.normOutGrad.get(), w.residualGrad.get(),
+                               gradient(layout.lnfW()),
+                               gradient(layout.lnfB())});
+
+  for (std::int64_t l = 0; l < config.layers; ++l) {
+    const std::string n = "layer" + std::to_string(l) + " ";
+    auto layer = std::make_unique<Layer>(Layer{
+        allocate.activation(n + "input", m * c),
+        allocate.activation(n + "ln1", m * c), allocate.f32(n + "mean1", m),
+        allocate.f32(n + "rstd1", m), allocate.activation(n + "qkv", m * 3 * c),
+        allocate.activation(n + "q", m * c), allocate.activation(n + "k", m * c),
+        allocate.activation(n + "v", m * c),
+        allocate.activation(n + "attention", m * c),
+        allocate.f32(n + "lse", m * h),
+        allocate.activation(n + "merged", m * c),
+        allocate.activation(n + "middle", m * c),
+        allocate.activation(n + "ln2", m * c), allocate.f32(n + "mean2", m),
+        allocate.f32(n + "rstd2", m), allocate.activation(n + "fc", m * f),
+        allocate.activation(n + "gelu", m * f), nullptr, nullptr, nullptr,
+        nullptr, nullptr, nullptr});
+    Layer &x = *layer;
+    const LayerParameters &p = layout.layer(l);
+    x.ln1Forward = std::make_unique<LayerNormForwardLaunch>(
+        *kernels.layerNormForward, norm,
+        LayerNormForwardBuffers{x.input.get(), weight(p.ln1W), weight(p.ln1B),
+                                x.ln1.get(), x.mean1.get(), x.rstd1.get()});
+    x.ln2Forward = std::make_unique<LayerNormForwardLaunch>(
+        *kernels.layerNormForward, norm,
+        LayerNormForwardBuffers{x.middle.get(), weight(p.ln2W),
+                                weight(p.ln2B), x.ln2.get(), x.mean2.get(),
+                                x.rstd2.get()});
+    x.ln1Backward = std::make_unique<LayerNormBackwardLaunch>(
+        *kernels.layerNormBackward, *kernels.layerNormParams, norm,
+        LayerNormBackwardBuffers{x.input.get(), weight(p.ln1W), x.mean1.get(),
+                                 x.rstd1.get(), w.normOutGrad.get(),
+                                 w.normGrad.get(), gradient(p.ln1W),
+                                 gradient(p.ln1B)});
+    x.ln2Backward = std::make_unique<LayerNormBackwardLaunch>(
+        *kernels.layerNormBackward, *kernels.layerNormParams, norm,
+        LayerNormBackwardBuffers{x.middle.get(), weight(p.ln2W),
+                                 x.mean2.get(), x.rstd2.get(),
+                                 w.normOutGrad.get(), w.normGrad.get(),
+                                 gradient(p.ln2W), gradient(p.ln2B)});
+    x.attentionForward = std::make_unique<AttentionLaunch>(
+        *kernels.attentionForward, attention,
+        AttentionBuffers{x.q.get(), x.k.get(), x.v.get(), x.attention.get(),
+                         x.lse.get()});
+    x.attentionBackward = std::make_unique<AttentionBackwardLaunch>(
+        *kernels.attentionDelta, *kernels.attentionDkdv, *kernels.attentionDq,
+        attention,
+        AttentionBackwardBuffers{x.q.get(), x.k.get(), x.v.get(),
+                                 x.attention.get(), x.lse.get(),
+                                 w.attentionGrad.get(), w.dq.get(), w.dk.get(),
+                                 w.dv.get()});
+    layers.push_back(std::move(layer));
+  }
+  bytesHeld = allocate.total;
+}
+
+GptModel::~GptModel() = default;
+
+std::size_t GptModel::activationBytes() const { return bytesHeld; }
+
+CUdeviceptr GptModel::losses() const { return work->losses.get(); }
+
+CUdeviceptr GptModel::weight(std::int64_t offset) const {
+  return weights + static_cast<CUdeviceptr>(offset) * dtypeBytes(dtype);
+}
+
+CUdeviceptr GptModel::gradient(std::int64_t offset) const {
+  return grads + static_cast<CUdeviceptr>(offset) * sizeof(float);
+}
+
+void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
+                       bool forBackward, const Stream &stream) {
+  NvtxRange range{"forward"};
+  const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
+  trainKernels.embeddingForward(dtype, tokens, weight(layout.wte().offset),
+                                weight(layout.wpe().offset),
+                                layers[0]->input.get(), batch, seq, c, stream);
+  for (std::int64_t l = 0; l < config.layers; ++l) {
+    NvtxRange layerRange{"layer " + std::to_string(l) + " forward"};
+    CUdeviceptr output = l + 1 < config.layers ? layers[l + 1]->input.get()
+                                               : work->final.get();
+    forwardLayer(*layers[l], layout.layer(l), stream);
+    trainKernels.add(dtype, layers[l]->middle.get(), work->projected.get(),
+                     output, m * c, stream);
+  }
+  NvtxRange headRange{"final norm, head and loss"};
+  work->lnfForward->enqueue(stream);
+  matmul.forward(dtype, DType::F32, {m, c, v}, work->lnf.get(),
+                 weight(layout.head()), 0, work->logits.get(), stream);
+  trainKernels.crossEntropy(dtype, work->logits.get(), targets,
+                            work->losses.get(),
+                            forBackward ? work->dlogits.get() : 0, m, v,
+                            1.0f / static_cast<float>(m), stream);
+}
+
+/// Everything of the layer but its last residual add: the MLP's output is
+/// left in work->projected, for forward() to add into the next layer's input.
+void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
+                            const Stream &stream) {
+  const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden();
+  const std::int64_t h = config.heads, d = config.headDim();
+  x.ln1Forward->enqueue(stream);
+  matmul.forward(dtype, dtype, {m, c, 3 * c}, x.ln1.get(), weight(p.qkvW),
+                 weight(p.qkvB), x.qkv.get(), stream);
+  trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
+                          batch, seq, h, d, stream);
+  x.attentionForward->enqueue(stream);
+  trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
+                          seq, h, d, stream);
+  matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
+                 weight(p.projB), work->projected.get(), stream);
+  trainKernels.add(dtype, x.input.get(), work->projected.get(),
+                   x.middle.get(), m * c, stream);
+  x.ln2Forward->enqueue(stream);
+  matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
+                 weight(p.fcB), x.fc.get(), stream);
+  trainKernels.geluForward(dtype, x.fc.get(), x.gelu.get(), m * f, stream);
+  matmul.forward(dtype, dtype, {m, f, c}, x.gelu.get(), weight(p.fcProjW),
+                 weight(p.fcProjB), work->projected.get(), stream);
+}
+
+void GptModel::backward(CUdeviceptr tokens, const Stream &stream) {
+  NvtxRange range{"backward"};
+  const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
+  {
+    NvtxRange headRange{"head and final norm backward"};
+    // The head has no bias: its weight gradient overwrites (tied: wte's,
+    // which the embedding's backward then adds to).
+    matmul.backwardInput(dtype, {m, c, v}, work->dlogits.get(),
+                         weight(layout.head()), work->normOutGrad.get(), false,
+                         stream);
+    matmul.backwardWeight(dtype, {m, c, v}, work->dlogits.get(),
+                          work->lnf.get(), gradient(layout.head()), false,
+                          stream);
+    work->lnfBackward->enqueue(stream);
+  }
+  for (std::int64_t l = config.layers - 1; l >= 0; --l) {
+    NvtxRange layerRange{"layer " + std::to_string(l) + " backward"};
+    backwardLayer(*layers[l], layout.layer(l), stream);
+  }
+  NvtxRange embeddingRange{"embedding backward"};
+  trainKernels.embeddingBackward(
+      dtype, tokens, work->residualGrad.get(), gradient(layout.wte().offset),
+      gradient(layout.wpe().offset), batch, seq, c, v, config.tiedHead,
+      stream);
+}
+
+/// dx = dy W, dW = dy^T x, db = column sums of dy (all overwritten).
+void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
+                              CUdeviceptr x, std::int64_t weightOffset,
+                              std::int64_t biasOffset, CUdeviceptr dx,
+                              const Stream &stream) {
+  matmul.backwardInput(dtype, shape, dy, weight(weightOffset), dx, false,
+                       stream);
+  matmul.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
+                        stream);
+  trainKernels.biasGradient(dtype, dy, gradient(biasOffset), shape.rows,
+                            shape.out, false, stream);
+}
+
+/// work->residualGrad holds d loss / d (the layer's output) on entry and
+/// d loss / d (its input) on return.
+void GptModel::backwardLayer(Layer &x, const LayerParameters &p,
+                             const Stream &stream) {
+  const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden();
+  const std::int64_t h = config.heads, d = config.headDim();
+  Workspace &w = *work;
+  // The MLP: output = middle + gelu(ln2(middle) fc_w^T + fc_b) fc_proj_w^T + b.
+  linearBackward({m, f, c}, w.residualGrad.get(), x.gelu.get(), p.fcProjW,
+                 p.fcProjB, w.geluGrad.get(), stream);
+  trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
+                            w.fcGrad.get(), m * f, stream);
+  linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
+                 w.normOutGrad.get(), stream);
+  x.ln2Backward->enqueue(stream);
+  trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                   w.residualGrad.get(), m * c, stream);
+  // Attention: middle = input + attention(ln1(input)) proj_w^T + proj_b.
+  linearBackward({m, c, c}, w.residualGrad.get(), x.merged.get(), p.projW,
+                 p.projB, w.mergedGrad.get(), stream);
+  trainKernels.unmergeHeads(dtype, w.mergedGrad.get(), w.attentionGrad.get(),
+                            batch, seq, h, d, stream);
+  x.attentionBackward->enqueue(stream);
+  trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
+                         w.qkvGrad.get(), batch, seq, h, d, stream);
+  linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
+                 w.normOutGrad.get(), stream);
+  x.ln1Backward->enqueue(stream);
+  trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                   w.residualGrad.get(), m * c, stream);
+}
+
+} // namespace fa::train
