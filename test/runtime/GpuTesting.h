@@ -61,6 +61,7 @@ protected:
   std::unique_ptr<Stream> stream;
 };
 
+#ifdef FA_RUN_PATH // Defined by the test binaries that run fa-run.
 /// Runs fa-run on the fixture library, files in a temporary directory.
 class FaRunTest : public GpuTest {
 protected:
@@ -88,6 +89,7 @@ private:
     return std::string(std::istreambuf_iterator<char>(file), {});
   }
 };
+#endif // FA_RUN_PATH
 
 } // namespace fa::gputest
 

@@ -7,6 +7,11 @@
 // so repeated steps run the same algorithm (bitwise reproducible).
 // Every cuBLASLt call is checked; errors name the product and its shape.
 //
+// Every pointer must be 16-byte aligned (cuMemAlloc's are; so are the flat
+// parameter array's tensors, see GptConfig.h): plans are shared by all
+// operands of a shape, so their algorithms are chosen for that alignment.
+// A Matmul holds one workspace: use it from one stream (and thread) at a time.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_TRAIN_MATMUL_H
@@ -41,7 +46,8 @@ public:
   Matmul &operator=(const Matmul &) = delete;
 
   /// y = x weight^T (+ bias[N] broadcast over rows when bias != 0).
-  /// x, weight, bias `dtype`; y `outType` (`dtype`, or F32 for logits).
+  /// x, weight, bias `dtype`; y `outType` (`dtype`, or F32 for logits, which
+  /// takes no bias: cuBLASLt's bias has y's type).
   void forward(DType dtype, DType outType, const LinearShape &shape,
                CUdeviceptr x, CUdeviceptr weight, CUdeviceptr bias,
                CUdeviceptr y, const Stream &stream);
@@ -57,9 +63,12 @@ public:
                       const Stream &stream);
 
 private:
+  struct Product;
   struct Plan;
   /// The plan of one product, created on first use.
-  Plan &plan(const std::string &key);
+  Plan &plan(const Product &product);
+  /// D = op(A) op(B) (+ bias) (+ D) in cuBLASLt's terms (see Matmul.cpp).
+  void run(const Product &product, const Stream &stream);
 
   void *handle = nullptr; // cublasLtHandle_t, kept out of this header.
   DeviceBuffer workspace;
