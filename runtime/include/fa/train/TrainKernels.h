@@ -1,4 +1,4 @@
-//===- TrainKernels.h - The training loop's own elementwise kernels -*- C++ -*-===//
+//===- TrainKernels.h - The training loop's own kernels ---------*- C++ -*-===//
 //
 // Everything the GPT model needs besides matrix products (cuBLASLt, Matmul.h)
 // and attention/LayerNorm (the compiler's kernel library): hand-written CUDA
@@ -18,6 +18,7 @@
 #define FA_TRAIN_TRAINKERNELS_H
 
 #include "fa/runtime/DType.h"
+#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Module.h"
 #include "fa/runtime/Stream.h"
 
@@ -27,15 +28,18 @@
 
 namespace fa::train {
 
+struct AdamWStep;
+
 /// The kernels, loaded once into the current context (construct after
-/// fa::Context).
+/// fa::Context). Sizes must be non-negative; an F16 dtype, a negative size or
+/// a grid beyond the launch limits throws fa::Error.
 class TrainKernels {
 public:
   TrainKernels();
 
   /// x[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]. tokens int32 [B, T] (each in
-  /// [0, V); not checked on the device), wte [V, C], wpe [>= T, C], x [B, T, C],
-  /// all `dtype` but tokens.
+  /// [0, V); not checked on the device), wte [V, C], wpe [>= T, C],
+  /// x [B, T, C], all `dtype` but tokens.
   void embeddingForward(DType dtype, CUdeviceptr tokens, CUdeviceptr wte,
                         CUdeviceptr wpe, CUdeviceptr x, std::int64_t batch,
                         std::int64_t seq, std::int64_t channels,
@@ -83,7 +87,9 @@ public:
            std::int64_t n, const Stream &stream) const;
 
   /// dbias[j] (+)= sum over the M rows of dy[i, j]; dy `dtype` [M, N], dbias
-  /// f32 [N].
+  /// f32 [N], N <= 2^20. Partial sums over spans of rows go through a
+  /// scratch buffer of this object, so calls must not run concurrently on
+  /// different streams.
   void biasGradient(DType dtype, CUdeviceptr dy, CUdeviceptr dbias,
                     std::int64_t rows, std::int64_t cols, bool accumulate,
                     const Stream &stream) const;
@@ -91,7 +97,8 @@ public:
   /// Per row i of logits (f32 [M, V]) with target t = targets[i] (int32):
   /// losses[i] = logsumexp(logits[i]) - logits[i, t] (f32 [M]); when dlogits
   /// (`dtype` [M, V]) is non-zero, dlogits[i] = (softmax(logits[i]) -
-  /// onehot(t)) * gradScale (the mean's 1/M).
+  /// onehot(t)) * gradScale (the mean's 1/M). vocab >= 1; a target outside
+  /// [0, V) gives a NaN loss (and no one-hot term) rather than a stray read.
   void crossEntropy(DType dtype, CUdeviceptr logits, CUdeviceptr targets,
                     CUdeviceptr losses, CUdeviceptr dlogits, std::int64_t rows,
                     std::int64_t vocab, float gradScale,
@@ -110,6 +117,16 @@ public:
   /// copy; for F32 a copy).
   void castFromF32(DType dtype, CUdeviceptr values, CUdeviceptr out,
                    std::int64_t n, const Stream &stream) const;
+
+private:
+  friend void adamW(const TrainKernels &kernels, DType dtype,
+                    const AdamWStep &hyper, CUdeviceptr params,
+                    CUdeviceptr grads, CUdeviceptr m, CUdeviceptr v,
+                    CUdeviceptr decay, CUdeviceptr normSquared,
+                    CUdeviceptr working, std::int64_t n, const Stream &stream);
+
+  Module module;
+  DeviceBuffer biasPartials; // biasGradient's per-span column sums.
 };
 
 /// One AdamW step over a flat parameter array (decoupled weight decay, as
@@ -120,7 +137,10 @@ public:
 ///              + weightDecay * decay[i] * p)
 /// and working[i] = p in `dtype` when working is non-zero. normSquared is a
 /// device f32 (sumOfSquares of the gradients), read on the device, so
-/// clipping needs no host synchronisation. decay is uint8 [n] (1: decayed).
+/// clipping needs no host synchronisation (and not read when maxNorm <= 0).
+/// A normSquared that is not finite makes clip NaN: the step turns the
+/// parameters NaN, so an overflow shows instead of being clipped away.
+/// decay is uint8 [n] (1: decayed, 0: not). step must be >= 1.
 struct AdamWStep {
   float lr = 0;
   float beta1 = 0.9f;

@@ -1,0 +1,488 @@
+//===- TrainKernels.cu - The training loop's own kernels ------------------===//
+//
+// The device side of TrainKernels.h (the math is stated there and above each
+// function here). Every kernel exists as <name>_bf16 and <name>_f32 for the
+// activations' element type, except those that only see f32. Loads convert
+// to f32, all arithmetic is f32, stores round to nearest even.
+//
+// Geometry (TrainKernelsGeometry.h), kBlockThreads = 256 threads a block:
+//  - elementwise kernels (gelu, add, cast, adamW): a grid-stride loop;
+//  - row kernels (embedding_forward, heads): one block per row of B*T in
+//    grid.x, its threads striding over the row;
+//  - embedding_backward_wte / _wpe: one block per (vocab row or position,
+//    chunk of 256 channels), a thread per channel;
+//  - cross_entropy: one warp per row;
+//  - bias_gradient: column chunks x row spans, then one pass over the spans;
+//  - reduce_*: fixed spans into partials, then one block.
+// No atomics anywhere: each output element is summed by one thread, or by a
+// block in a fixed tree, in an order that depends only on the sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainKernelsGeometry.h"
+
+#include <cuda_bf16.h>
+
+using namespace fa::train::geometry;
+
+namespace {
+
+__device__ float toFloat(float x) { return x; }
+__device__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ T fromFloat(float x);
+template <> __device__ float fromFloat<float>(float x) { return x; }
+template <> __device__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+/// This thread's first index of a grid-stride loop, and the stride.
+__device__ long long gridFirst() {
+  return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ long long gridStride() {
+  return static_cast<long long>(gridDim.x) * blockDim.x;
+}
+
+/// The channel this thread owns in a (row, chunk of kBlockThreads channels)
+/// block.
+__device__ long long chunkChannel() {
+  return static_cast<long long>(blockIdx.y) * kBlockThreads + threadIdx.x;
+}
+
+/// *out = *out + sum when accumulating, else sum: a gradient added to or
+/// overwritten.
+__device__ void storeGradient(float *out, float sum, int accumulate) {
+  *out = accumulate ? *out + sum : sum;
+}
+
+/// The sum of every thread's `value` (blockDim.x == kBlockThreads), in a
+/// fixed tree, returned to all threads. Call at most once per kernel.
+__device__ float blockSum(float value) {
+  __shared__ float scratch[kBlockThreads];
+  scratch[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kBlockThreads / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width)
+      scratch[threadIdx.x] += scratch[threadIdx.x + width];
+    __syncthreads();
+  }
+  return scratch[0];
+}
+
+/// Max and sum over a warp, butterfly: every lane ends with the same bits
+/// (each step adds the same two values, in either order).
+__device__ float warpMax(float value) {
+  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2)
+    value = fmaxf(value, __shfl_xor_sync(0xFFFFFFFFu, value, offset));
+  return value;
+}
+__device__ float warpSum(float value) {
+  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(0xFFFFFFFFu, value, offset);
+  return value;
+}
+
+// --- Embedding --------------------------------------------------------------
+
+/// x[row, c] = wte[tokens[row], c] + wpe[row % seq, c]; block = row.
+template <typename T>
+__device__ void embeddingForward(const int *tokens, const T *wte, const T *wpe,
+                                 T *x, long long seq, long long channels) {
+  const long long row = blockIdx.x;
+  const T *tokenRow = wte + tokens[row] * channels;
+  const T *positionRow = wpe + (row % seq) * channels;
+  for (long long c = threadIdx.x; c < channels; c += blockDim.x)
+    x[row * channels + c] =
+        fromFloat<T>(toFloat(tokenRow[c]) + toFloat(positionRow[c]));
+}
+
+/// dwte[v, c] (+)= sum of dx[i, c] over the rows i < rows with
+/// tokens[i] = v, in increasing i; block = (v, channel chunk).
+///
+/// The block walks the tokens a tile of kBlockThreads at a time: each thread
+/// tests one token, the matches are listed in shared memory in row order (a
+/// ballot per warp, then the warps' counts in order), and each thread adds
+/// its channel of the listed rows. So the work is the tokens' scan plus the
+/// rows that match, not every row for every channel.
+template <typename T>
+__device__ void embeddingBackwardWte(const int *tokens, const T *dx,
+                                     float *dwte, long long rows,
+                                     long long channels, int accumulate) {
+  constexpr int kWarps = kBlockThreads / kWarpThreads;
+  __shared__ int matches[kBlockThreads]; // Rows of the tile, from its start.
+  __shared__ int warpMatches[kWarps];
+  const int vocabRow = blockIdx.x;
+  const long long c = chunkChannel();
+  const int lane = threadIdx.x % kWarpThreads,
+            warp = threadIdx.x / kWarpThreads;
+  float sum = 0;
+  for (long long tile = 0; tile < rows; tile += kBlockThreads) {
+    const long long row = tile + threadIdx.x;
+    const bool match = row < rows && tokens[row] == vocabRow;
+    const unsigned warpMask = __ballot_sync(0xFFFFFFFFu, match);
+    if (lane == 0)
+      warpMatches[warp] = __popc(warpMask);
+    __syncthreads();
+    int before = 0, count = 0; // Matches of earlier warps, of all warps.
+    for (int w = 0; w < kWarps; ++w) {
+      before += w < warp ? warpMatches[w] : 0;
+      count += warpMatches[w];
+    }
+    if (match)
+      matches[before + __popc(warpMask & ((1u << lane) - 1))] = threadIdx.x;
+    __syncthreads();
+    if (c < channels)
+      for (int k = 0; k < count; ++k)
+        sum += toFloat(dx[(tile + matches[k]) * channels + c]);
+    __syncthreads(); // matches and warpMatches are rewritten next tile.
+  }
+  if (c < channels)
+    storeGradient(&dwte[vocabRow * channels + c], sum, accumulate);
+}
+
+/// dwpe[t, c] (+)= sum over b = 0 .. batch-1 of dx[b, t, c]; block =
+/// (t, channel chunk).
+template <typename T>
+__device__ void embeddingBackwardWpe(const T *dx, float *dwpe, long long batch,
+                                     long long seq, long long channels,
+                                     int accumulate) {
+  const long long t = blockIdx.x;
+  const long long c = chunkChannel();
+  if (c >= channels)
+    return;
+  float sum = 0;
+  for (long long b = 0; b < batch; ++b)
+    sum += toFloat(dx[(b * seq + t) * channels + c]);
+  storeGradient(&dwpe[t * channels + c], sum, accumulate);
+}
+
+// --- Heads ------------------------------------------------------------------
+
+/// Where column `col` of packed row `row` ([B, T, parts * C], C = H * D)
+/// lives in the head-major tensors [B, H, T, D]: tensor `part`, at `offset`.
+struct HeadSlot {
+  int part;
+  long long offset;
+};
+
+__device__ HeadSlot headSlot(long long row, long long col, long long seq,
+                             long long heads, long long headDim) {
+  const long long channels = heads * headDim;
+  const long long b = row / seq, t = row % seq;
+  const long long inPart = col % channels;
+  const long long h = inPart / headDim, d = inPart % headDim;
+  return {static_cast<int>(col / channels),
+          ((b * heads + h) * seq + t) * headDim + d};
+}
+
+/// part0, part1 or part2 (a select, where an array would go to local memory).
+template <typename Pointer>
+__device__ Pointer selectPart(int part, Pointer part0, Pointer part1,
+                              Pointer part2) {
+  return part == 0 ? part0 : part == 1 ? part1 : part2;
+}
+
+/// parts[p][b, h, t, d] = packed[b, t, p*C + h*D + d]; block = row (b, t).
+template <typename T>
+__device__ void unpackHeads(const T *packed, T *part0, T *part1, T *part2,
+                            long long seq, long long heads, long long headDim,
+                            int parts) {
+  const long long row = blockIdx.x, width = parts * heads * headDim;
+  for (long long col = threadIdx.x; col < width; col += blockDim.x) {
+    const HeadSlot slot = headSlot(row, col, seq, heads, headDim);
+    selectPart(slot.part, part0, part1, part2)[slot.offset] =
+        packed[row * width + col];
+  }
+}
+
+/// The inverse: packed[b, t, p*C + h*D + d] = parts[p][b, h, t, d].
+template <typename T>
+__device__ void packHeads(const T *part0, const T *part1, const T *part2,
+                          T *packed, long long seq, long long heads,
+                          long long headDim, int parts) {
+  const long long row = blockIdx.x, width = parts * heads * headDim;
+  for (long long col = threadIdx.x; col < width; col += blockDim.x) {
+    const HeadSlot slot = headSlot(row, col, seq, heads, headDim);
+    packed[row * width + col] =
+        selectPart(slot.part, part0, part1, part2)[slot.offset];
+  }
+}
+
+// --- GELU and elementwise ---------------------------------------------------
+
+constexpr float kGeluScale = 0.7978845608028654f; // sqrt(2 / pi)
+constexpr float kGeluCubic = 0.044715f;
+
+/// gelu(u) = 0.5 u (1 + tanh(z)), z = sqrt(2/pi) (u + 0.044715 u^3).
+__device__ float gelu(float u) {
+  const float z = kGeluScale * (u + kGeluCubic * u * u * u);
+  return 0.5f * u * (1.0f + tanhf(z));
+}
+
+/// gelu'(u) = 0.5 (1 + tanh z) + 0.5 u (1 - tanh^2 z) dz/du,
+/// dz/du = sqrt(2/pi) (1 + 3 * 0.044715 u^2).
+__device__ float geluDerivative(float u) {
+  const float z = kGeluScale * (u + kGeluCubic * u * u * u);
+  const float th = tanhf(z);
+  const float dz = kGeluScale * (1.0f + 3.0f * kGeluCubic * u * u);
+  return 0.5f * (1.0f + th) + 0.5f * u * (1.0f - th * th) * dz;
+}
+
+template <typename T>
+__device__ void geluForward(const T *u, T *g, long long n) {
+  for (long long i = gridFirst(); i < n; i += gridStride())
+    g[i] = fromFloat<T>(gelu(toFloat(u[i])));
+}
+
+template <typename T>
+__device__ void geluBackward(const T *u, const T *dg, T *du, long long n) {
+  for (long long i = gridFirst(); i < n; i += gridStride())
+    du[i] = fromFloat<T>(toFloat(dg[i]) * geluDerivative(toFloat(u[i])));
+}
+
+/// out = a + b; out may alias a or b (each element is read, then written,
+/// by the same thread).
+template <typename T>
+__device__ void add(const T *a, const T *b, T *out, long long n) {
+  for (long long i = gridFirst(); i < n; i += gridStride())
+    out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
+}
+
+template <typename T>
+__device__ void castFromF32(const float *values, T *out, long long n) {
+  for (long long i = gridFirst(); i < n; i += gridStride())
+    out[i] = fromFloat<T>(values[i]);
+}
+
+// --- Bias gradient ----------------------------------------------------------
+
+/// partials[y, col] = sum of dy[row, col] over the rows of span y:
+/// [y * span, min(rows, (y + 1) * span)). Block (kBiasColumns, kBiasRowLanes)
+/// threads: lane ty adds rows ty, ty + kBiasRowLanes, ... of the span, then
+/// lane 0 adds the lanes' sums in lane order.
+template <typename T>
+__device__ void biasGradientPartials(const T *dy, float *partials,
+                                     long long rows, long long cols,
+                                     long long span) {
+  __shared__ float laneSums[kBiasRowLanes][kBiasColumns];
+  const long long col =
+      static_cast<long long>(blockIdx.x) * kBiasColumns + threadIdx.x;
+  const long long begin = blockIdx.y * span;
+  const long long end = min(rows, begin + span);
+  float sum = 0;
+  if (col < cols)
+    for (long long row = begin + threadIdx.y; row < end; row += kBiasRowLanes)
+      sum += toFloat(dy[row * cols + col]);
+  laneSums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y != 0 || col >= cols)
+    return;
+  for (int lane = 1; lane < kBiasRowLanes; ++lane)
+    sum += laneSums[lane][threadIdx.x];
+  partials[blockIdx.y * cols + col] = sum;
+}
+
+// --- Cross-entropy ----------------------------------------------------------
+
+/// One warp per row i: lse = max + log(sum_j exp(x_j - max)), losses[i] =
+/// lse - x[target] (NaN for a target outside [0, vocab)); dlogits[i, j] =
+/// (exp(x_j - max) / sum - [j == target]) * gradScale when dlogits is set.
+template <typename T>
+__device__ void crossEntropy(const float *logits, const int *targets,
+                             float *losses, T *dlogits, long long rows,
+                             long long vocab, float gradScale) {
+  const long long row =
+      static_cast<long long>(blockIdx.x) * kCrossEntropyRowsPerBlock +
+      threadIdx.x / kWarpThreads;
+  if (row >= rows)
+    return; // The whole warp: the kernel has no block-wide barrier.
+  const int lane = threadIdx.x % kWarpThreads;
+  const float *x = logits + row * vocab;
+
+  float maxLogit = -INFINITY;
+  for (long long j = lane; j < vocab; j += kWarpThreads)
+    maxLogit = fmaxf(maxLogit, x[j]);
+  maxLogit = warpMax(maxLogit);
+  float sum = 0;
+  for (long long j = lane; j < vocab; j += kWarpThreads)
+    sum += expf(x[j] - maxLogit);
+  sum = warpSum(sum);
+
+  const int target = targets[row];
+  const bool valid = target >= 0 && target < vocab;
+  if (lane == 0)
+    losses[row] = valid ? maxLogit + logf(sum) - x[target] : NAN;
+  if (dlogits == nullptr)
+    return;
+  const float inverseSum = 1.0f / sum;
+  for (long long j = lane; j < vocab; j += kWarpThreads) {
+    const float probability = expf(x[j] - maxLogit) * inverseSum;
+    const float onehot = j == target ? 1.0f : 0.0f;
+    dlogits[row * vocab + j] = fromFloat<T>((probability - onehot) * gradScale);
+  }
+}
+
+// --- Sums -------------------------------------------------------------------
+
+/// partials[b] = sum of values[i] (squared when `squares`) over span b:
+/// [b * span, min(n, (b + 1) * span)), each thread every blockDim.x-th
+/// element, then blockSum.
+template <bool squares>
+__device__ void reducePartials(const float *values, float *partials,
+                               long long n, long long span) {
+  const long long begin = blockIdx.x * span;
+  const long long end = min(n, begin + span);
+  float sum = 0;
+  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const float value = values[i];
+    sum += squares ? value * value : value;
+  }
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = sum;
+}
+
+// --- AdamW ------------------------------------------------------------------
+
+/// min(1, maxNorm / ||g||) with ||g||^2 = *normSquared; 1 when maxNorm <= 0
+/// (normSquared is not read then) or the norm is 0. NaN when the norm is
+/// not finite: the step then turns every parameter NaN, so an overflowing
+/// gradient shows at once instead of being clipped to nothing.
+__device__ float clipFactor(const float *normSquared, float maxNorm) {
+  if (maxNorm <= 0)
+    return 1.0f;
+  const float squared = *normSquared;
+  if (!isfinite(squared))
+    return NAN;
+  const float norm = sqrtf(squared);
+  return norm > maxNorm ? maxNorm / norm : 1.0f;
+}
+
+/// TrainKernels.h's AdamW update of element i (torch.optim.AdamW: decoupled
+/// weight decay on the parameter before the update), then its working copy.
+template <typename T>
+__device__ void adamW(float *params, const float *grads, float *m, float *v,
+                      const unsigned char *decay, const float *normSquared,
+                      T *working, long long n, AdamWParams p) {
+  const float clip = clipFactor(normSquared, p.maxNorm);
+  for (long long i = gridFirst(); i < n; i += gridStride()) {
+    const float g = grads[i] * clip;
+    const float mi = p.beta1 * m[i] + (1.0f - p.beta1) * g;
+    const float vi = p.beta2 * v[i] + (1.0f - p.beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    const float mHat = mi / p.biasCorrection1;
+    const float vHat = vi / p.biasCorrection2;
+    const float decayed = decay[i] ? p.weightDecay : 0.0f;
+    float param = params[i];
+    param -= p.lr * (mHat / (sqrtf(vHat) + p.eps) + decayed * param);
+    params[i] = param;
+    if (working != nullptr)
+      working[i] = fromFloat<T>(param);
+  }
+}
+
+} // namespace
+
+// --- Entry points -----------------------------------------------------------
+
+#define FA_TRAIN_KERNEL_ENTRIES(suffix, T)                                     \
+  extern "C" __global__ void embedding_forward_##suffix(                       \
+      const int *tokens, const T *wte, const T *wpe, T *x, long long seq,      \
+      long long channels) {                                                    \
+    embeddingForward(tokens, wte, wpe, x, seq, channels);                      \
+  }                                                                            \
+  extern "C" __global__ void embedding_backward_wte_##suffix(                  \
+      const int *tokens, const T *dx, float *dwte, long long rows,             \
+      long long channels, int accumulate) {                                    \
+    embeddingBackwardWte(tokens, dx, dwte, rows, channels, accumulate);        \
+  }                                                                            \
+  extern "C" __global__ void embedding_backward_wpe_##suffix(                  \
+      const T *dx, float *dwpe, long long batch, long long seq,                \
+      long long channels, int accumulate) {                                    \
+    embeddingBackwardWpe(dx, dwpe, batch, seq, channels, accumulate);          \
+  }                                                                            \
+  extern "C" __global__ void unpack_heads_##suffix(                            \
+      const T *packed, T *part0, T *part1, T *part2, long long seq,            \
+      long long heads, long long headDim, int parts) {                         \
+    unpackHeads(packed, part0, part1, part2, seq, heads, headDim, parts);      \
+  }                                                                            \
+  extern "C" __global__ void pack_heads_##suffix(                              \
+      const T *part0, const T *part1, const T *part2, T *packed,               \
+      long long seq, long long heads, long long headDim, int parts) {          \
+    packHeads(part0, part1, part2, packed, seq, heads, headDim, parts);        \
+  }                                                                            \
+  extern "C" __global__ void gelu_forward_##suffix(const T *u, T *g,           \
+                                                   long long n) {              \
+    geluForward(u, g, n);                                                      \
+  }                                                                            \
+  extern "C" __global__ void gelu_backward_##suffix(const T *u, const T *dg,   \
+                                                    T *du, long long n) {      \
+    geluBackward(u, dg, du, n);                                                \
+  }                                                                            \
+  extern "C" __global__ void add_##suffix(const T *a, const T *b, T *out,      \
+                                          long long n) {                       \
+    add(a, b, out, n);                                                         \
+  }                                                                            \
+  extern "C" __global__ void cast_from_f32_##suffix(const float *values,       \
+                                                    T *out, long long n) {     \
+    castFromF32(values, out, n);                                               \
+  }                                                                            \
+  extern "C" __global__ void bias_gradient_partials_##suffix(                  \
+      const T *dy, float *partials, long long rows, long long cols,            \
+      long long span) {                                                        \
+    biasGradientPartials(dy, partials, rows, cols, span);                      \
+  }                                                                            \
+  extern "C" __global__ void cross_entropy_##suffix(                           \
+      const float *logits, const int *targets, float *losses, T *dlogits,      \
+      long long rows, long long vocab, float gradScale) {                      \
+    crossEntropy(logits, targets, losses, dlogits, rows, vocab, gradScale);    \
+  }                                                                            \
+  extern "C" __global__ void adamw_##suffix(                                   \
+      float *params, const float *grads, float *m, float *v,                   \
+      const unsigned char *decay, const float *normSquared, T *working,        \
+      long long n, AdamWParams p) {                                            \
+    adamW(params, grads, m, v, decay, normSquared, working, n, p);             \
+  }
+
+FA_TRAIN_KERNEL_ENTRIES(bf16, __nv_bfloat16)
+FA_TRAIN_KERNEL_ENTRIES(f32, float)
+
+/// dbias[col] (+)= sum over y = 0 .. spans-1 of partials[y, col].
+extern "C" __global__ void bias_gradient_finish(const float *partials,
+                                                float *dbias, long long cols,
+                                                long long spans,
+                                                int accumulate) {
+  for (long long col = gridFirst(); col < cols; col += gridStride()) {
+    float sum = 0;
+    for (long long y = 0; y < spans; ++y)
+      sum += partials[y * cols + col];
+    storeGradient(&dbias[col], sum, accumulate);
+  }
+}
+
+extern "C" __global__ void reduce_sum_partials(const float *values,
+                                               float *partials, long long n,
+                                               long long span) {
+  reducePartials<false>(values, partials, n, span);
+}
+
+extern "C" __global__ void reduce_sum_of_squares_partials(const float *values,
+                                                          float *partials,
+                                                          long long n,
+                                                          long long span) {
+  reducePartials<true>(values, partials, n, span);
+}
+
+/// result[0] = sum of partials[0 .. count), one block: thread t adds
+/// partials t, t + 256, ..., then blockSum.
+extern "C" __global__ void reduce_finish(const float *partials, float *result,
+                                         long long count) {
+  float sum = 0;
+  for (long long i = threadIdx.x; i < count; i += blockDim.x)
+    sum += partials[i];
+  sum = blockSum(sum);
+  if (threadIdx.x == 0)
+    result[0] = sum;
+}
