@@ -9,7 +9,7 @@ set -euo pipefail
 build=${1:-build}
 rm -rf .carry
 mkdir -p .carry/bin .carry/build
-for tool in fa-run fa-handwritten fa-runtime-gpu-tests; do
+for tool in fa-run fa-handwritten fa-runtime-gpu-tests fa-train-gpu-tests; do
   [ -x "$build/bin/$tool" ] || { echo "pack_carry: $build/bin/$tool is missing; build first" >&2; exit 1; }
   cp "$build/bin/$tool" .carry/bin/
 done
@@ -21,6 +21,10 @@ cp -r "$build/kernels" .carry/kernels
    -o -name '*_tests.cmake' \) -print0 | xargs -0 cp --parents -t ../.carry/build)
 mkdir -p .carry/build/test/runtime
 cp -r "$build/test/runtime/fixture-kernels" .carry/build/test/runtime/
+# The training tests' corpus, next to the checkout (../shared/data).
+if [ -d ../shared/data ]; then
+  mkdir -p .carry/data && cp ../shared/data/*.txt .carry/data/
+fi
 # ctest's files name the build and source trees by absolute path.
 (cd "$build" && pwd) > .carry/build-dir
 pwd > .carry/source-dir

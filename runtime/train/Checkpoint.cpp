@@ -4,7 +4,7 @@
 
 // The runtime's defensive JSON reading (a private header of faruntime, which
 // fatrain links).
-#include "../lib/JsonReader.h"
+#include "JsonReader.h"
 
 #include "fa/runtime/Error.h"
 

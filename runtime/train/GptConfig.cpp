@@ -12,8 +12,8 @@ namespace fa::train {
 void GptConfig::validate() const {
   auto positive = [](const char *name, std::int64_t value) {
     if (value <= 0)
-      throw Error(std::string("GPT config: ") + name + " must be positive, got " +
-                  std::to_string(value));
+      throw Error(std::string("GPT config: ") + name +
+                  " must be positive, got " + std::to_string(value));
   };
   positive("layers", layers);
   positive("d_model", dModel);
@@ -26,10 +26,10 @@ void GptConfig::validate() const {
 }
 
 std::string GptConfig::describe() const {
-  return "layers=" + std::to_string(layers) + " d_model=" +
-         std::to_string(dModel) + " heads=" + std::to_string(heads) +
-         " seq=" + std::to_string(seq) + " vocab=" + std::to_string(vocab) +
-         (tiedHead ? " tied" : " untied");
+  return "layers=" + std::to_string(layers) +
+         " d_model=" + std::to_string(dModel) +
+         " heads=" + std::to_string(heads) + " seq=" + std::to_string(seq) +
+         " vocab=" + std::to_string(vocab) + (tiedHead ? " tied" : " untied");
 }
 
 ParameterLayout::ParameterLayout(const GptConfig &config) {
@@ -67,8 +67,9 @@ ParameterLayout::ParameterLayout(const GptConfig &config) {
   }
   lnfWOffset = add("lnf_w", {c}, Init::Ones);
   lnfBOffset = add("lnf_b", {c}, Init::Zeros);
-  headOffset = config.tiedHead ? entries[0].offset
-                               : add("lm_head_w", {config.vocab, c}, Init::Normal);
+  headOffset = config.tiedHead
+                   ? entries[0].offset
+                   : add("lm_head_w", {config.vocab, c}, Init::Normal);
 }
 
 std::int64_t ParameterLayout::parameterCount() const {

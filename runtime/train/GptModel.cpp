@@ -61,15 +61,15 @@ std::string GptKernels::describe() const {
 /// What one layer keeps from its forward for its backward, and the library
 /// kernels' launches bound to it. M = batch * seq rows.
 struct GptModel::Layer {
-  DeviceBuffer input;               // x entering the layer [M, C]
-  DeviceBuffer ln1, mean1, rstd1;   // LayerNorm 1 [M, C], f32 [M] x 2
-  DeviceBuffer qkv;                 // [M, 3C]
-  DeviceBuffer q, k, v, attention;  // [B, H, T, D] each
-  DeviceBuffer lse;                 // f32 [B, H, T]
-  DeviceBuffer merged;              // attention, heads merged [M, C]
-  DeviceBuffer middle;              // x after the attention's residual [M, C]
-  DeviceBuffer ln2, mean2, rstd2;   // LayerNorm 2
-  DeviceBuffer fc, gelu;            // u and gelu(u) [M, F]
+  DeviceBuffer input;              // x entering the layer [M, C]
+  DeviceBuffer ln1, mean1, rstd1;  // LayerNorm 1 [M, C], f32 [M] x 2
+  DeviceBuffer qkv;                // [M, 3C]
+  DeviceBuffer q, k, v, attention; // [B, H, T, D] each
+  DeviceBuffer lse;                // f32 [B, H, T]
+  DeviceBuffer merged;             // attention, heads merged [M, C]
+  DeviceBuffer middle;             // x after the attention's residual [M, C]
+  DeviceBuffer ln2, mean2, rstd2;  // LayerNorm 2
+  DeviceBuffer fc, gelu;           // u and gelu(u) [M, F]
   std::unique_ptr<LayerNormForwardLaunch> ln1Forward, ln2Forward;
   std::unique_ptr<LayerNormBackwardLaunch> ln1Backward, ln2Backward;
   std::unique_ptr<AttentionLaunch> attentionForward;
@@ -79,17 +79,17 @@ struct GptModel::Layer {
 /// The buffers every layer shares: the final LayerNorm and the loss, and
 /// the backward's gradients of activations (one layer's at a time).
 struct GptModel::Workspace {
-  DeviceBuffer final, lnf, meanf, rstdf; // x after the last layer, its norm
-  DeviceBuffer logits, losses;           // f32 [M, V], f32 [M]
-  DeviceBuffer dlogits;                  // [M, V]
-  DeviceBuffer projected;                // a projection's output [M, C]
-  DeviceBuffer residualGrad;             // d loss / d x [M, C]
-  DeviceBuffer normGrad;                 // a LayerNorm backward's dx [M, C]
-  DeviceBuffer normOutGrad;              // d loss / d (LayerNorm output)
-  DeviceBuffer mergedGrad;               // [M, C]
-  DeviceBuffer qkvGrad;                  // [M, 3C]
+  DeviceBuffer final, lnf, meanf, rstdf;  // x after the last layer, its norm
+  DeviceBuffer logits, losses;            // f32 [M, V], f32 [M]
+  DeviceBuffer dlogits;                   // [M, V]
+  DeviceBuffer projected;                 // a projection's output [M, C]
+  DeviceBuffer residualGrad;              // d loss / d x [M, C]
+  DeviceBuffer normGrad;                  // a LayerNorm backward's dx [M, C]
+  DeviceBuffer normOutGrad;               // d loss / d (LayerNorm output)
+  DeviceBuffer mergedGrad;                // [M, C]
+  DeviceBuffer qkvGrad;                   // [M, 3C]
   DeviceBuffer dq, dk, dv, attentionGrad; // [B, H, T, D] each
-  DeviceBuffer fcGrad, geluGrad;         // [M, F] each
+  DeviceBuffer fcGrad, geluGrad;          // [M, F] each
   std::unique_ptr<LayerNormForwardLaunch> lnfForward;
   std::unique_ptr<LayerNormBackwardLaunch> lnfBackward;
 };
@@ -138,52 +138,67 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
   const LayerNormShape norm{m, c};
   Allocator allocate(dtype);
 
-  work = std::make_unique<Workspace>(Workspace{
-      allocate.activation("final x", m * c), allocate.activation("lnf", m * c),
-      allocate.f32("lnf mean", m), allocate.f32("lnf rstd", m),
-      allocate.f32("logits", m * v), allocate.f32("losses", m),
-      allocate.activation("dlogits", m * v),
-      allocate.activation("projected", m * c),
-      allocate.activation("residual grad", m * c),
-      allocate.activation("norm grad", m * c),
-      allocate.activation("norm output grad", m * c),
-      allocate.activation("merged grad", m * c),
-      allocate.activation("qkv grad", m * 3 * c),
-      allocate.activation("dq", m * c), allocate.activation("dk", m * c),
-      allocate.activation("dv", m * c),
-      allocate.activation("attention grad", m * c),
-      allocate.activation("fc grad", m * f),
-      allocate.activation("gelu grad", m * f), nullptr, nullptr});
+  work = std::make_unique<Workspace>(
+      Workspace{allocate.activation("final x", m * c),
+                allocate.activation("lnf", m * c),
+                allocate.f32("lnf mean", m),
+                allocate.f32("lnf rstd", m),
+                allocate.f32("logits", m * v),
+                allocate.f32("losses", m),
+                allocate.activation("dlogits", m * v),
+                allocate.activation("projected", m * c),
+                allocate.activation("residual grad", m * c),
+                allocate.activation("norm grad", m * c),
+                allocate.activation("norm output grad", m * c),
+                allocate.activation("merged grad", m * c),
+                allocate.activation("qkv grad", m * 3 * c),
+                allocate.activation("dq", m * c),
+                allocate.activation("dk", m * c),
+                allocate.activation("dv", m * c),
+                allocate.activation("attention grad", m * c),
+                allocate.activation("fc grad", m * f),
+                allocate.activation("gelu grad", m * f),
+                nullptr,
+                nullptr});
   Workspace &w = *work;
   w.lnfForward = std::make_unique<LayerNormForwardLaunch>(
       *kernels.layerNormForward, norm,
       LayerNormForwardBuffers{w.final.get(), weight(layout.lnfW()),
-                              weight(layout.lnfB()), w.lnf.get(),
-                              w.meanf.get(), w.rstdf.get()});
+                              weight(layout.lnfB()), w.lnf.get(), w.meanf.get(),
+                              w.rstdf.get()});
   w.lnfBackward = std::make_unique<LayerNormBackwardLaunch>(
       *kernels.layerNormBackward, *kernels.layerNormParams, norm,
-      LayerNormBackwardBuffers{w.final.get(), weight(layout.lnfW()),
-                               w.meanf.get(), w.rstdf.get(),
-                               w.normOutGrad.get(), w.residualGrad.get(),
-                               gradient(layout.lnfW()),
-                               gradient(layout.lnfB())});
+      LayerNormBackwardBuffers{
+          w.final.get(), weight(layout.lnfW()), w.meanf.get(), w.rstdf.get(),
+          w.normOutGrad.get(), w.residualGrad.get(), gradient(layout.lnfW()),
+          gradient(layout.lnfB())});
 
   for (std::int64_t l = 0; l < config.layers; ++l) {
     const std::string n = "layer" + std::to_string(l) + " ";
-    auto layer = std::make_unique<Layer>(Layer{
-        allocate.activation(n + "input", m * c),
-        allocate.activation(n + "ln1", m * c), allocate.f32(n + "mean1", m),
-        allocate.f32(n + "rstd1", m), allocate.activation(n + "qkv", m * 3 * c),
-        allocate.activation(n + "q", m * c), allocate.activation(n + "k", m * c),
-        allocate.activation(n + "v", m * c),
-        allocate.activation(n + "attention", m * c),
-        allocate.f32(n + "lse", m * h),
-        allocate.activation(n + "merged", m * c),
-        allocate.activation(n + "middle", m * c),
-        allocate.activation(n + "ln2", m * c), allocate.f32(n + "mean2", m),
-        allocate.f32(n + "rstd2", m), allocate.activation(n + "fc", m * f),
-        allocate.activation(n + "gelu", m * f), nullptr, nullptr, nullptr,
-        nullptr, nullptr, nullptr});
+    auto layer = std::make_unique<Layer>(
+        Layer{allocate.activation(n + "input", m * c),
+              allocate.activation(n + "ln1", m * c),
+              allocate.f32(n + "mean1", m),
+              allocate.f32(n + "rstd1", m),
+              allocate.activation(n + "qkv", m * 3 * c),
+              allocate.activation(n + "q", m * c),
+              allocate.activation(n + "k", m * c),
+              allocate.activation(n + "v", m * c),
+              allocate.activation(n + "attention", m * c),
+              allocate.f32(n + "lse", m * h),
+              allocate.activation(n + "merged", m * c),
+              allocate.activation(n + "middle", m * c),
+              allocate.activation(n + "ln2", m * c),
+              allocate.f32(n + "mean2", m),
+              allocate.f32(n + "rstd2", m),
+              allocate.activation(n + "fc", m * f),
+              allocate.activation(n + "gelu", m * f),
+              nullptr,
+              nullptr,
+              nullptr,
+              nullptr,
+              nullptr,
+              nullptr});
     Layer &x = *layer;
     const LayerParameters &p = layout.layer(l);
     x.ln1Forward = std::make_unique<LayerNormForwardLaunch>(
@@ -192,9 +207,8 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                                 x.ln1.get(), x.mean1.get(), x.rstd1.get()});
     x.ln2Forward = std::make_unique<LayerNormForwardLaunch>(
         *kernels.layerNormForward, norm,
-        LayerNormForwardBuffers{x.middle.get(), weight(p.ln2W),
-                                weight(p.ln2B), x.ln2.get(), x.mean2.get(),
-                                x.rstd2.get()});
+        LayerNormForwardBuffers{x.middle.get(), weight(p.ln2W), weight(p.ln2B),
+                                x.ln2.get(), x.mean2.get(), x.rstd2.get()});
     x.ln1Backward = std::make_unique<LayerNormBackwardLaunch>(
         *kernels.layerNormBackward, *kernels.layerNormParams, norm,
         LayerNormBackwardBuffers{x.input.get(), weight(p.ln1W), x.mean1.get(),
@@ -203,10 +217,10 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                                  gradient(p.ln1B)});
     x.ln2Backward = std::make_unique<LayerNormBackwardLaunch>(
         *kernels.layerNormBackward, *kernels.layerNormParams, norm,
-        LayerNormBackwardBuffers{x.middle.get(), weight(p.ln2W),
-                                 x.mean2.get(), x.rstd2.get(),
-                                 w.normOutGrad.get(), w.normGrad.get(),
-                                 gradient(p.ln2W), gradient(p.ln2B)});
+        LayerNormBackwardBuffers{x.middle.get(), weight(p.ln2W), x.mean2.get(),
+                                 x.rstd2.get(), w.normOutGrad.get(),
+                                 w.normGrad.get(), gradient(p.ln2W),
+                                 gradient(p.ln2B)});
     x.attentionForward = std::make_unique<AttentionLaunch>(
         *kernels.attentionForward, attention,
         AttentionBuffers{x.q.get(), x.k.get(), x.v.get(), x.attention.get(),
@@ -214,10 +228,9 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
     x.attentionBackward = std::make_unique<AttentionBackwardLaunch>(
         *kernels.attentionDelta, *kernels.attentionDkdv, *kernels.attentionDq,
         attention,
-        AttentionBackwardBuffers{x.q.get(), x.k.get(), x.v.get(),
-                                 x.attention.get(), x.lse.get(),
-                                 w.attentionGrad.get(), w.dq.get(), w.dk.get(),
-                                 w.dv.get()});
+        AttentionBackwardBuffers{
+            x.q.get(), x.k.get(), x.v.get(), x.attention.get(), x.lse.get(),
+            w.attentionGrad.get(), w.dq.get(), w.dk.get(), w.dv.get()});
     layers.push_back(std::move(layer));
   }
   bytesHeld = allocate.total;
@@ -246,8 +259,8 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
                                 layers[0]->input.get(), batch, seq, c, stream);
   for (std::int64_t l = 0; l < config.layers; ++l) {
     NvtxRange layerRange{"layer " + std::to_string(l) + " forward"};
-    CUdeviceptr output = l + 1 < config.layers ? layers[l + 1]->input.get()
-                                               : work->final.get();
+    CUdeviceptr output =
+        l + 1 < config.layers ? layers[l + 1]->input.get() : work->final.get();
     forwardLayer(*layers[l], layout.layer(l), stream);
     trainKernels.add(dtype, layers[l]->middle.get(), work->projected.get(),
                      output, m * c, stream);
@@ -274,12 +287,12 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
   trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
                           batch, seq, h, d, stream);
   x.attentionForward->enqueue(stream);
-  trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
-                          seq, h, d, stream);
+  trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch, seq,
+                          h, d, stream);
   matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
                  weight(p.projB), work->projected.get(), stream);
-  trainKernels.add(dtype, x.input.get(), work->projected.get(),
-                   x.middle.get(), m * c, stream);
+  trainKernels.add(dtype, x.input.get(), work->projected.get(), x.middle.get(),
+                   m * c, stream);
   x.ln2Forward->enqueue(stream);
   matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
                  weight(p.fcB), x.fc.get(), stream);
@@ -310,8 +323,7 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream) {
   NvtxRange embeddingRange{"embedding backward"};
   trainKernels.embeddingBackward(
       dtype, tokens, work->residualGrad.get(), gradient(layout.wte().offset),
-      gradient(layout.wpe().offset), batch, seq, c, v, config.tiedHead,
-      stream);
+      gradient(layout.wpe().offset), batch, seq, c, v, config.tiedHead, stream);
 }
 
 /// dx = dy W, dW = dy^T x, db = column sums of dy (all overwritten).
@@ -337,8 +349,8 @@ void GptModel::backwardLayer(Layer &x, const LayerParameters &p,
   // The MLP: output = middle + gelu(ln2(middle) fc_w^T + fc_b) fc_proj_w^T + b.
   linearBackward({m, f, c}, w.residualGrad.get(), x.gelu.get(), p.fcProjW,
                  p.fcProjB, w.geluGrad.get(), stream);
-  trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
-                            w.fcGrad.get(), m * f, stream);
+  trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(), w.fcGrad.get(),
+                            m * f, stream);
   linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
                  w.normOutGrad.get(), stream);
   x.ln2Backward->enqueue(stream);

@@ -6,6 +6,9 @@
 //   fa-run layernorm --rows 4096 --cols 1024 --dtype bf16 --grad --check
 //                    --bench
 //   fa-run tune --dtype bf16 --dim 128      (writes <kernels>/tuning.json)
+//   fa-run train --data text.txt --layers 6 --d-model 384 --heads 6
+//                --seq 256 --batch 32 --steps 2000 --checkpoint run.ckpt
+//   fa-run gradcheck --layers 2 --d-model 128 --heads 2 --dtype f32
 //   fa-run devices
 //
 // Errors go to stderr with exit code 1. Without a GPU, --skip-if-no-gpu turns
@@ -15,7 +18,9 @@
 
 #include "AttentionCommand.h"
 #include "DevicesCommand.h"
+#include "GradCheckCommand.h"
 #include "LayerNormCommand.h"
+#include "TrainCommand.h"
 #include "TuneCommand.h"
 
 #include "fa/runtime/Error.h"
@@ -39,10 +44,14 @@ int main(int argc, char **argv) {
   fa::LayerNormOptions layerNorm;
   fa::TuneOptions tune;
   fa::DevicesOptions devices;
+  fa::TrainCommandOptions train;
+  fa::GradCheckCommandOptions gradCheck;
   CLI::App *attentionCommand = fa::addAttentionCommand(app, attention);
   CLI::App *layerNormCommand = fa::addLayerNormCommand(app, layerNorm);
   CLI::App *tuneCommand = fa::addTuneCommand(app, tune);
   CLI::App *devicesCommand = fa::addDevicesCommand(app, devices);
+  CLI::App *trainCommand = fa::addTrainCommand(app, train);
+  CLI::App *gradCheckCommand = fa::addGradCheckCommand(app, gradCheck);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -54,10 +63,15 @@ int main(int argc, char **argv) {
       return fa::runTune(tune);
     if (devicesCommand->parsed())
       return fa::runDevices(devices);
+    if (trainCommand->parsed())
+      return fa::runTrain(train);
+    if (gradCheckCommand->parsed())
+      return fa::runGradCheck(gradCheck);
   } catch (const fa::NoDeviceError &error) {
     std::cerr << "fa-run: " << error.what() << "\n";
-    bool skip =
-        attention.skipIfNoGpu || layerNorm.skipIfNoGpu || tune.skipIfNoGpu;
+    bool skip = attention.skipIfNoGpu || layerNorm.skipIfNoGpu ||
+                tune.skipIfNoGpu || train.gpu.skipIfNoGpu ||
+                gradCheck.gpu.skipIfNoGpu;
     return skip ? kSkippedExitCode : 1;
   } catch (const fa::Error &error) {
     std::cerr << "fa-run: " << error.what() << "\n";

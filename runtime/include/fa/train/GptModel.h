@@ -1,4 +1,5 @@
-//===- GptModel.h - The GPT model's forward and backward on a GPU -*- C++ -*-===//
+//===- GptModel.h - The GPT model's forward and backward on a GPU -*- C++
+//-*-===//
 //
 // The model GptConfig.h describes, for one batch shape, on the kernels of the
 // project: attention and LayerNorm (forward and backward) from the compiler's
@@ -46,9 +47,9 @@ struct GptKernels {
   /// causal attention kernels for head_dim D and the LayerNorm kernels for
   /// rows of d_model, all of `dtype`; throws, saying what is missing, when
   /// the library lacks one.
-  static GptKernels load(const KernelLibrary &library,
-                         const TuningCache *cache, const DeviceInfo &device,
-                         const GptConfig &config, DType dtype);
+  static GptKernels load(const KernelLibrary &library, const TuningCache *cache,
+                         const DeviceInfo &device, const GptConfig &config,
+                         DType dtype);
   /// One line per kernel: "attention forward: <name>".
   std::string describe() const;
 };

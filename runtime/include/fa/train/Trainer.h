@@ -1,0 +1,118 @@
+//===- Trainer.h - Training the GPT model on one GPU ------------*- C++ -*-===//
+//
+// One training step: sample a batch (Data.h, stateless in the step number),
+// forward and backward (GptModel.h), the gradients' global norm, then AdamW
+// with clipping on the f32 master weights, which also writes the working
+// copy the next forward reads. Nothing waits for the GPU but the loss that
+// the caller asks for.
+//
+// The state a checkpoint holds (master weights, AdamW's moments, the step)
+// is all there is: the batches and the schedule follow from the step, and
+// every kernel is deterministic, so a run resumed at step k repeats the
+// uninterrupted run's losses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_TRAIN_TRAINER_H
+#define FA_TRAIN_TRAINER_H
+
+#include "fa/runtime/Context.h"
+#include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/KernelLibrary.h"
+#include "fa/runtime/Stream.h"
+#include "fa/runtime/TuningCache.h"
+#include "fa/train/Checkpoint.h"
+#include "fa/train/Data.h"
+#include "fa/train/GptConfig.h"
+#include "fa/train/GptModel.h"
+#include "fa/train/Matmul.h"
+#include "fa/train/Schedule.h"
+#include "fa/train/TrainKernels.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fa::train {
+
+struct TrainOptions {
+  GptConfig model;
+  std::int64_t batch = 32;
+  DType dtype = DType::BF16;
+  std::int64_t steps = 2000;
+  LrSchedule schedule;
+  AdamWStep adam; // lr and step are set per step.
+  std::uint64_t seed = 1337;
+  /// Training text; empty: the built-in synthetic corpus.
+  std::string dataPath;
+  std::size_t syntheticBytes = std::size_t{1} << 20;
+  double valFraction = 0.1;
+  std::int64_t evalBatches = 20;
+};
+
+/// What one step measured.
+struct StepResult {
+  std::int64_t step = 0; // 0-based, the step just taken.
+  double loss = 0;       // Mean training loss of the step's batch.
+  double gradNorm = 0;   // Before clipping.
+  float lr = 0;
+};
+
+/// The model, its parameters and optimizer state, and the data on one GPU.
+class Trainer {
+public:
+  Trainer(const TrainOptions &options, const Context &context,
+          const KernelLibrary &library, const TuningCache *cache);
+  ~Trainer();
+
+  /// Takes step number `nextStep()` and advances; waits for the loss.
+  StepResult step();
+  /// Mean validation loss over options.evalBatches batches (forward only).
+  double evaluate();
+  std::int64_t nextStep() const { return stepIndex; }
+
+  /// The state a checkpoint holds (downloads the weights and moments).
+  TrainState state() const;
+  /// Continues from a checkpoint of a run with the same model and
+  /// hyperparameters; throws, naming the difference, otherwise.
+  void restore(const TrainState &state);
+  /// The JSON text of the options that fix the loss curve (model, batch,
+  /// dtype, schedule, AdamW, seed, data), stored in checkpoints.
+  std::string hyperparameters() const;
+
+  const ParameterLayout &parameterLayout() const { return layout; }
+  const GptKernels &modelKernels() const { return *kernels; }
+  /// Tokens per step: batch * seq.
+  std::int64_t tokensPerStep() const;
+  /// Model FLOPs per token as nanoGPT counts them (6N + 12 L T C, N the
+  /// parameters without the position table).
+  double flopsPerToken() const;
+  std::size_t activationBytes() const { return model->activationBytes(); }
+
+private:
+  void uploadBatch(const std::vector<std::int32_t> &tokens,
+                   const std::vector<std::int32_t> &targets);
+  double meanLoss();
+
+  TrainOptions options;
+  ParameterLayout layout;
+  std::unique_ptr<GptKernels> kernels;
+  TrainKernels trainKernels;
+  Matmul matmul;
+  Stream stream;
+  ByteCorpus corpus;
+  CorpusSplit data; // Points into corpus.
+  std::unique_ptr<BatchSampler> sampler;
+  // Flat parameter arrays (ParameterLayout::totalSize() elements).
+  DeviceBuffer master, working, grads, adamM, adamV, decayMask;
+  DeviceBuffer tokens, targets, scalars, reduction;
+  std::unique_ptr<GptModel> model;
+  std::int64_t stepIndex = 0;
+  std::vector<std::int32_t> hostTokens, hostTargets;
+};
+
+} // namespace fa::train
+
+#endif // FA_TRAIN_TRAINER_H

@@ -1,0 +1,94 @@
+//===- GradCheckCommand.cpp - `fa-run gradcheck` --------------------------===//
+
+#include "GradCheckCommand.h"
+
+#include "fa/runtime/Context.h"
+#include "fa/runtime/Nvtx.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace fa {
+
+void addModelOptions(CLI::App *command, train::GptConfig &config) {
+  command->add_option("--layers", config.layers, "Decoder blocks")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--d-model", config.dModel, "Model width C")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--heads", config.heads,
+                   "Attention heads (head_dim = d_model / heads must be one "
+                   "the kernel library has: 64 or 128)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--seq", config.seq, "Sequence length (context)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_flag(
+      "--untied-head", [&config](std::int64_t) { config.tiedHead = false; },
+      "A separate LM head matrix instead of the token embedding's");
+}
+
+CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "gradcheck", "Checks the GPT model's GPU gradients (every parameter "
+                   "tensor) against an fp64 CPU reference");
+  o.check.model.layers = 2;
+  o.check.model.dModel = 128;
+  o.check.model.heads = 2;
+  o.check.model.seq = 33;
+  addModelOptions(command, o.check.model);
+  command->add_option("--batch", o.check.batch, "Sequences")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--dtype", o.dtype, "Activations: f32 or bf16")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"f32", "bf16"}));
+  command->add_option("--seed", o.check.seed, "Parameters and batch")
+      ->capture_default_str();
+  command->add_option("--tolerance", o.check.tolerance,
+                      "Largest relative L2 error per tensor (default: 1e-4 "
+                      "for f32, 5e-2 for bf16)");
+  addKernelsOption(command, o.gpu);
+  addDeviceOptions(command, o.gpu);
+  return command;
+}
+
+int runGradCheck(GradCheckCommandOptions &o) {
+  o.check.dtype = parseDType(o.dtype);
+  o.check.model.validate();
+  Context context(o.gpu.device);
+  KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
+  train::GradCheckResult result =
+      train::runGradCheck(o.check, context, library);
+  if (o.gpu.json) {
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const train::TensorGradError &t : result.tensors)
+      tensors.push_back({{"name", t.name},
+                         {"rel_l2_error", t.error},
+                         {"max_abs_error", t.maxAbs},
+                         {"reference_norm", t.refNorm},
+                         {"passed", t.passed}});
+    nlohmann::json report = {{"device", context.device().name},
+                             {"model", o.check.model.describe()},
+                             {"batch", o.check.batch},
+                             {"dtype", o.dtype},
+                             {"gpu_loss", result.gpuLoss},
+                             {"reference_loss", result.referenceLoss},
+                             {"tolerance", result.tolerance},
+                             {"tensors", tensors},
+                             {"passed", result.passed()}};
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << "gradient check on " << context.device().name << ": "
+              << o.check.model.describe() << " batch=" << o.check.batch
+              << " dtype=" << o.dtype << "\n"
+              << train::formatGradCheck(result);
+  }
+  return result.passed() ? 0 : 1;
+}
+
+} // namespace fa

@@ -1,0 +1,38 @@
+//===- GradCheckCommand.h - `fa-run gradcheck` ------------------*- C++ -*-===//
+//
+//   fa-run gradcheck --layers 2 --d-model 128 --heads 2 --seq 33 --batch 2
+//                    --dtype f32
+//
+// One forward and backward of the GPT model on the GPU against the fp64 CPU
+// reference, per parameter tensor (GradCheck.h). Exit 0 when every tensor is
+// within the tolerance, 1 otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUN_GRADCHECKCOMMAND_H
+#define FA_RUN_GRADCHECKCOMMAND_H
+
+#include "GpuRunOptions.h"
+
+#include "fa/train/GradCheck.h"
+
+#include <CLI/CLI.hpp>
+
+namespace fa {
+
+struct GradCheckCommandOptions {
+  GpuRunOptions gpu;
+  train::GradCheckOptions check;
+  std::string dtype = "f32";
+};
+
+/// --layers, --d-model, --heads, --seq and --untied-head, shared with
+/// `fa-run train`.
+void addModelOptions(CLI::App *command, train::GptConfig &config);
+
+CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &options);
+int runGradCheck(GradCheckCommandOptions &options);
+
+} // namespace fa
+
+#endif // FA_RUN_GRADCHECKCOMMAND_H

@@ -1,0 +1,316 @@
+//===- TrainCommand.cpp - `fa-run train` ----------------------------------===//
+
+#include "TrainCommand.h"
+
+#include "GradCheckCommand.h"
+
+#include "fa/runtime/Error.h"
+#include "fa/runtime/Nvtx.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+namespace fa {
+
+namespace {
+
+void addOptimizerOptions(CLI::App *command, train::TrainOptions &t) {
+  command->add_option("--lr", t.schedule.maxLr, "Peak learning rate")
+      ->capture_default_str();
+  command
+      ->add_option("--min-lr", t.schedule.minLr,
+                   "Learning rate at the end of the cosine decay")
+      ->capture_default_str();
+  command
+      ->add_option("--warmup", t.schedule.warmupSteps,
+                   "Steps of linear warm-up")
+      ->capture_default_str();
+  command
+      ->add_option("--weight-decay", t.adam.weightDecay,
+                   "AdamW's decoupled weight decay (matrices and "
+                   "embeddings only)")
+      ->capture_default_str();
+  command->add_option("--beta1", t.adam.beta1)->capture_default_str();
+  command->add_option("--beta2", t.adam.beta2)->capture_default_str();
+  command
+      ->add_option("--grad-clip", t.adam.maxNorm,
+                   "Largest global gradient norm (0: no clipping)")
+      ->capture_default_str();
+}
+
+void addDataOptions(CLI::App *command, train::TrainOptions &t) {
+  command->add_option("--data", t.dataPath,
+                      "Training text, read as bytes (default: a built-in "
+                      "synthetic corpus)");
+  command
+      ->add_option("--synthetic-bytes", t.syntheticBytes,
+                   "Size of the synthetic corpus")
+      ->capture_default_str();
+  command
+      ->add_option("--val-fraction", t.valFraction,
+                   "The corpus's last fraction, held out for validation")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.9));
+  command
+      ->add_option("--eval-batches", t.evalBatches,
+                   "Validation batches per evaluation")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--seed", t.seed,
+                   "Initial weights, batches (the whole run follows)")
+      ->capture_default_str();
+}
+
+/// Dense bf16 tensor-core peak of the GPUs we know, TFLOP/s (datasheets);
+/// 0 when unknown (MFU is then not printed).
+double datasheetPeakTflops(const std::string &deviceName, DType dtype) {
+  bool hopper = deviceName.find("H100") != std::string::npos ||
+                deviceName.find("H200") != std::string::npos;
+  if (!hopper)
+    return 0;
+  return dtype == DType::F32 ? 67.0 : 989.4;
+}
+
+std::string gib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB",
+                static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+/// Tokens per second over a window of steps, and MFU from it.
+struct Throughput {
+  double tokensPerSecond = 0;
+  double mfu = 0; // Fraction; 0 when the peak is unknown.
+};
+
+class Progress {
+public:
+  Progress(const TrainCommandOptions &o, const train::Trainer &trainer,
+           double peakTflops)
+      : options(o), trainer(trainer), peak(peakTflops) {
+    if (!o.logPath.empty()) {
+      log.open(o.logPath, o.resume ? std::ios::app : std::ios::trunc);
+      if (!log)
+        throw Error("opening the training log " + o.logPath + " for writing");
+    }
+    restart();
+  }
+
+  void restart() {
+    windowStart = std::chrono::steady_clock::now();
+    windowSteps = 0;
+  }
+  void countStep() { ++windowSteps; }
+
+  Throughput throughput() const {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - windowStart)
+                         .count();
+    Throughput t;
+    if (windowSteps == 0 || seconds <= 0)
+      return t;
+    t.tokensPerSecond =
+        static_cast<double>(windowSteps * trainer.tokensPerStep()) / seconds;
+    if (peak > 0)
+      t.mfu = t.tokensPerSecond * trainer.flopsPerToken() / (peak * 1e12);
+    return t;
+  }
+
+  void print(const train::StepResult &step, const Throughput &t,
+             const std::optional<double> &valLoss) {
+    char val[16] = "-";
+    if (valLoss)
+      std::snprintf(val, sizeof val, "%.4f", *valLoss);
+    char line[256];
+    int n = std::snprintf(
+        line, sizeof line,
+        "step %6lld/%lld | loss %.4f | val %s | lr %.2e | norm %.3f | "
+        "%.1fk tok/s",
+        static_cast<long long>(step.step + 1),
+        static_cast<long long>(options.train.steps), step.loss, val, step.lr,
+        step.gradNorm, t.tokensPerSecond / 1e3);
+    if (peak > 0)
+      n += std::snprintf(line + n, sizeof line - n, " | MFU %.1f%%",
+                         100 * t.mfu);
+    std::snprintf(line + n, sizeof line - n, " | peak %s",
+                  gib(DeviceBuffer::allocated().peak()).c_str());
+    std::cout << line << std::endl;
+  }
+
+  /// One JSON line per step in --log: the loss curve.
+  void record(const train::StepResult &step,
+              const std::optional<double> &valLoss) {
+    if (!log.is_open())
+      return;
+    nlohmann::json entry = {{"step", step.step + 1},
+                            {"loss", step.loss},
+                            {"lr", step.lr},
+                            {"grad_norm", step.gradNorm}};
+    if (valLoss)
+      entry["val_loss"] = *valLoss;
+    log << entry.dump() << "\n";
+    log.flush();
+  }
+
+private:
+  const TrainCommandOptions &options;
+  const train::Trainer &trainer;
+  double peak;
+  std::ofstream log;
+  std::chrono::steady_clock::time_point windowStart;
+  std::int64_t windowSteps = 0;
+};
+
+void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
+                const Context &context) {
+  const train::TrainOptions &t = o.train;
+  std::cout << "training on " << context.device().name << ": "
+            << t.model.describe() << ", "
+            << trainer.parameterLayout().parameterCount() << " parameters\n"
+            << "batch " << t.batch << " x seq " << t.model.seq << " = "
+            << trainer.tokensPerStep() << " tokens/step, " << o.dtype
+            << " activations, f32 master weights, AdamW (lr "
+            << t.schedule.maxLr << " -> " << t.schedule.minLr << ", warm-up "
+            << t.schedule.warmupSteps << ", wd " << t.adam.weightDecay
+            << ", clip " << t.adam.maxNorm << ")\n"
+            << trainer.modelKernels().describe() << "activations "
+            << gib(trainer.activationBytes()) << "\n";
+}
+
+void saveCheckpoint(const TrainCommandOptions &o,
+                    const train::Trainer &trainer) {
+  NvtxRange range{"checkpoint"};
+  train::saveCheckpoint(o.checkpointPath, trainer.state());
+  std::cout << "checkpoint: step " << trainer.nextStep() << " -> "
+            << o.checkpointPath << std::endl;
+}
+
+} // namespace
+
+CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "train", "Trains a GPT-style model on the kernel library's attention "
+               "and LayerNorm kernels (bytes of a text file as tokens)");
+  // nanoGPT's Tiny Shakespeare settings: a small model on a small corpus
+  // takes a high learning rate and a short-memory second moment.
+  o.train.schedule.maxLr = 1e-3f;
+  o.train.schedule.minLr = 1e-4f;
+  o.train.adam.beta2 = 0.99f;
+  addModelOptions(command, o.train.model);
+  command->add_option("--batch", o.train.batch, "Sequences per step")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--dtype", o.dtype, "Activations: bf16 or f32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "f32"}));
+  command->add_option("--steps", o.train.steps, "Training steps")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  addOptimizerOptions(command, o.train);
+  addDataOptions(command, o.train);
+  command->add_option("--log-every", o.logEvery, "Steps between progress lines")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--eval-every", o.evalEvery,
+                   "Steps between validation losses (and at the end)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--log", o.logPath,
+                      "Write one JSON line per step (loss, val_loss, lr, "
+                      "grad_norm) to this file");
+  command->add_option("--checkpoint", o.checkpointPath,
+                      "Checkpoint file (written at the end and every "
+                      "--checkpoint-every steps)");
+  command
+      ->add_option("--checkpoint-every", o.checkpointEvery,
+                   "Steps between checkpoints (0: only at the end)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--resume", o.resume,
+                    "Continue from --checkpoint (which must exist)");
+  command
+      ->add_option("--stop-at", o.stopAt,
+                   "Stop after this step, as an interruption would (the "
+                   "learning-rate schedule still spans --steps)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--peak-tflops", o.peakTflops,
+                      "The GPU's dense peak for MFU (default: the datasheet "
+                      "value of H100/H200)");
+  addKernelsOption(command, o.gpu);
+  command->add_option("--device", o.gpu.device, "CUDA device ordinal")
+      ->capture_default_str();
+  command->add_flag("--skip-if-no-gpu", o.gpu.skipIfNoGpu,
+                    "Exit with 77 (ctest's SKIPPED) instead of 1 when there "
+                    "is no GPU");
+  return command;
+}
+
+int runTrain(TrainCommandOptions &o) {
+  train::TrainOptions &t = o.train;
+  t.dtype = parseDType(o.dtype);
+  t.model.validate();
+  t.schedule.totalSteps = t.steps;
+  t.schedule.validate();
+  if (o.resume && o.checkpointPath.empty())
+    throw Error("--resume needs --checkpoint");
+  if (o.checkpointEvery > 0 && o.checkpointPath.empty())
+    throw Error("--checkpoint-every needs --checkpoint");
+
+  Context context(o.gpu.device);
+  KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
+  std::optional<TuningCache> cache = TuningCache::loadIfPresent(
+      defaultTuningCachePath(o.gpu.kernelDirectory()));
+  train::Trainer trainer(t, context, library, cache ? &*cache : nullptr);
+  printSetup(o, trainer, context);
+  if (o.resume) {
+    trainer.restore(train::loadCheckpoint(o.checkpointPath));
+    std::cout << "resumed at step " << trainer.nextStep() << " from "
+              << o.checkpointPath << std::endl;
+  }
+
+  double peak = o.peakTflops > 0
+                    ? o.peakTflops
+                    : datasheetPeakTflops(context.device().name, t.dtype);
+  Progress progress(o, trainer, peak);
+  const std::int64_t lastStep =
+      o.stopAt > 0 ? std::min(o.stopAt, t.steps) : t.steps;
+  while (trainer.nextStep() < lastStep) {
+    train::StepResult step = trainer.step();
+    progress.countStep();
+    std::int64_t done = step.step + 1;
+    bool evaluate = done % o.evalEvery == 0 || done == t.steps;
+    bool print = evaluate || done % o.logEvery == 0;
+    // Throughput of the training steps only, measured before validation.
+    Throughput throughput = progress.throughput();
+    std::optional<double> valLoss;
+    if (evaluate)
+      valLoss = trainer.evaluate();
+    if (print)
+      progress.print(step, throughput, valLoss);
+    progress.record(step, valLoss);
+    if (o.checkpointEvery > 0 && done % o.checkpointEvery == 0 &&
+        done < lastStep)
+      saveCheckpoint(o, trainer);
+    if (print)
+      progress.restart();
+  }
+  if (!o.checkpointPath.empty())
+    saveCheckpoint(o, trainer);
+  DeviceBuffer::sampleDeviceUsage();
+  std::cout << "peak device memory: " << gib(DeviceBuffer::allocated().peak())
+            << " in buffers, " << gib(DeviceBuffer::deviceUsagePeak().usedBytes)
+            << " used on the GPU" << std::endl;
+  return 0;
+}
+
+} // namespace fa

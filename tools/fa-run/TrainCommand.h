@@ -1,0 +1,50 @@
+//===- TrainCommand.h - `fa-run train` --------------------------*- C++ -*-===//
+//
+//   fa-run train --data ../shared/data/tinyshakespeare.txt --layers 6
+//                --d-model 384 --heads 6 --seq 256 --batch 32 --steps 2000
+//                --checkpoint run.ckpt --checkpoint-every 500 [--resume]
+//
+// Trains the GPT model (Trainer.h) and prints a progress line every
+// --log-every steps: step, loss, validation loss (every --eval-every),
+// learning rate, gradient norm, tokens/s, MFU and peak device memory.
+// --log FILE writes one JSON object per step (the loss curve).
+// Checkpoints are written atomically (temporary file, then rename);
+// --resume continues from --checkpoint; --stop-at K ends the run after step
+// K as an interruption would (the schedule still spans --steps).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_RUN_TRAINCOMMAND_H
+#define FA_RUN_TRAINCOMMAND_H
+
+#include "GpuRunOptions.h"
+
+#include "fa/train/Trainer.h"
+
+#include <CLI/CLI.hpp>
+
+namespace fa {
+
+struct TrainCommandOptions {
+  GpuRunOptions gpu;
+  train::TrainOptions train;
+  std::string dtype = "bf16";
+  std::int64_t logEvery = 10;
+  std::int64_t evalEvery = 100;
+  std::string logPath;
+  std::string checkpointPath;
+  std::int64_t checkpointEvery = 0;
+  bool resume = false;
+  /// Stop after this many steps (0: --steps), as if interrupted: the
+  /// schedule still runs to --steps, and the checkpoint is written.
+  std::int64_t stopAt = 0;
+  /// Dense bf16 tensor-core peak for MFU; 0: known GPUs' datasheet value.
+  double peakTflops = 0;
+};
+
+CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &options);
+int runTrain(TrainCommandOptions &options);
+
+} // namespace fa
+
+#endif // FA_RUN_TRAINCOMMAND_H
