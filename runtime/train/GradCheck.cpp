@@ -17,7 +17,7 @@
 namespace fa::train {
 
 double defaultGradTolerance(DType dtype) {
-  return dtype == DType::F32 ? 1e-4 : 5e-2;
+  return dtype == DType::F32 ? 1e-4 : 3e-2;
 }
 
 bool GradCheckResult::passed() const {
@@ -115,7 +115,9 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   Bytes initialBytes(master.bytes());
   std::memcpy(initialBytes.data(), initial.data(), initialBytes.size());
   master.upload(initialBytes);
-  grads.fill(0, stream.get());
+  // NaN everywhere: a gradient the backward adds to instead of writing
+  // (only wte's, after the tied head wrote it, may be) shows as NaN.
+  grads.fill(0xFF, stream.get());
   trainKernels.castFromF32(options.dtype, master.get(), working.get(), n,
                            stream);
   DeviceBuffer tokenBuffer = uploadInts("grad check tokens", tokens);

@@ -148,7 +148,8 @@ void TrainKernels::embeddingBackward(DType dtype, CUdeviceptr tokens,
     launch(module, wteEntry, blocks(what, vocab, chunks), args, stream);
   }
   if (seq > 0) {
-    void *args[] = {&dx, &dwpe, &batch, &seq, &channels, &accumulateFlag};
+    int overwrite = 0; // Only the tied head shares a gradient (wte's).
+    void *args[] = {&dx, &dwpe, &batch, &seq, &channels, &overwrite};
     launch(module, wpeEntry, blocks(what, seq, chunks), args, stream);
   }
 }

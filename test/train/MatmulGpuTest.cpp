@@ -90,8 +90,10 @@ void expectMatches(const std::vector<float> &got, DType inType, DType outType,
     unwritten += !std::isfinite(value);
   EXPECT_EQ(unwritten, 0) << "elements left NaN (poison) or not finite";
   // f32 accumulation, relative to the terms' magnitudes: on tensor cores for
-  // bf16 inputs (their adders may truncate), on f32 FMAs for f32 inputs.
-  const double accumulation = inType == DType::BF16 ? 1e-4 : 1e-5;
+  // bf16 inputs (their adders truncate: on an H100, dx = dy W summing 1152
+  // terms erred by up to 3e-4 of their magnitudes), on f32 FMAs for f32
+  // inputs.
+  const double accumulation = inType == DType::BF16 ? 5e-4 : 1e-5;
   // Round to nearest: half a unit in the last place, relative.
   const double rounding =
       outType == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -24);

@@ -254,14 +254,14 @@ TEST_P(TrainKernelsTest, EmbeddingBackward) {
       const std::int64_t c = s.channels, positions = s.seq + kExtraPositions;
       const std::string what = "vocab " + std::to_string(s.vocab) +
                                (accumulate ? ", accumulating" : "");
-      // Gradients start random when accumulating, else NaN; wpe's rows past
-      // seq start random either way and must be left alone.
+      // dwte starts random when accumulating, else NaN; dwpe is always
+      // overwritten (NaN), and its rows past seq start random and must be
+      // left alone.
       std::vector<float> dwteStart = normals(s.vocab * c, DType::F32, 6);
       std::vector<float> dwpeStart = normals(positions * c, DType::F32, 7);
-      if (!accumulate) {
+      if (!accumulate)
         std::fill(dwteStart.begin(), dwteStart.end(), kNaN);
-        std::fill(dwpeStart.begin(), dwpeStart.begin() + s.seq * c, kNaN);
-      }
+      std::fill(dwpeStart.begin(), dwpeStart.begin() + s.seq * c, kNaN);
       EmbeddingBackwardRun run = runEmbeddingBackward(
           *kernels, dtype(), s, accumulate, dwteStart, dwpeStart, *stream);
 
@@ -286,7 +286,7 @@ TEST_P(TrainKernelsTest, EmbeddingBackward) {
       }
       for (std::size_t i = 0; i < dwpe.size(); ++i) {
         const bool untouched = i >= static_cast<std::size_t>(s.seq * c);
-        dwpe[i] += accumulate || untouched ? dwpeStart[i] : 0.0;
+        dwpe[i] += untouched ? dwpeStart[i] : 0.0;
         dwpeBound[i] =
             untouched ? 0.0
                       : kSumRelative * (dwpeMagnitude[i] + std::fabs(dwpe[i]));

@@ -51,7 +51,7 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       ->capture_default_str();
   command->add_option("--tolerance", o.check.tolerance,
                       "Largest relative L2 error per tensor (default: 1e-4 "
-                      "for f32, 5e-2 for bf16)");
+                      "for f32, 3e-2 for bf16)");
   addKernelsOption(command, o.gpu);
   addDeviceOptions(command, o.gpu);
   return command;

@@ -4,6 +4,8 @@
 // loss and gradients, on the same (dtype-rounded) parameters and a random
 // batch, compared parameter tensor by parameter tensor:
 //   error = ||g_gpu - g_fp64||_2 / ||g_fp64||_2.
+// The gradients start as NaN, so any that the backward accumulates into
+// instead of writing (across steps, that would add the last step's) fails.
 // Parameters start from GPT-2's initialisation with noise on the biases and
 // LayerNorm weights (which start at 0 and 1), so that every tensor has a
 // gradient worth comparing.

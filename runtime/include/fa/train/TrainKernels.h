@@ -46,10 +46,10 @@ public:
                         const Stream &stream) const;
 
   /// dwte[v,:] (+)= sum of dx[b,t,:] over the positions with tokens[b,t] = v,
-  /// dwpe[t,:] (+)= sum over b of dx[b,t,:]; dx `dtype` [B, T, C], dwte f32
+  /// dwpe[t,:] = sum over b of dx[b,t,:]; dx `dtype` [B, T, C], dwte f32
   /// [V, C], dwpe f32 [>= T, C] (rows >= T untouched). accumulate: add to
-  /// the gradients instead of overwriting them (the tied LM head wrote dwte
-  /// first).
+  /// dwte instead of overwriting it (the tied LM head wrote it first); dwpe
+  /// is always overwritten.
   void embeddingBackward(DType dtype, CUdeviceptr tokens, CUdeviceptr dx,
                          CUdeviceptr dwte, CUdeviceptr dwpe, std::int64_t batch,
                          std::int64_t seq, std::int64_t channels,
