@@ -34,6 +34,11 @@ void Event::record(const Stream &stream) {
           "recording a CUDA event");
 }
 
+void Event::waitOn(const Stream &stream) const {
+  checkCu(driver().cuStreamWaitEvent(stream.get(), event, 0),
+          "making a CUDA stream wait for an event");
+}
+
 float Event::elapsedMs(const Event &start, const Event &end) {
   checkCu(driver().cuEventSynchronize(end.event),
           "waiting for a timing event (a kernel may have faulted)");

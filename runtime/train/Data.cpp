@@ -220,16 +220,9 @@ BatchSampler::BatchSampler(const CorpusSplit &split, std::int64_t batch,
     throw Error(what + ": rank " + std::to_string(rank) +
                 " is not in a world of " + std::to_string(worldSize));
   const std::size_t window = static_cast<std::size_t>(seq) + 1;
-  const std::size_t size = split.train.size;
-  const auto ranks = static_cast<std::size_t>(worldSize);
-  const auto index = static_cast<std::size_t>(rank);
-  shardStart = size / ranks * index + size % ranks * index / ranks;
-  shardStop = size / ranks * (index + 1) + size % ranks * (index + 1) / ranks;
-  if (shardStop - shardStart < window)
-    throw Error(what + ": rank " + std::to_string(rank) + "'s shard of the " +
-                std::to_string(size) + " training bytes (1/" +
-                std::to_string(worldSize) + ") holds " +
-                std::to_string(shardStop - shardStart) +
+  if (split.train.size < window)
+    throw Error(what + ": the training text holds " +
+                std::to_string(split.train.size) +
                 " bytes, fewer than seq + 1 = " + std::to_string(window));
   if (split.validation.size < window)
     throw Error(what + ": the validation text holds " +
@@ -239,14 +232,15 @@ BatchSampler::BatchSampler(const CorpusSplit &split, std::int64_t batch,
 
 std::size_t BatchSampler::trainWindowStart(std::int64_t step,
                                            std::int64_t row) const {
-  const std::uint64_t key =
-      mix(mix(mix(mix(seed) ^ static_cast<std::uint64_t>(rank)) ^
-              static_cast<std::uint64_t>(step)) ^
-          static_cast<std::uint64_t>(row));
-  // Windows may start anywhere their seq + 1 bytes fit in the shard; the
-  // modulo's bias is below count / 2^64.
-  const std::uint64_t count = shardStop - shardStart - length;
-  return shardStart + static_cast<std::size_t>(key % count);
+  // The hash keeps a slot for a rank (0): the global row takes its place,
+  // so a single process draws the windows it drew before ranks existed.
+  const std::uint64_t globalRow = static_cast<std::uint64_t>(rank * rows + row);
+  const std::uint64_t key = mix(
+      mix(mix(mix(seed) ^ 0) ^ static_cast<std::uint64_t>(step)) ^ globalRow);
+  // Windows may start anywhere their seq + 1 bytes fit; the modulo's bias is
+  // below count / 2^64.
+  const std::uint64_t count = split.train.size - length;
+  return static_cast<std::size_t>(key % count);
 }
 
 std::int64_t BatchSampler::validationWindows() const {

@@ -301,7 +301,12 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
                  weight(p.fcProjB), work->projected.get(), stream);
 }
 
-void GptModel::backward(CUdeviceptr tokens, const Stream &stream) {
+void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
+                        GradientListener *listener) {
+  auto ready = [&](std::int64_t offset) {
+    if (listener)
+      listener->ready(offset, stream);
+  };
   NvtxRange range{"backward"};
   const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
   {
@@ -316,14 +321,19 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream) {
                           stream);
     work->lnfBackward->enqueue(stream);
   }
+  // The final LayerNorm's gradients and an untied head's are final; a tied
+  // head's (wte's) wait for the embedding's backward.
+  ready(layout.lnfW());
   for (std::int64_t l = config.layers - 1; l >= 0; --l) {
     NvtxRange layerRange{"layer " + std::to_string(l) + " backward"};
     backwardLayer(*layers[l], layout.layer(l), stream);
+    ready(layout.layer(l).ln1W);
   }
   NvtxRange embeddingRange{"embedding backward"};
   trainKernels.embeddingBackward(
       dtype, tokens, work->residualGrad.get(), gradient(layout.wte().offset),
       gradient(layout.wpe().offset), batch, seq, c, v, config.tiedHead, stream);
+  ready(0);
 }
 
 /// dx = dy W, dW = dy^T x, db = column sums of dy (all overwritten).

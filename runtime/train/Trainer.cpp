@@ -1,4 +1,4 @@
-//===- Trainer.cpp - Training the GPT model on one GPU --------------------===//
+//===- Trainer.cpp - Training the GPT model on one GPU or many ------------===//
 
 #include "fa/train/Trainer.h"
 
@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -15,15 +16,25 @@ namespace fa::train {
 namespace {
 
 /// Device scalars of a step (f32 each).
-enum Scalar { kGradNormSquared, kLossSum, kScalarCount };
+enum Scalar {
+  kGradNormSquared,
+  kLossSum,
+  kEvalLossSum, // Validation: sum of batch means, and their count.
+  kEvalBatches,
+  kScalarCount
+};
+
+CUdeviceptr scalar(const DeviceBuffer &scalars, Scalar which) {
+  return scalars.get() + which * sizeof(float);
+}
 
 DeviceBuffer f32Buffer(const std::string &name, std::int64_t elements) {
   return DeviceBuffer(name, static_cast<std::size_t>(elements) * sizeof(float));
 }
 
-void uploadFloats(DeviceBuffer &buffer, const std::vector<float> &values) {
+void uploadFloats(DeviceBuffer &buffer, const float *values) {
   Bytes bytes(buffer.bytes());
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  std::memcpy(bytes.data(), values, bytes.size());
   buffer.upload(bytes);
 }
 
@@ -35,9 +46,9 @@ std::vector<float> downloadFloats(const DeviceBuffer &buffer) {
 }
 
 /// 1 for the elements AdamW decays (matrices and embeddings), 0 elsewhere,
-/// padding included.
-Bytes decayMaskOf(const ParameterLayout &layout) {
-  Bytes mask(static_cast<std::size_t>(layout.totalSize()), 0);
+/// padding included; `size` elements.
+Bytes decayMaskOf(const ParameterLayout &layout, std::int64_t size) {
+  Bytes mask(static_cast<std::size_t>(size), 0);
   for (const ParameterTensor &tensor : layout.tensors())
     if (tensor.decayed())
       std::fill(mask.begin() + tensor.offset,
@@ -51,50 +62,94 @@ ByteCorpus corpusOf(const TrainOptions &options) {
              : loadCorpus(options.dataPath);
 }
 
+bool zeroOne(const TrainOptions &options, const Communicator *comm) {
+  return comm && options.sync == SyncMode::Zero1;
+}
+
+/// The elements of this rank's part of the flat f32 state: all of the
+/// layout, or for ZeRO-1 a 1/W share rounded up to a multiple of 8 elements
+/// (aligned collectives and AdamW slices).
+std::int64_t shardSizeOf(const ParameterLayout &layout,
+                         const TrainOptions &options,
+                         const Communicator *comm) {
+  if (!zeroOne(options, comm))
+    return layout.totalSize();
+  const int world = comm->worldSize();
+  std::int64_t shard = (layout.totalSize() + world - 1) / world;
+  return (shard + 7) / 8 * 8;
+}
+
 } // namespace
 
 Trainer::Trainer(const TrainOptions &options, const Context &context,
-                 const KernelLibrary &library, const TuningCache *cache)
-    : options(options), layout(options.model),
+                 const KernelLibrary &library, const TuningCache *cache,
+                 Communicator *comm)
+    : options(options), layout(options.model), comm(comm),
+      shardSize(shardSizeOf(layout, options, comm)),
+      paddedSize(zeroOne(options, comm) ? shardSize * comm->worldSize()
+                                        : layout.totalSize()),
       kernels(std::make_unique<GptKernels>(GptKernels::load(
           library, cache, context.device(), options.model, options.dtype))),
       corpus(corpusOf(options)), data(splitCorpus(corpus, options.valFraction)),
-      master(f32Buffer("master weights", layout.totalSize())),
-      working(DeviceBuffer("working weights",
-                           layout.totalSize() * dtypeBytes(options.dtype))),
-      grads(f32Buffer("gradients", layout.totalSize())),
-      adamM(f32Buffer("AdamW first moments", layout.totalSize())),
-      adamV(f32Buffer("AdamW second moments", layout.totalSize())),
-      decayMask(DeviceBuffer("weight decay mask", layout.totalSize())),
-      tokens(DeviceBuffer("tokens", options.batch * options.model.seq * 4)),
-      targets(DeviceBuffer("targets", options.batch * options.model.seq * 4)),
+      master(f32Buffer("master weights", shardSize)),
+      working("working weights", paddedSize * dtypeBytes(options.dtype)),
+      grads(f32Buffer("gradients", paddedSize)),
+      adamM(f32Buffer("AdamW first moments", shardSize)),
+      adamV(f32Buffer("AdamW second moments", shardSize)),
+      decayMask("weight decay mask", shardSize),
+      gradShard(
+          f32Buffer("gradient shard", zeroOne(options, comm) ? shardSize : 0)),
+      tokens("tokens", options.batch * options.model.seq * 4),
+      targets("targets", options.batch * options.model.seq * 4),
       scalars(f32Buffer("step scalars", kScalarCount)),
-      reduction(f32Buffer(
-          "reduction workspace",
-          TrainKernels::reductionWorkspaceFloats(std::max(
-              layout.totalSize(), options.batch * options.model.seq)))) {
+      reduction(
+          f32Buffer("reduction workspace",
+                    TrainKernels::reductionWorkspaceFloats(std::max(
+                        paddedSize, options.batch * options.model.seq)))) {
   NvtxRange range{"set up training"};
-  sampler = std::make_unique<BatchSampler>(data, options.batch,
-                                           options.model.seq, options.seed);
-  uploadFloats(master, initialParameters(layout, options.model, options.seed));
-  decayMask.upload(decayMaskOf(layout));
+  sampler =
+      std::make_unique<BatchSampler>(data, options.batch, options.model.seq,
+                                     options.seed, rank(), worldSize());
+  // Every rank computes the same initial weights from the seed and keeps
+  // its shard of them (all of them without ZeRO-1).
+  std::vector<float> initial =
+      initialParameters(layout, options.model, options.seed);
+  initial.resize(static_cast<std::size_t>(paddedSize), 0.0f);
+  uploadFloats(master, initial.data() + shardBegin());
+  Bytes mask = decayMaskOf(layout, paddedSize);
+  decayMask.upload(Bytes(mask.begin() + shardBegin(),
+                         mask.begin() + shardBegin() + shardSize));
+  {
+    DeviceBuffer full = f32Buffer("initial weights", paddedSize);
+    uploadFloats(full, initial.data());
+    trainKernels.castFromF32(options.dtype, full.get(), working.get(),
+                             paddedSize, stream);
+    stream.synchronize();
+  }
   // Padding is never written by the model: zero gradients and moments keep
   // it (and AdamW's update of it) zero.
   grads.fill(0, stream.get());
   adamM.fill(0, stream.get());
   adamV.fill(0, stream.get());
-  trainKernels.castFromF32(options.dtype, master.get(), working.get(),
-                           layout.totalSize(), stream);
   model = std::make_unique<GptModel>(
       options.model, options.batch, options.model.seq, options.dtype, *kernels,
       trainKernels, matmul, working.get(), grads.get());
+  if (comm && !sharded())
+    ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
+                                    options.bucketMegabytes);
   stream.synchronize();
 }
 
 Trainer::~Trainer() = default;
 
+bool Trainer::sharded() const { return zeroOne(options, comm); }
+
 std::int64_t Trainer::tokensPerStep() const {
   return options.batch * options.model.seq;
+}
+
+std::size_t Trainer::optimizerStateBytes() const {
+  return master.bytes() + adamM.bytes() + adamV.bytes();
 }
 
 double Trainer::flopsPerToken() const {
@@ -102,6 +157,13 @@ double Trainer::flopsPerToken() const {
   double parameters =
       static_cast<double>(layout.parameterCount() - layout.wpe().size);
   return 6.0 * parameters + 12.0 * c.layers * c.seq * c.dModel;
+}
+
+void Trainer::waitForGpu(const std::string &what) {
+  if (comm)
+    comm->wait(stream, what);
+  else
+    stream.synchronize();
 }
 
 void Trainer::uploadBatch(const std::vector<std::int32_t> &hostTokens,
@@ -113,15 +175,49 @@ void Trainer::uploadBatch(const std::vector<std::int32_t> &hostTokens,
   targets.upload(bytes);
 }
 
-/// The mean of the model's per-position losses, summed on the GPU in a fixed
-/// order; waits for the stream.
+/// The mean of the per-position losses (over every rank's rows), summed on
+/// the GPU in a fixed order; waits for the stream.
 double Trainer::meanLoss() {
-  CUdeviceptr lossSum = scalars.get() + kLossSum * sizeof(float);
+  CUdeviceptr lossSum = scalar(scalars, kLossSum);
   trainKernels.sum(model->losses(), lossSum, model->rows(), reduction.get(),
                    stream);
-  stream.synchronize();
-  std::vector<float> values = downloadFloats(scalars);
-  return values[kLossSum] / static_cast<double>(model->rows());
+  if (comm)
+    comm->allReduce(lossSum, lossSum, 1, DType::F32, ReduceOp::Average, stream,
+                    "the training loss");
+  waitForGpu("the training loss");
+  return downloadFloats(scalars)[kLossSum] / static_cast<double>(model->rows());
+}
+
+/// DDP: the gradients averaged over the ranks in place; ZeRO-1: this rank's
+/// shard of the average in gradShard.
+void Trainer::averageGradients() {
+  if (ddp)
+    ddp->finish(stream);
+  else if (sharded())
+    comm->reduceScatter(grads.get(), gradShard.get(), shardSize, DType::F32,
+                        ReduceOp::Average, stream, "the gradients");
+}
+
+void Trainer::optimizerStep(float lr) {
+  NvtxRange range{"AdamW"};
+  CUdeviceptr stepGrads = sharded() ? gradShard.get() : grads.get();
+  CUdeviceptr normSquared = scalar(scalars, kGradNormSquared);
+  trainKernels.sumOfSquares(stepGrads, normSquared, shardSize, reduction.get(),
+                            stream);
+  if (sharded())
+    comm->allReduce(normSquared, normSquared, 1, DType::F32, ReduceOp::Sum,
+                    stream, "the gradient norm");
+  AdamWStep hyper = options.adam;
+  hyper.lr = lr;
+  hyper.step = stepIndex + 1;
+  const std::size_t elementBytes = dtypeBytes(options.dtype);
+  CUdeviceptr workingShard = working.get() + shardBegin() * elementBytes;
+  adamW(trainKernels, options.dtype, hyper, master.get(), stepGrads,
+        adamM.get(), adamV.get(), decayMask.get(), normSquared, workingShard,
+        shardSize, stream);
+  if (sharded())
+    comm->allGather(workingShard, working.get(), shardSize, options.dtype,
+                    stream, "the updated weights");
 }
 
 StepResult Trainer::step() {
@@ -132,19 +228,9 @@ StepResult Trainer::step() {
   sampler->trainBatch(stepIndex, hostTokens, hostTargets);
   uploadBatch(hostTokens, hostTargets);
   model->forward(tokens.get(), targets.get(), true, stream);
-  model->backward(tokens.get(), stream);
-  {
-    NvtxRange optimizerRange{"AdamW"};
-    CUdeviceptr normSquared = scalars.get() + kGradNormSquared * sizeof(float);
-    trainKernels.sumOfSquares(grads.get(), normSquared, layout.totalSize(),
-                              reduction.get(), stream);
-    AdamWStep hyper = options.adam;
-    hyper.lr = result.lr;
-    hyper.step = stepIndex + 1;
-    adamW(trainKernels, options.dtype, hyper, master.get(), grads.get(),
-          adamM.get(), adamV.get(), decayMask.get(), normSquared, working.get(),
-          layout.totalSize(), stream);
-  }
+  model->backward(tokens.get(), stream, ddp ? ddp->listener() : nullptr);
+  averageGradients();
+  optimizerStep(result.lr);
   result.loss = meanLoss();
   result.gradNorm = std::sqrt(downloadFloats(scalars)[kGradNormSquared]);
   ++stepIndex;
@@ -153,22 +239,41 @@ StepResult Trainer::step() {
 
 double Trainer::evaluate() {
   NvtxRange range{"validation"};
-  double total = 0;
-  std::int64_t batches =
+  // Rank r takes batches r, r + W, ...; their mean losses are summed over
+  // the ranks and divided by how many there were.
+  const std::int64_t batches =
       std::min(options.evalBatches, sampler->validationBatches());
-  for (std::int64_t index = 0; index < batches; ++index) {
+  float sums[2] = {0, 0};
+  for (std::int64_t index = rank(); index < batches; index += worldSize()) {
     sampler->validationBatch(index, hostTokens, hostTargets);
     uploadBatch(hostTokens, hostTargets);
     model->forward(tokens.get(), targets.get(), false, stream);
-    total += meanLoss();
+    CUdeviceptr lossSum = scalar(scalars, kLossSum);
+    trainKernels.sum(model->losses(), lossSum, model->rows(), reduction.get(),
+                     stream);
+    waitForGpu("a validation batch");
+    sums[0] +=
+        downloadFloats(scalars)[kLossSum] / static_cast<float>(model->rows());
+    sums[1] += 1;
   }
-  return total / static_cast<double>(batches);
+  if (!comm)
+    return sums[0] / sums[1];
+  Bytes bytes = scalars.download();
+  std::memcpy(bytes.data() + kEvalLossSum * sizeof(float), sums, sizeof sums);
+  scalars.upload(bytes);
+  comm->allReduce(scalar(scalars, kEvalLossSum), scalar(scalars, kEvalLossSum),
+                  2, DType::F32, ReduceOp::Sum, stream, "the validation loss");
+  waitForGpu("the validation loss");
+  std::vector<float> values = downloadFloats(scalars);
+  return values[kEvalLossSum] / values[kEvalBatches];
 }
 
 std::string Trainer::hyperparameters() const {
   const TrainOptions &o = options;
+  // The global batch, not the per-rank one: a run may resume on another
+  // number of GPUs with the same global batch.
   nlohmann::json json = {{"model", o.model.describe()},
-                         {"batch", o.batch},
+                         {"global_batch", o.batch * worldSize()},
                          {"dtype", dtypeName(o.dtype)},
                          {"max_lr", o.schedule.maxLr},
                          {"min_lr", o.schedule.minLr},
@@ -185,17 +290,33 @@ std::string Trainer::hyperparameters() const {
   return json.dump();
 }
 
-TrainState Trainer::state() const {
+std::vector<float> Trainer::gatherShards(const DeviceBuffer &shard,
+                                         const std::string &what) {
+  DeviceBuffer full = f32Buffer("gathered " + what, paddedSize);
+  comm->allGather(shard.get(), full.get(), shardSize, DType::F32, stream, what);
+  waitForGpu("gathering " + what);
+  std::vector<float> values = downloadFloats(full);
+  values.resize(static_cast<std::size_t>(layout.totalSize()));
+  return values;
+}
+
+TrainState Trainer::state() {
   NvtxRange range{"download the training state"};
-  stream.synchronize();
+  waitForGpu("the last step");
   TrainState state;
   state.config = options.model;
   state.step = stepIndex;
   state.seed = options.seed;
   state.hyperparameters = hyperparameters();
-  state.parameters = downloadFloats(master);
-  state.adamM = downloadFloats(adamM);
-  state.adamV = downloadFloats(adamV);
+  if (sharded()) {
+    state.parameters = gatherShards(master, "the master weights");
+    state.adamM = gatherShards(adamM, "AdamW's first moments");
+    state.adamV = gatherShards(adamV, "AdamW's second moments");
+  } else {
+    state.parameters = downloadFloats(master);
+    state.adamM = downloadFloats(adamM);
+    state.adamV = downloadFloats(adamV);
+  }
   return state;
 }
 
@@ -205,11 +326,21 @@ void Trainer::restore(const TrainState &state) {
     throw Error("the checkpoint was written by a run with other settings:\n"
                 "  checkpoint: " +
                 state.hyperparameters + "\n  this run:   " + hyperparameters());
-  uploadFloats(master, state.parameters);
-  uploadFloats(adamM, state.adamM);
-  uploadFloats(adamV, state.adamV);
-  trainKernels.castFromF32(options.dtype, master.get(), working.get(),
-                           layout.totalSize(), stream);
+  // This rank's shard of each array (all of it without ZeRO-1), padded.
+  auto upload = [&](DeviceBuffer &buffer, const std::vector<float> &values) {
+    std::vector<float> padded(values);
+    padded.resize(static_cast<std::size_t>(paddedSize), 0.0f);
+    uploadFloats(buffer, padded.data() + shardBegin());
+  };
+  upload(master, state.parameters);
+  upload(adamM, state.adamM);
+  upload(adamV, state.adamV);
+  std::vector<float> full(state.parameters);
+  full.resize(static_cast<std::size_t>(paddedSize), 0.0f);
+  DeviceBuffer fullBuffer = f32Buffer("restored weights", paddedSize);
+  uploadFloats(fullBuffer, full.data());
+  trainKernels.castFromF32(options.dtype, fullBuffer.get(), working.get(),
+                           paddedSize, stream);
   stream.synchronize();
   stepIndex = state.step;
 }

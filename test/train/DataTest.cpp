@@ -165,33 +165,31 @@ TEST(SamplerTest, TargetsAreTheNextBytes) {
   }
 }
 
-TEST(SamplerTest, RanksReadDisjointShardsOfTheTrainingText) {
+TEST(SamplerTest, RanksReadTheRowsOfOneGlobalBatch) {
   ByteCorpus corpus = countingCorpus(10003);
   CorpusSplit split = splitCorpus(corpus, 0.05);
-  const std::int64_t world = 4, seq = 8;
-  std::size_t expectedBegin = 0;
-  for (std::int64_t rank = 0; rank < world; ++rank) {
-    BatchSampler sampler(split, 2, seq, 11, rank, world);
-    // Contiguous, in rank order, covering the training text exactly.
-    EXPECT_EQ(sampler.shardBegin(), expectedBegin);
-    EXPECT_NEAR(static_cast<double>(sampler.shardEnd() - sampler.shardBegin()),
-                split.train.size / static_cast<double>(world), 1.0);
-    expectedBegin = sampler.shardEnd();
-    std::vector<std::int32_t> tokens, targets;
-    for (std::int64_t step = 0; step < 200; ++step) {
-      sampler.trainBatch(step, tokens, targets);
-      for (std::int64_t row = 0; row < 2; ++row) {
+  const std::int64_t world = 4, seq = 8, rows = 2;
+  BatchSampler single(split, rows * world, seq, 11);
+  std::vector<std::int32_t> all, allTargets, part, partTargets;
+  for (std::int64_t step = 0; step < 50; ++step) {
+    single.trainBatch(step, all, allTargets);
+    for (std::int64_t rank = 0; rank < world; ++rank) {
+      BatchSampler sampler(split, rows, seq, 11, rank, world);
+      sampler.trainBatch(step, part, partTargets);
+      const std::int64_t offset = rank * rows * seq;
+      ASSERT_TRUE(std::equal(part.begin(), part.end(), all.begin() + offset));
+      ASSERT_TRUE(std::equal(partTargets.begin(), partTargets.end(),
+                             allTargets.begin() + offset));
+      for (std::int64_t row = 0; row < rows; ++row) {
         std::size_t start = sampler.trainWindowStart(step, row);
-        ASSERT_GE(start, sampler.shardBegin());
-        ASSERT_LE(start + seq + 1, sampler.shardEnd());
-        expectWindow(split.train, start, tokens, targets, seq, row);
+        ASSERT_EQ(start, single.trainWindowStart(step, rank * rows + row));
+        ASSERT_LE(start + seq + 1, split.train.size);
       }
     }
   }
-  EXPECT_EQ(expectedBegin, split.train.size);
 }
 
-TEST(SamplerTest, EveryWindowOfTheShardCanBeDrawn) {
+TEST(SamplerTest, EveryWindowCanBeDrawn) {
   // 20 training bytes, seq 4: windows of 5 bytes start at 0 .. 15.
   ByteCorpus corpus = countingCorpus(40);
   CorpusSplit split = splitCorpus(corpus, 0.5);
@@ -261,8 +259,6 @@ TEST(SamplerTest, RejectsTooShortTextAndBadArguments) {
   EXPECT_NO_THROW(BatchSampler(split, 1, 9, 1));
   FA_EXPECT_ERROR(BatchSampler(split, 1, 90, 1),
                   "holds 90 bytes, fewer than seq + 1");
-  // 90 bytes over 10 ranks: 9-byte shards, too short for seq 9.
-  FA_EXPECT_ERROR(BatchSampler(split, 1, 9, 1, 3, 10), "rank 3's shard");
   EXPECT_NO_THROW(BatchSampler(split, 1, 8, 1, 3, 10));
   FA_EXPECT_ERROR(BatchSampler(split, 0, 8, 1), "must be positive");
   FA_EXPECT_ERROR(BatchSampler(split, 1, 0, 1), "must be positive");

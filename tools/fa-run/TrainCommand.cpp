@@ -6,6 +6,8 @@
 
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Nvtx.h"
+#include "fa/train/Launcher.h"
+#include "fa/train/Rendezvous.h"
 
 #include <nlohmann/json.hpp>
 
@@ -94,10 +96,11 @@ struct Throughput {
 
 class Progress {
 public:
+  /// Silent unless `leader` (rank 0).
   Progress(const TrainCommandOptions &o, const train::Trainer &trainer,
-           double peakTflops)
-      : options(o), trainer(trainer), peak(peakTflops) {
-    if (!o.logPath.empty()) {
+           double peakTflops, bool leader)
+      : options(o), trainer(trainer), peak(peakTflops), leader(leader) {
+    if (leader && !o.logPath.empty()) {
       log.open(o.logPath, o.resume ? std::ios::app : std::ios::trunc);
       if (!log)
         throw Error("opening the training log " + o.logPath + " for writing");
@@ -119,14 +122,19 @@ public:
     if (windowSteps == 0 || seconds <= 0)
       return t;
     t.tokensPerSecond =
-        static_cast<double>(windowSteps * trainer.tokensPerStep()) / seconds;
+        static_cast<double>(windowSteps * trainer.tokensPerStep() *
+                            trainer.worldSize()) /
+        seconds;
     if (peak > 0)
-      t.mfu = t.tokensPerSecond * trainer.flopsPerToken() / (peak * 1e12);
+      t.mfu = t.tokensPerSecond / trainer.worldSize() *
+              trainer.flopsPerToken() / (peak * 1e12);
     return t;
   }
 
   void print(const train::StepResult &step, const Throughput &t,
              const std::optional<double> &valLoss) {
+    if (!leader)
+      return;
     char val[16] = "-";
     if (valLoss)
       std::snprintf(val, sizeof val, "%.4f", *valLoss);
@@ -138,6 +146,9 @@ public:
         static_cast<long long>(step.step + 1),
         static_cast<long long>(options.train.steps), step.loss, val, step.lr,
         step.gradNorm, t.tokensPerSecond / 1e3);
+    if (trainer.worldSize() > 1)
+      n += std::snprintf(line + n, sizeof line - n, " (%.1fk/GPU)",
+                         t.tokensPerSecond / trainer.worldSize() / 1e3);
     if (peak > 0)
       n += std::snprintf(line + n, sizeof line - n, " | MFU %.1f%%",
                          100 * t.mfu);
@@ -165,6 +176,7 @@ private:
   const TrainCommandOptions &options;
   const train::Trainer &trainer;
   double peak;
+  bool leader;
   std::ofstream log;
   std::chrono::steady_clock::time_point windowStart;
   std::int64_t windowSteps = 0;
@@ -173,6 +185,14 @@ private:
 void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
                 const Context &context) {
   const train::TrainOptions &t = o.train;
+  if (trainer.worldSize() > 1)
+    std::cout << trainer.worldSize() << " ranks, gradients "
+              << train::syncModeName(t.sync)
+              << (t.sync == train::SyncMode::Overlap
+                      ? " (" + std::to_string(t.bucketMegabytes) +
+                            " MB buckets)"
+                      : std::string())
+              << ", global batch " << t.batch * trainer.worldSize() << "\n";
   std::cout << "training on " << context.device().name << ": "
             << t.model.describe() << ", "
             << trainer.parameterLayout().parameterCount() << " parameters\n"
@@ -186,12 +206,51 @@ void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
             << gib(trainer.activationBytes()) << "\n";
 }
 
-void saveCheckpoint(const TrainCommandOptions &o,
-                    const train::Trainer &trainer) {
+/// Collective: every rank gathers the state; rank 0 writes it.
+void saveCheckpoint(const TrainCommandOptions &o, train::Trainer &trainer) {
   NvtxRange range{"checkpoint"};
-  train::saveCheckpoint(o.checkpointPath, trainer.state());
+  train::TrainState state = trainer.state();
+  if (trainer.rank() != 0)
+    return;
+  train::saveCheckpoint(o.checkpointPath, state);
   std::cout << "checkpoint: step " << trainer.nextStep() << " -> "
             << o.checkpointPath << std::endl;
+}
+
+/// fa-run's arguments without --nproc-per-node (and its value).
+std::vector<std::string> rankArguments(const std::vector<std::string> &args) {
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--nproc-per-node") {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--nproc-per-node=", 0) == 0)
+      continue;
+    kept.push_back(args[i]);
+  }
+  return kept;
+}
+
+int launchRanks(const TrainCommandOptions &o) {
+  std::cout << "launching " << o.nprocPerNode << " ranks on this node"
+            << std::endl;
+  train::LaunchResult result = train::launchLocalRanks(
+      "/proc/self/exe", rankArguments(o.commandLine), o.nprocPerNode);
+  if (result.exitCode != 0)
+    std::cerr << "fa-run: " << result.failure << "\n";
+  return result.exitCode;
+}
+
+std::unique_ptr<train::Communicator>
+joinWorld(const train::WorldInfo &world, std::chrono::milliseconds timeout) {
+  NvtxRange range{"join the NCCL world"};
+  train::CommId id{};
+  if (world.rank == 0)
+    id = train::createCommId();
+  id = train::exchangeCommId(world, id, timeout);
+  return std::make_unique<train::Communicator>(id, world.rank, world.worldSize,
+                                               timeout);
 }
 
 } // namespace
@@ -243,6 +302,30 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
                    "Stop after this step, as an interruption would (the "
                    "learning-rate schedule still spans --steps)")
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--nproc-per-node", o.nprocPerNode,
+                   "Start this many ranks on this node, one per GPU (data "
+                   "parallel; --batch is per rank)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--ddp", o.ddp,
+                   "How ranks average gradients: naive (one all-reduce per "
+                   "tensor), flat (one of all), overlap (buckets during the "
+                   "backward), zero1 (reduce-scatter, sharded AdamW)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"naive", "flat", "overlap", "zero1"}));
+  command
+      ->add_option("--bucket-mb", o.train.bucketMegabytes,
+                   "Bucket size of --ddp overlap, MB")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--nccl-timeout", o.ncclTimeoutSeconds,
+                   "Seconds a rank waits for the others (joining, each "
+                   "collective) before it gives up with an error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command->add_option("--peak-tflops", o.peakTflops,
                       "The GPU's dense peak for MFU (default: the datasheet "
                       "value of H100/H200)");
@@ -255,6 +338,10 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
   return command;
 }
 
+namespace {
+int trainRank(TrainCommandOptions &o, const train::WorldInfo &world);
+} // namespace
+
 int runTrain(TrainCommandOptions &o) {
   train::TrainOptions &t = o.train;
   t.dtype = parseDType(o.dtype);
@@ -266,26 +353,70 @@ int runTrain(TrainCommandOptions &o) {
   if (o.checkpointEvery > 0 && o.checkpointPath.empty())
     throw Error("--checkpoint-every needs --checkpoint");
 
-  Context context(o.gpu.device);
+  if (o.nprocPerNode > 1)
+    return launchRanks(o);
+
+  train::WorldInfo world = train::worldFromEnvironment();
+  try {
+    return trainRank(o, world);
+  } catch (const NoDeviceError &) {
+    throw;
+  } catch (const Error &error) {
+    if (world.worldSize == 1)
+      throw;
+    // Every rank reports; the message says which one.
+    throw Error("rank " + std::to_string(world.rank) + " of " +
+                std::to_string(world.worldSize) + ": " + error.what());
+  }
+}
+
+namespace {
+
+int trainRank(TrainCommandOptions &o, const train::WorldInfo &world) {
+  train::TrainOptions &t = o.train;
+  t.sync = train::parseSyncMode(o.ddp);
+  const bool leader = world.rank == 0;
+  // A rank uses the GPU of its local rank.
+  Context context(world.worldSize > 1 ? world.localRank : o.gpu.device);
+  std::unique_ptr<train::Communicator> comm;
+  if (world.worldSize > 1)
+    comm = joinWorld(world, std::chrono::milliseconds(static_cast<long long>(
+                                o.ncclTimeoutSeconds * 1000)));
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
   std::optional<TuningCache> cache = TuningCache::loadIfPresent(
       defaultTuningCachePath(o.gpu.kernelDirectory()));
-  train::Trainer trainer(t, context, library, cache ? &*cache : nullptr);
-  printSetup(o, trainer, context);
+  train::Trainer trainer(t, context, library, cache ? &*cache : nullptr,
+                         comm.get());
+  if (leader)
+    printSetup(o, trainer, context);
   if (o.resume) {
     trainer.restore(train::loadCheckpoint(o.checkpointPath));
-    std::cout << "resumed at step " << trainer.nextStep() << " from "
-              << o.checkpointPath << std::endl;
+    if (leader)
+      std::cout << "resumed at step " << trainer.nextStep() << " from "
+                << o.checkpointPath << std::endl;
   }
 
   double peak = o.peakTflops > 0
                     ? o.peakTflops
                     : datasheetPeakTflops(context.device().name, t.dtype);
-  Progress progress(o, trainer, peak);
+  Progress progress(o, trainer, peak, leader);
   const std::int64_t lastStep =
       o.stopAt > 0 ? std::min(o.stopAt, t.steps) : t.steps;
+  // The whole run's training throughput, its first steps (allocation,
+  // cuBLASLt plans, the driver's first launches) left out.
+  const std::int64_t firstTimed =
+      trainer.nextStep() + std::min<std::int64_t>(10, t.steps / 5);
+  double timedSeconds = 0;
+  std::int64_t timedSteps = 0;
   while (trainer.nextStep() < lastStep) {
+    auto started = std::chrono::steady_clock::now();
     train::StepResult step = trainer.step();
+    if (step.step >= firstTimed) {
+      timedSeconds += std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+      ++timedSteps;
+    }
     progress.countStep();
     std::int64_t done = step.step + 1;
     bool evaluate = done % o.evalEvery == 0 || done == t.steps;
@@ -307,10 +438,28 @@ int runTrain(TrainCommandOptions &o) {
   if (!o.checkpointPath.empty())
     saveCheckpoint(o, trainer);
   DeviceBuffer::sampleDeviceUsage();
+  if (!leader)
+    return 0;
+  if (timedSteps > 0) {
+    double tokens = static_cast<double>(timedSteps * trainer.tokensPerStep() *
+                                        trainer.worldSize());
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "throughput: %.0f tokens/s, %.0f per GPU, %.3f ms/step "
+                  "(steps %lld-%lld)",
+                  tokens / timedSeconds,
+                  tokens / timedSeconds / trainer.worldSize(),
+                  1e3 * timedSeconds / static_cast<double>(timedSteps),
+                  static_cast<long long>(firstTimed + 1),
+                  static_cast<long long>(firstTimed + timedSteps));
+    std::cout << line << std::endl;
+  }
   std::cout << "peak device memory: " << gib(DeviceBuffer::allocated().peak())
             << " in buffers, " << gib(DeviceBuffer::deviceUsagePeak().usedBytes)
             << " used on the GPU" << std::endl;
   return 0;
 }
+
+} // namespace
 
 } // namespace fa

@@ -8,6 +8,10 @@
 // --log-every steps: step, loss, validation loss (every --eval-every),
 // learning rate, gradient norm, tokens/s, MFU and peak device memory.
 // --log FILE writes one JSON object per step (the loss curve).
+// Data parallel: `--nproc-per-node N` starts N ranks on this node; a rank
+// started by torchrun, mpirun or Slurm finds its world in the environment
+// (Rendezvous.h). `--ddp naive|flat|overlap|zero1` picks how gradients are
+// averaged; --batch is per rank. Only rank 0 prints, logs and checkpoints.
 // Checkpoints are written atomically (temporary file, then rename);
 // --resume continues from --checkpoint; --stop-at K ends the run after step
 // K as an interruption would (the schedule still spans --steps).
@@ -22,6 +26,9 @@
 #include "fa/train/Trainer.h"
 
 #include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
 
 namespace fa {
 
@@ -40,6 +47,11 @@ struct TrainCommandOptions {
   std::int64_t stopAt = 0;
   /// Dense bf16 tensor-core peak for MFU; 0: known GPUs' datasheet value.
   double peakTflops = 0;
+  int nprocPerNode = 1;
+  std::string ddp = "overlap";
+  double ncclTimeoutSeconds = 120;
+  /// fa-run's arguments after the program name, for the launcher.
+  std::vector<std::string> commandLine;
 };
 
 CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &options);

@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
   CLI::App *trainCommand = fa::addTrainCommand(app, train);
   CLI::App *gradCheckCommand = fa::addGradCheckCommand(app, gradCheck);
   CLI11_PARSE(app, argc, argv);
+  train.commandLine.assign(argv + 1, argv + argc);
 
   try {
     if (attentionCommand->parsed())

@@ -47,6 +47,7 @@ namespace fa {
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
   X(cuStreamQuery)                                                             \
+  X(cuStreamWaitEvent)                                                         \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \

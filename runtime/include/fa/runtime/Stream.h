@@ -32,6 +32,9 @@ public:
   Event &operator=(const Event &) = delete;
 
   void record(const Stream &stream);
+  /// Makes `stream` wait (on the GPU) for the work this event last recorded.
+  void waitOn(const Stream &stream) const;
+  CUevent get() const { return event; }
   /// Milliseconds between two recorded events; waits for `end`.
   static float elapsedMs(const Event &start, const Event &end);
 

@@ -3,8 +3,8 @@
 // The model reads bytes: every byte of the text is one token (kByteVocab).
 // A corpus is split once into a training range (the front) and a validation
 // range (the back). Training batches are random windows of the training range
-// chosen by a hash of (seed, step, rank), so a run resumed at step k sees the
-// batches it would have seen without saving any sampler state; validation
+// chosen by a hash of (seed, step, global row), so a run resumed at step k sees
+// the batches it would have seen without saving any sampler state; validation
 // batches are fixed, non-overlapping windows of the validation range.
 //
 // A window of seq + 1 bytes at `start` gives one row: inputs
@@ -61,24 +61,27 @@ CorpusSplit splitCorpus(const ByteCorpus &corpus, double valFraction);
 /// Training and validation batches of `batch` rows of `seq` tokens, as
 /// row-major [batch, seq] int32 arrays (tokens and targets each).
 ///
-/// Data parallelism: the training range is cut into `worldSize` contiguous
-/// shards of equal size (give or take one byte) and rank r draws its windows
-/// from shard r alone, so no two ranks ever read the same byte. The
-/// validation range is not sharded: validationBatch(i) is the same on every
-/// rank, and distributed validation gives each rank different indices
-/// (rank r takes i = r, r + worldSize, ... below validationBatches()) and
-/// sums the losses across ranks.
+/// Data parallelism: a step's global batch has batch * worldSize rows, and
+/// rank r reads rows r * batch .. (r + 1) * batch - 1 of it. A row's window
+/// depends on (seed, step, global row) only, so the ranks of a data-parallel
+/// run read, together, exactly the batch one process with batch * worldSize
+/// rows reads (and its losses can be compared with it), and no two ranks
+/// read the same row. The validation range is not split: validationBatch(i)
+/// is the same on every rank, and distributed validation gives each rank
+/// different indices (rank r takes i = r, r + worldSize, ... below
+/// validationBatches()) and sums the losses across ranks.
 class BatchSampler {
 public:
   /// Throws fa::Error unless batch, seq and worldSize are positive,
-  /// 0 <= rank < worldSize, this rank's training shard and the validation
-  /// range each hold at least seq + 1 bytes.
+  /// 0 <= rank < worldSize, and the training and validation ranges each
+  /// hold at least seq + 1 bytes.
   BatchSampler(const CorpusSplit &split, std::int64_t batch, std::int64_t seq,
                std::uint64_t seed, std::int64_t rank = 0,
                std::int64_t worldSize = 1);
 
   /// Step `step`'s (>= 0) batch for this rank: row b is the window starting
-  /// at trainWindowStart(step, b). Depends only on (seed, step, rank).
+  /// at trainWindowStart(step, b). Depends only on (seed, step, rank *
+  /// batch + b).
   void trainBatch(std::int64_t step, std::vector<std::int32_t> &tokens,
                   std::vector<std::int32_t> &targets) const;
 
@@ -95,15 +98,12 @@ public:
   /// when the windows do not fill it).
   std::int64_t validationBatches() const;
 
-  /// Where row `row` of step `step`'s batch starts, as an offset into the
-  /// training range; always in [shardBegin(), shardEnd() - seq - 1].
+  /// Where row `row` of this rank's part of step `step`'s batch starts, as
+  /// an offset into the training range; always in [0, size - seq - 1].
   std::size_t trainWindowStart(std::int64_t step, std::int64_t row) const;
   /// Where row `row` of validation batch `index` starts, as an offset into
   /// the validation range.
   std::size_t validationWindowStart(std::int64_t index, std::int64_t row) const;
-  /// This rank's shard of the training range, as offsets into it.
-  std::size_t shardBegin() const { return shardStart; }
-  std::size_t shardEnd() const { return shardStop; }
 
   std::int64_t batch() const { return rows; }
   std::int64_t seq() const { return length; }
@@ -113,7 +113,6 @@ private:
   std::int64_t rows, length;
   std::uint64_t seed;
   std::int64_t rank;
-  std::size_t shardStart, shardStop;
 };
 
 } // namespace fa::train

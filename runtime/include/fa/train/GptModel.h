@@ -27,6 +27,7 @@
 #include "fa/runtime/Stream.h"
 #include "fa/runtime/TuningCache.h"
 #include "fa/train/GptConfig.h"
+#include "fa/train/GradientSync.h"
 #include "fa/train/Matmul.h"
 #include "fa/train/TrainKernels.h"
 
@@ -72,7 +73,10 @@ public:
                const Stream &stream);
   /// grads = d(mean loss)/d(parameters) of the last forward (which must have
   /// been run with forBackward), overwriting every gradient.
-  void backward(CUdeviceptr tokens, const Stream &stream);
+  /// `listener`, when given, hears as each suffix of the flat gradients
+  /// becomes final (GradientSync.h): for data-parallel overlap.
+  void backward(CUdeviceptr tokens, const Stream &stream,
+                GradientListener *listener = nullptr);
 
   /// f32 [batch * seq] per-position losses of the last forward.
   CUdeviceptr losses() const;

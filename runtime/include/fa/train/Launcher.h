@@ -24,7 +24,8 @@ struct LaunchResult {
 };
 
 /// Runs `program` with `arguments` (argv[1..]) as `processes` ranks and
-/// waits; extra environment variables are added to the parent's.
+/// waits; each rank gets the parent's environment plus the five torchrun
+/// variables above (replacing any it had).
 LaunchResult launchLocalRanks(const std::string &program,
                               const std::vector<std::string> &arguments,
                               int processes,

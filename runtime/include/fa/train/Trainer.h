@@ -11,6 +11,17 @@
 // every kernel is deterministic, so a run resumed at step k repeats the
 // uninterrupted run's losses.
 //
+// Data parallel (a Communicator of W ranks): each rank takes `batch` rows of
+// a global batch of W * batch (Data.h), and the gradients are averaged
+// (GradientSync.h) before the step, so the run follows the single-process
+// run of the global batch. Every rank starts from the same weights (they
+// follow from the seed). With ZeRO-1 the f32 master weights and AdamW's
+// moments are split into W shards: the gradients are reduce-scattered, each
+// rank steps its shard and writes its part of the working copy, and the
+// working copy is all-gathered. Validation batches are split over the ranks
+// and their losses averaged. state() and restore() are collective (every
+// rank calls them).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_TRAIN_TRAINER_H
@@ -22,9 +33,11 @@
 #include "fa/runtime/Stream.h"
 #include "fa/runtime/TuningCache.h"
 #include "fa/train/Checkpoint.h"
+#include "fa/train/Comm.h"
 #include "fa/train/Data.h"
 #include "fa/train/GptConfig.h"
 #include "fa/train/GptModel.h"
+#include "fa/train/GradientSync.h"
 #include "fa/train/Matmul.h"
 #include "fa/train/Schedule.h"
 #include "fa/train/TrainKernels.h"
@@ -50,6 +63,9 @@ struct TrainOptions {
   std::size_t syntheticBytes = std::size_t{1} << 20;
   double valFraction = 0.1;
   std::int64_t evalBatches = 20;
+  /// How gradients are averaged over ranks (ignored without a communicator).
+  SyncMode sync = SyncMode::Flat;
+  double bucketMegabytes = 25; // SyncMode::Overlap's buckets.
 };
 
 /// What one step measured.
@@ -63,8 +79,10 @@ struct StepResult {
 /// The model, its parameters and optimizer state, and the data on one GPU.
 class Trainer {
 public:
+  /// `comm` null: one process; else this rank of a data-parallel run.
   Trainer(const TrainOptions &options, const Context &context,
-          const KernelLibrary &library, const TuningCache *cache);
+          const KernelLibrary &library, const TuningCache *cache,
+          Communicator *comm = nullptr);
   ~Trainer();
 
   /// Takes step number `nextStep()` and advances; waits for the loss.
@@ -74,7 +92,7 @@ public:
   std::int64_t nextStep() const { return stepIndex; }
 
   /// The state a checkpoint holds (downloads the weights and moments).
-  TrainState state() const;
+  TrainState state();
   /// Continues from a checkpoint of a run with the same model and
   /// hyperparameters; throws, naming the difference, otherwise.
   void restore(const TrainState &state);
@@ -84,8 +102,13 @@ public:
 
   const ParameterLayout &parameterLayout() const { return layout; }
   const GptKernels &modelKernels() const { return *kernels; }
-  /// Tokens per step: batch * seq.
+  /// Tokens per step on this rank: batch * seq.
   std::int64_t tokensPerStep() const;
+  /// Bytes of the f32 master weights and AdamW's two moments this rank
+  /// holds (ZeRO-1: its shard).
+  std::size_t optimizerStateBytes() const;
+  int rank() const { return comm ? comm->rank() : 0; }
+  int worldSize() const { return comm ? comm->worldSize() : 1; }
   /// Model FLOPs per token as nanoGPT counts them (6N + 12 L T C, N the
   /// parameters without the position table).
   double flopsPerToken() const;
@@ -95,9 +118,24 @@ private:
   void uploadBatch(const std::vector<std::int32_t> &tokens,
                    const std::vector<std::int32_t> &targets);
   double meanLoss();
+  void averageGradients();
+  void optimizerStep(float lr);
+  /// Waits for the stream; bounded by the communicator's timeout when there
+  /// is one (a dead peer then ends this rank with an error, not a hang).
+  void waitForGpu(const std::string &what);
+  /// Zero1: the full f32 array gathered from every rank's shard of `shard`.
+  std::vector<float> gatherShards(const DeviceBuffer &shard,
+                                  const std::string &what);
+  bool sharded() const;
+  /// Where this rank's part of the flat f32 state starts (0 unless ZeRO-1).
+  std::int64_t shardBegin() const { return sharded() ? rank() * shardSize : 0; }
 
   TrainOptions options;
   ParameterLayout layout;
+  Communicator *comm;
+  // Elements of the flat arrays: the layout's, padded for ZeRO-1 to W equal
+  // shards of shardSize (multiples of 8 elements).
+  std::int64_t shardSize, paddedSize;
   std::unique_ptr<GptKernels> kernels;
   TrainKernels trainKernels;
   Matmul matmul;
@@ -105,10 +143,12 @@ private:
   ByteCorpus corpus;
   CorpusSplit data; // Points into corpus.
   std::unique_ptr<BatchSampler> sampler;
-  // Flat parameter arrays (ParameterLayout::totalSize() elements).
-  DeviceBuffer master, working, grads, adamM, adamV, decayMask;
+  // working and grads: paddedSize elements; master, adamM, adamV, decayMask
+  // (and ZeRO-1's gradShard): shardSize.
+  DeviceBuffer master, working, grads, adamM, adamV, decayMask, gradShard;
   DeviceBuffer tokens, targets, scalars, reduction;
   std::unique_ptr<GptModel> model;
+  std::unique_ptr<DdpSync> ddp;
   std::int64_t stepIndex = 0;
   std::vector<std::int32_t> hostTokens, hostTargets;
 };
