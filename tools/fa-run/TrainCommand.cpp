@@ -203,7 +203,9 @@ void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
             << t.schedule.warmupSteps << ", wd " << t.adam.weightDecay
             << ", clip " << t.adam.maxNorm << ")\n"
             << trainer.modelKernels().describe() << "activations "
-            << gib(trainer.activationBytes()) << "\n";
+            << gib(trainer.activationBytes())
+            << ", optimizer state (f32 weights and moments) "
+            << gib(trainer.optimizerStateBytes()) << " per rank\n";
 }
 
 /// Collective: every rank gathers the state; rank 0 writes it.
@@ -312,7 +314,9 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
       ->add_option("--ddp", o.ddp,
                    "How ranks average gradients: naive (one all-reduce per "
                    "tensor), flat (one of all), overlap (buckets during the "
-                   "backward), zero1 (reduce-scatter, sharded AdamW)")
+                   "backward), zero1 (reduce-scatter, sharded AdamW). Given "
+                   "to a single process, it runs on an NCCL world of one")
+      ->each([&o](const std::string &) { o.ddpGiven = true; })
       ->capture_default_str()
       ->check(CLI::IsMember({"naive", "flat", "overlap", "zero1"}));
   command
@@ -379,7 +383,7 @@ int trainRank(TrainCommandOptions &o, const train::WorldInfo &world) {
   // A rank uses the GPU of its local rank.
   Context context(world.worldSize > 1 ? world.localRank : o.gpu.device);
   std::unique_ptr<train::Communicator> comm;
-  if (world.worldSize > 1)
+  if (world.worldSize > 1 || o.ddpGiven)
     comm = joinWorld(world, std::chrono::milliseconds(static_cast<long long>(
                                 o.ncclTimeoutSeconds * 1000)));
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());

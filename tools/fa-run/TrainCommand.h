@@ -49,6 +49,9 @@ struct TrainCommandOptions {
   double peakTflops = 0;
   int nprocPerNode = 1;
   std::string ddp = "overlap";
+  /// --ddp was given: a single process then still runs the NCCL path, on a
+  /// world of one (a check of the plumbing on one GPU).
+  bool ddpGiven = false;
   double ncclTimeoutSeconds = 120;
   /// fa-run's arguments after the program name, for the launcher.
   std::vector<std::string> commandLine;
