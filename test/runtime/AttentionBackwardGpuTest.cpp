@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../ErrorTesting.h"
 #include "GpuTesting.h"
 
 #include "fa/runtime/Attention.h"
@@ -214,14 +215,7 @@ TEST_F(GpuTest, BackwardStagesLaunchedAloneComputeTheWholeBackward) {
   EXPECT_EQ(backward.dq.download(), wholeDq);
 }
 
-template <typename Function> std::string errorOf(Function function) {
-  try {
-    function();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
+using fa::errortest::errorOf;
 
 TEST_F(GpuTest, BackwardLaunchChecksItsKernels) {
   FixtureGroup group(DType::BF16, 64, false, context->device());

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../ErrorTesting.h"
+
 #include <gtest/gtest.h>
 
 using namespace fa;
@@ -64,14 +66,7 @@ KernelLibrary libraryOf(const std::vector<json> &kernels) {
   return KernelLibrary::parse(manifest.dump(), "/lib/manifest.json");
 }
 
-template <typename Function> std::string errorOf(Function function) {
-  try {
-    function();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
+using fa::errortest::errorOf;
 
 /// The error for the backward entries after `edit(delta, dkdv, dq)`.
 template <typename Edit> std::string entriesError(Edit edit) {

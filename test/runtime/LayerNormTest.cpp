@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../ErrorTesting.h"
+
 #include <gtest/gtest.h>
 
 using namespace fa;
@@ -87,14 +89,7 @@ KernelLibrary libraryOf(std::vector<json> kernels) {
   return KernelLibrary::parse(manifest.dump(), "/lib/manifest.json");
 }
 
-template <typename Function> std::string errorOf(Function function) {
-  try {
-    function();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
+using fa::errortest::errorOf;
 
 /// The error for one kernel after `edit`, next to a params kernel.
 template <typename Edit> std::string kernelError(json kernel, Edit edit) {

@@ -10,6 +10,8 @@
 
 #include "fa/runtime/Error.h"
 
+#include "../ErrorTesting.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,15 +21,7 @@
 
 namespace fa::traintest {
 
-/// The message of the fa::Error `function` throws, or "no error".
-template <typename Function> std::string errorOf(Function function) {
-  try {
-    function();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
-}
+using fa::errortest::errorOf;
 
 inline ::testing::AssertionResult messageContains(const char *, const char *,
                                                   const std::string &message,
