@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every data-parallel mode, run by one process on an NCCL world of one,
+# repeats the single-process run's losses exactly: the plumbing of the
+# modes (buckets on a communication stream, ZeRO-1's shards) loses nothing.
+#   ddp_world_of_one_test.sh FA_RUN WORK_DIR [fa-run train options...]
+# Exit 77 (ctest's SKIPPED) without a GPU.
+set -uo pipefail
+fa_run=$1 work=$2
+shift 2
+rm -rf "$work" && mkdir -p "$work"
+train() { # train NAME OPTIONS...
+  local name=$1
+  shift
+  "$fa_run" train --steps 8 --log-every 1 --eval-every 8 --skip-if-no-gpu \
+    --log "$work/$name.jsonl" "$@" > "$work/$name.txt" 2>&1
+  local status=$?
+  [ "$status" = 77 ] && { cat "$work/$name.txt"; exit 77; }
+  [ "$status" = 0 ] || { cat "$work/$name.txt"; echo "ddp_world_of_one_test: run '$name' failed" >&2; exit 1; }
+}
+train single "$@"
+for mode in naive flat overlap zero1; do
+  # Small buckets, so that overlap starts several during the backward.
+  train "$mode" "$@" --ddp "$mode" --bucket-mb 0.25
+  if ! cmp -s "$work/single.jsonl" "$work/$mode.jsonl"; then
+    echo "--ddp $mode on a world of one differs from the single-process run:" >&2
+    diff "$work/single.jsonl" "$work/$mode.jsonl" >&2
+    exit 1
+  fi
+done
+echo "naive, flat, overlap and zero1 on a world of one repeat the single-process losses exactly"
