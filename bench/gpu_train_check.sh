@@ -10,6 +10,9 @@ set -uo pipefail
 usage="usage: gpu_train_check.sh CARRY OUT GPUS [bench_distributed.py options]"
 carry=${1:?$usage} out=${2:?$usage} gpus=${3:?$usage}
 shift 3
+# NVLink multicast stays off (the GPU machines' rule: it can take shared GPUs
+# out of service); the ranks inherit this environment.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nccl=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
 export LD_LIBRARY_PATH=$nccl:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$out"
