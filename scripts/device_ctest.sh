@@ -25,7 +25,8 @@ link() { # link PATH TARGET: PATH must either be free or already be TARGET.
 link "$source_dir" "$PWD"
 link "$build_dir" "$carry/build"
 [ -d "$carry/data" ] && link "$(dirname "$source_dir")/shared/data" "$carry/data"
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 ctest --test-dir "$build_dir" -L gpu ${regex:+-R "$regex"} -j4 --output-on-failure \
   > "$out/ctest_gpu.log" 2>&1
 status=$?
