@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/train/Comm.h"
+#include "TimeText.h"
 
 #include "Nccl.h"
 
@@ -59,12 +60,6 @@ ncclRedOp_t ncclOp(ReduceOp op) {
 }
 
 /// "60 s", "0.3 s".
-std::string secondsText(std::chrono::milliseconds duration) {
-  std::ostringstream text;
-  text << static_cast<double>(duration.count()) / 1000 << " s";
-  return text.str();
-}
-
 std::string rankText(int rank, int worldSize) {
   return "rank " + std::to_string(rank) + " of " + std::to_string(worldSize);
 }

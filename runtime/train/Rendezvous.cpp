@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/train/Rendezvous.h"
+#include "TimeText.h"
 
 #include "fa/runtime/Error.h"
 
@@ -162,12 +163,6 @@ private:
 std::string systemError(int error) { return std::strerror(error); }
 
 /// "60 s", "0.3 s".
-std::string secondsText(std::chrono::milliseconds duration) {
-  std::ostringstream text;
-  text << static_cast<double>(duration.count()) / 1000 << " s";
-  return text.str();
-}
-
 /// Milliseconds left until `deadline` for poll(), rounded up, at least 0.
 int msLeft(Clock::time_point deadline) {
   auto left =
