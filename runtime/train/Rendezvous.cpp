@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/train/Rendezvous.h"
+
 #include "TimeText.h"
 
 #include "fa/runtime/Error.h"
