@@ -7,9 +7,19 @@
 
 namespace fa {
 
-Stream::Stream() {
-  checkCu(driver().cuStreamCreate(&stream, CU_STREAM_DEFAULT),
-          "creating a CUDA stream");
+Stream::Stream(StreamPriority priority) {
+  if (priority == StreamPriority::Normal) {
+    checkCu(driver().cuStreamCreate(&stream, CU_STREAM_DEFAULT),
+            "creating a CUDA stream");
+    return;
+  }
+  // CUDA's priorities count down: the greatest is the most negative.
+  int least = 0, greatest = 0;
+  checkCu(driver().cuCtxGetStreamPriorityRange(&least, &greatest),
+          "reading the range of CUDA stream priorities");
+  checkCu(driver().cuStreamCreateWithPriority(&stream, CU_STREAM_DEFAULT,
+                                              greatest),
+          "creating a high-priority CUDA stream");
 }
 
 Stream::~Stream() {

@@ -68,7 +68,9 @@ DdpSync::DdpSync(SyncMode mode, Communicator &comm,
   const auto bucketElements =
       static_cast<std::int64_t>(bucketMegabytes * (1 << 20) / sizeof(float));
   buckets = gradientBuckets(layout.totalSize(), bucketElements);
-  commStream = std::make_unique<Stream>();
+  // High priority: a bucket's all-reduce gets SMs as soon as the backward's
+  // blocks retire, instead of queueing behind the next backward kernel.
+  commStream = std::make_unique<Stream>(StreamPriority::High);
   for (std::size_t i = 0; i <= buckets.size(); ++i)
     events.push_back(std::make_unique<Event>());
 }

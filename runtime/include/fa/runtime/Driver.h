@@ -44,6 +44,8 @@ namespace fa {
   X(cuMemcpyDtoD)                                                              \
   X(cuMemsetD8Async)                                                           \
   X(cuStreamCreate)                                                            \
+  X(cuStreamCreateWithPriority)                                                \
+  X(cuCtxGetStreamPriorityRange)                                               \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
   X(cuStreamQuery)                                                             \

@@ -9,9 +9,13 @@ namespace fa {
 
 /// A blocking stream: it waits for, and is waited on by, the legacy default
 /// stream, so the synchronous copies of DeviceBuffer stay ordered with it.
+/// High: the GPU's block scheduler starts this stream's blocks first when
+/// several streams have work waiting (communication next to computation).
+enum class StreamPriority { Normal, High };
+
 class Stream {
 public:
-  Stream();
+  explicit Stream(StreamPriority priority = StreamPriority::Normal);
   ~Stream();
   Stream(const Stream &) = delete;
   Stream &operator=(const Stream &) = delete;
