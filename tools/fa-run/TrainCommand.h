@@ -48,7 +48,7 @@ struct TrainCommandOptions {
   /// Dense bf16 tensor-core peak for MFU; 0: known GPUs' datasheet value.
   double peakTflops = 0;
   int nprocPerNode = 1;
-  std::string ddp = "overlap";
+  std::string ddp = "flat"; // Measured fastest of the DDP modes over NVLink.
   /// --ddp was given: a single process then still runs the NCCL path, on a
   /// world of one (a check of the plumbing on one GPU).
   bool ddpGiven = false;
