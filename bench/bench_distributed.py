@@ -228,6 +228,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=60, help="steps of each throughput run")
     parser.add_argument("--torch", action="store_true", help="also run bench/train_pytorch.py")
     parser.add_argument("--skip-equivalence", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--modes", nargs="+", default=MODES, choices=MODES,
                         help="modes of the throughput runs")
     parser.add_argument("--bucket-mb", type=float, nargs="+", default=[25.0],
@@ -240,7 +241,7 @@ def main() -> int:
                                          "--format=csv,noheader"], capture_output=True,
                                         text=True).stdout.strip().splitlines()}
     results["equivalence"] = None if args.skip_equivalence else equivalence(args)
-    results["throughput"] = throughput(args)
+    results["throughput"] = {} if args.skip_throughput else throughput(args)
     (Path(args.out) / "distributed.json").write_text(json.dumps(results, indent=2) + "\n")
     text = markdown(results, args.gpus)
     (Path(args.out) / "distributed.md").write_text(text + "\n")
