@@ -177,10 +177,17 @@ protected:
 };
 
 /// The same, once per activation dtype.
+struct EmbeddingShape {
+  std::int64_t batch, seq, channels, vocab;
+  std::int64_t rows() const { return batch * seq; }
+};
+
 class TrainKernelsTest : public TrainKernelsGpuTest,
                          public ::testing::WithParamInterface<DType> {
 protected:
   DType dtype() const { return GetParam(); }
+  void expectEmbeddingForward(const EmbeddingShape &s, std::int64_t positions,
+                              unsigned seed, const std::string &what);
   /// What a check is about, with the dtype: "gelu forward (bf16)".
   std::string label(const std::string &what) const {
     return what + " (" + dtypeName(dtype()) + ")";
@@ -190,38 +197,40 @@ protected:
 // --- Embedding
 // ----------------------------------------------------------------
 
-struct EmbeddingShape {
-  std::int64_t batch, seq, channels, vocab;
-  std::int64_t rows() const { return batch * seq; }
-};
-
 const EmbeddingShape kEmbeddingShapes[] = {
     {5, 101, 300, 100}, {5, 101, 300, 256}, {3, 37, 7, 256}};
 constexpr std::int64_t kExtraPositions = 3; // wpe rows beyond seq.
 
-TEST_P(TrainKernelsTest, EmbeddingForward) {
-  for (const EmbeddingShape &s : kEmbeddingShapes) {
-    const std::int64_t c = s.channels, positions = s.seq + kExtraPositions;
-    std::vector<std::int32_t> tokens = randomTokens(s.rows(), s.vocab, 1);
-    std::vector<float> wte = normals(s.vocab * c, dtype(), 2);
-    std::vector<float> wpe = normals(positions * c, dtype(), 3);
-    DeviceBuffer tokensDevice = deviceCopy("tokens", tokens);
-    DeviceBuffer wteDevice = deviceCopy("wte", wte, dtype());
-    DeviceBuffer wpeDevice = deviceCopy("wpe", wpe, dtype());
-    DeviceBuffer x = poisoned("x", s.rows() * c, dtype(), *stream);
-    kernels->embeddingForward(dtype(), tokensDevice.get(), wteDevice.get(),
-                              wpeDevice.get(), x.get(), s.batch, s.seq, c,
-                              *stream);
-    stream->synchronize();
+/// The embedding forward of random tokens and tables (`positions` wpe rows,
+/// at least seq) against the CPU, bit for bit.
+void TrainKernelsTest::expectEmbeddingForward(const EmbeddingShape &s,
+                                              std::int64_t positions,
+                                              unsigned seed,
+                                              const std::string &what) {
+  const std::int64_t c = s.channels;
+  std::vector<std::int32_t> tokens = randomTokens(s.rows(), s.vocab, seed);
+  std::vector<float> wte = normals(s.vocab * c, dtype(), seed + 1);
+  std::vector<float> wpe = normals(positions * c, dtype(), seed + 2);
+  DeviceBuffer tokensDevice = deviceCopy("tokens", tokens);
+  DeviceBuffer wteDevice = deviceCopy("wte", wte, dtype());
+  DeviceBuffer wpeDevice = deviceCopy("wpe", wpe, dtype());
+  DeviceBuffer x = poisoned("x", s.rows() * c, dtype(), *stream);
+  kernels->embeddingForward(dtype(), tokensDevice.get(), wteDevice.get(),
+                            wpeDevice.get(), x.get(), s.batch, s.seq, c,
+                            *stream);
+  stream->synchronize();
+  std::vector<float> expected(static_cast<std::size_t>(s.rows() * c));
+  for (std::int64_t row = 0; row < s.rows(); ++row)
+    for (std::int64_t j = 0; j < c; ++j)
+      expected[row * c + j] = roundToDType(
+          wte[tokens[row] * c + j] + wpe[(row % s.seq) * c + j], dtype());
+  expectSame(hostCopy(x, dtype()), expected, label(what));
+}
 
-    std::vector<float> expected(static_cast<std::size_t>(s.rows() * c));
-    for (std::int64_t row = 0; row < s.rows(); ++row)
-      for (std::int64_t j = 0; j < c; ++j)
-        expected[row * c + j] = roundToDType(
-            wte[tokens[row] * c + j] + wpe[(row % s.seq) * c + j], dtype());
-    expectSame(hostCopy(x, dtype()), expected,
-               label("x, vocab " + std::to_string(s.vocab)));
-  }
+TEST_P(TrainKernelsTest, EmbeddingForward) {
+  for (const EmbeddingShape &s : kEmbeddingShapes)
+    expectEmbeddingForward(s, s.seq + kExtraPositions, 1,
+                           "x, vocab " + std::to_string(s.vocab));
 }
 
 /// embeddingBackward's outputs for one shape, from the same seeds each time.
@@ -399,24 +408,7 @@ TEST_P(TrainKernelsTest, MergeAndUnmergeHeads) {
 /// More rows than grid.y could hold (rows go in grid.x).
 TEST_P(TrainKernelsTest, RowKernelsTakeManyRows) {
   const EmbeddingShape s{7, 10001, 3, 5};
-  const std::int64_t c = s.channels;
-  std::vector<std::int32_t> tokens = randomTokens(s.rows(), s.vocab, 14);
-  std::vector<float> wte = normals(s.vocab * c, dtype(), 15);
-  std::vector<float> wpe = normals(s.seq * c, dtype(), 16);
-  DeviceBuffer tokensDevice = deviceCopy("tokens", tokens);
-  DeviceBuffer wteDevice = deviceCopy("wte", wte, dtype());
-  DeviceBuffer wpeDevice = deviceCopy("wpe", wpe, dtype());
-  DeviceBuffer x = poisoned("x", s.rows() * c, dtype(), *stream);
-  kernels->embeddingForward(dtype(), tokensDevice.get(), wteDevice.get(),
-                            wpeDevice.get(), x.get(), s.batch, s.seq, c,
-                            *stream);
-  stream->synchronize();
-  std::vector<float> expected(static_cast<std::size_t>(s.rows() * c));
-  for (std::int64_t row = 0; row < s.rows(); ++row)
-    for (std::int64_t j = 0; j < c; ++j)
-      expected[row * c + j] = roundToDType(
-          wte[tokens[row] * c + j] + wpe[(row % s.seq) * c + j], dtype());
-  expectSame(hostCopy(x, dtype()), expected, label("x"));
+  expectEmbeddingForward(s, s.seq, 14, "x");
 
   const HeadShape h{7, 10001, 1, 3};
   std::vector<float> y = normals(h.elements(), dtype(), 17);
