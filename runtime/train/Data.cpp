@@ -208,6 +208,12 @@ void fillRow(const std::uint8_t *window, std::int64_t seq, std::int32_t *tokens,
 
 } // namespace
 
+std::vector<std::uint8_t> tokenBytes(const std::vector<std::int32_t> &tokens) {
+  std::vector<std::uint8_t> bytes(tokens.size() * sizeof(std::int32_t));
+  std::memcpy(bytes.data(), tokens.data(), bytes.size());
+  return bytes;
+}
+
 BatchSampler::BatchSampler(const CorpusSplit &split, std::int64_t batch,
                            std::int64_t seq, std::uint64_t seed,
                            std::int64_t rank, std::int64_t worldSize)

@@ -242,6 +242,10 @@ std::size_t GptModel::activationBytes() const { return bytesHeld; }
 
 CUdeviceptr GptModel::losses() const { return work->losses.get(); }
 
+std::vector<float> GptModel::downloadLosses() const {
+  return decode(work->losses.download(), DType::F32);
+}
+
 CUdeviceptr GptModel::weight(std::int64_t offset) const {
   return weights + static_cast<CUdeviceptr>(offset) * dtypeBytes(dtype);
 }

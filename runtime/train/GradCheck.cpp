@@ -2,16 +2,15 @@
 
 #include "fa/train/GradCheck.h"
 
-#include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Nvtx.h"
 #include "fa/train/CpuGpt.h"
+#include "fa/train/Data.h"
 #include "fa/train/GptModel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <random>
 
 namespace fa::train {
@@ -46,19 +45,10 @@ std::vector<float> perturbedParameters(const ParameterLayout &layout,
   return values;
 }
 
-std::vector<float> downloadFloats(const DeviceBuffer &buffer) {
-  Bytes bytes = buffer.download();
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
-}
-
-DeviceBuffer uploadInts(const std::string &name,
-                        const std::vector<std::int32_t> &values) {
+DeviceBuffer uploadTokens(const std::string &name,
+                          const std::vector<std::int32_t> &values) {
   DeviceBuffer buffer(name, values.size() * sizeof(std::int32_t));
-  Bytes bytes(buffer.bytes());
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  buffer.upload(bytes);
+  buffer.upload(tokenBytes(values));
   return buffer;
 }
 
@@ -112,16 +102,14 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   DeviceBuffer grads("grad check gradients", n * sizeof(float));
   std::vector<float> initial =
       perturbedParameters(layout, config, options.seed);
-  Bytes initialBytes(master.bytes());
-  std::memcpy(initialBytes.data(), initial.data(), initialBytes.size());
-  master.upload(initialBytes);
+  master.upload(encode(initial, DType::F32));
   // NaN everywhere: a gradient the backward adds to instead of writing
   // (only wte's, after the tied head wrote it, may be) shows as NaN.
   grads.fill(0xFF, stream.get());
   trainKernels.castFromF32(options.dtype, master.get(), working.get(), n,
                            stream);
-  DeviceBuffer tokenBuffer = uploadInts("grad check tokens", tokens);
-  DeviceBuffer targetBuffer = uploadInts("grad check targets", targets);
+  DeviceBuffer tokenBuffer = uploadTokens("grad check tokens", tokens);
+  DeviceBuffer targetBuffer = uploadTokens("grad check targets", targets);
 
   GptModel model(config, options.batch, seq, options.dtype, kernels,
                  trainKernels, matmul, working.get(), grads.get());
@@ -131,14 +119,8 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
     model.backward(tokenBuffer.get(), stream);
     stream.synchronize();
   }
-  std::vector<float> gpuGrads = downloadFloats(grads);
-  Bytes lossBytes(rows * sizeof(float));
-  checkCu(
-      driver().cuMemcpyDtoH(lossBytes.data(), model.losses(), lossBytes.size()),
-      "downloading the grad check's losses");
-  std::vector<float> losses(rows);
-  std::memcpy(losses.data(), lossBytes.data(), lossBytes.size());
-  for (float loss : losses)
+  std::vector<float> gpuGrads = decode(grads.download(), DType::F32);
+  for (float loss : model.downloadLosses())
     result.gpuLoss += loss / static_cast<double>(rows);
 
   // The reference sees the parameters the GPU saw: rounded to the dtype.

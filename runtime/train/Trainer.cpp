@@ -32,17 +32,8 @@ DeviceBuffer f32Buffer(const std::string &name, std::int64_t elements) {
   return DeviceBuffer(name, static_cast<std::size_t>(elements) * sizeof(float));
 }
 
-void uploadFloats(DeviceBuffer &buffer, const float *values) {
-  Bytes bytes(buffer.bytes());
-  std::memcpy(bytes.data(), values, bytes.size());
-  buffer.upload(bytes);
-}
-
 std::vector<float> downloadFloats(const DeviceBuffer &buffer) {
-  Bytes bytes = buffer.download();
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), bytes.size());
-  return values;
+  return decode(buffer.download(), DType::F32);
 }
 
 /// 1 for the elements AdamW decays (matrices and embeddings), 0 elsewhere,
@@ -110,22 +101,11 @@ Trainer::Trainer(const TrainOptions &options, const Context &context,
   sampler =
       std::make_unique<BatchSampler>(data, options.batch, options.model.seq,
                                      options.seed, rank(), worldSize());
-  // Every rank computes the same initial weights from the seed and keeps
-  // its shard of them (all of them without ZeRO-1).
-  std::vector<float> initial =
-      initialParameters(layout, options.model, options.seed);
-  initial.resize(static_cast<std::size_t>(paddedSize), 0.0f);
-  uploadFloats(master, initial.data() + shardBegin());
+  // Every rank computes the same initial weights from the seed.
+  loadWeights(initialParameters(layout, options.model, options.seed));
   Bytes mask = decayMaskOf(layout, paddedSize);
   decayMask.upload(Bytes(mask.begin() + shardBegin(),
                          mask.begin() + shardBegin() + shardSize));
-  {
-    DeviceBuffer full = f32Buffer("initial weights", paddedSize);
-    uploadFloats(full, initial.data());
-    trainKernels.castFromF32(options.dtype, full.get(), working.get(),
-                             paddedSize, stream);
-    stream.synchronize();
-  }
   // Padding is never written by the model: zero gradients and moments keep
   // it (and AdamW's update of it) zero.
   grads.fill(0, stream.get());
@@ -168,23 +148,21 @@ void Trainer::waitForGpu(const std::string &what) {
 
 void Trainer::uploadBatch(const std::vector<std::int32_t> &hostTokens,
                           const std::vector<std::int32_t> &hostTargets) {
-  Bytes bytes(tokens.bytes());
-  std::memcpy(bytes.data(), hostTokens.data(), bytes.size());
-  tokens.upload(bytes);
-  std::memcpy(bytes.data(), hostTargets.data(), bytes.size());
-  targets.upload(bytes);
+  tokens.upload(tokenBytes(hostTokens));
+  targets.upload(tokenBytes(hostTargets));
 }
 
-/// The mean of the per-position losses (over every rank's rows), summed on
-/// the GPU in a fixed order; waits for the stream.
-double Trainer::meanLoss() {
+/// The mean of the last forward's per-position losses, summed on the GPU in
+/// a fixed order (with `overRanks`, averaged over every rank's rows too);
+/// waits for the stream.
+double Trainer::meanLoss(bool overRanks, const std::string &what) {
   CUdeviceptr lossSum = scalar(scalars, kLossSum);
   trainKernels.sum(model->losses(), lossSum, model->rows(), reduction.get(),
                    stream);
-  if (comm)
+  if (comm && overRanks)
     comm->allReduce(lossSum, lossSum, 1, DType::F32, ReduceOp::Average, stream,
-                    "the training loss");
-  waitForGpu("the training loss");
+                    what);
+  waitForGpu(what);
   return downloadFloats(scalars)[kLossSum] / static_cast<double>(model->rows());
 }
 
@@ -231,7 +209,7 @@ StepResult Trainer::step() {
   model->backward(tokens.get(), stream, ddp ? ddp->listener() : nullptr);
   averageGradients();
   optimizerStep(result.lr);
-  result.loss = meanLoss();
+  result.loss = meanLoss(true, "the training loss");
   result.gradNorm = std::sqrt(downloadFloats(scalars)[kGradNormSquared]);
   ++stepIndex;
   return result;
@@ -248,12 +226,7 @@ double Trainer::evaluate() {
     sampler->validationBatch(index, hostTokens, hostTargets);
     uploadBatch(hostTokens, hostTargets);
     model->forward(tokens.get(), targets.get(), false, stream);
-    CUdeviceptr lossSum = scalar(scalars, kLossSum);
-    trainKernels.sum(model->losses(), lossSum, model->rows(), reduction.get(),
-                     stream);
-    waitForGpu("a validation batch");
-    sums[0] +=
-        downloadFloats(scalars)[kLossSum] / static_cast<float>(model->rows());
+    sums[0] += static_cast<float>(meanLoss(false, "a validation batch"));
     sums[1] += 1;
   }
   if (!comm)
@@ -320,28 +293,37 @@ TrainState Trainer::state() {
   return state;
 }
 
+void Trainer::uploadShard(DeviceBuffer &buffer,
+                          const std::vector<float> &values) {
+  // The shard of the padded array: elements past the layout are zero.
+  std::vector<float> shard(static_cast<std::size_t>(shardSize), 0.0f);
+  const auto begin = std::min(values.size(), std::size_t(shardBegin()));
+  const auto end =
+      std::min(values.size(), std::size_t(shardBegin() + shardSize));
+  std::copy(values.begin() + begin, values.begin() + end, shard.begin());
+  buffer.upload(encode(shard, DType::F32));
+}
+
+void Trainer::loadWeights(const std::vector<float> &weights) {
+  uploadShard(master, weights);
+  std::vector<float> padded(weights);
+  padded.resize(static_cast<std::size_t>(paddedSize), 0.0f);
+  DeviceBuffer full = f32Buffer("weights to load", paddedSize);
+  full.upload(encode(padded, DType::F32));
+  trainKernels.castFromF32(options.dtype, full.get(), working.get(), paddedSize,
+                           stream);
+  stream.synchronize();
+}
+
 void Trainer::restore(const TrainState &state) {
   NvtxRange range{"restore the training state"};
   if (state.hyperparameters != hyperparameters())
     throw Error("the checkpoint was written by a run with other settings:\n"
                 "  checkpoint: " +
                 state.hyperparameters + "\n  this run:   " + hyperparameters());
-  // This rank's shard of each array (all of it without ZeRO-1), padded.
-  auto upload = [&](DeviceBuffer &buffer, const std::vector<float> &values) {
-    std::vector<float> padded(values);
-    padded.resize(static_cast<std::size_t>(paddedSize), 0.0f);
-    uploadFloats(buffer, padded.data() + shardBegin());
-  };
-  upload(master, state.parameters);
-  upload(adamM, state.adamM);
-  upload(adamV, state.adamV);
-  std::vector<float> full(state.parameters);
-  full.resize(static_cast<std::size_t>(paddedSize), 0.0f);
-  DeviceBuffer fullBuffer = f32Buffer("restored weights", paddedSize);
-  uploadFloats(fullBuffer, full.data());
-  trainKernels.castFromF32(options.dtype, fullBuffer.get(), working.get(),
-                           paddedSize, stream);
-  stream.synchronize();
+  loadWeights(state.parameters);
+  uploadShard(adamM, state.adamM);
+  uploadShard(adamV, state.adamV);
   stepIndex = state.step;
 }
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <set>
 
@@ -272,6 +274,19 @@ TEST(SamplerTest, RejectsTooShortTextAndBadArguments) {
                   "step -1 is negative");
   FA_EXPECT_ERROR(sampler.validationBatch(-1, tokens, targets),
                   "index -1 is negative");
+}
+
+} // namespace
+
+namespace {
+
+TEST(TokenBytesTest, AreTheTokensInMemoryOrder) {
+  const std::vector<std::int32_t> tokens = {0, 255, 65, 1 << 20};
+  std::vector<std::uint8_t> bytes = fa::train::tokenBytes(tokens);
+  ASSERT_EQ(bytes.size(), tokens.size() * 4);
+  std::vector<std::int32_t> back(tokens.size());
+  std::memcpy(back.data(), bytes.data(), bytes.size());
+  EXPECT_EQ(back, tokens);
 }
 
 } // namespace

@@ -58,6 +58,10 @@ struct CorpusSplit {
 /// enough is checked by BatchSampler, which knows the sequence length.
 CorpusSplit splitCorpus(const ByteCorpus &corpus, double valFraction);
 
+/// The bytes of an int32 token (or target) array, as DeviceBuffer::upload
+/// takes them.
+std::vector<std::uint8_t> tokenBytes(const std::vector<std::int32_t> &tokens);
+
 /// Training and validation batches of `batch` rows of `seq` tokens, as
 /// row-major [batch, seq] int32 arrays (tokens and targets each).
 ///

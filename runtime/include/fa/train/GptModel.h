@@ -80,6 +80,8 @@ public:
 
   /// f32 [batch * seq] per-position losses of the last forward.
   CUdeviceptr losses() const;
+  /// The same, copied to the host (waits for the copy).
+  std::vector<float> downloadLosses() const;
   /// The bytes of activations and workspaces the model holds.
   std::size_t activationBytes() const;
   std::int64_t rows() const { return batch * seq; }

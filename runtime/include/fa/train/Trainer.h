@@ -117,7 +117,13 @@ public:
 private:
   void uploadBatch(const std::vector<std::int32_t> &tokens,
                    const std::vector<std::int32_t> &targets);
-  double meanLoss();
+  double meanLoss(bool overRanks, const std::string &what);
+  /// This rank's part of the flat array `values` (layout size) into
+  /// `buffer` (shardSize elements; all of it without ZeRO-1).
+  void uploadShard(DeviceBuffer &buffer, const std::vector<float> &values);
+  /// The f32 master weights (this rank's shard) and the whole working copy
+  /// from the flat `weights`.
+  void loadWeights(const std::vector<float> &weights);
   void averageGradients();
   void optimizerStep(float lr);
   /// Waits for the stream; bounded by the communicator's timeout when there
