@@ -279,6 +279,7 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
       ->excludes(tuning)
       ->excludes(noTuning);
   addDeviceOptions(command, o);
+  addJsonOption(command, o);
 
   command->callback([&o] {
     bool fromFiles = !o.qPath.empty();

@@ -39,10 +39,13 @@ void addTimingOptions(CLI::App *command, GpuRunOptions &o,
 void addDeviceOptions(CLI::App *command, GpuRunOptions &o) {
   command->add_option("--device", o.device, "CUDA device ordinal")
       ->capture_default_str();
-  command->add_flag("--json", o.json, "Print one JSON object instead of text");
   command->add_flag("--skip-if-no-gpu", o.skipIfNoGpu,
                     "Exit with 77 (ctest's SKIPPED) instead of 1 when there is "
                     "no GPU");
+}
+
+void addJsonOption(CLI::App *command, GpuRunOptions &o) {
+  command->add_flag("--json", o.json, "Print one JSON object instead of text");
 }
 
 } // namespace fa

@@ -36,8 +36,10 @@ void addKernelsOption(CLI::App *command, GpuRunOptions &options);
 /// --warmup and --runs; `runsHelp` says what one timed run is.
 void addTimingOptions(CLI::App *command, GpuRunOptions &options,
                       const std::string &runsHelp);
-/// --device, --json and --skip-if-no-gpu.
+/// --device and --skip-if-no-gpu.
 void addDeviceOptions(CLI::App *command, GpuRunOptions &options);
+/// --json.
+void addJsonOption(CLI::App *command, GpuRunOptions &options);
 
 } // namespace fa
 

@@ -54,6 +54,7 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
                       "for f32, 3e-2 for bf16)");
   addKernelsOption(command, o.gpu);
   addDeviceOptions(command, o.gpu);
+  addJsonOption(command, o.gpu);
   return command;
 }
 

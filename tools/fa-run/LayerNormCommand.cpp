@@ -180,6 +180,7 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
   addTimingOptions(command, o, "Timed runs of each pass");
   addKernelsOption(command, o);
   addDeviceOptions(command, o);
+  addJsonOption(command, o);
 
   command->callback([&o, rows, cols] {
     bool fromFiles = !o.xPath.empty();

@@ -337,11 +337,7 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
                       "The GPU's dense peak for MFU (default: the datasheet "
                       "value of H100/H200)");
   addKernelsOption(command, o.gpu);
-  command->add_option("--device", o.gpu.device, "CUDA device ordinal")
-      ->capture_default_str();
-  command->add_flag("--skip-if-no-gpu", o.gpu.skipIfNoGpu,
-                    "Exit with 77 (ctest's SKIPPED) instead of 1 when there "
-                    "is no GPU");
+  addDeviceOptions(command, o.gpu);
   return command;
 }
 

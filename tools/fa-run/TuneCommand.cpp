@@ -228,6 +228,7 @@ CLI::App *addTuneCommand(CLI::App &app, TuneOptions &o) {
       ->check(CLI::IsMember({"causal", "non-causal"}));
   addTimingOptions(command, o, "Timed runs per candidate and class");
   addDeviceOptions(command, o);
+  addJsonOption(command, o);
   return command;
 }
 
