@@ -8,19 +8,18 @@ set -uo pipefail
 fa_run=$1 work=$2
 shift 2
 rm -rf "$work" && mkdir -p "$work"
-train() { # train NAME OPTIONS...
+test_name=ddp_world_of_one_test
+source "$(dirname "$0")/train_runs.sh"
+# Each run: 8 steps, logged one by one into NAME.jsonl.
+run() {
   local name=$1
   shift
-  "$fa_run" train --steps 8 --log-every 1 --eval-every 8 --skip-if-no-gpu \
-    --log "$work/$name.jsonl" "$@" > "$work/$name.txt" 2>&1
-  local status=$?
-  [ "$status" = 77 ] && { cat "$work/$name.txt"; exit 77; }
-  [ "$status" = 0 ] || { cat "$work/$name.txt"; echo "ddp_world_of_one_test: run '$name' failed" >&2; exit 1; }
+  train "$name" --steps 8 --log-every 1 --eval-every 8 --log "$work/$name.jsonl" "$@"
 }
-train single "$@"
+run single "$@"
 for mode in naive flat overlap zero1; do
   # Small buckets, so that overlap starts several during the backward.
-  train "$mode" "$@" --ddp "$mode" --bucket-mb 0.25
+  run "$mode" "$@" --ddp "$mode" --bucket-mb 0.25
   if ! cmp -s "$work/single.jsonl" "$work/$mode.jsonl"; then
     echo "--ddp $mode on a world of one differs from the single-process run:" >&2
     diff "$work/single.jsonl" "$work/$mode.jsonl" >&2

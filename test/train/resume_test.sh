@@ -11,19 +11,13 @@ fa_run=$1 work=$2
 shift 2
 steps=12 half=6
 rm -rf "$work" && mkdir -p "$work"
-train() { # train NAME OPTIONS...: one fa-run train, its output in NAME.txt
-  local name=$1
-  shift
-  "$fa_run" train --steps "$steps" --log-every 1 --eval-every "$steps" \
-    --skip-if-no-gpu "$@" > "$work/$name.txt" 2>&1
-  local status=$?
-  [ "$status" = 77 ] && { cat "$work/$name.txt"; exit 77; }
-  [ "$status" = 0 ] || { cat "$work/$name.txt"; echo "resume_test: run '$name' failed" >&2; exit 1; }
-}
+test_name=resume_test
+source "$(dirname "$0")/train_runs.sh"
+schedule=(--steps "$steps" --log-every 1 --eval-every "$steps")
 
-train full "$@" --log "$work/full.jsonl"
-train first "$@" --log "$work/resumed.jsonl" --checkpoint "$work/run.ckpt" --stop-at "$half"
-train second "$@" --log "$work/resumed.jsonl" --checkpoint "$work/run.ckpt" --resume
+train full "${schedule[@]}" "$@" --log "$work/full.jsonl"
+train first "${schedule[@]}" "$@" --log "$work/resumed.jsonl" --checkpoint "$work/run.ckpt" --stop-at "$half"
+train second "${schedule[@]}" "$@" --log "$work/resumed.jsonl" --checkpoint "$work/run.ckpt" --resume
 grep -q "resumed at step $half" "$work/second.txt" || { cat "$work/second.txt"; exit 1; }
 
 python3 - "$work/full.jsonl" "$work/resumed.jsonl" "$steps" <<'PY'
