@@ -163,7 +163,8 @@ double Trainer::meanLoss(bool overRanks, const std::string &what) {
     comm->allReduce(lossSum, lossSum, 1, DType::F32, ReduceOp::Average, stream,
                     what);
   waitForGpu(what);
-  return downloadFloats(scalars)[kLossSum] / static_cast<double>(model->rows());
+  hostScalars = downloadFloats(scalars);
+  return hostScalars[kLossSum] / static_cast<double>(model->rows());
 }
 
 /// DDP: the gradients averaged over the ranks in place; ZeRO-1: this rank's
@@ -210,7 +211,8 @@ StepResult Trainer::step() {
   averageGradients();
   optimizerStep(result.lr);
   result.loss = meanLoss(true, "the training loss");
-  result.gradNorm = std::sqrt(downloadFloats(scalars)[kGradNormSquared]);
+  // meanLoss downloaded every step scalar, the gradient norm's too.
+  result.gradNorm = std::sqrt(hostScalars[kGradNormSquared]);
   ++stepIndex;
   return result;
 }

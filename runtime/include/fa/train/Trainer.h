@@ -117,6 +117,7 @@ public:
 private:
   void uploadBatch(const std::vector<std::int32_t> &tokens,
                    const std::vector<std::int32_t> &targets);
+  /// Also copies every step scalar to hostScalars.
   double meanLoss(bool overRanks, const std::string &what);
   /// This rank's part of the flat array `values` (layout size) into
   /// `buffer` (shardSize elements; all of it without ZeRO-1).
@@ -157,6 +158,7 @@ private:
   std::unique_ptr<DdpSync> ddp;
   std::int64_t stepIndex = 0;
   std::vector<std::int32_t> hostTokens, hostTargets;
+  std::vector<float> hostScalars; // The step scalars, as meanLoss read them.
 };
 
 } // namespace fa::train
