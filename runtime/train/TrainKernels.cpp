@@ -148,8 +148,7 @@ void TrainKernels::embeddingBackward(DType dtype, CUdeviceptr tokens,
     launch(module, wteEntry, blocks(what, vocab, chunks), args, stream);
   }
   if (seq > 0) {
-    int overwrite = 0; // Only the tied head shares a gradient (wte's).
-    void *args[] = {&dx, &dwpe, &batch, &seq, &channels, &overwrite};
+    void *args[] = {&dx, &dwpe, &batch, &seq, &channels};
     launch(module, wpeEntry, blocks(what, seq, chunks), args, stream);
   }
 }

@@ -141,12 +141,11 @@ __device__ void embeddingBackwardWte(const int *tokens, const T *dx,
     storeGradient(&dwte[vocabRow * channels + c], sum, accumulate);
 }
 
-/// dwpe[t, c] (+)= sum over b = 0 .. batch-1 of dx[b, t, c]; block =
-/// (t, channel chunk).
+/// dwpe[t, c] = sum over b = 0 .. batch-1 of dx[b, t, c] (overwritten: no
+/// other gradient shares wpe); block = (t, channel chunk).
 template <typename T>
 __device__ void embeddingBackwardWpe(const T *dx, float *dwpe, long long batch,
-                                     long long seq, long long channels,
-                                     int accumulate) {
+                                     long long seq, long long channels) {
   const long long t = blockIdx.x;
   const long long c = chunkChannel();
   if (c >= channels)
@@ -154,7 +153,7 @@ __device__ void embeddingBackwardWpe(const T *dx, float *dwpe, long long batch,
   float sum = 0;
   for (long long b = 0; b < batch; ++b)
     sum += toFloat(dx[(b * seq + t) * channels + c]);
-  storeGradient(&dwpe[t * channels + c], sum, accumulate);
+  dwpe[t * channels + c] = sum;
 }
 
 // --- Heads ------------------------------------------------------------------
@@ -400,8 +399,8 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
   }                                                                            \
   extern "C" __global__ void embedding_backward_wpe_##suffix(                  \
       const T *dx, float *dwpe, long long batch, long long seq,                \
-      long long channels, int accumulate) {                                    \
-    embeddingBackwardWpe(dx, dwpe, batch, seq, channels, accumulate);          \
+      long long channels) {                                                    \
+    embeddingBackwardWpe(dx, dwpe, batch, seq, channels);                      \
   }                                                                            \
   extern "C" __global__ void unpack_heads_##suffix(                            \
       const T *packed, T *part0, T *part1, T *part2, long long seq,            \
