@@ -77,8 +77,8 @@ int64_t rowBlocksOfRows(Type share) {
 
 /// Where this lane sits in the accumulator layout.
 struct Lane {
-  Value threadId; // in the block
-  Value warpRow0; // 16 * M * warp: the warp's first row
+  Value threadId;   // in the block
+  Value warpRow0;   // 16 * M * warp: the warp's first row
   Value rowInTile;  // warpRow0 + lane / 4: the lane's first row
   Value pairColumn; // 2 * (lane % 4): the lane's first column in a block
   Value laneId;
@@ -92,16 +92,18 @@ Value index(ImplicitLocOpBuilder &b, int64_t v) {
 Lane laneOf(ImplicitLocOpBuilder &b, int64_t rowBlocks) {
   Lane lane;
   lane.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  lane.laneId = arith::RemUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
-  Value warp = arith::DivUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
+  lane.laneId =
+      arith::RemUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
+  Value warp =
+      arith::DivUIOp::create(b, lane.threadId, index(b, kThreadsPerWarp));
   Value quad = arith::RemUIOp::create(b, lane.laneId, index(b, 4));
   lane.warpRow0 =
       arith::MulIOp::create(b, warp, index(b, rowBlocks * kMmaRows));
   lane.rowInTile = arith::AddIOp::create(
       b, lane.warpRow0, arith::DivUIOp::create(b, lane.laneId, index(b, 4)));
   lane.pairColumn = arith::MulIOp::create(b, quad, index(b, 2));
-  lane.isFirstOfRow = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad,
-                                            index(b, 0));
+  lane.isFirstOfRow =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, index(b, 0));
   return lane;
 }
 
@@ -188,8 +190,7 @@ Value swizzledElementColumn(ImplicitLocOpBuilder &b, Value row, Value col,
   Value perChunk = index(b, chunkElems(element));
   return arith::AddIOp::create(
       b,
-      swizzledColumn(b, row, arith::DivUIOp::create(b, col, perChunk),
-                     element),
+      swizzledColumn(b, row, arith::DivUIOp::create(b, col, perChunk), element),
       arith::RemUIOp::create(b, col, perChunk));
 }
 
@@ -205,8 +206,8 @@ Value loadRowSegment(ImplicitLocOpBuilder &b, Value buffer, Value batch,
   Value safeRow = arith::MinUIOp::create(b, row, lastRow);
   Value segment = alignedLoad(b, segmentType, buffer,
                               ValueRange{batch, head, safeRow, col});
-  Value zero = splatConstant(b, segmentType,
-                             b.getFloatAttr(type.getElementType(), 0.0));
+  Value zero =
+      splatConstant(b, segmentType, b.getFloatAttr(type.getElementType(), 0.0));
   return arith::SelectOp::create(b, valid, segment, zero);
 }
 
@@ -220,8 +221,8 @@ struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
   LogicalResult
   matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = dyn_cast<VectorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        dyn_cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     auto value = dyn_cast<SplatElementsAttr>(op.getValue());
     if (!type || !value)
       return rewriter.notifyMatchFailure(op, "only splat tiles are supported");
@@ -234,8 +235,7 @@ struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
 
 /// Row reduction: combine the lane's values of each of its two rows, then
 /// across the four lanes that share the row (xor 1, xor 2), then with `acc`.
-struct ConvertRowReduction
-    : OpConversionPattern<vector::MultiDimReductionOp> {
+struct ConvertRowReduction : OpConversionPattern<vector::MultiDimReductionOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(vector::MultiDimReductionOp op, OpAdaptor adaptor,
@@ -405,8 +405,7 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
               threshold(arith::SubIOp::create(b, row0, col0))));
     }
     Value negInf = splatConstant(
-        b, type,
-        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+        b, type, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, masked, negInf,
                                                  adaptor.getScores());
     return success();
@@ -427,8 +426,8 @@ struct ConvertLoadTile : OpConversionPattern<LoadTileOp> {
         rowBlocksOf(type, op.getResult().getType().getDimSize(1));
     int64_t blocks = type.getDimSize(0) / rowBlocks;
     Lane lane = laneOf(b, rowBlocks);
-    Value result = splatConstant(
-        b, type, b.getFloatAttr(type.getElementType(), 0.0));
+    Value result =
+        splatConstant(b, type, b.getFloatAttr(type.getElementType(), 0.0));
     for (int64_t m = 0; m < rowBlocks; ++m) {
       Value rows[2] = {laneRow(b, lane, adaptor.getRow(), m, 0),
                        laneRow(b, lane, adaptor.getRow(), m, 1)};
@@ -463,38 +462,63 @@ FailureOr<ChunkedCopy> chunkedCopy(Operation *op, MemRefType dest,
   int64_t chunksPerRow = dest.getDimSize(1) / perChunk;
   int64_t chunks = dest.getDimSize(0) * chunksPerRow;
   if (chunks % numThreads != 0)
-    return op->emitOpError() << "cannot split " << chunks
-                             << " 16-byte chunks evenly over " << numThreads
-                             << " threads";
+    return op->emitOpError()
+           << "cannot split " << chunks << " 16-byte chunks evenly over "
+           << numThreads << " threads";
   return ChunkedCopy{perChunk, chunksPerRow, chunks / numThreads};
 }
 
-/// Calls `copyChunk(tileRow, chunkCol, sourceRow, sourceCol)` for each chunk
-/// this thread copies.
+/// Calls `copyChunk(view, viewRow, viewCol, sourceRow, sourceCol)` for each
+/// chunk this thread copies: the chunk sits at (viewRow, viewCol) of `view`,
+/// `tile` or a view of some of its rows, `viewCol` already swizzled.
 template <typename Adaptor>
-void forEachChunk(ImplicitLocOpBuilder &b, const ChunkedCopy &copy,
-                  int64_t numThreads, Adaptor adaptor,
-                  function_ref<void(Value, Value, Value, Value)> copyChunk) {
+void forEachChunk(
+    ImplicitLocOpBuilder &b, const ChunkedCopy &copy, int64_t numThreads,
+    Value tile, Adaptor adaptor,
+    function_ref<void(Value, Value, Value, Value, Value)> copyChunk) {
+  auto tileType = cast<MemRefType>(tile.getType());
+  Type element = tileType.getElementType();
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   // When the block covers whole rows per step, thread t's chunks share one
   // column and sit a constant number of rows apart: two lane values and
   // constant offsets (immediates), instead of a row and a column per chunk,
   // which stayed live wherever copies of the same shape were CSE'd.
+  int64_t rowsPerStep = numThreads / copy.chunksPerRow;
   bool wholeRows = numThreads % copy.chunksPerRow == 0;
   Value firstRow = arith::DivUIOp::create(b, tid, index(b, copy.chunksPerRow));
   Value firstCol = arith::RemUIOp::create(b, tid, index(b, copy.chunksPerRow));
+  // When the step is also a multiple of the swizzle period, every chunk has
+  // the first one's swizzle phase: chunk i is (firstRow, one swizzled column)
+  // of a view starting i steps down, whose constant offset becomes the
+  // instruction's immediate. Indexing the tile at firstRow + i x step instead
+  // left LLVM one 64-bit shared address per chunk, live across the loop.
+  if (wholeRows && rowsPerStep % kSwizzleRows == 0) {
+    Value viewCol = swizzledColumn(b, firstRow, firstCol, element);
+    for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
+      int64_t rowOffset = i * rowsPerStep;
+      Value view = memref::SubViewOp::create(
+          b, tile, ArrayRef<int64_t>{rowOffset, 0},
+          ArrayRef<int64_t>{rowsPerStep, tileType.getDimSize(1)},
+          ArrayRef<int64_t>{1, 1});
+      Value tileRow = arith::AddIOp::create(b, firstRow, index(b, rowOffset));
+      copyChunk(view, firstRow, viewCol,
+                arith::AddIOp::create(b, adaptor.getRow(), tileRow),
+                arith::MulIOp::create(b, firstCol, index(b, copy.perChunk)));
+    }
+    return;
+  }
   for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
     Value row, chunkCol;
     if (wholeRows) {
-      row = arith::AddIOp::create(
-          b, firstRow, index(b, i * (numThreads / copy.chunksPerRow)));
+      row = arith::AddIOp::create(b, firstRow, index(b, i * rowsPerStep));
       chunkCol = firstCol;
     } else {
       Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
       row = arith::DivUIOp::create(b, chunk, index(b, copy.chunksPerRow));
       chunkCol = arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
     }
-    copyChunk(row, chunkCol, arith::AddIOp::create(b, adaptor.getRow(), row),
+    copyChunk(tile, row, swizzledColumn(b, row, chunkCol, element),
+              arith::AddIOp::create(b, adaptor.getRow(), row),
               arith::MulIOp::create(b, chunkCol, index(b, copy.perChunk)));
   }
 }
@@ -516,16 +540,14 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
       return failure();
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     gpu::BarrierOp::create(b);
-    forEachChunk(b, *copy, numThreads, adaptor,
-                 [&](Value row, Value chunkCol, Value srcRow, Value srcCol) {
-                   Value data = loadRowSegment(
-                       b, adaptor.getSource(), adaptor.getBatch(),
-                       adaptor.getHead(), srcRow, srcCol, copy->perChunk);
-                   vector::StoreOp::create(
-                       b, data, adaptor.getDest(),
-                       ValueRange{row, swizzledColumn(b, row, chunkCol,
-                                                      dest.getElementType())});
-                 });
+    forEachChunk(
+        b, *copy, numThreads, adaptor.getDest(), adaptor,
+        [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
+          Value data =
+              loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
+                             adaptor.getHead(), srcRow, srcCol, copy->perChunk);
+          vector::StoreOp::create(b, data, view, ValueRange{row, col});
+        });
     gpu::BarrierOp::create(b);
     rewriter.eraseOp(op);
     return success();
@@ -554,21 +576,16 @@ struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
     Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
     Value full = index(b, copy->perChunk), none = index(b, 0);
     forEachChunk(
-        b, *copy, numThreads, adaptor,
-        [&](Value row, Value chunkCol, Value srcRow, Value srcCol) {
+        b, *copy, numThreads, adaptor.getDest(), adaptor,
+        [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
           Value valid =
               arith::CmpIOp::create(b, arith::CmpIPredicate::ult, srcRow, seq);
           nvgpu::DeviceAsyncCopyOp::create(
-              b, adaptor.getDest(),
-              ValueRange{row,
-                         swizzledColumn(b, row, chunkCol,
-                                        dest.getElementType())},
-              source,
+              b, view, ValueRange{row, col}, source,
               ValueRange{adaptor.getBatch(), adaptor.getHead(),
                          arith::MinUIOp::create(b, srcRow, lastRow), srcCol},
               b.getIndexAttr(copy->perChunk),
-              arith::SelectOp::create(b, valid, full, none),
-              b.getUnitAttr());
+              arith::SelectOp::create(b, valid, full, none), b.getUnitAttr());
         });
     NVVM::CpAsyncCommitGroupOp::create(b);
     rewriter.eraseOp(op);
@@ -593,8 +610,8 @@ struct ConvertWaitTiles : OpConversionPattern<WaitTilesOp> {
 
 /// Issues one mma.sync into 8-column block `block` of the accumulator.
 Value mmaIntoBlock(ImplicitLocOpBuilder &b, NVVM::MMATypes ptxType,
-                   int64_t kSize, ValueRange aRegs, ValueRange bRegs,
-                   Value acc, int64_t block) {
+                   int64_t kSize, ValueRange aRegs, ValueRange bRegs, Value acc,
+                   int64_t block) {
   Type f32 = b.getF32Type();
   Value accBlock = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{block});
   SmallVector<Value> cRegs;
@@ -603,12 +620,12 @@ Value mmaIntoBlock(ImplicitLocOpBuilder &b, NVVM::MMATypes ptxType,
         vector::ExtractOp::create(b, accBlock, ArrayRef<int64_t>{v}));
   auto resultType =
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  Value result = NVVM::MmaOp::create(
-      b, b.getLoc(), resultType, aRegs, bRegs, cRegs, {16, 8, kSize},
-      std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
+  Value result =
+      NVVM::MmaOp::create(b, b.getLoc(), resultType, aRegs, bRegs, cRegs,
+                          {16, 8, kSize}, std::nullopt, std::nullopt,
+                          std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                         NVVM::MMALayout::col});
   SmallVector<Value> values;
   for (int64_t v = 0; v < kValuesPerBlock; ++v)
     values.push_back(LLVM::ExtractValueOp::create(b, result, v));
@@ -674,6 +691,20 @@ private:
     Value rowsByHigh = arith::AddIOp::create(
         b, rowInMatrix, arith::MulIOp::create(b, matrixHigh, index(b, 8)));
 
+    // A staged in shared memory is read through a view of the warp's rows:
+    // the lane's addresses are then the view's base plus lane-dependent and
+    // constant parts, which LLVM folds into four address registers and
+    // immediates. Indexed at warpRow0 + row instead, every (k step, row
+    // block) kept its own address register.
+    Value aWarpRows;
+    if (auto aTile = dyn_cast<MemRefType>(adaptor.getA().getType())) {
+      SmallVector<OpFoldResult> offsets = {lane.warpRow0, b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rowBlocks * kMmaRows),
+                                         b.getIndexAttr(aTile.getDimSize(1))};
+      SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+      aWarpRows =
+          memref::SubViewOp::create(b, adaptor.getA(), offsets, sizes, strides);
+    }
     Value acc = adaptor.getAcc();
     for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
       SmallVector<SmallVector<Value>> aRegs;
@@ -685,9 +716,9 @@ private:
         }
         // A staged [M][K]: matrices (m, k), (m+8, k), (m, k+8), (m+8, k+8)
         // are exactly the registers a0..a3 of m16n8k16.
-        Value fragments = loadFragments(
-            adaptor.getA(), arith::AddIOp::create(b, lane.warpRow0, rowsByLow),
-            kMmaRows * m, matrixHigh, 2 * kStep, /*transpose=*/false);
+        Value fragments =
+            loadFragments(aWarpRows, rowsByLow, kMmaRows * m, matrixHigh,
+                          2 * kStep, /*transpose=*/false);
         SmallVector<Value> regs;
         for (int64_t r = 0; r < 4; ++r)
           regs.push_back(packPair(
@@ -709,10 +740,10 @@ private:
         for (int64_t half = 0; half < 2; ++half) {
           SmallVector<Value> bRegs;
           for (int64_t r = 0; r < 2; ++r)
-            bRegs.push_back(packPair(
-                b, element,
-                vector::ExtractOp::create(b, fragments,
-                                          ArrayRef<int64_t>{2 * half + r})));
+            bRegs.push_back(
+                packPair(b, element,
+                         vector::ExtractOp::create(
+                             b, fragments, ArrayRef<int64_t>{2 * half + r})));
           for (int64_t m = 0; m < rowBlocks; ++m)
             acc = mmaIntoBlock(b, ptxType, 16, aRegs[m], bRegs, acc,
                                m * accBlocks + 2 * nPair + half);
@@ -745,11 +776,11 @@ private:
     SmallVector<Value> regs;
     for (Value block : {low, high})
       for (int64_t h = 0; h < 2; ++h)
-        regs.push_back(packPair(
-            b, element,
-            vector::ExtractStridedSliceOp::create(
-                b, block, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2},
-                ArrayRef<int64_t>{1})));
+        regs.push_back(
+            packPair(b, element,
+                     vector::ExtractStridedSliceOp::create(
+                         b, block, ArrayRef<int64_t>{2 * h},
+                         ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1})));
     return regs;
   }
 
@@ -777,7 +808,8 @@ private:
     auto loadB = [&](Value kk, Value nn) -> Value {
       Value row = transposeB ? nn : kk, col = transposeB ? kk : nn;
       return memref::LoadOp::create(
-          b, bTile, ValueRange{row, swizzledElementColumn(b, row, col, element)});
+          b, bTile,
+          ValueRange{row, swizzledElementColumn(b, row, col, element)});
     };
 
     // The tensor cores truncate while they accumulate; a long chain of
@@ -918,12 +950,9 @@ struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
     auto chunkType =
         VectorType::get({copy->perChunk}, stagingType.getElementType());
     forEachChunk(
-        b, *copy, numThreads, adaptor,
-        [&](Value row, Value chunkCol, Value destRow, Value destCol) {
-          Value chunk = alignedLoad(
-              b, chunkType, staging,
-              ValueRange{row, swizzledColumn(b, row, chunkCol,
-                                             stagingType.getElementType())});
+        b, *copy, numThreads, staging, adaptor,
+        [&](Value view, Value row, Value col, Value destRow, Value destCol) {
+          Value chunk = alignedLoad(b, chunkType, view, ValueRange{row, col});
           Value inside =
               arith::CmpIOp::create(b, arith::CmpIPredicate::ult, destRow, seq);
           auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);

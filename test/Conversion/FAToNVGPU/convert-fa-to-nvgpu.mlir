@@ -5,8 +5,11 @@
 // size of 8 or 0 (zero fill past the sequence end), one commit per tile; a
 // wait is wait_group 0 then a barrier.
 // ASYNC-LABEL: gpu.func @attn
+// Each thread's chunks sit 16 rows apart at one swizzled column: chunk i
+// goes to the thread's row of a view starting 16 i rows down (an immediate).
+// ASYNC: memref.subview %{{.*}}[16, 0] [16, 64] [1, 1] : memref<64x64xbf16, #gpu.address_space<workgroup>> to memref<16x64xbf16, strided<[64, 1], offset: 1024>, #gpu.address_space<workgroup>>
 // ASYNC: %[[SRC:.*]] = arith.select %{{.*}}, %c8, %c0 : index
-// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], 8, %[[SRC]] {bypassL1} : memref<?x?x?x64xbf16> to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// ASYNC: nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}, %{{.*}}], 8, %[[SRC]] {bypassL1} : memref<?x?x?x64xbf16> to memref<16x64xbf16, strided<[64, 1], offset: 1024>, #gpu.address_space<workgroup>>
 // ASYNC: nvvm.cp.async.commit.group
 // ASYNC: scf.for
 // ASYNC: nvvm.cp.async.wait.group 0
@@ -23,7 +26,7 @@
 // CHECK-NOT: fa.wait_tiles
 // CHECK: scf.for {{.*}} -> (vector<2xf32>, vector<2xf32>, vector<8x4xf32>)
 // CHECK: gpu.barrier
-// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x64xbf16, strided<[64, 1]>, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: gpu.barrier
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x64xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>

@@ -3,12 +3,14 @@
 // block_m = 128 on 4 warps: each warp owns two 16-row blocks. A lane's share
 // of a 128x64 tile is 2 x 8 blocks of 4 values, row vectors 4 values. The
 // query tile sits in shared memory and is read with (untransposed) ldmatrix
-// as the A operand, one per row block and k step; each K fragment then feeds
+// as the A operand, through a view of the warp's 32 rows, one per row block
+// and k step; each K fragment then feeds
 // one mma.sync per row block (the two products below share B registers).
 // CHECK-LABEL: gpu.func @two_row_blocks
 // CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<16x4xf32>)
-// CHECK: nvgpu.ldmatrix %[[QB:arg[0-9]+]][%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<128x64xbf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.ldmatrix %[[QB]][%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QW:.*]] = memref.subview %{{.*}}[%{{.*}}, 0] [32, 64] [1, 1] : memref<128x64xbf16, #gpu.address_space<workgroup>> to memref<32x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.ldmatrix %[[QW]][%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<32x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.ldmatrix %[[QW]][%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<32x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mma.sync A[%[[A0:[0-9]+]], {{.*}}]  B[%[[B0:[0-9]+]], %[[B1:[0-9]+]]]
 // CHECK-NOT: nvgpu.ldmatrix

@@ -10,7 +10,8 @@
 // CHECK: gpu.barrier
 // CHECK-COUNT-16: vector.store %{{.*}}, %[[OB]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK-NEXT: gpu.barrier
-// CHECK: %[[CHUNK:.*]] = vector.load %[[OB]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: %[[VIEW:.*]] = memref.subview %[[OB]][16, 0] [16, 64] [1, 1]
+// CHECK: %[[CHUNK:.*]] = vector.load %[[VIEW]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<16x64xbf16, strided<[64, 1], offset: 1024>, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: scf.if
 // CHECK-NEXT: vector.store %[[CHUNK]], %arg3[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x64xbf16>, vector<8xbf16>
 func.func @staged(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
