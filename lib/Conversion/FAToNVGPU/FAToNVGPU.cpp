@@ -25,6 +25,7 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 
 #include "../ElementwiseConversion.h"
+#include "WarpgroupMma.h"
 
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -45,6 +46,9 @@ constexpr int64_t kColsPerBlock = 8; // columns of one n8 accumulator block
 constexpr int64_t kValuesPerBlock = 4;
 constexpr int64_t kChunkBytes = 16; // one vectorised access, one swizzle unit
 constexpr int64_t kSwizzleRows = 8;
+/// The leading byte offset wgmma ignores for swizzled K-major operands (and,
+/// with one 64-column atom, for MN-major ones): one 16-byte unit.
+constexpr int64_t kDescriptorUnitBytes = 16;
 
 /// Maps tile types to a lane's share of them (see the file comment).
 class TileTypeConverter : public TypeConverter {
@@ -449,6 +453,17 @@ struct ConvertLoadTile : OpConversionPattern<LoadTileOp> {
   }
 };
 
+/// wgmma reads shared memory through the async proxy: this thread's writes
+/// to shared tiles become visible to it (once everyone passed the barrier
+/// that follows).
+void fenceForAsyncProxy(ImplicitLocOpBuilder &b) {
+  NVVM::FenceProxyOp::create(
+      b,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 /// How the block splits a copy of a `rows x cols` shared tile into 16-byte
 /// chunks: thread t copies chunks t, t + threads, ... (consecutive threads
 /// take consecutive chunks of a row, so global reads coalesce).
@@ -528,8 +543,9 @@ void forEachChunk(
 /// every chunk is visible to every warp after it.
 struct ConvertStageTile : OpConversionPattern<StageTileOp> {
   ConvertStageTile(const TypeConverter &converter, MLIRContext *context,
-                   int64_t numThreads)
-      : OpConversionPattern(converter, context), numThreads(numThreads) {}
+                   int64_t numThreads, bool warpgroupMma)
+      : OpConversionPattern(converter, context), numThreads(numThreads),
+        warpgroupMma(warpgroupMma) {}
 
   LogicalResult
   matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
@@ -548,12 +564,15 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
                              adaptor.getHead(), srcRow, srcCol, copy->perChunk);
           vector::StoreOp::create(b, data, view, ValueRange{row, col});
         });
+    if (warpgroupMma)
+      fenceForAsyncProxy(b);
     gpu::BarrierOp::create(b);
     rewriter.eraseOp(op);
     return success();
   }
 
   int64_t numThreads;
+  bool warpgroupMma;
 };
 
 /// cp.async of each 16-byte chunk, rows past the sequence end zero-filled
@@ -597,15 +616,22 @@ struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
 
 /// All of this thread's copies landed, then everyone's (a barrier).
 struct ConvertWaitTiles : OpConversionPattern<WaitTilesOp> {
-  using OpConversionPattern::OpConversionPattern;
+  ConvertWaitTiles(const TypeConverter &converter, MLIRContext *context,
+                   bool warpgroupMma)
+      : OpConversionPattern(converter, context), warpgroupMma(warpgroupMma) {}
+
   LogicalResult
   matchAndRewrite(WaitTilesOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    if (warpgroupMma)
+      fenceForAsyncProxy(b);
     rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
     return success();
   }
+
+  bool warpgroupMma;
 };
 
 /// Issues one mma.sync into 8-column block `block` of the accumulator.
@@ -638,20 +664,105 @@ Value mmaIntoBlock(ImplicitLocOpBuilder &b, NVVM::MMATypes ptxType,
 /// stored `[K][N]` or, with transpose_b, as `[N][K]` (so q @ k^T reads K as
 /// staged).
 struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
-  using OpConversionPattern::OpConversionPattern;
+  ConvertTileMatmul(const TypeConverter &converter, MLIRContext *context,
+                    bool warpgroupMma)
+      : OpConversionPattern(converter, context), warpgroupMma(warpgroupMma) {}
 
   LogicalResult
   matchAndRewrite(TileMatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value result = getElementTypeOrSelf(op.getA().getType()).isF32()
-                       ? lowerSplitTF32(b, op, adaptor)
-                       : lowerHalf(b, op, adaptor);
+    Value result;
+    if (getElementTypeOrSelf(op.getA().getType()).isF32())
+      result = lowerSplitTF32(b, op, adaptor);
+    else if (warpgroupMma)
+      result = lowerWarpgroup(b, op, adaptor);
+    else
+      result = lowerHalf(b, op, adaptor);
     rewriter.replaceOp(op, result);
     return success();
   }
 
 private:
+  bool warpgroupMma;
+
+  /// f16/bf16 on Hopper warpgroup MMAs: each 4-warp group multiplies its 64
+  /// rows of A by all of B, one wgmma per 16-wide k step. The accumulator
+  /// layout of m64nNk16 is the m16n8 layout of each warp's 16 rows repeated
+  /// over N / 8 column blocks, i.e. the lane's share as it is; a register A
+  /// (the probabilities) is the m16n8k16 A fragment per warp, as for
+  /// mma.sync. Shared tiles have 128-byte rows whose 16-byte chunks are
+  /// swizzled by row % 8, which is wgmma's 128-byte swizzle: A and a
+  /// transposed B (stored [N][K]) are K-major, a k step 32 bytes further
+  /// along the rows; an untransposed B (stored [K][N]) is MN-major, a k step
+  /// 16 rows further down.
+  static Value lowerWarpgroup(ImplicitLocOpBuilder &b, TileMatmulOp op,
+                              OpAdaptor adaptor) {
+    auto aType = cast<ShapedType>(op.getA().getType());
+    Type element = aType.getElementType();
+    int64_t k = aType.getDimSize(1);
+    int64_t n = op.getAcc().getType().getDimSize(1);
+    int64_t accBlocks = n / kColsPerBlock;
+    bool transposeB = op.getTransposeB();
+    auto byteOffset = [&](int64_t bytes) {
+      return arith::ConstantIndexOp::create(b, bytes).getResult();
+    };
+    // The warpgroup's 64 rows of a shared A.
+    Value aRows;
+    if (isa<MemRefType>(adaptor.getA().getType())) {
+      Value warpgroup = arith::DivUIOp::create(
+          b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
+          index(b, 4 * kThreadsPerWarp));
+      aRows = arith::MulIOp::create(
+          b, warpgroup, index(b, 4 * kMmaRows * kSwizzleAtomRowBytes));
+    }
+    SmallVector<WarpgroupMmaStep> steps;
+    for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
+      WarpgroupMmaStep step;
+      if (aRows) {
+        step.aDescriptor = sharedMatrixDescriptor(
+            b, adaptor.getA(),
+            arith::AddIOp::create(b, aRows, byteOffset(32 * kStep)),
+            kDescriptorUnitBytes, kSwizzleAtomBytes);
+      } else {
+        step.aRegisters =
+            operandRegisters(b, element, adaptor.getA(), 0, kStep);
+        for (Value &reg : step.aRegisters)
+          reg = asI32(b, reg);
+      }
+      // K-major B: 32 bytes along the rows; MN-major B: 16 rows down, the
+      // 8-row groups of the step 1024 bytes apart.
+      step.bDescriptor = sharedMatrixDescriptor(
+          b, adaptor.getB(),
+          byteOffset(transposeB ? 32 * kStep
+                                : 16 * kStep * kSwizzleAtomRowBytes),
+          kDescriptorUnitBytes, kSwizzleAtomBytes);
+      steps.push_back(step);
+    }
+    // The accumulator in wgmma's order (block by block, 4 values each);
+    // none when it starts as zeros.
+    SmallVector<Value> accValues;
+    if (!matchPattern(op.getAcc(), m_AnyZeroFloat()))
+      for (int64_t block = 0; block < accBlocks; ++block)
+        for (int64_t v = 0; v < kValuesPerBlock; ++v)
+          accValues.push_back(vector::ExtractOp::create(
+              b, adaptor.getAcc(), ArrayRef<int64_t>{block, v}));
+    SmallVector<Value> results =
+        buildWarpgroupMma(b, element.isF16() ? "f16" : "bf16", n,
+                          /*mnMajorB=*/!transposeB, accValues, steps);
+    return vector::FromElementsOp::create(
+        b, cast<VectorType>(adaptor.getAcc().getType()), results);
+  }
+
+  /// A register pair as the i32 an asm operand takes.
+  static Value asI32(ImplicitLocOpBuilder &b, Value pair) {
+    if (pair.getType().isInteger(32))
+      return pair;
+    Value word = vector::BitCastOp::create(
+        b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+  }
+
   /// f16/bf16 with m16n8k16: per 16-wide k step, the A operand of each row
   /// block is two adjacent column blocks of `a` (or an ldmatrix x4 when `a`
   /// is in shared memory); one ldmatrix x4 yields the B operands of two
@@ -1162,12 +1273,17 @@ struct ConvertFAToNVGPUPass
     RewritePatternSet patterns(context);
     if (getTileConfigEntry(func, "skip_unit_rescale", 1) != 0)
       patterns.add<ConvertRowScale>(converter, context);
+    bool warpgroupMma = getTileConfigEntry(func, "wgmma", 0) != 0;
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
-                 ConvertTileMatmul, ConvertStoreRows, ConvertLoadRows,
-                 ConvertColumnBroadcast, ConvertWaitTiles>(converter, context);
-    patterns.add<ConvertStageTile, ConvertCopyTileAsync, ConvertStoreTile>(
-        converter, context, numThreads);
+                 ConvertStoreRows, ConvertLoadRows, ConvertColumnBroadcast>(
+        converter, context);
+    patterns.add<ConvertTileMatmul, ConvertWaitTiles>(converter, context,
+                                                      warpgroupMma);
+    patterns.add<ConvertCopyTileAsync, ConvertStoreTile>(converter, context,
+                                                         numThreads);
+    patterns.add<ConvertStageTile>(converter, context, numThreads,
+                                   warpgroupMma);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     return applyPartialConversion(func, target, std::move(patterns));

@@ -42,6 +42,10 @@ struct TileConfig {
   /// H100 it gained 3% at D=128 N=1024 and lost up to 5% with a causal mask
   /// (and costs registers), once the pairs were stored 4-byte aligned.
   bool stageOutput = false;
+  /// Run both products as Hopper warpgroup MMAs (wgmma) reading their
+  /// shared operands through matrix descriptors, instead of ldmatrix and
+  /// mma.sync per warp. Each 4-warp group owns 64 query rows.
+  bool warpgroupMma = false;
 };
 
 /// The configuration as recorded on the kernel (`fa.tile`) and in the
@@ -56,7 +60,7 @@ DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
        entry("pipeline_copies", c.pipelineCopies),
        entry("skip_unit_rescale", c.skipUnitRescale),
        entry("stage_output", c.stageOutput),
-       entry("q_in_shared", c.queryInShared)});
+       entry("q_in_shared", c.queryInShared), entry("wgmma", c.warpgroupMma)});
 }
 
 /// Values of the kernel that every phase needs.
@@ -79,15 +83,16 @@ VectorType tileType(int64_t rows, int64_t cols, Type element) {
 
 Value splat(ImplicitLocOpBuilder &b, VectorType type, double value) {
   return arith::ConstantOp::create(
-      b, type, DenseElementsAttr::get(type, b.getFloatAttr(
-                                                type.getElementType(), value)));
+      b, type,
+      DenseElementsAttr::get(type,
+                             b.getFloatAttr(type.getElementType(), value)));
 }
 
 /// The scaled, masked scores of key tile `j`: scale * q @ k_j^T, masked.
 Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
   const TileConfig &c = ctx.config;
-  Value col0 = arith::MulIOp::create(
-      b, j, arith::ConstantIndexOp::create(b, c.blockN));
+  Value col0 =
+      arith::MulIOp::create(b, j, arith::ConstantIndexOp::create(b, c.blockN));
   Value key = ctx.op.getKey();
   StageTileOp::create(b, key, ctx.batch, ctx.kvHead, col0, ctx.keyBuffer);
   VectorType scoresType = tileType(c.blockM, c.blockN, b.getF32Type());
@@ -101,19 +106,15 @@ Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
 }
 
 /// exp(scores - rowMax), the unnormalised probabilities of one key tile.
-Value buildProbabilities(ImplicitLocOpBuilder &b, Value scores,
-                         Value rowMax) {
-  Value broadcastMax =
-      RowBroadcastOp::create(b, scores.getType(), rowMax);
-  return math::ExpOp::create(b,
-                             arith::SubFOp::create(b, scores, broadcastMax));
+Value buildProbabilities(ImplicitLocOpBuilder &b, Value scores, Value rowMax) {
+  Value broadcastMax = RowBroadcastOp::create(b, scores.getType(), rowMax);
+  return math::ExpOp::create(b, arith::SubFOp::create(b, scores, broadcastMax));
 }
 
 /// One loop over all key tiles carrying `init`; `body` returns the new value.
-Value buildKvLoop(ImplicitLocOpBuilder &b, KernelContext &ctx, StringRef phase,
-                  Value init,
-                  function_ref<Value(ImplicitLocOpBuilder &, Value, Value)>
-                      body) {
+Value buildKvLoop(
+    ImplicitLocOpBuilder &b, KernelContext &ctx, StringRef phase, Value init,
+    function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> body) {
   auto loop = scf::ForOp::create(
       b, ctx.zero, ctx.numKvTiles, ctx.one, ValueRange{init},
       [&](OpBuilder &nested, Location loc, Value j, ValueRange carried) {
@@ -136,17 +137,17 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
       splat(b, rowsType, -std::numeric_limits<double>::infinity()),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningMax) -> Value {
         return vector::MultiDimReductionOp::create(
-            nb, buildScores(nb, ctx, j), runningMax, ArrayRef<bool>{false, true},
-            vector::CombiningKind::MAXNUMF);
+            nb, buildScores(nb, ctx, j), runningMax,
+            ArrayRef<bool>{false, true}, vector::CombiningKind::MAXNUMF);
       });
 
   Value rowSum = buildKvLoop(
       b, ctx, "sum", splat(b, rowsType, 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningSum) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
-        return vector::MultiDimReductionOp::create(
-            nb, p, runningSum, ArrayRef<bool>{false, true},
-            vector::CombiningKind::ADD);
+        return vector::MultiDimReductionOp::create(nb, p, runningSum,
+                                                   ArrayRef<bool>{false, true},
+                                                   vector::CombiningKind::ADD);
       });
 
   Type element = op.getQuery().getType().getElementType();
@@ -158,10 +159,9 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
         // f16/bf16 operands for the tensor cores; f32 stays f32 (the
         // lowering splits it into TF32 parts).
         Value pOperand =
-            element.isF32()
-                ? p
-                : arith::TruncFOp::create(
-                      nb, tileType(c.blockM, c.blockN, element), p);
+            element.isF32() ? p
+                            : arith::TruncFOp::create(
+                                  nb, tileType(c.blockM, c.blockN, element), p);
         Value col0 = arith::MulIOp::create(
             nb, j, arith::ConstantIndexOp::create(nb, c.blockN));
         StageTileOp::create(nb, op.getValue(), ctx.batch, ctx.kvHead, col0,
@@ -212,8 +212,8 @@ FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
   }
   for (auto [index, name] : llvm::enumerate(names))
     if (name.empty())
-      return func.emitError() << "argument #" << index
-                              << " is not used by the attention op",
+      return func.emitError()
+                 << "argument #" << index << " is not used by the attention op",
              failure();
   return names;
 }
@@ -232,9 +232,10 @@ DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
       b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
       b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
       b.getNamedAttr("config", configAttr(b, c)),
-      b.getNamedAttr("block", b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
-      b.getNamedAttr("grid", b.getStrArrayAttr({"query_tiles", "batch_heads",
-                                                "one"})),
+      b.getNamedAttr("block",
+                     b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
+      b.getNamedAttr("grid",
+                     b.getStrArrayAttr({"query_tiles", "batch_heads", "one"})),
       b.getNamedAttr("params", b.getArrayAttr(params))};
   return b.getDictionaryAttr(info);
 }
@@ -249,7 +250,7 @@ struct FATileAttentionPass
   FailureOr<TileConfig> configFor(func::FuncOp func) {
     TileConfig config{blockM, blockN, numWarps, numStages};
     int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1,
-            stageOutput = 0;
+            stageOutput = 0, warpgroupMma = 0;
     if (failed(readConfigEntries(func, kTileConfigAttr,
                                  {{"block_m", &config.blockM},
                                   {"block_n", &config.blockN},
@@ -258,7 +259,8 @@ struct FATileAttentionPass
                                   {"q_in_shared", &queryInShared},
                                   {"pipeline_copies", &pipelineCopies},
                                   {"skip_unit_rescale", &skipUnitRescale},
-                                  {"stage_output", &stageOutput}})))
+                                  {"stage_output", &stageOutput},
+                                  {"wgmma", &warpgroupMma}})))
       return failure();
     if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
                                  config.blockN, config.numWarps, "queries")))
@@ -271,6 +273,7 @@ struct FATileAttentionPass
     config.pipelineCopies = pipelineCopies != 0;
     config.skipUnitRescale = skipUnitRescale != 0;
     config.stageOutput = stageOutput != 0;
+    config.warpgroupMma = warpgroupMma != 0;
     if (config.numStages != 1 && config.numStages != 2)
       return fail("num-stages " + Twine(config.numStages) +
                   " is not supported (1: one K and one V buffer, 2: two each)");
@@ -280,13 +283,45 @@ struct FATileAttentionPass
     return config;
   }
 
+  /// wgmma's operands: the query tile (A) and the key tile (B, K-major) in
+  /// shared memory, the probabilities (A) in registers, the value tile (B,
+  /// MN-major) in shared memory; all f16/bf16 with 128-byte rows, which are
+  /// exactly the 128-byte swizzle atoms of the shared tiles' layout.
+  LogicalResult checkWarpgroupMma(func::FuncOp func, AttentionOp op,
+                                  const TileConfig &c) {
+    if (!c.warpgroupMma)
+      return success();
+    auto fail = [&](const Twine &message) {
+      return func.emitError() << "fa-tile-attention: wgmma " << message;
+    };
+    Type element = op.getQuery().getType().getElementType();
+    if (!element.isF16() && !element.isBF16())
+      return fail("needs f16 or bf16 operands");
+    if (op.getHeadDim() != 64)
+      return fail("needs head_dim 64 (128-byte rows, one swizzle atom); "
+                  "head_dim " +
+                  Twine(op.getHeadDim()) + " is not supported");
+    if (c.numWarps % 4 != 0 || c.blockM != 16 * c.numWarps)
+      return fail("needs whole warpgroups with 64 query rows each "
+                  "(block_m = 16 x num_warps, num_warps a multiple of 4); "
+                  "got block_m " +
+                  Twine(c.blockM) + " on " + Twine(c.numWarps) + " warps");
+    if (c.blockN % 16 != 0 || c.blockN > 256)
+      return fail("needs block_n a multiple of 16 up to 256; got " +
+                  Twine(c.blockN));
+    if (!c.queryInShared)
+      return fail("reads the query tile from shared memory: set q_in_shared");
+    return success();
+  }
+
   LogicalResult tileFunction(func::FuncOp func, AttentionOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
     FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
     if (failed(names))
       return failure();
     FailureOr<TileConfig> maybeConfig = configFor(func);
-    if (failed(maybeConfig))
+    if (failed(maybeConfig) ||
+        failed(checkWarpgroupMma(func, op, *maybeConfig)))
       return failure();
     TileConfig config = *maybeConfig;
 
@@ -315,10 +350,13 @@ struct FATileAttentionPass
     kernel->setAttr(kTileConfigAttr, configAttr(b, config));
     // 128-byte aligned shared tiles: cp.async, ldmatrix and 16-byte accesses
     // need 16, and the swizzle assumes each 8-row group of chunks starts on
-    // the same bank (the default alignment is the element size).
+    // the same bank (the default alignment is the element size). wgmma
+    // applies the 128-byte swizzle to address bits 4-9 itself, so there every
+    // 8-row group must start 1024-byte aligned.
+    int64_t alignment = config.warpgroupMma ? 1024 : 128;
     for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
       kernel.setWorkgroupAttributionAttr(i, "llvm.align",
-                                         b.getI64IntegerAttr(128));
+                                         b.getI64IntegerAttr(alignment));
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(config.numWarps * kThreadsPerWarp), 1, 1}));
 
@@ -366,8 +404,8 @@ struct FATileAttentionPass
         ctx.queryTile = tile;
     }
     if (config.queryInShared) {
-      StageTileOp::create(b, kernelOp.getQuery(), ctx.batch, ctx.head,
-                          ctx.row0, ctx.queryTile);
+      StageTileOp::create(b, kernelOp.getQuery(), ctx.batch, ctx.head, ctx.row0,
+                          ctx.queryTile);
     } else {
       ctx.queryTile = LoadTileOp::create(
           b, tileType(config.blockM, headDim, element), kernelOp.getQuery(),

@@ -1,0 +1,49 @@
+//===- WarpgroupMma.h - Hopper warpgroup MMA (wgmma) helpers ----*- C++ -*-===//
+//
+// The pieces of a wgmma product that do not depend on the fa ops: matrix
+// descriptors of shared tiles and one product issued as a single asm block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_CONVERSION_FATONVGPU_WARPGROUPMMA_H
+#define FA_CONVERSION_FATONVGPU_WARPGROUPMMA_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fa {
+
+/// Bytes of one row of a 128-byte swizzle atom, and of its 8-row group.
+constexpr int64_t kSwizzleAtomRowBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = 8 * kSwizzleAtomRowBytes;
+
+/// The wgmma matrix descriptor of a 128-byte-swizzled operand in shared
+/// memory that starts `byteOffset` bytes into `tile` (a workgroup memref,
+/// 1024-byte aligned, rows of 128 bytes): start address, leading and stride
+/// byte offsets, swizzle mode 128B.
+Value sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
+                             Value byteOffset, int64_t leadingBytes,
+                             int64_t strideBytes);
+
+/// The operands of one k=16 step of a warpgroup product: A as a descriptor
+/// or as four 32-bit registers (the m16n8k16 A fragment of each warp's 16
+/// rows), B as a descriptor.
+struct WarpgroupMmaStep {
+  Value aDescriptor;
+  SmallVector<Value, 4> aRegisters;
+  Value bDescriptor;
+};
+
+/// acc = A @ B + acc (or A @ B when `acc` is empty) for a 64 x n f32
+/// accumulator, `acc` holding the lane's n / 2 values in wgmma's order.
+/// `elementType` is "bf16" or "f16"; `mnMajorB` reads B as stored [K][N]
+/// (N contiguous) rather than [N][K].
+/// One asm block fences, issues every step, commits and waits, so no
+/// accumulator value is read before the products land.
+SmallVector<Value> buildWarpgroupMma(ImplicitLocOpBuilder &b,
+                                     StringRef elementType, int64_t n,
+                                     bool mnMajorB, ArrayRef<Value> acc,
+                                     ArrayRef<WarpgroupMmaStep> steps);
+
+} // namespace mlir::fa
+
+#endif // FA_CONVERSION_FATONVGPU_WARPGROUPMMA_H
