@@ -483,16 +483,58 @@ FailureOr<ChunkedCopy> chunkedCopy(Operation *op, MemRefType dest,
   return ChunkedCopy{perChunk, chunksPerRow, chunks / numThreads};
 }
 
+/// The 128-byte panels a shared-tile row is split into for wgmma (whose
+/// 128-byte swizzle atoms are 128 bytes wide): 1 for the ldmatrix layout.
+int64_t panelsOf(MemRefType tile, bool warpgroupMma) {
+  if (!warpgroupMma)
+    return 1;
+  int64_t rowBytes = tile.getDimSize(1) * tile.getElementTypeBitWidth() / 8;
+  return std::max<int64_t>(1, rowBytes / kSwizzleAtomRowBytes);
+}
+
+/// (memref row, first column) of 16-byte chunk `chunk` of logical row `row`
+/// of a shared tile of `rows` rows. With one panel: the same row, the chunk
+/// swizzled by row % 8. With P panels, the tile is stored panel after panel,
+/// each `rows` x 128 bytes with the same swizzle inside: chunk c of row r
+/// sits at 128-byte row (c / 8) x rows + r of the buffer, which the
+/// [rows][cols] memref holds P to a row.
+std::pair<Value, Value> sharedChunkPosition(ImplicitLocOpBuilder &b, Value row,
+                                            Value chunk, int64_t rows,
+                                            int64_t panels, Type element) {
+  if (panels == 1)
+    return {row, swizzledColumn(b, row, chunk, element)};
+  Value chunksPerPanel = index(b, kSwizzleRows);
+  Value swizzled = arith::XOrIOp::create(
+      b, arith::RemUIOp::create(b, chunk, chunksPerPanel),
+      arith::RemUIOp::create(b, row, index(b, kSwizzleRows)));
+  Value panelRow = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, arith::DivUIOp::create(b, chunk, chunksPerPanel),
+                            index(b, rows)),
+      row);
+  Value memrefRow = arith::DivUIOp::create(b, panelRow, index(b, panels));
+  Value memrefChunk = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, panelRow, index(b, panels)),
+          chunksPerPanel),
+      swizzled);
+  return {memrefRow,
+          arith::MulIOp::create(b, memrefChunk, index(b, chunkElems(element)))};
+}
+
 /// Calls `copyChunk(view, viewRow, viewCol, sourceRow, sourceCol)` for each
 /// chunk this thread copies: the chunk sits at (viewRow, viewCol) of `view`,
-/// `tile` or a view of some of its rows, `viewCol` already swizzled.
+/// `tile` or a view of some of its rows, `viewCol` already swizzled; the
+/// tile stored in `panels` panels (see sharedChunkPosition).
 template <typename Adaptor>
 void forEachChunk(
     ImplicitLocOpBuilder &b, const ChunkedCopy &copy, int64_t numThreads,
-    Value tile, Adaptor adaptor,
+    Value tile, int64_t panels, Adaptor adaptor,
     function_ref<void(Value, Value, Value, Value, Value)> copyChunk) {
   auto tileType = cast<MemRefType>(tile.getType());
   Type element = tileType.getElementType();
+  int64_t rows = tileType.getDimSize(0);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   // When the block covers whole rows per step, thread t's chunks share one
   // column and sit a constant number of rows apart: two lane values and
@@ -507,16 +549,21 @@ void forEachChunk(
   // of a view starting i steps down, whose constant offset becomes the
   // instruction's immediate. Indexing the tile at firstRow + i x step instead
   // left LLVM one 64-bit shared address per chunk, live across the loop.
-  if (wholeRows && rowsPerStep % kSwizzleRows == 0) {
-    Value viewCol = swizzledColumn(b, firstRow, firstCol, element);
+  // With panels, chunk i sits step / panels memref rows further down.
+  if (wholeRows && rowsPerStep % kSwizzleRows == 0 &&
+      rowsPerStep % panels == 0) {
+    auto [viewRow, viewCol] =
+        sharedChunkPosition(b, firstRow, firstCol, rows, panels, element);
     for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
       int64_t rowOffset = i * rowsPerStep;
+      int64_t viewOffset = rowOffset / panels;
+      int64_t viewRows = panels == 1 ? rowsPerStep : rows - viewOffset;
       Value view = memref::SubViewOp::create(
-          b, tile, ArrayRef<int64_t>{rowOffset, 0},
-          ArrayRef<int64_t>{rowsPerStep, tileType.getDimSize(1)},
+          b, tile, ArrayRef<int64_t>{viewOffset, 0},
+          ArrayRef<int64_t>{viewRows, tileType.getDimSize(1)},
           ArrayRef<int64_t>{1, 1});
       Value tileRow = arith::AddIOp::create(b, firstRow, index(b, rowOffset));
-      copyChunk(view, firstRow, viewCol,
+      copyChunk(view, viewRow, viewCol,
                 arith::AddIOp::create(b, adaptor.getRow(), tileRow),
                 arith::MulIOp::create(b, firstCol, index(b, copy.perChunk)));
     }
@@ -532,7 +579,9 @@ void forEachChunk(
       row = arith::DivUIOp::create(b, chunk, index(b, copy.chunksPerRow));
       chunkCol = arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
     }
-    copyChunk(tile, row, swizzledColumn(b, row, chunkCol, element),
+    auto [tileRow, tileCol] =
+        sharedChunkPosition(b, row, chunkCol, rows, panels, element);
+    copyChunk(tile, tileRow, tileCol,
               arith::AddIOp::create(b, adaptor.getRow(), row),
               arith::MulIOp::create(b, chunkCol, index(b, copy.perChunk)));
   }
@@ -557,7 +606,8 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     gpu::BarrierOp::create(b);
     forEachChunk(
-        b, *copy, numThreads, adaptor.getDest(), adaptor,
+        b, *copy, numThreads, adaptor.getDest(), panelsOf(dest, warpgroupMma),
+        adaptor,
         [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
           Value data =
               loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
@@ -579,8 +629,9 @@ struct ConvertStageTile : OpConversionPattern<StageTileOp> {
 /// (source size 0, from a clamped, valid address), then one commit group.
 struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
   ConvertCopyTileAsync(const TypeConverter &converter, MLIRContext *context,
-                       int64_t numThreads)
-      : OpConversionPattern(converter, context), numThreads(numThreads) {}
+                       int64_t numThreads, bool warpgroupMma)
+      : OpConversionPattern(converter, context), numThreads(numThreads),
+        warpgroupMma(warpgroupMma) {}
 
   LogicalResult
   matchAndRewrite(CopyTileAsyncOp op, OpAdaptor adaptor,
@@ -595,7 +646,8 @@ struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
     Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
     Value full = index(b, copy->perChunk), none = index(b, 0);
     forEachChunk(
-        b, *copy, numThreads, adaptor.getDest(), adaptor,
+        b, *copy, numThreads, adaptor.getDest(), panelsOf(dest, warpgroupMma),
+        adaptor,
         [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
           Value valid =
               arith::CmpIOp::create(b, arith::CmpIPredicate::ult, srcRow, seq);
@@ -612,6 +664,7 @@ struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
   }
 
   int64_t numThreads;
+  bool warpgroupMma;
 };
 
 /// All of this thread's copies landed, then everyone's (a barrier).
@@ -707,6 +760,17 @@ private:
     auto byteOffset = [&](int64_t bytes) {
       return arith::ConstantIndexOp::create(b, bytes).getResult();
     };
+    // Rows longer than 128 bytes are stored as 128-byte panels, one after
+    // the other (see sharedChunkPosition); a K-major k step past a panel's
+    // 128 bytes moves to the next panel.
+    int64_t stepBytes = 16 * element.getIntOrFloatBitWidth() / 8;
+    auto kMajorOffset = [&](Value tile, int64_t kStep) {
+      int64_t panelBytes =
+          cast<MemRefType>(tile.getType()).getDimSize(0) * kSwizzleAtomRowBytes;
+      int64_t bytes = kStep * stepBytes;
+      return bytes / kSwizzleAtomRowBytes * panelBytes +
+             bytes % kSwizzleAtomRowBytes;
+    };
     // The warpgroup's 64 rows of a shared A.
     Value aRows;
     if (isa<MemRefType>(adaptor.getA().getType())) {
@@ -716,13 +780,15 @@ private:
       aRows = arith::MulIOp::create(
           b, warpgroup, index(b, 4 * kMmaRows * kSwizzleAtomRowBytes));
     }
+    auto bType = cast<MemRefType>(adaptor.getB().getType());
     SmallVector<WarpgroupMmaStep> steps;
     for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
       WarpgroupMmaStep step;
       if (aRows) {
         step.aDescriptor = sharedMatrixDescriptor(
             b, adaptor.getA(),
-            arith::AddIOp::create(b, aRows, byteOffset(32 * kStep)),
+            arith::AddIOp::create(
+                b, aRows, byteOffset(kMajorOffset(adaptor.getA(), kStep))),
             kDescriptorUnitBytes, kSwizzleAtomBytes);
       } else {
         step.aRegisters =
@@ -731,12 +797,14 @@ private:
           reg = asI32(b, reg);
       }
       // K-major B: 32 bytes along the rows; MN-major B: 16 rows down, the
-      // 8-row groups of the step 1024 bytes apart.
+      // 8-row groups of the step 1024 bytes apart and its 64-column atoms a
+      // panel apart.
+      int64_t panelBytes = bType.getDimSize(0) * kSwizzleAtomRowBytes;
       step.bDescriptor = sharedMatrixDescriptor(
           b, adaptor.getB(),
-          byteOffset(transposeB ? 32 * kStep
+          byteOffset(transposeB ? kMajorOffset(adaptor.getB(), kStep)
                                 : 16 * kStep * kSwizzleAtomRowBytes),
-          kDescriptorUnitBytes, kSwizzleAtomBytes);
+          transposeB ? kDescriptorUnitBytes : panelBytes, kSwizzleAtomBytes);
       steps.push_back(step);
     }
     // The accumulator in wgmma's order (block by block, 4 values each);
@@ -1061,7 +1129,7 @@ struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
     auto chunkType =
         VectorType::get({copy->perChunk}, stagingType.getElementType());
     forEachChunk(
-        b, *copy, numThreads, staging, adaptor,
+        b, *copy, numThreads, staging, /*panels=*/1, adaptor,
         [&](Value view, Value row, Value col, Value destRow, Value destCol) {
           Value chunk = alignedLoad(b, chunkType, view, ValueRange{row, col});
           Value inside =
@@ -1280,10 +1348,9 @@ struct ConvertFAToNVGPUPass
         converter, context);
     patterns.add<ConvertTileMatmul, ConvertWaitTiles>(converter, context,
                                                       warpgroupMma);
-    patterns.add<ConvertCopyTileAsync, ConvertStoreTile>(converter, context,
-                                                         numThreads);
-    patterns.add<ConvertStageTile>(converter, context, numThreads,
-                                   warpgroupMma);
+    patterns.add<ConvertStoreTile>(converter, context, numThreads);
+    patterns.add<ConvertStageTile, ConvertCopyTileAsync>(
+        converter, context, numThreads, warpgroupMma);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     return applyPartialConversion(func, target, std::move(patterns));

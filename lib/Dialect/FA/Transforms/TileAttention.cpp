@@ -285,8 +285,9 @@ struct FATileAttentionPass
 
   /// wgmma's operands: the query tile (A) and the key tile (B, K-major) in
   /// shared memory, the probabilities (A) in registers, the value tile (B,
-  /// MN-major) in shared memory; all f16/bf16 with 128-byte rows, which are
-  /// exactly the 128-byte swizzle atoms of the shared tiles' layout.
+  /// MN-major) in shared memory; all f16/bf16. Rows of 128 bytes (D=64) are
+  /// exactly the 128-byte swizzle atoms of the shared tiles' layout; longer
+  /// ones are stored as 128-byte panels.
   LogicalResult checkWarpgroupMma(func::FuncOp func, AttentionOp op,
                                   const TileConfig &c) {
     if (!c.warpgroupMma)
@@ -297,10 +298,6 @@ struct FATileAttentionPass
     Type element = op.getQuery().getType().getElementType();
     if (!element.isF16() && !element.isBF16())
       return fail("needs f16 or bf16 operands");
-    if (op.getHeadDim() != 64)
-      return fail("needs head_dim 64 (128-byte rows, one swizzle atom); "
-                  "head_dim " +
-                  Twine(op.getHeadDim()) + " is not supported");
     if (c.numWarps % 4 != 0 || c.blockM != 16 * c.numWarps)
       return fail("needs whole warpgroups with 64 query rows each "
                   "(block_m = 16 x num_warps, num_warps a multiple of 4); "

@@ -14,14 +14,6 @@ func.func @ok(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?
 
 // -----
 
-// expected-error @+1 {{fa-tile-attention: wgmma needs head_dim 64 (128-byte rows, one swizzle atom); head_dim 128 is not supported}}
-func.func @head_dim(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %o: memref<?x?x?x128xbf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, q_in_shared = 1, wgmma = 1}} {
-  fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>) outs(%o : memref<?x?x?x128xbf16>)
-  return
-}
-
-// -----
-
 // expected-error @+1 {{fa-tile-attention: wgmma needs whole warpgroups with 64 query rows each (block_m = 16 x num_warps, num_warps a multiple of 4); got block_m 128 on 4 warps}}
 func.func @rows(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, q_in_shared = 1, wgmma = 1}} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>) outs(%o : memref<?x?x?x64xbf16>)
