@@ -28,33 +28,55 @@ from pathlib import Path
 
 
 # (head_dim, "block_m block_n num_warps num_stages [dq_block_m dq_block_n
-# dq_num_warps]"), as kernels/CMakeLists.txt takes them. Each pairs one dK/dV
-# candidate with one dQ candidate; all assemble without spills except where
-# noted.
+# dq_num_warps] [wgmma]"), as kernels/CMakeLists.txt takes them. Each pairs
+# one dK/dV candidate with one dQ candidate; a trailing `wgmma` runs every
+# product of both kernels as Hopper warpgroup MMAs (name suffix g). The first
+# of each head_dim is the mma.sync library default before wgmma
+# (bench/results/2026-11-23-h100-attention-bwd-tuned), for comparison in the
+# same run; kernels/CMakeLists.txt now takes the fastest dK/dV and dQ tiles
+# of bench/results/2026-11-25-h100-attention-bwd-wgmma.
 CANDIDATES = [
-    (64, "64 64 4 2"),
-    (64, "64 64 4 1"),  # synchronous copies: what pipelining gains
-    (64, "128 64 8 2 128 64 8"),
-    (64, "64 32 4 2 128 128 8"),
-    (64, "128 32 8 2 128 32 4"),
-    (64, "64 64 4 2 128 64 4"),
+    (64, "128 64 8 2 128 32 4"),
+    (64, "64 64 4 2 64 64 4 wgmma"),
+    (64, "128 64 8 2 128 64 8 wgmma"),
+    (64, "64 128 4 2 64 128 4 wgmma"),
+    (64, "128 128 8 2 128 128 8 wgmma"),
+    (64, "128 32 8 2 64 32 4 wgmma"),
     (128, "64 16 4 2 64 32 4"),
-    (128, "64 32 4 1 64 32 4"),  # synchronous copies
-    (128, "128 16 8 2 128 32 8"),
-    (128, "64 16 4 2 128 64 8"),
-    (128, "64 32 4 2 64 64 4"),  # dK/dV spills 20 bytes
-    (128, "64 16 4 2 64 16 4"),
-    # Not yet measured: synchronous copies at the D=64 winner's tiles (64x64
-    # with 4 warps was faster without double buffering), and D=128's
-    # fastest dQ tiles.
-    (64, "128 64 8 1 128 32 4"),
-    (128, "64 32 4 1 64 64 4"),
+    (128, "64 64 4 2 64 64 4 wgmma"),
+    (128, "128 64 8 2 128 64 8 wgmma"),
+    (128, "64 32 4 2 64 128 4 wgmma"),
+    (128, "128 32 8 2 128 128 8 wgmma"),
+    (128, "64 64 4 1 128 64 8 wgmma"),
 ]
 SEQS = (1024, 4096)
+# --check: every kernel's gradients against fp64 (fa-run --grad --check, NaN-
+# poisoned outputs) on grouped-query shapes whose lengths are not multiples
+# of any tile, before it is timed.
+CHECK_SEQS = (1, 17, 1000)
 
 
-def tile_attribute(fields: list[int]) -> tuple[str, str]:
+def check(args, kernel) -> str:
+    """'pass', or why the kernel's gradients failed the fp64 comparison."""
+    import common  # Needs torch, which `emit` does not (see run).
+    for seq in CHECK_SEQS:
+        fa_args = ["--batch", "2", "--heads", "4", "--kv-heads", "2", "--seq", str(seq),
+                   "--dim", str(kernel["head_dim"]), "--dtype", "bf16", "--grad", "--check",
+                   "--backward-kernel", kernel["name"]]
+        if kernel["causal"]:
+            fa_args.append("--causal")
+        try:
+            common.run_fa_run(args, fa_args)
+        except RuntimeError as error:
+            return f"seq {seq}: {str(error)[-200:]}"
+    return "pass"
+
+
+def tile_attribute(config: str) -> tuple[str, str]:
     """The fa.tile entries and the name suffix of one candidate."""
+    words = config.split()
+    wgmma = words[-1] == "wgmma"
+    fields = [int(word) for word in (words[:-1] if wgmma else words)]
     m, n, w, s = fields[:4]
     attr = f"block_m = {m}, block_n = {n}, num_warps = {w}, num_stages = {s}"
     suffix = f"_m{m}n{n}w{w}s{s}"
@@ -62,6 +84,9 @@ def tile_attribute(fields: list[int]) -> tuple[str, str]:
         qm, qn, qw = fields[4:7]
         attr += f", dq_block_m = {qm}, dq_block_n = {qn}, dq_num_warps = {qw}"
         suffix += f"_q{qm}x{qn}w{qw}"
+    if wgmma:
+        attr += ", wgmma = 1"
+        suffix += "g"
     return attr, suffix
 
 
@@ -79,7 +104,7 @@ def emit(path: str) -> None:
                 f"lse(%lse : {stats}) {causal}\n  return\n}}\n")
     for dim, config in CANDIDATES:
         t = tensor.format(dim=dim)
-        attr, suffix = tile_attribute([int(f) for f in config.split()])
+        attr, suffix = tile_attribute(config)
         for causal in ("", "causal"):
             name = f"attention_bwd_bf16_d{dim}" + ("_causal" if causal else "") + suffix
             functions.append(
@@ -108,6 +133,9 @@ def run(args) -> int:
         if not re.search(args.match, kernel["name"]):
             continue
         dim, causal = kernel["head_dim"], kernel["causal"]
+        checked = check(args, kernel) if args.check else "not run"
+        if checked not in ("pass", "not run"):
+            failures += 1
         for seq in args.seqs:
             batch, heads = common.TOKENS // seq, common.HIDDEN // dim
             fa_args = ["--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
@@ -116,7 +144,7 @@ def run(args) -> int:
             if causal:
                 fa_args.append("--causal")
             row = {"kernel": kernel["name"], "head_dim": dim, "causal": causal,
-                   "seq": seq, "batch": batch, "heads": heads}
+                   "seq": seq, "batch": batch, "heads": heads, "check": checked}
             try:
                 report = json.loads(common.run_fa_run(args, fa_args).stdout)
                 bench = report["bench_backward"]
@@ -128,15 +156,16 @@ def run(args) -> int:
                 failures += 1
             rows.append(row)
             print(json.dumps(row), flush=True)
-    lines = ["| kernel | N | backward TFLOP/s | delta ms | dK/dV ms | dQ ms |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| kernel | N | backward TFLOP/s | delta ms | dK/dV ms | dQ ms | fp64 check |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['kernel']} | {r['seq']} | failed: {r['error'][-120:]} | | | |")
+            lines.append(f"| {r['kernel']} | {r['seq']} | failed: {r['error'][-120:]} "
+                         f"| | | | {r['check'][:120]} |")
             continue
         ms = r["kernels_ms"]
         lines.append(f"| {r['kernel']} | {r['seq']} | {r['tflops']:.1f} | {ms['delta']:.3f} | "
-                     f"{ms['dkdv']:.3f} | {ms['dq']:.3f} |")
+                     f"{ms['dkdv']:.3f} | {ms['dq']:.3f} | {r['check'][:120]} |")
     table = "\n".join(lines)
     print(table)
     common.write_results(args.out, "sweep_attention_bwd", rows, table)
@@ -157,6 +186,8 @@ def main() -> int:
     run_parser.add_argument("--match", default="",
                             help="only the kernels whose name matches this regex")
     run_parser.add_argument("--seqs", type=int, nargs="+", default=list(SEQS))
+    run_parser.add_argument("--check", action="store_true",
+                            help="check each kernel's gradients against fp64 first")
     args = parser.parse_args()
     if args.command == "emit":
         emit(args.path)

@@ -366,6 +366,22 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto type = cast<VectorType>(adaptor.getScores().getType());
+    // A transposed mask sits in the backward's dK/dV loop over query tiles,
+    // which masks every tile although most have nothing to mask: a uniform
+    // branch skips the per-element compares there. Other masks are left in
+    // key loops by fa-eliminate-causal-tiles only on the tiles that need
+    // them, where the branch would merely cost registers (its phis took the
+    // D=64 128x128 wgmma forward from 128 to 169).
+    if (op.getTransposed()) {
+      auto ifVisible = scf::IfOp::create(b, TypeRange{type},
+                                         wholeTileVisible(b, op, adaptor),
+                                         /*addThenBlock=*/true,
+                                         /*addElseBlock=*/true);
+      b.setInsertionPointToStart(ifVisible.thenBlock());
+      scf::YieldOp::create(b, adaptor.getScores());
+      b.setInsertionPointToStart(ifVisible.elseBlock());
+      rewriter.replaceOp(op, ifVisible.getResults());
+    }
     int64_t rowBlocks =
         rowBlocksOf(type, op.getScores().getType().getDimSize(1));
     int64_t blocks = type.getDimSize(0) / rowBlocks;
@@ -410,9 +426,38 @@ struct ConvertApplyMask : OpConversionPattern<ApplyMaskOp> {
     }
     Value negInf = splatConstant(
         b, type, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, masked, negInf,
-                                                 adaptor.getScores());
+    Value result =
+        arith::SelectOp::create(b, masked, negInf, adaptor.getScores());
+    if (op.getTransposed())
+      scf::YieldOp::create(b, result);
+    else
+      rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// Whether no element of the tile is masked (uniform over the block): its
+  /// columns all before the sequence end and, with a causal mask, the whole
+  /// tile on the visible side of the diagonal.
+  static Value wholeTileVisible(ImplicitLocOpBuilder &b, ApplyMaskOp op,
+                                OpAdaptor adaptor) {
+    int64_t rows = op.getScores().getType().getDimSize(0);
+    int64_t cols = op.getScores().getType().getDimSize(1);
+    auto lessEqual = [&](Value lhs, int64_t lhsOffset, Value rhs) -> Value {
+      return arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ule,
+          arith::AddIOp::create(b, lhs, index(b, lhsOffset)), rhs);
+    };
+    Value visible = lessEqual(adaptor.getCol(), cols, adaptor.getKvLen());
+    if (!op.getCausal())
+      return visible;
+    // Keys after queries are masked: with rows as queries the last column
+    // must not pass the first row; with rows as keys (transposed) the last
+    // row must not pass the first column.
+    Value diagonal =
+        op.getTransposed()
+            ? lessEqual(adaptor.getRow(), rows - 1, adaptor.getCol())
+            : lessEqual(adaptor.getCol(), cols - 1, adaptor.getRow());
+    return arith::AndIOp::create(b, visible, diagonal);
   }
 };
 
@@ -815,11 +860,41 @@ private:
         for (int64_t v = 0; v < kValuesPerBlock; ++v)
           accValues.push_back(vector::ExtractOp::create(
               b, adaptor.getAcc(), ArrayRef<int64_t>{block, v}));
-    SmallVector<Value> results =
-        buildWarpgroupMma(b, element.isF16() ? "f16" : "bf16", n,
+    SmallVector<Value> issued =
+        issueWarpgroupMma(b, element.isF16() ? "f16" : "bf16", n,
                           /*mnMajorB=*/!transposeB, accValues, steps);
+    auto [waitBefore, pending] = warpgroupWaitPoint(op);
+    b.setInsertionPoint(waitBefore);
+    SmallVector<Value> results = waitForWarpgroupMma(b, issued, pending);
     return vector::FromElementsOp::create(
         b, cast<VectorType>(adaptor.getAcc().getType()), results);
+  }
+
+  /// Where to wait for `op`'s product, and how many commit groups may still
+  /// be in flight there: before the first op of its block that uses the
+  /// result (or holds a use), leaving pending the products issued directly
+  /// in the block in between, which were committed after it (commit groups
+  /// complete in order). Issued early, a product then runs while the warps
+  /// work on something else: the backward issues its two score-like
+  /// products back to back and waits for the second only when it needs it.
+  /// Products in nested regions are not counted, which only makes the wait
+  /// stricter.
+  static std::pair<Operation *, int64_t> warpgroupWaitPoint(TileMatmulOp op) {
+    Block *block = op->getBlock();
+    Operation *firstUse = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
+        firstUse = inBlock;
+    }
+    if (!firstUse)
+      return {op->getNextNode(), 0};
+    int64_t pending = 0;
+    for (Operation *between = op->getNextNode(); between != firstUse;
+         between = between->getNextNode())
+      if (auto product = dyn_cast<TileMatmulOp>(between))
+        pending += !getElementTypeOrSelf(product.getA().getType()).isF32();
+    return {firstUse, pending};
   }
 
   /// A register pair as the i32 an asm operand takes.
@@ -1278,14 +1353,45 @@ struct ConvertColumnBroadcast : OpConversionPattern<ColumnBroadcastOp> {
     int64_t blocks = cols / kColsPerBlock;
     Lane lane = laneOf(b, rowBlocks);
     Value first = arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn);
+    // The lane's columns: a pair per 8-column block. Loads of a tile that
+    // lies inside the sequence (all but the last) need no clamping, which
+    // leaves one address plus immediates; the last tile clamps each.
+    auto loadColumns = [&](bool clamp) {
+      SmallVector<Value> columns;
+      for (int64_t n = 0; n < blocks; ++n)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value position =
+              arith::AddIOp::create(b, first, index(b, kColsPerBlock * n + e));
+          columns.push_back(
+              clamp ? loadStat(b, adaptor.getSource(), adaptor.getBatch(),
+                               adaptor.getHead(), position)
+                    : memref::LoadOp::create(b, adaptor.getSource(),
+                                             ValueRange{adaptor.getBatch(),
+                                                        adaptor.getHead(),
+                                                        position}));
+        }
+      scf::YieldOp::create(b, columns);
+    };
+    Value seq = memref::DimOp::create(b, adaptor.getSource(), 2);
+    Value whole = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b, adaptor.getCol(), index(b, cols)), seq);
+    SmallVector<Type> columnTypes(2 * blocks, b.getF32Type());
+    auto columns = scf::IfOp::create(b, columnTypes, whole,
+                                     /*addThenBlock=*/true,
+                                     /*addElseBlock=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(columns.thenBlock());
+      loadColumns(/*clamp=*/false);
+      b.setInsertionPointToStart(columns.elseBlock());
+      loadColumns(/*clamp=*/true);
+    }
     SmallVector<Value> values;
     for (int64_t m = 0; m < rowBlocks; ++m)
       for (int64_t n = 0; n < blocks; ++n) {
-        Value pair[2];
-        for (int64_t e = 0; e < 2; ++e)
-          pair[e] = loadStat(
-              b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
-              arith::AddIOp::create(b, first, index(b, kColsPerBlock * n + e)));
+        Value pair[2] = {columns.getResult(2 * n),
+                         columns.getResult(2 * n + 1)};
         // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
         llvm::append_range(values,
                            ArrayRef<Value>{pair[0], pair[1], pair[0], pair[1]});

@@ -2,8 +2,12 @@
 //
 // MLIR's nvvm.wgmma.mma_async reads A only from shared memory, and a product
 // issued as separate ops leaves LLVM free to read the accumulator between
-// the asynchronous MMA and its wait. The products here are therefore one
-// inline asm block each, in the form CUTLASS and FlashAttention-3 use.
+// the asynchronous MMA and its wait. The products here are therefore inline
+// asm in the form CUTLASS and FlashAttention-3 use: one block issues a whole
+// product (fence, one wgmma per k step, commit), another waits for it with
+// the accumulator as tied operands, so that every read of the results comes
+// after the wait while other work (another product, the softmax) can run
+// between the two.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,8 +55,40 @@ Value mlir::fa::sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
   return arith::OrIOp::create(b, start, constantI64(b, fields));
 }
 
+namespace {
+/// An inline asm block with side effects and a memory clobber, returning
+/// `results` f32 values.
+SmallVector<Value> f32Asm(ImplicitLocOpBuilder &b, int64_t results,
+                          ValueRange operands, StringRef text,
+                          SmallVector<std::string> constraints) {
+  constraints.push_back("~{memory}");
+  SmallVector<Type> resultTypes(results, b.getF32Type());
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), resultTypes);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, resultType, operands, text, llvm::join(constraints, ","),
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < results; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0), i));
+  return values;
+}
+
+/// Output constraints for `count` f32 values, each tied to the input of the
+/// same number.
+SmallVector<std::string> tiedF32(int64_t count) {
+  SmallVector<std::string> constraints(count, "=f");
+  for (int64_t i = 0; i < count; ++i)
+    constraints.push_back(std::to_string(i));
+  return constraints;
+}
+} // namespace
+
 SmallVector<Value>
-mlir::fa::buildWarpgroupMma(ImplicitLocOpBuilder &b, StringRef elementType,
+mlir::fa::issueWarpgroupMma(ImplicitLocOpBuilder &b, StringRef elementType,
                             int64_t n, bool mnMajorB, ArrayRef<Value> acc,
                             ArrayRef<WarpgroupMmaStep> steps) {
   int64_t accValues = n / 2;
@@ -63,10 +99,9 @@ mlir::fa::buildWarpgroupMma(ImplicitLocOpBuilder &b, StringRef elementType,
   // then per step the A descriptor or registers and the B descriptor, then
   // the scale of the first step (0: start from zero) and a constant 1.
   SmallVector<Value> operands(acc.begin(), acc.end());
-  SmallVector<std::string> constraints(accValues, "=f");
-  if (accumulate)
-    for (int64_t i = 0; i < accValues; ++i)
-      constraints.push_back(std::to_string(i));
+  SmallVector<std::string> constraints =
+      accumulate ? tiedF32(accValues)
+                 : SmallVector<std::string>(accValues, "=f");
   // Inputs are numbered after all outputs, tied ones included.
   int64_t next = static_cast<int64_t>(constraints.size());
   auto operand = [&](Value value, StringRef constraint) {
@@ -111,21 +146,14 @@ mlir::fa::buildWarpgroupMma(ImplicitLocOpBuilder &b, StringRef elementType,
         n, elementType, accList, text, i == 0 ? "first" : "rest",
         sharedA ? "0, " : "", mnMajorB ? 1 : 0);
   }
-  asmText += "wgmma.commit_group.sync.aligned;\n"
-             "wgmma.wait_group.sync.aligned 0;\n}";
-  constraints.push_back("~{memory}");
+  asmText += "wgmma.commit_group.sync.aligned;\n}";
+  return f32Asm(b, accValues, operands, asmText, constraints);
+}
 
-  SmallVector<Type> resultTypes(accValues, b.getF32Type());
-  auto resultType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), resultTypes);
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, resultType, operands, asmText, llvm::join(constraints, ","),
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  SmallVector<Value> results;
-  for (int64_t i = 0; i < accValues; ++i)
-    results.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0), i));
-  return results;
+SmallVector<Value> mlir::fa::waitForWarpgroupMma(ImplicitLocOpBuilder &b,
+                                                 ArrayRef<Value> issued,
+                                                 int64_t pending) {
+  std::string text =
+      llvm::formatv("wgmma.wait_group.sync.aligned {0};", pending).str();
+  return f32Asm(b, issued.size(), issued, text, tiedF32(issued.size()));
 }

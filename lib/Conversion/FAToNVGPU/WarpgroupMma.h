@@ -1,7 +1,8 @@
 //===- WarpgroupMma.h - Hopper warpgroup MMA (wgmma) helpers ----*- C++ -*-===//
 //
 // The pieces of a wgmma product that do not depend on the fa ops: matrix
-// descriptors of shared tiles and one product issued as a single asm block.
+// descriptors of shared tiles, a product issued as one asm block (one commit
+// group), and the wait that makes its results readable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,16 +34,24 @@ struct WarpgroupMmaStep {
   Value bDescriptor;
 };
 
-/// acc = A @ B + acc (or A @ B when `acc` is empty) for a 64 x n f32
-/// accumulator, `acc` holding the lane's n / 2 values in wgmma's order.
+/// Issues acc = A @ B + acc (or A @ B when `acc` is empty) for a 64 x n f32
+/// accumulator, `acc` holding the lane's n / 2 values in wgmma's order, as
+/// one commit group: one asm block fences, issues every step and commits.
 /// `elementType` is "bf16" or "f16"; `mnMajorB` reads B as stored [K][N]
-/// (N contiguous) rather than [N][K].
-/// One asm block fences, issues every step, commits and waits, so no
-/// accumulator value is read before the products land.
-SmallVector<Value> buildWarpgroupMma(ImplicitLocOpBuilder &b,
+/// (N contiguous) rather than [N][K]. The values returned are still being
+/// written: read them only through waitForWarpgroupMma.
+SmallVector<Value> issueWarpgroupMma(ImplicitLocOpBuilder &b,
                                      StringRef elementType, int64_t n,
                                      bool mnMajorB, ArrayRef<Value> acc,
                                      ArrayRef<WarpgroupMmaStep> steps);
+
+/// Waits until at most `pending` commit groups of this thread are in flight
+/// and returns `issued` (the results of an issueWarpgroupMma whose group is
+/// older than those) as values that are safe to read. The values pass
+/// through the asm block as tied operands, so nothing reads them before the
+/// wait.
+SmallVector<Value> waitForWarpgroupMma(ImplicitLocOpBuilder &b,
+                                       ArrayRef<Value> issued, int64_t pending);
 
 } // namespace mlir::fa
 

@@ -77,3 +77,27 @@ LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
                             << ") must be a positive multiple of 16";
   return success();
 }
+
+LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
+                                                StringRef pass, Type element,
+                                                int64_t blockM, int64_t blockN,
+                                                int64_t numWarps,
+                                                StringRef rows) {
+  if (!element.isF16() && !element.isBF16())
+    return func.emitError() << pass << ": wgmma needs f16 or bf16 operands";
+  if (numWarps % 4 != 0 || blockM != 4 * kMmaRows * (numWarps / 4))
+    return func.emitError()
+           << pass << ": wgmma needs whole warpgroups with 64 " << rows
+           << " each (block_m = 16 x num_warps, num_warps a multiple of 4); "
+           << "got block_m " << blockM << " on " << numWarps << " warps";
+  if (blockN % 16 != 0 || blockN > 256)
+    return func.emitError() << pass
+                            << ": wgmma needs block_n a multiple of 16 up to "
+                               "256; got "
+                            << blockN;
+  return success();
+}
+
+int64_t mlir::fa::sharedTileAlignment(bool warpgroupMma) {
+  return warpgroupMma ? 1024 : 128;
+}

@@ -292,22 +292,13 @@ struct FATileAttentionPass
                                   const TileConfig &c) {
     if (!c.warpgroupMma)
       return success();
-    auto fail = [&](const Twine &message) {
-      return func.emitError() << "fa-tile-attention: wgmma " << message;
-    };
-    Type element = op.getQuery().getType().getElementType();
-    if (!element.isF16() && !element.isBF16())
-      return fail("needs f16 or bf16 operands");
-    if (c.numWarps % 4 != 0 || c.blockM != 16 * c.numWarps)
-      return fail("needs whole warpgroups with 64 query rows each "
-                  "(block_m = 16 x num_warps, num_warps a multiple of 4); "
-                  "got block_m " +
-                  Twine(c.blockM) + " on " + Twine(c.numWarps) + " warps");
-    if (c.blockN % 16 != 0 || c.blockN > 256)
-      return fail("needs block_n a multiple of 16 up to 256; got " +
-                  Twine(c.blockN));
+    if (failed(checkWarpgroupTileShape(
+            func, "fa-tile-attention", op.getQuery().getType().getElementType(),
+            c.blockM, c.blockN, c.numWarps, "query rows")))
+      return failure();
     if (!c.queryInShared)
-      return fail("reads the query tile from shared memory: set q_in_shared");
+      return func.emitError() << "fa-tile-attention: wgmma reads the query "
+                                 "tile from shared memory: set q_in_shared";
     return success();
   }
 
@@ -345,12 +336,7 @@ struct FATileAttentionPass
                                          func.getFunctionType(), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     kernel->setAttr(kTileConfigAttr, configAttr(b, config));
-    // 128-byte aligned shared tiles: cp.async, ldmatrix and 16-byte accesses
-    // need 16, and the swizzle assumes each 8-row group of chunks starts on
-    // the same bank (the default alignment is the element size). wgmma
-    // applies the 128-byte swizzle to address bits 4-9 itself, so there every
-    // 8-row group must start 1024-byte aligned.
-    int64_t alignment = config.warpgroupMma ? 1024 : 128;
+    int64_t alignment = sharedTileAlignment(config.warpgroupMma);
     for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
       kernel.setWorkgroupAttributionAttr(i, "llvm.align",
                                          b.getI64IntegerAttr(alignment));

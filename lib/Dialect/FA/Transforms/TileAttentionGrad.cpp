@@ -42,6 +42,13 @@ namespace {
 /// of the tiles its loop walks.
 struct GradConfig {
   int64_t blockM, blockN, numWarps, numStages;
+  /// Every product as a Hopper warpgroup MMA (fa.tile `wgmma = 1`, both the
+  /// dK/dV and the dQ kernel). The products already have wgmma's operand
+  /// forms: the two score-like ones (S^T = K Q^T, dP^T = V dO^T and their dQ
+  /// kernel counterparts) read A and a transposed B from shared memory
+  /// (K-major), the two accumulating ones (dV += P^T dO, dK += dS^T Q,
+  /// dQ += dS K) take A from registers and an MN-major B.
+  bool warpgroupMma = false;
 };
 
 /// What every kernel of one attention_grad needs to build its body.
@@ -189,8 +196,14 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
               Value q0 = arith::MulIOp::create(b, j, k.index(c.blockN));
               StageTileOp::create(b, query, batch, head, q0, shared.query);
               StageTileOp::create(b, k.dout, batch, head, q0, shared.dout);
+              // Both score-like products first: with wgmma the second runs
+              // while the warps compute the probabilities, and dV's while
+              // they compute dS (see warpgroupWaitPoint).
               Value scores = TileMatmulOp::create(
                   b, scoresType, shared.key, shared.query,
+                  k.splat(scoresType, 0.0), /*transpose_b=*/true);
+              Value dprobs = TileMatmulOp::create(
+                  b, scoresType, shared.value, shared.dout,
                   k.splat(scoresType, 0.0), /*transpose_b=*/true);
               // Queries past the end and (causal) before the key: -inf.
               scores = ApplyMaskOp::create(b, scoresType, scores, key0, q0,
@@ -202,9 +215,6 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
               Value dvNew = TileMatmulOp::create(b, accType, k.operand(probs),
                                                  shared.dout, acc[1],
                                                  /*transpose_b=*/false);
-              Value dprobs = TileMatmulOp::create(
-                  b, scoresType, shared.value, shared.dout,
-                  k.splat(scoresType, 0.0), /*transpose_b=*/true);
               Value deltaCols = ColumnBroadcastOp::create(b, scoresType, delta,
                                                           batch, head, q0);
               Value dscores = arith::MulFOp::create(
@@ -265,15 +275,16 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
         Value col0 = arith::MulIOp::create(b, j, k.index(c.blockN));
         StageTileOp::create(b, k.key, batch, kvHead, col0, shared.key);
         StageTileOp::create(b, k.value, batch, kvHead, col0, shared.value);
+        // dP issued right after S runs during the probabilities (wgmma).
         Value scores = TileMatmulOp::create(
             b, scoresType, shared.query, shared.key, k.splat(scoresType, 0.0),
+            /*transpose_b=*/true);
+        Value dprobs = TileMatmulOp::create(
+            b, scoresType, shared.dout, shared.value, k.splat(scoresType, 0.0),
             /*transpose_b=*/true);
         scores = ApplyMaskOp::create(b, scoresType, scores, row0, col0, seqKv,
                                      k.causal, /*transposed=*/false);
         Value probs = k.probabilities(scores, lseTile);
-        Value dprobs = TileMatmulOp::create(
-            b, scoresType, shared.dout, shared.value, k.splat(scoresType, 0.0),
-            /*transpose_b=*/true);
         Value dscores = arith::MulFOp::create(
             b, probs, arith::SubFOp::create(b, dprobs, deltaTile));
         return {TileMatmulOp::create(b, accType, k.operand(dscores), shared.key,
@@ -303,7 +314,7 @@ DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
   return b.getDictionaryAttr(
       {entry("block_m", c.blockM), entry("block_n", c.blockN),
        entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
-       entry("skip_unit_rescale", 0)});
+       entry("skip_unit_rescale", 0), entry("wgmma", c.warpgroupMma)});
 }
 
 struct FATileAttentionGradPass
@@ -312,10 +323,12 @@ struct FATileAttentionGradPass
 
   /// The configuration of the delta and dK/dV kernels, and of the dQ kernel
   /// (the first's, with dq_* entries in its place where given).
-  FailureOr<std::pair<GradConfig, GradConfig>> configsFor(func::FuncOp func) {
+  FailureOr<std::pair<GradConfig, GradConfig>> configsFor(func::FuncOp func,
+                                                          Type element) {
     GradConfig config{blockM, blockN, numWarps, numStages};
     const int64_t unset = -1;
     GradConfig dq{unset, unset, unset, unset};
+    int64_t warpgroupMma = 0;
     if (failed(readConfigEntries(func, kTileConfigAttr,
                                  {{"block_m", &config.blockM},
                                   {"block_n", &config.blockN},
@@ -323,23 +336,30 @@ struct FATileAttentionGradPass
                                   {"num_stages", &config.numStages},
                                   {"dq_block_m", &dq.blockM},
                                   {"dq_block_n", &dq.blockN},
-                                  {"dq_num_warps", &dq.numWarps}})))
+                                  {"dq_num_warps", &dq.numWarps},
+                                  {"wgmma", &warpgroupMma}})))
       return failure();
+    config.warpgroupMma = warpgroupMma != 0;
     auto orShared = [](int64_t value, int64_t shared) {
       return value == unset ? shared : value;
     };
-    dq = {orShared(dq.blockM, config.blockM), orShared(dq.blockN, config.blockN),
-          orShared(dq.numWarps, config.numWarps), config.numStages};
+    dq = {orShared(dq.blockM, config.blockM),
+          orShared(dq.blockN, config.blockN),
+          orShared(dq.numWarps, config.numWarps), config.numStages,
+          config.warpgroupMma};
     if (config.numStages < 1 || config.numStages > 2)
       return func.emitError() << "fa-tile-attention-grad: num_stages must be 1 "
                                  "(synchronous copies) or 2, not "
                               << config.numStages;
-    if (failed(checkMmaTileShape(func, "fa-tile-attention-grad", config.blockM,
-                                 config.blockN, config.numWarps,
-                                 "keys of the dK/dV kernel")) ||
-        failed(checkMmaTileShape(func, "fa-tile-attention-grad", dq.blockM,
-                                 dq.blockN, dq.numWarps,
-                                 "queries of the dQ kernel")))
+    auto checkShape = [&](const GradConfig &c, StringRef rows) {
+      if (!c.warpgroupMma)
+        return checkMmaTileShape(func, "fa-tile-attention-grad", c.blockM,
+                                 c.blockN, c.numWarps, rows);
+      return checkWarpgroupTileShape(func, "fa-tile-attention-grad", element,
+                                     c.blockM, c.blockN, c.numWarps, rows);
+    };
+    if (failed(checkShape(config, "keys of the dK/dV kernel")) ||
+        failed(checkShape(dq, "queries of the dQ kernel")))
       return failure();
     return std::pair{config, dq};
   }
@@ -360,8 +380,9 @@ struct FATileAttentionGradPass
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     kernel->setAttr(kTileConfigAttr, configAttr(b, c));
     for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
-      kernel.setWorkgroupAttributionAttr(i, "llvm.align",
-                                         b.getI64IntegerAttr(128));
+      kernel.setWorkgroupAttributionAttr(
+          i, "llvm.align",
+          b.getI64IntegerAttr(sharedTileAlignment(c.warpgroupMma)));
     kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
         {static_cast<int32_t>(c.numWarps * kThreadsPerWarp), 1, 1}));
     b.setInsertionPointToStart(&kernel.getBody().front());
@@ -394,7 +415,8 @@ struct FATileAttentionGradPass
 
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
-    FailureOr<std::pair<GradConfig, GradConfig>> configs = configsFor(func);
+    FailureOr<std::pair<GradConfig, GradConfig>> configs =
+        configsFor(func, op.getQuery().getType().getElementType());
     if (failed(configs))
       return failure();
     const GradConfig *config = &configs->first, &dqConfig = configs->second;

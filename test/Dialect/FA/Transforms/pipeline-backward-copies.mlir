@@ -27,8 +27,8 @@
 // CHECK-NEXT: %[[DOSLOT:.*]] = memref.subview %[[DOB]][%[[DS]], 0, 0] [1, 64, 64]
 // CHECK-NOT: fa.wait_tiles
 // CHECK: fa.tile_matmul %[[KB]], %[[QSLOT]], %{{.*}} transpose_b
-// CHECK: fa.tile_matmul %{{.*}}, %[[DOSLOT]], %{{.*}} :
 // CHECK: fa.tile_matmul %[[VB]], %[[DOSLOT]], %{{.*}} transpose_b
+// CHECK: fa.tile_matmul %{{.*}}, %[[DOSLOT]], %{{.*}} :
 // CHECK: fa.tile_matmul %{{.*}}, %[[QSLOT]], %{{.*}} :
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: } {fa.copy_loop, fa.pipelined}

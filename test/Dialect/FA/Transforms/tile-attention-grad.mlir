@@ -6,7 +6,7 @@
 
 // Three kernels, the dq one carrying its companions' names; GQA and causal.
 // CHECK-LABEL: module attributes {fa.kernels = {
-// CHECK-SAME: g = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 2 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64}, delta_kernel = "g_delta", dkdv_kernel = "g_dkdv", dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_bwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dq", rank = 4 : i64}], scale = 1.250000e-01 : f32}
+// CHECK-SAME: g = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 2 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64, wgmma = 0 : i64}, delta_kernel = "g_delta", dkdv_kernel = "g_dkdv", dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_bwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dq", rank = 4 : i64}], scale = 1.250000e-01 : f32}
 // CHECK-SAME: g_delta = {{{.*}}grid = ["query_tiles", "batch_heads", "one"]{{.*}}op = "attention_bwd_delta", params = [{{.*}}name = "out"{{.*}}name = "dout"{{.*}}name = "delta", rank = 3 : i64}]
 // CHECK-SAME: g_dkdv = {{{.*}}grid = ["key_tiles", "batch_kv_heads", "one"]{{.*}}op = "attention_bwd_dkdv", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dk"{{.*}}name = "dv", rank = 4 : i64}]
 // CHECK-NOT: func.func
@@ -31,14 +31,17 @@
 // CHECK:     %[[Q0:.*]] = arith.muli %[[J]], %c64
 // CHECK:     fa.stage_tile %[[Q]][{{.*}}, %[[Q0]]] into %[[QB]]
 // CHECK:     fa.stage_tile %[[DO2]][{{.*}}, %[[Q0]]] into %[[DOB]]
+// Both score-like products first (S^T, then dP^T), so that with wgmma the
+// second runs during the probabilities.
 // CHECK:     %[[ST:.*]] = fa.tile_matmul %[[KB]], %[[QB]], %{{.*}} transpose_b
+// CHECK:     %[[DPT:.*]] = fa.tile_matmul %[[VB]], %[[DOB]], %{{.*}} transpose_b
 // CHECK:     fa.apply_mask %[[ST]] rows(%[[KEY0]]) cols(%[[Q0]]) kv_len(%{{.*}}) causal transposed
 // CHECK:     fa.column_broadcast %[[LSE]][{{.*}}, %[[Q0]]] : memref<?x?x?xf32> -> vector<64x64xf32>
 // CHECK:     %[[PT:.*]] = math.exp2
 // CHECK:     %[[PTB:.*]] = arith.truncf %[[PT]]
 // CHECK:     %[[NEWDV:.*]] = fa.tile_matmul %[[PTB]], %[[DOB]], %[[DVACC]] :
-// CHECK:     fa.tile_matmul %[[VB]], %[[DOB]], %{{.*}} transpose_b
 // CHECK:     fa.column_broadcast %[[DL]]
+// CHECK:     arith.subf %[[DPT]]
 // CHECK:     %[[NEWDK:.*]] = fa.tile_matmul %{{.*}}, %[[QB]], %[[DKACC]] :
 // CHECK:     scf.yield %[[NEWDK]], %[[NEWDV]]
 // CHECK:   } {fa.copy_loop}
@@ -55,11 +58,13 @@
 // CHECK: fa.load_rows
 // CHECK: %[[N:.*]] = arith.ceildivui
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[N]]
-// CHECK:   fa.apply_mask %{{.*}} rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%{{.*}}) causal :
+// CHECK:   %[[S:.*]] = fa.tile_matmul {{.*}} transpose_b
+// CHECK:   fa.tile_matmul {{.*}} transpose_b
+// CHECK:   fa.apply_mask %[[S]] rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%{{.*}}) causal :
 // CHECK:   math.exp2
 // CHECK:   fa.tile_matmul %{{.*}} :
 // CHECK: } {fa.copy_loop, fa.kv_loop}
-// OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_stages = 2 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64}
+// OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_stages = 2 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64, wgmma = 0 : i64}
 func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
   return
@@ -99,7 +104,7 @@ func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa.tile: unknown or non-integer entry 'q_in_shared' (expected block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps)}}
+// expected-error @+1 {{fa.tile: unknown or non-integer entry 'q_in_shared' (expected block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps, wgmma)}}
 func.func @unknown_entry(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {q_in_shared = 1}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
@@ -139,6 +144,53 @@ func.func @bad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: 
 !s = memref<?x?x?xf32>
 // expected-error @+1 {{fa-tile-attention-grad: num_stages must be 1 (synchronous copies) or 2, not 3}}
 func.func @bad_stages(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {num_stages = 3}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+// wgmma = 1 reaches both kernels' configurations (and the delta kernel's);
+// their shared tiles are 1024-byte aligned for the 128-byte swizzle wgmma
+// applies itself.
+!t = memref<?x?x?x128xbf16>
+!s = memref<?x?x?xf32>
+// CHECK-LABEL: module attributes {fa.kernels = {
+// CHECK-SAME: wg = {{{.*}}config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 2 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64, wgmma = 1 : i64}
+// CHECK-SAME: wg_dkdv = {{{.*}}config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 2 : i64, num_warps = 8 : i64, skip_unit_rescale = 0 : i64, wgmma = 1 : i64}
+// CHECK: gpu.func @wg_dkdv({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}
+// CHECK: gpu.func @wg({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}
+func.func @wg(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 128, block_n = 32, num_warps = 8, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = 1}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa-tile-attention-grad: wgmma needs whole warpgroups with 64 queries of the dQ kernel each (block_m = 16 x num_warps, num_warps a multiple of 4); got block_m 128 on 4 warps}}
+func.func @wgmma_two_row_blocks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, num_warps = 4, dq_block_m = 128, wgmma = 1}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xf32>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa-tile-attention-grad: wgmma needs f16 or bf16 operands}}
+func.func @wgmma_f32(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {wgmma = 1}} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{fa-tile-attention-grad: wgmma needs block_n a multiple of 16 up to 256; got 512}}
+func.func @wgmma_wide(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, block_n = 512, num_warps = 4, wgmma = 1}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }

@@ -43,6 +43,23 @@ LogicalResult checkMmaTileShape(func::FuncOp func, StringRef pass,
                                 int64_t blockM, int64_t blockN,
                                 int64_t numWarps, StringRef rows);
 
+/// Checks a kernel whose products run as Hopper warpgroup MMAs (fa.tile
+/// wgmma = 1): f16 or bf16 operands, whole 4-warp groups of 64 rows each
+/// (`blockM` = 16 x `numWarps`, `numWarps` a multiple of 4) and `blockN` a
+/// multiple of 16 up to 256 (wgmma's N). Reports on `func`, prefixed with
+/// `pass`.
+LogicalResult checkWarpgroupTileShape(func::FuncOp func, StringRef pass,
+                                      Type element, int64_t blockM,
+                                      int64_t blockN, int64_t numWarps,
+                                      StringRef rows);
+
+/// The alignment of a kernel's shared tiles. 128 bytes: cp.async, ldmatrix
+/// and 16-byte accesses need 16, and the swizzle assumes each 8-row group of
+/// chunks starts on the same bank (the default alignment is the element
+/// size). wgmma applies the 128-byte swizzle to address bits 4-9 itself, so
+/// there every 8-row group must start 1024-byte aligned.
+int64_t sharedTileAlignment(bool warpgroupMma);
+
 } // namespace mlir::fa
 
 #endif // FA_DIALECT_FA_TRANSFORMS_KERNELFUNCTIONS_H
