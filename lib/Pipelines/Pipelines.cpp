@@ -26,7 +26,7 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   kernels.addPass(createFAEliminateCausalTiles());
   kernels.addPass(createFAPipelineKvCopies());
   kernels.addPass(createConvertFARowsToGPU());
-  kernels.addPass(createConvertFAToNVGPU());
+  kernels.addPass(createConvertFAToNVGPU({options.chip}));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
 

@@ -28,7 +28,20 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
     a row broadcast (the online softmax's accumulator rescale) runs only in
     warps where some row's factor differs from 1 (a vote; bit-identical),
     unless the kernel's `fa.tile` says `skip_unit_rescale = 0`.
+
+    With `wgmma = 1` in the kernel's `fa.tile` (Hopper, sm_90a only), each
+    4-warp group computes its 64 rows of every f16/bf16 product with
+    `wgmma.mma_async`: shared operands through 128-byte-swizzle matrix
+    descriptors (rows longer than 128 bytes stored as 128-byte panels), a
+    register A operand in the same fragment layout as above. A product is
+    issued where it stands and waited for (`wgmma.wait_group N`) just before
+    its first use, with the products issued in between left pending.
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The GPU the kernels are for: kernels with wgmma = 1 need "
+           "sm_90a">,
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -1409,6 +1409,8 @@ int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
 
 struct ConvertFAToNVGPUPass
     : public mlir::fa::impl::ConvertFAToNVGPUBase<ConvertFAToNVGPUPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
       return failed(convertKernel(func)) ? WalkResult::interrupt()
@@ -1448,6 +1450,11 @@ struct ConvertFAToNVGPUPass
     if (getTileConfigEntry(func, "skip_unit_rescale", 1) != 0)
       patterns.add<ConvertRowScale>(converter, context);
     bool warpgroupMma = getTileConfigEntry(func, "wgmma", 0) != 0;
+    // wgmma exists only in sm_90a's architecture-specific instruction set.
+    if (warpgroupMma && chip != "sm_90a")
+      return func.emitError() << "convert-fa-to-nvgpu: wgmma = 1 needs chip "
+                                 "sm_90a (Hopper's wgmma.mma_async), not "
+                              << chip;
     patterns.add<ConvertSplatConstant, ConvertElementwise, ConvertRowReduction,
                  ConvertRowBroadcast, ConvertApplyMask, ConvertLoadTile,
                  ConvertStoreRows, ConvertLoadRows, ConvertColumnBroadcast>(
