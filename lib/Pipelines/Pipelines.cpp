@@ -24,6 +24,7 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createFAFuseOnlineSoftmax());
   kernels.addPass(createFAEliminateCausalTiles());
+  kernels.addPass(createFAOverlapSoftmax());
   kernels.addPass(createFAPipelineKvCopies());
   kernels.addPass(createConvertFARowsToGPU());
   kernels.addPass(createConvertFAToNVGPU({options.chip}));

@@ -46,6 +46,9 @@ struct TileConfig {
   /// shared operands through matrix descriptors, instead of ldmatrix and
   /// mma.sync per warp. Each 4-warp group owns 64 query rows.
   bool warpgroupMma = false;
+  /// Let fa-overlap-softmax run each key tile's softmax while the previous
+  /// tile's P @ V is on the tensor cores (needs wgmma and two stages).
+  bool overlapSoftmax = false;
 };
 
 /// The configuration as recorded on the kernel (`fa.tile`) and in the
@@ -60,7 +63,8 @@ DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
        entry("pipeline_copies", c.pipelineCopies),
        entry("skip_unit_rescale", c.skipUnitRescale),
        entry("stage_output", c.stageOutput),
-       entry("q_in_shared", c.queryInShared), entry("wgmma", c.warpgroupMma)});
+       entry("q_in_shared", c.queryInShared), entry("wgmma", c.warpgroupMma),
+       entry("overlap_softmax", c.overlapSoftmax)});
 }
 
 /// Values of the kernel that every phase needs.
@@ -250,7 +254,7 @@ struct FATileAttentionPass
   FailureOr<TileConfig> configFor(func::FuncOp func) {
     TileConfig config{blockM, blockN, numWarps, numStages};
     int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1,
-            stageOutput = 0, warpgroupMma = 0;
+            stageOutput = 0, warpgroupMma = 0, overlapSoftmax = 0;
     if (failed(readConfigEntries(func, kTileConfigAttr,
                                  {{"block_m", &config.blockM},
                                   {"block_n", &config.blockN},
@@ -260,7 +264,8 @@ struct FATileAttentionPass
                                   {"pipeline_copies", &pipelineCopies},
                                   {"skip_unit_rescale", &skipUnitRescale},
                                   {"stage_output", &stageOutput},
-                                  {"wgmma", &warpgroupMma}})))
+                                  {"wgmma", &warpgroupMma},
+                                  {"overlap_softmax", &overlapSoftmax}})))
       return failure();
     if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
                                  config.blockN, config.numWarps, "queries")))
@@ -274,12 +279,17 @@ struct FATileAttentionPass
     config.skipUnitRescale = skipUnitRescale != 0;
     config.stageOutput = stageOutput != 0;
     config.warpgroupMma = warpgroupMma != 0;
+    config.overlapSoftmax = overlapSoftmax != 0;
     if (config.numStages != 1 && config.numStages != 2)
       return fail("num-stages " + Twine(config.numStages) +
                   " is not supported (1: one K and one V buffer, 2: two each)");
     if (config.numStages == 2 && !config.pipelineCopies)
       return fail("num-stages 2 needs pipeline_copies: the second buffers "
                   "only serve copies started ahead");
+    if (config.overlapSoftmax &&
+        (!config.warpgroupMma || config.numStages != 2))
+      return fail("overlap_softmax needs wgmma = 1 (products that run while "
+                  "the warps work) and num_stages = 2 (two slots per tile)");
     return config;
   }
 

@@ -2,10 +2,10 @@
 // RUN: fa-opt %s --fa-tile-attention="block-m=128 block-n=32 num-warps=8" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=CONFIG
 
 // The function becomes a kernel; grid mapping explicit; three key loops.
-// CHECK: module attributes {fa.kernels = {attn = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_fwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "out"{{.*}}name = "lse"{{.*}}], scale = 1.250000e-01 : f32}}, gpu.container_module}
+// CHECK: module attributes {fa.kernels = {attn = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_fwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "out"{{.*}}name = "lse"{{.*}}], scale = 1.250000e-01 : f32}}, gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @attn
-// CHECK: gpu.func @attn(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[O:.*]]: memref<?x?x?x64xbf16>, %[[L:.*]]: memref<?x?x?xf32>) workgroup(%[[KB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {fa.tile = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @attn(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[O:.*]]: memref<?x?x?x64xbf16>, %[[L:.*]]: memref<?x?x?xf32>) workgroup(%[[KB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {fa.tile = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, known_block_size = array<i32: 128, 1, 1>}
 // Causal: block x takes query tile (tiles - 1 - x), so the longest tiles
 // start first.
 // CHECK: %[[BX:.*]] = gpu.block_id x
@@ -39,7 +39,7 @@
 // CHECK: fa.store_tile %{{.*}}, %[[O]][{{.*}}, {{.*}}, %[[ROW0]]]
 // CHECK: math.log2 %[[SUM]]
 // CHECK: fa.store_rows %{{.*}}, %[[L]]
-// CONFIG: config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 8 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}
+// CONFIG: config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 8 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}
 // CONFIG: known_block_size = array<i32: 256, 1, 1>
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                 %o: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>) {
@@ -142,6 +142,22 @@ func.func @bad_num_stages(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_s
 
 // expected-error @+1 {{fa-tile-attention: num-stages 2 needs pipeline_copies: the second buffers only serve copies started ahead}}
 func.func @two_stages_without_pipelining(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 2, pipeline_copies = 0}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
+func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 2, overlap_softmax = 1}} {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
+func.func @overlap_single_stage(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, q_in_shared = 1, wgmma = 1, overlap_softmax = 1}} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }

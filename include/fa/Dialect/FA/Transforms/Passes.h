@@ -25,6 +25,9 @@ inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
 /// backward's loops do: fa-pipeline-kv-copies double-buffers it when the
 /// kernel's num_stages is 2 or more, and leaves it synchronous otherwise.
 inline constexpr llvm::StringLiteral kCopyLoopAttr = "fa.copy_loop";
+/// A key loop whose tile copies are already asynchronous (by
+/// fa-overlap-softmax or fa-pipeline-kv-copies), which the others leave.
+inline constexpr llvm::StringLiteral kPipelinedAttr = "fa.pipelined";
 /// Module attribute: kernel name -> dictionary describing the kernel.
 inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
 

@@ -161,6 +161,33 @@ def FAEliminateCausalTiles : Pass<"fa-eliminate-causal-tiles"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FAOverlapSoftmax : Pass<"fa-overlap-softmax"> {
+  let summary = "Run each key tile's softmax during the previous tile's P @ V";
+  let description = [{
+    For kernels whose `fa.tile` says `overlap_softmax = 1` (with `wgmma = 1`
+    and `num_stages = 2`): FlashAttention-3's intra-warpgroup pipelining.
+    Warpgroup MMAs are issued and waited for separately, but in the online
+    loop every step needs the one before. This pass moves each tile's
+    P @ V into the next iteration, issued right after that iteration's
+    scores, so it runs while the warps exponentiate them:
+
+        prologue (lb < ub):    copy K[lb]; wait; copy K[lb+1], V[lb]
+                               S = Q K[lb]^T; softmax -> m, l, acc, P
+        loop j in [lb+1, ub):  wait; copy K[j+1] (if any), V[j]
+                               issue S = Q K[j]^T; issue acc += P V[j-1]
+                               softmax of S; acc * alpha
+        epilogue (lb < ub):    wait; acc += P V[ub-1]
+
+    The loop carries P as well. K and V get two slots each (`[2][R][C]`,
+    slot j % 2); each copy starts one iteration before its tile is read,
+    and the wait's barrier frees the slots it overwrites. The loops are
+    marked `fa.pipelined`; fa-pipeline-kv-copies leaves them.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FAPipelineKvCopies : Pass<"fa-pipeline-kv-copies"> {
   let summary = "Overlap the key/value tile copies with the tensor-core work";
   let description = [{

@@ -1,0 +1,58 @@
+//===- TileCopies.h - Building blocks of the tile copy pipelines -*- C++
+//-*-===//
+//
+// fa-pipeline-kv-copies and fa-overlap-softmax both turn the synchronous
+// tile copies of a key loop (fa.stage_tile) into asynchronous ones started
+// ahead (fa.copy_tile_async) into multi-buffered shared tiles. These are the
+// pieces they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DIALECT_FA_TRANSFORMS_TILECOPIES_H
+#define FA_DIALECT_FA_TRANSFORMS_TILECOPIES_H
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fa {
+
+/// The synchronous copies of one loop, K's then V's (in the backward's dK/dV
+/// loop, Q's then dO's).
+struct LoopCopies {
+  StageTileOp key, value;
+};
+
+/// The loop's two copies, whose source slices and buffers must be
+/// loop-invariant; otherwise an error naming `passName` on the loop.
+FailureOr<LoopCopies> findLoopCopies(scf::ForOp loop, StringRef passName);
+
+/// Starts, asynchronously, the copy `like` (in `loop`) did synchronously,
+/// of the tile of iteration `iv`, into `dest`.
+void copyTileAhead(ImplicitLocOpBuilder &b, scf::ForOp loop, StageTileOp like,
+                   Value iv, Value dest);
+
+/// `if (iv + step < ub) { body(iv + step) }` at the builder's position.
+void ifNextIteration(ImplicitLocOpBuilder &b, Value iv, Value step, Value ub,
+                     function_ref<void(Value next)> body);
+
+/// Gives a shared tile (a workgroup attribution of the kernel) `stages`
+/// slots: `[R][C]` becomes `[stages][R][C]`; its users must go through
+/// tileSlot.
+void multiBufferTile(Value tile, int64_t stages);
+
+/// Slot `j % stages` of a multi-buffered shared tile `[stages][R][C]`, as an
+/// `R x C` tile.
+Value tileSlot(ImplicitLocOpBuilder &b, Value staged, Value j);
+
+/// A copy made once before the key loops (the query tile, with q_in_shared)
+/// becomes asynchronous: it lands with the first K/V tiles, under the first
+/// wait of the loop that reads it, instead of stalling the block on its own.
+/// Only key loops read it, and each of their reads follows a wait.
+void startQueryCopyEarly(gpu::GPUFuncOp kernel);
+
+} // namespace mlir::fa
+
+#endif // FA_DIALECT_FA_TRANSFORMS_TILECOPIES_H

@@ -1,0 +1,265 @@
+//===- OverlapSoftmax.cpp - Softmax of a tile during the last P @ V -------===//
+//
+// With warpgroup MMAs a product is issued and waited for separately, so the
+// warps can work while the tensor cores run one. The online-softmax loop as
+// tiled leaves them nothing to do meanwhile: S = Q K[j]^T, its softmax and
+// acc += P V[j] each need the one before. This pass (FlashAttention-3's
+// intra-warpgroup pipelining) moves each tile's P @ V into the next
+// iteration, issued right after that iteration's scores, so that it runs
+// while the warps exponentiate them:
+//
+//   prologue (lb < ub):    copy K[lb]; wait; copy K[lb+1], V[lb]
+//                          S = Q K[lb]^T; softmax -> m, l, acc * alpha, P
+//   loop j in [lb+1, ub):  wait; copy K[j+1] (if any), V[j]
+//                          issue S = Q K[j]^T; issue acc += P V[j-1]
+//                          softmax of S (waits for S); acc * alpha (for acc)
+//   epilogue (lb < ub):    wait; acc += P V[ub-1]
+//
+// which is the tiled loop's arithmetic in another order: acc enters
+// iteration j scaled to the maximum of tile j - 1, receives P[j-1] V[j-1],
+// and is rescaled to the maximum of tile j.
+//
+// K and V get two slots each (tile j in slot j % 2). Each copy starts one
+// iteration before its tile is read; the wait's barrier at the top of an
+// iteration frees the slots the copies overwrite: K[j-1]'s (read by the last
+// iteration's scores) and V[j-2]'s (read by its P @ V, waited for there
+// before the rescale). The loops are marked fa.pipelined, so
+// fa-pipeline-kv-copies leaves them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Dialect/FA/Transforms/TileCopies.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FAOVERLAPSOFTMAX
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+constexpr StringLiteral kPassName = "fa-overlap-softmax";
+
+/// An online-softmax key loop and the ops the rewrite moves.
+struct OnlineLoop {
+  scf::ForOp loop;
+  LoopCopies copies;
+  TileMatmulOp scores; // S = Q K[j]^T
+  TileMatmulOp values; // acc' = P V[j] + acc * alpha, yielded
+  unsigned accIndex;   // the accumulator among the loop's carried values
+};
+
+FailureOr<OnlineLoop> matchOnlineLoop(scf::ForOp loop) {
+  auto fail = [&](const Twine &why) {
+    return loop.emitError() << kPassName << ": " << why;
+  };
+  FailureOr<LoopCopies> copies = findLoopCopies(loop, kPassName);
+  if (failed(copies))
+    return failure();
+  auto products = llvm::to_vector(loop.getBody()->getOps<TileMatmulOp>());
+  if (products.size() != 2 || !products[0].getTransposeB() ||
+      products[0].getB() != copies->key.getDest() ||
+      products[1].getB() != copies->value.getDest())
+    return fail("expects two products in the loop body: the scores with the "
+                "key tile, then P @ V with the value tile");
+  OnlineLoop online{loop, *copies, products[0], products[1], 0};
+  Value result = online.values.getResult();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (!result.hasOneUse() || result.getUses().begin()->getOwner() != yield)
+    return fail("expects P @ V's result to be used only as the carried "
+                "accumulator");
+  online.accIndex = result.getUses().begin()->getOperandNumber();
+  // The accumulator is read (rescaled) only after the scores were issued:
+  // the rewrite issues the deferred P @ V there.
+  Value acc = loop.getRegionIterArg(online.accIndex);
+  for (Operation *user : acc.getUsers()) {
+    Operation *inBody = loop.getBody()->findAncestorOpInBlock(*user);
+    if (!inBody || !online.scores->isBeforeInBlock(inBody))
+      return fail("expects the accumulator to be read only after the scores");
+  }
+  return online;
+}
+
+/// Clones `loop`'s body (without the copies, P @ V and the terminator) at
+/// the builder, through `mapping`; `afterScores` runs once the scores are.
+/// Returns the values to carry: the loop's yielded ones, the accumulator
+/// being P @ V's input (P @ V is still to come), then P.
+SmallVector<Value> cloneBodyWithoutValues(ImplicitLocOpBuilder &b,
+                                          OnlineLoop online, IRMapping &mapping,
+                                          function_ref<void()> afterScores) {
+  for (Operation &op : online.loop.getBody()->without_terminator()) {
+    if (&op == online.copies.key || &op == online.copies.value ||
+        &op == online.values)
+      continue;
+    b.clone(op, mapping);
+    if (&op == online.scores)
+      afterScores();
+  }
+  auto yield = cast<scf::YieldOp>(online.loop.getBody()->getTerminator());
+  SmallVector<Value> carried;
+  for (auto [i, value] : llvm::enumerate(yield.getOperands()))
+    carried.push_back(mapping.lookupOrDefault(
+        i == online.accIndex ? online.values.getAcc() : value));
+  carried.push_back(mapping.lookupOrDefault(online.values.getA()));
+  return carried;
+}
+
+/// The rewrite of the file comment, for one loop whose K and V buffers
+/// (`keyStaged`, `valueStaged`) already have two slots.
+void overlapLoop(OnlineLoop online, Value keyStaged, Value valueStaged) {
+  scf::ForOp loop = online.loop;
+  ImplicitLocOpBuilder b(loop.getLoc(), loop);
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+        step = loop.getStep();
+  Value probabilities = online.values.getA();
+  Value hasTiles = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lb, ub);
+  SmallVector<Type> carriedTypes(loop.getResultTypes());
+  carriedTypes.push_back(probabilities.getType());
+
+  // Prologue: tile lb up to its probabilities.
+  auto prologue = scf::IfOp::create(b, carriedTypes, hasTiles,
+                                    /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(prologue.thenBlock());
+    copyTileAhead(b, loop, online.copies.key, lb, tileSlot(b, keyStaged, lb));
+    WaitTilesOp::create(b);
+    ifNextIteration(b, lb, step, ub, [&](Value next) {
+      copyTileAhead(b, loop, online.copies.key, next,
+                    tileSlot(b, keyStaged, next));
+    });
+    copyTileAhead(b, loop, online.copies.value, lb,
+                  tileSlot(b, valueStaged, lb));
+    IRMapping mapping;
+    mapping.map(loop.getInductionVar(), lb);
+    mapping.map(loop.getRegionIterArgs(), loop.getInitArgs());
+    mapping.map(keyStaged, tileSlot(b, keyStaged, lb));
+    scf::YieldOp::create(b, cloneBodyWithoutValues(b, online, mapping, [] {}));
+
+    b.setInsertionPointToStart(prologue.elseBlock());
+    SmallVector<Value> untouched(loop.getInitArgs());
+    untouched.push_back(arith::ConstantOp::create(
+        b, cast<TypedAttr>(b.getZeroAttr(probabilities.getType()))));
+    scf::YieldOp::create(b, untouched);
+  }
+
+  // The loop over the other tiles: P @ V of the previous one, issued after
+  // this one's scores.
+  Value first = arith::AddIOp::create(b, lb, step);
+  auto overlapped =
+      scf::ForOp::create(b, first, ub, step, prologue.getResults());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(overlapped.getBody());
+    Value j = overlapped.getInductionVar();
+    auto carried = overlapped.getRegionIterArgs();
+    WaitTilesOp::create(b);
+    ifNextIteration(b, j, step, ub, [&](Value next) {
+      copyTileAhead(b, loop, online.copies.key, next,
+                    tileSlot(b, keyStaged, next));
+    });
+    copyTileAhead(b, loop, online.copies.value, j, tileSlot(b, valueStaged, j));
+    IRMapping mapping;
+    mapping.map(loop.getInductionVar(), j);
+    mapping.map(loop.getRegionIterArgs(), carried.drop_back());
+    mapping.map(keyStaged, tileSlot(b, keyStaged, j));
+    auto issuePreviousValues = [&] {
+      Value previous = arith::SubIOp::create(b, j, step);
+      Value acc = TileMatmulOp::create(
+          b, online.values.getType(), carried.back(),
+          tileSlot(b, valueStaged, previous), carried[online.accIndex]);
+      mapping.map(loop.getRegionIterArg(online.accIndex), acc);
+    };
+    scf::YieldOp::create(
+        b, cloneBodyWithoutValues(b, online, mapping, issuePreviousValues));
+  }
+  overlapped->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  overlapped->setAttr(kPipelinedAttr, b.getUnitAttr());
+
+  // Epilogue: P @ V of the last tile.
+  Value acc = overlapped.getResult(online.accIndex);
+  auto epilogue = scf::IfOp::create(b, acc.getType(), hasTiles,
+                                    /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(epilogue.thenBlock());
+    WaitTilesOp::create(b);
+    Value last = arith::SubIOp::create(b, ub, step);
+    scf::YieldOp::create(
+        b, ValueRange{TileMatmulOp::create(
+               b, online.values.getType(), overlapped.getResults().back(),
+               tileSlot(b, valueStaged, last), acc)});
+    b.setInsertionPointToStart(epilogue.elseBlock());
+    scf::YieldOp::create(b, acc);
+  }
+
+  SmallVector<Value> results(overlapped.getResults().drop_back());
+  results[online.accIndex] = epilogue.getResult(0);
+  loop.replaceAllUsesWith(results);
+  loop.erase();
+}
+
+/// Checks what the rewrite relies on, for IR not made by fa-tile-attention
+/// (which checks the same).
+LogicalResult checkConfig(gpu::GPUFuncOp kernel) {
+  if (getTileConfigEntry(kernel, "wgmma", 0) == 0 ||
+      getTileConfigEntry(kernel, "num_stages", 1) != 2 ||
+      getTileConfigEntry(kernel, "pipeline_copies", 1) == 0)
+    return kernel.emitError()
+           << kPassName
+           << ": overlap_softmax needs wgmma = 1 (products that run while "
+              "the warps work) and num_stages = 2 (two slots per tile)";
+  return success();
+}
+
+LogicalResult overlapKernel(gpu::GPUFuncOp kernel) {
+  if (getTileConfigEntry(kernel, "overlap_softmax", 0) == 0)
+    return success();
+  if (failed(checkConfig(kernel)))
+    return failure();
+  SmallVector<OnlineLoop> work;
+  WalkResult walk = kernel.walk([&](scf::ForOp loop) {
+    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
+    if (!phase || phase.getValue() != "online" || loop->hasAttr(kPipelinedAttr))
+      return WalkResult::advance();
+    FailureOr<OnlineLoop> online = matchOnlineLoop(loop);
+    if (failed(online))
+      return WalkResult::interrupt();
+    work.push_back(*online);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  // The loops of a kernel (full and diagonal) share its K and V buffers.
+  llvm::SmallDenseSet<Value> multiBuffered;
+  for (OnlineLoop online : work) {
+    Value keyTile = online.copies.key.getDest(),
+          valueTile = online.copies.value.getDest();
+    for (Value tile : {keyTile, valueTile})
+      if (multiBuffered.insert(tile).second)
+        multiBufferTile(tile, /*stages=*/2);
+    overlapLoop(online, keyTile, valueTile);
+  }
+  if (!work.empty())
+    startQueryCopyEarly(kernel);
+  return success();
+}
+
+struct FAOverlapSoftmaxPass
+    : public mlir::fa::impl::FAOverlapSoftmaxBase<FAOverlapSoftmaxPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp kernel) {
+      return failed(overlapKernel(kernel)) ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
