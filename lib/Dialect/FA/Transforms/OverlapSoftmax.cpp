@@ -19,6 +19,11 @@
 // iteration j scaled to the maximum of tile j - 1, receives P[j-1] V[j-1],
 // and is rescaled to the maximum of tile j.
 //
+// In PTX the wait for P @ V follows the whole softmax; ptxas (CUDA 13),
+// though, moves it up into the row-max reduction, so today only the maxima
+// and the scores' wait overlap P @ V, not the exponentials
+// (bench/results/2026-11-25-h100-overlap-sass).
+//
 // K and V get two slots each (tile j in slot j % 2). Each copy starts one
 // iteration before its tile is read; the wait's barrier at the top of an
 // iteration frees the slots the copies overwrite: K[j-1]'s (read by the last
