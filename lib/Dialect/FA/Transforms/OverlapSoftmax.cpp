@@ -72,6 +72,9 @@ FailureOr<OnlineLoop> matchOnlineLoop(scf::ForOp loop) {
       products[1].getB() != copies->value.getDest())
     return fail("expects two products in the loop body: the scores with the "
                 "key tile, then P @ V with the value tile");
+  if (!isa<VectorType>(products[1].getA().getType()))
+    return fail("expects P in registers (a vector), to carry it to the next "
+                "iteration");
   OnlineLoop online{loop, *copies, products[0], products[1], 0};
   Value result = online.values.getResult();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
