@@ -98,6 +98,18 @@ LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
   return success();
 }
 
+LogicalResult mlir::fa::checkOverlapSoftmaxConfig(Operation *op, StringRef pass,
+                                                  bool warpgroupMma,
+                                                  int64_t numStages,
+                                                  bool pipelineCopies) {
+  if (warpgroupMma && numStages == 2 && pipelineCopies)
+    return success();
+  return op->emitError()
+         << pass
+         << ": overlap_softmax needs wgmma = 1 (products that run while the "
+            "warps work) and num_stages = 2 (two slots per tile)";
+}
+
 int64_t mlir::fa::sharedTileAlignment(bool warpgroupMma) {
   return warpgroupMma ? 1024 : 128;
 }

@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Dialect/FA/Transforms/TileCopies.h"
 
@@ -117,32 +118,42 @@ SmallVector<Value> cloneBodyWithoutValues(ImplicitLocOpBuilder &b,
   return carried;
 }
 
-/// The rewrite of the file comment, for one loop whose K and V buffers
-/// (`keyStaged`, `valueStaged`) already have two slots.
-void overlapLoop(OnlineLoop online, Value keyStaged, Value valueStaged) {
-  scf::ForOp loop = online.loop;
-  ImplicitLocOpBuilder b(loop.getLoc(), loop);
-  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
-        step = loop.getStep();
-  Value probabilities = online.values.getA();
-  Value hasTiles = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lb, ub);
-  SmallVector<Type> carriedTypes(loop.getResultTypes());
-  carriedTypes.push_back(probabilities.getType());
+/// One loop's rewrite (see the file comment), with its K and V buffers,
+/// which already have two slots.
+struct OverlapBuilder {
+  OnlineLoop online;
+  Value keyStaged, valueStaged;
+  Value lb, ub, step;
 
-  // Prologue: tile lb up to its probabilities.
-  auto prologue = scf::IfOp::create(b, carriedTypes, hasTiles,
-                                    /*withElseRegion=*/true);
-  {
+  OverlapBuilder(OnlineLoop online, Value keyStaged, Value valueStaged)
+      : online(online), keyStaged(keyStaged), valueStaged(valueStaged),
+        lb(online.loop.getLowerBound()), ub(online.loop.getUpperBound()),
+        step(online.loop.getStep()) {}
+
+  /// Starts the copy of tile `j` of K or V (`like`, the loop's copy of it)
+  /// into slot j % 2 of `staged`.
+  void copyAhead(ImplicitLocOpBuilder &b, StageTileOp like, Value staged,
+                 Value j) {
+    copyTileAhead(b, online.loop, like, j, tileSlot(b, staged, j));
+  }
+
+  /// Tile lb up to its probabilities when the loop has tiles; the loop's
+  /// initial values and a zero P otherwise.
+  scf::IfOp buildPrologue(ImplicitLocOpBuilder &b, Value hasTiles) {
+    scf::ForOp loop = online.loop;
+    Type probabilities = online.values.getA().getType();
+    SmallVector<Type> carriedTypes(loop.getResultTypes());
+    carriedTypes.push_back(probabilities);
+    auto prologue = scf::IfOp::create(b, carriedTypes, hasTiles,
+                                      /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(prologue.thenBlock());
-    copyTileAhead(b, loop, online.copies.key, lb, tileSlot(b, keyStaged, lb));
+    copyAhead(b, online.copies.key, keyStaged, lb);
     WaitTilesOp::create(b);
     ifNextIteration(b, lb, step, ub, [&](Value next) {
-      copyTileAhead(b, loop, online.copies.key, next,
-                    tileSlot(b, keyStaged, next));
+      copyAhead(b, online.copies.key, keyStaged, next);
     });
-    copyTileAhead(b, loop, online.copies.value, lb,
-                  tileSlot(b, valueStaged, lb));
+    copyAhead(b, online.copies.value, valueStaged, lb);
     IRMapping mapping;
     mapping.map(loop.getInductionVar(), lb);
     mapping.map(loop.getRegionIterArgs(), loop.getInitArgs());
@@ -152,26 +163,26 @@ void overlapLoop(OnlineLoop online, Value keyStaged, Value valueStaged) {
     b.setInsertionPointToStart(prologue.elseBlock());
     SmallVector<Value> untouched(loop.getInitArgs());
     untouched.push_back(arith::ConstantOp::create(
-        b, cast<TypedAttr>(b.getZeroAttr(probabilities.getType()))));
+        b, cast<TypedAttr>(b.getZeroAttr(probabilities))));
     scf::YieldOp::create(b, untouched);
+    return prologue;
   }
 
-  // The loop over the other tiles: P @ V of the previous one, issued after
-  // this one's scores.
-  Value first = arith::AddIOp::create(b, lb, step);
-  auto overlapped =
-      scf::ForOp::create(b, first, ub, step, prologue.getResults());
-  {
+  /// The loop over the other tiles, from the prologue's values: P @ V of the
+  /// previous tile issued after this one's scores.
+  scf::ForOp buildOverlappedLoop(ImplicitLocOpBuilder &b, ValueRange initial) {
+    scf::ForOp loop = online.loop;
+    Value first = arith::AddIOp::create(b, lb, step);
+    auto overlapped = scf::ForOp::create(b, first, ub, step, initial);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(overlapped.getBody());
     Value j = overlapped.getInductionVar();
     auto carried = overlapped.getRegionIterArgs();
     WaitTilesOp::create(b);
     ifNextIteration(b, j, step, ub, [&](Value next) {
-      copyTileAhead(b, loop, online.copies.key, next,
-                    tileSlot(b, keyStaged, next));
+      copyAhead(b, online.copies.key, keyStaged, next);
     });
-    copyTileAhead(b, loop, online.copies.value, j, tileSlot(b, valueStaged, j));
+    copyAhead(b, online.copies.value, valueStaged, j);
     IRMapping mapping;
     mapping.map(loop.getInductionVar(), j);
     mapping.map(loop.getRegionIterArgs(), carried.drop_back());
@@ -185,15 +196,17 @@ void overlapLoop(OnlineLoop online, Value keyStaged, Value valueStaged) {
     };
     scf::YieldOp::create(
         b, cloneBodyWithoutValues(b, online, mapping, issuePreviousValues));
+    overlapped->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+    overlapped->setAttr(kPipelinedAttr, b.getUnitAttr());
+    return overlapped;
   }
-  overlapped->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
-  overlapped->setAttr(kPipelinedAttr, b.getUnitAttr());
 
-  // Epilogue: P @ V of the last tile.
-  Value acc = overlapped.getResult(online.accIndex);
-  auto epilogue = scf::IfOp::create(b, acc.getType(), hasTiles,
-                                    /*withElseRegion=*/true);
-  {
+  /// P @ V of the last tile when the loop has tiles: the accumulator.
+  Value buildEpilogue(ImplicitLocOpBuilder &b, Value hasTiles,
+                      scf::ForOp overlapped) {
+    Value acc = overlapped.getResult(online.accIndex);
+    auto epilogue = scf::IfOp::create(b, acc.getType(), hasTiles,
+                                      /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(epilogue.thenBlock());
     WaitTilesOp::create(b);
@@ -204,31 +217,33 @@ void overlapLoop(OnlineLoop online, Value keyStaged, Value valueStaged) {
                tileSlot(b, valueStaged, last), acc)});
     b.setInsertionPointToStart(epilogue.elseBlock());
     scf::YieldOp::create(b, acc);
+    return epilogue.getResult(0);
   }
 
-  SmallVector<Value> results(overlapped.getResults().drop_back());
-  results[online.accIndex] = epilogue.getResult(0);
-  loop.replaceAllUsesWith(results);
-  loop.erase();
-}
-
-/// Checks what the rewrite relies on, for IR not made by fa-tile-attention
-/// (which checks the same).
-LogicalResult checkConfig(gpu::GPUFuncOp kernel) {
-  if (getTileConfigEntry(kernel, "wgmma", 0) == 0 ||
-      getTileConfigEntry(kernel, "num_stages", 1) != 2 ||
-      getTileConfigEntry(kernel, "pipeline_copies", 1) == 0)
-    return kernel.emitError()
-           << kPassName
-           << ": overlap_softmax needs wgmma = 1 (products that run while "
-              "the warps work) and num_stages = 2 (two slots per tile)";
-  return success();
-}
+  /// Replaces the loop by the prologue, the overlapped loop and the
+  /// epilogue.
+  void rewrite() {
+    scf::ForOp loop = online.loop;
+    ImplicitLocOpBuilder b(loop.getLoc(), loop);
+    Value hasTiles =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, lb, ub);
+    scf::IfOp prologue = buildPrologue(b, hasTiles);
+    scf::ForOp overlapped = buildOverlappedLoop(b, prologue.getResults());
+    SmallVector<Value> results(overlapped.getResults().drop_back());
+    results[online.accIndex] = buildEpilogue(b, hasTiles, overlapped);
+    loop.replaceAllUsesWith(results);
+    loop.erase();
+  }
+};
 
 LogicalResult overlapKernel(gpu::GPUFuncOp kernel) {
   if (getTileConfigEntry(kernel, "overlap_softmax", 0) == 0)
     return success();
-  if (failed(checkConfig(kernel)))
+  // fa-tile-attention checks the same; this is for IR made otherwise.
+  if (failed(checkOverlapSoftmaxConfig(
+          kernel, kPassName, getTileConfigEntry(kernel, "wgmma", 0) != 0,
+          getTileConfigEntry(kernel, "num_stages", 1),
+          getTileConfigEntry(kernel, "pipeline_copies", 1) != 0)))
     return failure();
   SmallVector<OnlineLoop> work;
   WalkResult walk = kernel.walk([&](scf::ForOp loop) {
@@ -244,15 +259,12 @@ LogicalResult overlapKernel(gpu::GPUFuncOp kernel) {
   if (walk.wasInterrupted())
     return failure();
 
-  // The loops of a kernel (full and diagonal) share its K and V buffers.
-  llvm::SmallDenseSet<Value> multiBuffered;
   for (OnlineLoop online : work) {
     Value keyTile = online.copies.key.getDest(),
           valueTile = online.copies.value.getDest();
     for (Value tile : {keyTile, valueTile})
-      if (multiBuffered.insert(tile).second)
-        multiBufferTile(tile, /*stages=*/2);
-    overlapLoop(online, keyTile, valueTile);
+      multiBufferTile(tile, /*stages=*/2);
+    OverlapBuilder(online, keyTile, valueTile).rewrite();
   }
   if (!work.empty())
     startQueryCopyEarly(kernel);

@@ -108,16 +108,13 @@ LogicalResult pipelineKernel(gpu::GPUFuncOp kernel) {
   if (walk.wasInterrupted())
     return failure();
 
-  // The loops of a kernel (full and diagonal) share its K and V buffers.
-  llvm::SmallDenseSet<Value> multiBuffered;
   for (auto [loop, copies] : work) {
     if (stages == 1) {
       pipelineSingleBuffered(loop, copies);
     } else {
       Value keyTile = copies.key.getDest(), valueTile = copies.value.getDest();
       for (Value tile : std::initializer_list<Value>{keyTile, valueTile})
-        if (multiBuffered.insert(tile).second)
-          multiBufferTile(tile, stages);
+        multiBufferTile(tile, stages);
       pipelineDoubleBuffered(loop, copies, keyTile, valueTile);
     }
     // Epilogue: the buffers are quiet again for whatever follows.

@@ -287,9 +287,10 @@ struct FATileAttentionPass
       return fail("num-stages 2 needs pipeline_copies: the second buffers "
                   "only serve copies started ahead");
     if (config.overlapSoftmax &&
-        (!config.warpgroupMma || config.numStages != 2))
-      return fail("overlap_softmax needs wgmma = 1 (products that run while "
-                  "the warps work) and num_stages = 2 (two slots per tile)");
+        failed(checkOverlapSoftmaxConfig(func, "fa-tile-attention",
+                                         config.warpgroupMma, config.numStages,
+                                         config.pipelineCopies)))
+      return failure();
     return config;
   }
 

@@ -66,6 +66,10 @@ void mlir::fa::ifNextIteration(ImplicitLocOpBuilder &b, Value iv, Value step,
 
 void mlir::fa::multiBufferTile(Value tile, int64_t stages) {
   auto type = cast<MemRefType>(tile.getType());
+  if (type.getRank() == 3) {
+    assert(type.getDimSize(0) == stages && "tile has other slots already");
+    return; // Another loop of the kernel shares the tile.
+  }
   tile.setType(MemRefType::get(
       {stages, type.getDimSize(0), type.getDimSize(1)}, type.getElementType(),
       MemRefLayoutAttrInterface{}, type.getMemorySpace()));

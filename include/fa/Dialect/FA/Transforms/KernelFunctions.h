@@ -53,6 +53,14 @@ LogicalResult checkWarpgroupTileShape(func::FuncOp func, StringRef pass,
                                       int64_t blockN, int64_t numWarps,
                                       StringRef rows);
 
+/// Checks what fa-overlap-softmax relies on in a kernel with
+/// overlap_softmax = 1: wgmma products (which run while the warps work) and
+/// two asynchronously filled slots per tile. Reports on `op`, prefixed with
+/// `pass`.
+LogicalResult checkOverlapSoftmaxConfig(Operation *op, StringRef pass,
+                                        bool warpgroupMma, int64_t numStages,
+                                        bool pipelineCopies);
+
 /// The alignment of a kernel's shared tiles. 128 bytes: cp.async, ldmatrix
 /// and 16-byte accesses need 16, and the swizzle assumes each 8-row group of
 /// chunks starts on the same bank (the default alignment is the element

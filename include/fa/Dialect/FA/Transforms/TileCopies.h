@@ -1,5 +1,4 @@
-//===- TileCopies.h - Building blocks of the tile copy pipelines -*- C++
-//-*-===//
+//===- TileCopies.h - Pieces of the tile copy pipelines ---------*- C++ -*-===//
 //
 // fa-pipeline-kv-copies and fa-overlap-softmax both turn the synchronous
 // tile copies of a key loop (fa.stage_tile) into asynchronous ones started
@@ -40,7 +39,8 @@ void ifNextIteration(ImplicitLocOpBuilder &b, Value iv, Value step, Value ub,
 
 /// Gives a shared tile (a workgroup attribution of the kernel) `stages`
 /// slots: `[R][C]` becomes `[stages][R][C]`; its users must go through
-/// tileSlot.
+/// tileSlot. A tile that has them already (the loops of a kernel share its
+/// K and V tiles) is left as it is.
 void multiBufferTile(Value tile, int64_t stages);
 
 /// Slot `j % stages` of a multi-buffered shared tile `[stages][R][C]`, as an
