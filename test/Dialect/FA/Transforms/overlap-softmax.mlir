@@ -144,3 +144,30 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// P must be a register tile: a shared one could not be carried to the next
+// iteration.
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @shared_p(%k: memref<?x?x?x64xbf16>, %q: memref<64x64xbf16, #gpu.address_space<workgroup>>,
+                       %p: memref<64x64xbf16, #gpu.address_space<workgroup>>)
+        workgroup(%kb : memref<64x64xbf16, #gpu.address_space<workgroup>>, %vb : memref<64x64xbf16, #gpu.address_space<workgroup>>)
+        kernel attributes {fa.tile = {num_stages = 2, wgmma = 1, overlap_softmax = 1}} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %zero = arith.constant dense<0.0> : vector<64x64xf32>
+      // expected-error @+1 {{fa-overlap-softmax: expects P in registers (a vector), to carry it to the next iteration}}
+      %r = scf.for %j = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (vector<64x64xf32>) {
+        fa.stage_tile %k[%c0, %c0, %j] into %kb : memref<?x?x?x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>>
+        fa.stage_tile %k[%c0, %c0, %j] into %vb : memref<?x?x?x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>>
+        %s = fa.tile_matmul %q, %kb, %zero transpose_b : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+        %o = fa.tile_matmul %p, %vb, %acc : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+        scf.yield %o : vector<64x64xf32>
+      } {fa.softmax_phase = "online"}
+      gpu.return
+    }
+  }
+}
