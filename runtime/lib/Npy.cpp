@@ -10,12 +10,16 @@
 
 #include "fa/runtime/Npy.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Half.h"
 
+#include <cctype>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <regex>
+#include <limits>
 
 namespace fa {
 namespace {
@@ -24,6 +28,10 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicBytes = 6;
 // NumPy aligns the data to 64 bytes; readers accept any alignment.
 constexpr std::size_t kHeaderAlignment = 64;
+// NumPy's reader refuses longer headers too (numpy.lib.format's
+// max_header_size): a tensor's header is a few dozen bytes, and the length
+// field is read before anything else can be checked.
+constexpr std::size_t kMaxHeaderBytes = 10000;
 
 struct NpyHeader {
   std::string descr;
@@ -46,40 +54,148 @@ std::uint32_t littleEndian(const std::string &bytes) {
   return value;
 }
 
-/// The value text of `key` in the header dict, matched by `valuePattern`.
-std::string headerField(const std::string &header, const std::string &key,
-                        const std::string &valuePattern,
-                        const std::string &context) {
-  std::smatch match;
-  std::regex field("'" + key + "'\\s*:\\s*" + valuePattern);
-  if (!std::regex_search(header, match, field))
-    throw Error(context + ": header has no valid '" + key +
-                "' entry: " + header);
-  return match[1].str();
-}
+/// Parses the header's Python dict literal by hand: it is untrusted input,
+/// and a regex engine recurses once per character of it.
+class HeaderParser {
+public:
+  HeaderParser(std::string text, const std::string &context)
+      : text(std::move(text)), context(context) {}
 
-Shape parseShape(const std::string &text, const std::string &context) {
-  // Comma-separated extents with an optional trailing comma: "2, 3", "5,", "".
-  static const std::regex wellFormed(R"(\s*(\d+\s*,\s*)*(\d+\s*)?)");
-  if (!std::regex_match(text, wellFormed))
-    throw Error(context + ": cannot parse shape (" + text + ")");
-  static const std::regex extent(R"(\d+)");
-  Shape shape;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), extent);
-       it != std::sregex_iterator(); ++it)
-    shape.push_back(std::stoll(it->str()));
-  return shape;
-}
+  NpyHeader parse() {
+    NpyHeader header;
+    bool hasDescr = false, hasFortranOrder = false, hasShape = false;
+    expect('{');
+    while (!consume('}')) {
+      std::string key = quoted("a key");
+      expect(':');
+      if (key == "descr") {
+        header.descr = quoted("the 'descr' string");
+        hasDescr = true;
+      } else if (key == "fortran_order") {
+        header.fortranOrder = boolean();
+        hasFortranOrder = true;
+      } else if (key == "shape") {
+        header.shape = shape();
+        hasShape = true;
+      } else {
+        fail("unexpected key '" + key +
+             "'; a .npy header has 'descr', 'fortran_order' and 'shape'");
+      }
+      if (!consume(',') && !next('}'))
+        fail("expected ',' or '}' after the value of '" + key + "'");
+    }
+    skipSpaces();
+    if (position != text.size())
+      fail("unexpected text after the closing '}'");
+    requireEntry(hasDescr, "descr");
+    requireEntry(hasFortranOrder, "fortran_order");
+    requireEntry(hasShape, "shape");
+    return header;
+  }
 
-NpyHeader parseHeader(const std::string &header, const std::string &context) {
-  NpyHeader parsed;
-  parsed.descr = headerField(header, "descr", "'([^']*)'", context);
-  parsed.fortranOrder =
-      headerField(header, "fortran_order", "(True|False)", context) == "True";
-  parsed.shape = parseShape(
-      headerField(header, "shape", "\\(([^)]*)\\)", context), context);
-  return parsed;
-}
+private:
+  void skipSpaces() {
+    while (position < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[position])))
+      ++position;
+  }
+
+  /// Whether `c` comes next, after spaces.
+  bool next(char c) {
+    skipSpaces();
+    return position < text.size() && text[position] == c;
+  }
+
+  /// Skips spaces, then `c` if it comes next.
+  bool consume(char c) {
+    if (!next(c))
+      return false;
+    ++position;
+    return true;
+  }
+
+  void expect(char c) {
+    if (!consume(c))
+      fail(std::string("expected '") + c + "'");
+  }
+
+  std::string quoted(const std::string &what) {
+    if (!consume('\''))
+      fail("expected " + what + " in single quotes");
+    std::size_t end = text.find('\'', position);
+    if (end == std::string::npos)
+      fail("unterminated string");
+    std::string value = text.substr(position, end - position);
+    position = end + 1;
+    return value;
+  }
+
+  bool boolean() {
+    skipSpaces();
+    for (bool value : {true, false}) {
+      std::string word = value ? "True" : "False";
+      if (text.compare(position, word.size(), word) == 0) {
+        position += word.size();
+        return value;
+      }
+    }
+    fail("'fortran_order' must be True or False");
+  }
+
+  /// A tuple of extents with an optional trailing comma: "(2, 3)", "(5,)",
+  /// "()".
+  Shape shape() {
+    skipSpaces();
+    std::size_t start = position;
+    Shape shape;
+    if (!consume('('))
+      malformedShape(start);
+    while (!consume(')')) {
+      skipSpaces();
+      if (position == text.size() ||
+          !std::isdigit(static_cast<unsigned char>(text[position])))
+        malformedShape(start);
+      shape.push_back(extent());
+      if (!consume(',') && !next(')'))
+        malformedShape(start);
+    }
+    return shape;
+  }
+
+  std::int64_t extent() {
+    const char *first = text.data() + position;
+    std::int64_t value = 0;
+    auto [last, error] =
+        std::from_chars(first, text.data() + text.size(), value);
+    position += static_cast<std::size_t>(last - first);
+    if (error == std::errc::result_out_of_range)
+      fail("shape extent " + std::string(first, last) + " is larger than " +
+           std::to_string(std::numeric_limits<std::int64_t>::max()));
+    return value;
+  }
+
+  /// The shape tuple starting at `start`, up to its ')', cannot be parsed.
+  [[noreturn]] void malformedShape(std::size_t start) const {
+    std::size_t close = text.find(')', start);
+    throw Error(context + ": cannot parse shape " +
+                text.substr(start, close == std::string::npos
+                                       ? close
+                                       : close + 1 - start));
+  }
+
+  void requireEntry(bool present, const std::string &key) const {
+    if (!present)
+      throw Error(context + ": header has no valid '" + key + "' entry");
+  }
+
+  [[noreturn]] void fail(const std::string &message) const {
+    throw Error(context + ": cannot parse the header: " + message);
+  }
+
+  const std::string text;
+  const std::string &context;
+  std::size_t position = 0;
+};
 
 std::size_t elementBytesOf(const std::string &descr,
                            const std::string &context) {
@@ -134,6 +250,29 @@ std::string headerText(const Shape &shape, const char *descr) {
   return text + "\n";
 }
 
+/// The file's size in bytes; throws naming it when it has none.
+std::uint64_t fileSizeOf(const std::string &path, const std::string &context) {
+  std::error_code error;
+  std::uint64_t size = std::filesystem::file_size(path, error);
+  if (error)
+    throw Error(context + ": cannot read its size: " + error.message());
+  return size;
+}
+
+/// Bytes of data `header` declares, checked against 64-bit overflow.
+std::uint64_t declaredDataBytes(const NpyHeader &header,
+                                std::size_t elementBytes,
+                                const std::string &context) {
+  try {
+    return checkedMultiply<std::uint64_t>(
+        elementCount(header.shape), elementBytes,
+        "sizing the data of shape " + formatShape(header.shape) + " of '" +
+            header.descr + "'");
+  } catch (const Error &error) {
+    throw Error(context + ": " + error.what());
+  }
+}
+
 } // namespace
 
 HostTensor readNpy(const std::string &path) {
@@ -141,6 +280,9 @@ HostTensor readNpy(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(context + ": cannot open the file");
+  // Every length the file declares is checked against its size before
+  // anything of that length is allocated.
+  std::uint64_t fileBytes = fileSizeOf(path, context);
   std::string truncated = context + ": file is truncated";
 
   std::string preamble = readExactly(file, kMagicBytes + 2,
@@ -155,20 +297,31 @@ HostTensor readNpy(const std::string &path) {
   std::size_t lengthBytes = major == 1 ? 2 : 4;
   std::size_t headerBytes =
       littleEndian(readExactly(file, lengthBytes, truncated));
+  if (headerBytes > kMaxHeaderBytes)
+    throw Error(context + ": header of " + std::to_string(headerBytes) +
+                " bytes is longer than " + std::to_string(kMaxHeaderBytes) +
+                ", NumPy's own limit for a tensor's header");
+  std::uint64_t dataOffset = preamble.size() + lengthBytes + headerBytes;
+  if (dataOffset > fileBytes)
+    throw Error(truncated + ": its " + std::to_string(fileBytes) +
+                " bytes end inside the " + std::to_string(headerBytes) +
+                "-byte header");
   NpyHeader header =
-      parseHeader(readExactly(file, headerBytes, truncated), context);
+      HeaderParser(readExactly(file, headerBytes, truncated), context).parse();
 
   if (header.fortranOrder)
     throw Error(context + ": Fortran-ordered arrays are not supported; save "
                           "a C-ordered array (numpy.ascontiguousarray)");
   std::size_t elementBytes = elementBytesOf(header.descr, context);
-  std::size_t dataBytes =
-      static_cast<std::size_t>(elementCount(header.shape)) * elementBytes;
-  std::string data = readExactly(
-      file, dataBytes,
-      context + ": file is truncated: shape " + formatShape(header.shape) +
-          " of '" + header.descr + "' needs " + std::to_string(dataBytes) +
-          " bytes of data");
+  std::uint64_t dataBytes = declaredDataBytes(header, elementBytes, context);
+  if (dataBytes > fileBytes - dataOffset)
+    throw Error(truncated + ": shape " + formatShape(header.shape) + " of '" +
+                header.descr + "' needs " + std::to_string(dataBytes) +
+                " bytes of data, but " +
+                std::to_string(fileBytes - dataOffset) +
+                " follow the header (the file has " +
+                std::to_string(fileBytes) + " bytes)");
+  std::string data = readExactly(file, dataBytes, truncated);
   return HostTensor{header.shape, toFloats(data, elementBytes)};
 }
 

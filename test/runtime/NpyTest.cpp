@@ -164,6 +164,81 @@ TEST(NpyTest, RejectsMalformedFiles) {
       std::string::npos);
 }
 
+/// A version `major` file of '<f4' data with this shape text, e.g. "(5,)",
+/// and no data at all.
+std::string headerOnly(int major, const std::string &shape) {
+  return npyBytes(major,
+                  "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape +
+                      ", }\n",
+                  "");
+}
+
+TEST(NpyTest, DeclaredDataBeyondTheFileIsRejectedBeforeAllocating) {
+  // 2^60 floats (4 EiB) and then 10^9 floats (4 GB), declared by files of a
+  // few dozen bytes.
+  for (const std::string extent : {"1152921504606846976", "1000000000"}) {
+    std::string bytes = headerOnly(1, "(" + extent + ",)");
+    std::string path = writeFile("huge", bytes);
+    std::string declared = std::to_string(std::stoll(extent) * 4);
+    EXPECT_EQ(readError("huge", bytes),
+              "reading " + path + ": file is truncated: shape [" + extent +
+                  "] of '<f4' needs " + declared +
+                  " bytes of data, but 0 follow the header (the file has " +
+                  std::to_string(bytes.size()) + " bytes)");
+  }
+}
+
+TEST(NpyTest, ExtentsBeyondInt64AreRejected) {
+  std::string path = tempPath("extent");
+  EXPECT_EQ(readError("extent", headerOnly(1, "(99999999999999999999,)")),
+            "reading " + path + ": cannot parse the header: shape extent "
+            "99999999999999999999 is larger than 9223372036854775807");
+}
+
+TEST(NpyTest, ShapesWhoseByteCountOverflowsAreRejected) {
+  // 2^32 * 2^32 elements wrapped to 0 in 64 bits: an empty tensor of that
+  // shape. 2^62 elements of 4 bytes: the element count fits, the bytes do not.
+  for (const std::string shape :
+       {"(4294967296, 4294967296)", "(4611686018427387904,)"}) {
+    std::string message = readError("overflow", headerOnly(1, shape));
+    EXPECT_EQ(message.rfind("reading " + tempPath("overflow") + ": ", 0), 0u)
+        << message;
+    EXPECT_NE(message.find("overflows a 64-bit integer"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(NpyTest, HeadersLongerThanNumPysLimitAreRejected) {
+  // A regex over a long descr recursed once per character and overflowed
+  // the stack.
+  for (int major : {1, 2}) {
+    std::string descr(major == 1 ? 60000 : 1 << 20, 'f');
+    std::string header = "{'descr': '" + descr +
+                         "', 'fortran_order': False, 'shape': (1,), }\n";
+    std::string path = tempPath("long");
+    EXPECT_EQ(readError("long", npyBytes(major, header, "")),
+              "reading " + path + ": header of " +
+                  std::to_string(header.size()) +
+                  " bytes is longer than 10000, NumPy's own limit for a "
+                  "tensor's header");
+  }
+  // A 4 GiB header length in a file of 12 bytes.
+  std::string bytes = npyBytes(2, "", "");
+  bytes.replace(8, 4, "\xff\xff\xff\xff");
+  EXPECT_EQ(readError("long", bytes),
+            "reading " + tempPath("long") + ": header of 4294967295 bytes is "
+            "longer than 10000, NumPy's own limit for a tensor's header");
+}
+
+TEST(NpyTest, HeaderLengthBeyondTheFileIsTruncation) {
+  std::string bytes = npyBytes(1, "{'descr': '<f4', ", "");
+  bytes[8] = static_cast<char>(200); // Claims 200 bytes of header.
+  EXPECT_EQ(readError("cut", bytes),
+            "reading " + tempPath("cut") + ": file is truncated: its " +
+                std::to_string(bytes.size()) +
+                " bytes end inside the 200-byte header");
+}
+
 TEST(NpyTest, ErrorsNameTheFile) {
   std::string path = tempPath("does_not_exist");
   try {

@@ -18,7 +18,10 @@
 namespace fa {
 
 /// Reads '<f2', '<f4' or '<f8' data into floats. Errors name the file and
-/// what is wrong with it.
+/// what is wrong with it. The file is untrusted: a header longer than
+/// NumPy's limit (10000 bytes) is refused, and the data size the header
+/// declares is checked for overflow and against the file's size before
+/// anything is allocated.
 HostTensor readNpy(const std::string &path);
 
 /// Writes `tensor` as '<f4' (F32) or '<f2' (F16); BF16 has no NumPy type.
