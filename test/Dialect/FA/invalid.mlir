@@ -92,6 +92,33 @@ func.func @gqa_heads(%q: memref<2x8x100x64xbf16>, %k: memref<2x3x100x64xbf16>, %
 
 // -----
 
+// zero_kv_heads: the kernels divide by the kv head count.
+func.func @zero_kv_heads(%q: memref<2x8x100x64xbf16>, %k: memref<2x0x100x64xbf16>, %v: memref<2x0x100x64xbf16>, %o: memref<2x8x100x64xbf16>) {
+  // expected-error @+1 {{expects key heads to be at least 1, got 0}}
+  fa.attention ins(%q, %k, %v : memref<2x8x100x64xbf16>, memref<2x0x100x64xbf16>, memref<2x0x100x64xbf16>) outs(%o : memref<2x8x100x64xbf16>)
+  return
+}
+
+// -----
+
+// zero_query_heads
+func.func @zero_query_heads(%q: memref<2x0x100x64xbf16>, %k: memref<2x4x100x64xbf16>, %v: memref<2x4x100x64xbf16>, %o: memref<2x0x100x64xbf16>) {
+  // expected-error @+1 {{expects query heads to be at least 1, got 0}}
+  fa.attention ins(%q, %k, %v : memref<2x0x100x64xbf16>, memref<2x4x100x64xbf16>, memref<2x4x100x64xbf16>) outs(%o : memref<2x0x100x64xbf16>)
+  return
+}
+
+// -----
+
+// zero_seq: an empty launch grid.
+func.func @zero_seq(%q: memref<2x8x0x64xbf16>, %k: memref<2x8x?x64xbf16>, %v: memref<2x8x?x64xbf16>, %o: memref<2x8x0x64xbf16>) {
+  // expected-error @+1 {{expects query seq to be at least 1, got 0}}
+  fa.attention ins(%q, %k, %v : memref<2x8x0x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>) outs(%o : memref<2x8x0x64xbf16>)
+  return
+}
+
+// -----
+
 // zero_scale
 func.func @zero_scale(%q: memref<2x8x100x64xbf16>, %k: memref<2x8x100x64xbf16>, %v: memref<2x8x100x64xbf16>, %o: memref<2x8x100x64xbf16>) {
   // expected-error @+1 {{expects scale to be positive and finite, got 0}}
@@ -187,6 +214,16 @@ func.func @grad_gqa_heads(%q: memref<2x8x?x64xbf16>, %k: memref<2x3x?x64xbf16>, 
   // expected-error @+1 {{expects query heads 8 to be a multiple of key/value heads 3}}
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<2x8x?x64xbf16>, memref<2x3x?x64xbf16>, memref<2x3x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?xf32>)
                     outs(%dq, %dk, %dv : memref<2x8x?x64xbf16>, memref<2x3x?x64xbf16>, memref<2x3x?x64xbf16>)
+  return
+}
+
+// -----
+
+// grad_zero_kv_heads
+func.func @grad_zero_kv_heads(%q: memref<2x8x?x64xbf16>, %k: memref<2x0x?x64xbf16>, %v: memref<2x0x?x64xbf16>, %o: memref<2x8x?x64xbf16>, %do: memref<2x8x?x64xbf16>, %lse: memref<2x8x?xf32>, %dq: memref<2x8x?x64xbf16>, %dk: memref<2x0x?x64xbf16>, %dv: memref<2x0x?x64xbf16>) {
+  // expected-error @+1 {{expects key heads to be at least 1, got 0}}
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<2x8x?x64xbf16>, memref<2x0x?x64xbf16>, memref<2x0x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?xf32>)
+                    outs(%dq, %dk, %dv : memref<2x8x?x64xbf16>, memref<2x0x?x64xbf16>, memref<2x0x?x64xbf16>)
   return
 }
 

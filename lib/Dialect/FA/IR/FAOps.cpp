@@ -169,6 +169,18 @@ LogicalResult verifyCommonRules(Operation *op) {
 }
 
 /// The rules shared by the forward and backward attention ops on q, k, v.
+/// Checks that no static dimension of the attention tensor `type` is 0: the
+/// kernels divide by the head counts, and a launch grid cannot be empty.
+LogicalResult verifyNonEmptyAttentionDims(Operation *op, StringRef name,
+                                          MemRefType type) {
+  for (auto [index, dim] : llvm::enumerate(type.getShape()))
+    if (dim == 0)
+      return op->emitOpError() << "expects " << name << " "
+                               << kAttentionDimNames[index]
+                               << " to be at least 1, got 0";
+  return success();
+}
+
 LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
                                     MemRefType key, MemRefType value,
                                     std::optional<float> scale) {
@@ -188,7 +200,9 @@ LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
              << "expects " << name << " element type " << type.getElementType()
              << " to equal query element type " << query.getElementType();
 
-  if (failed(verifySameShapeAndType(op, "value", value, "key", key)))
+  if (failed(verifySameShapeAndType(op, "value", value, "key", key)) ||
+      failed(verifyNonEmptyAttentionDims(op, "query", query)) ||
+      failed(verifyNonEmptyAttentionDims(op, "key", key)))
     return failure();
 
   for (int64_t dim : {0, 3})
