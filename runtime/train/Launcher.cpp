@@ -2,9 +2,12 @@
 //
 // Each rank runs in its own process group, so a terminal's Ctrl-C reaches the
 // launcher alone (which forwards it) and stopping a rank also stops whatever
-// it started. The launcher polls the ranks with waitpid(WNOHANG): that one
-// loop notices a failed rank, a signal sent to the launcher and the end of
-// the grace period, without SIGCHLD handling or timers.
+// it started. Each rank is also tied to the launcher's life
+// (PR_SET_PDEATHSIG): a launcher killed with SIGKILL, which it cannot
+// forward, leaves no rank holding a GPU. The launcher polls the ranks with
+// waitpid(WNOHANG): that one loop notices a failed rank, a signal sent to the
+// launcher and the end of the grace period, without SIGCHLD handling or
+// timers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,14 +16,17 @@
 #include "fa/runtime/Error.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -38,13 +44,27 @@ using Clock = std::chrono::steady_clock;
 /// long enough that waiting costs no CPU worth measuring.
 constexpr std::chrono::milliseconds pollInterval(5);
 
-/// The signal the launcher received (SIGINT or SIGTERM), or 0. A signal
-/// handler can only record; the wait loop acts on it.
+/// Ctrl-C, kill's default and a closed terminal: the signals the launcher
+/// passes on to the ranks.
+constexpr std::array<int, 3> kForwardedSignals = {SIGINT, SIGTERM, SIGHUP};
+
+/// At most this many ranks on one node: more GPUs than any node has, few
+/// enough that a typo cannot fork thousands of processes.
+constexpr int kMaxProcesses = 1024;
+
+/// How a rank's process ends when the launcher was gone before the rank
+/// could tie its life to the launcher's (it never runs the program).
+constexpr int kOrphanedExitCode = 126;
+
+/// The signal the launcher received (one of kForwardedSignals), or 0. A
+/// signal handler can only record; the wait loop acts on it.
 volatile sig_atomic_t receivedSignal = 0;
 
 void recordSignal(int signal) { receivedSignal = signal; }
 
-/// Catches SIGINT and SIGTERM while the ranks run; restores what was there.
+/// Catches the forwarded signals while the ranks run; restores what was
+/// there. A signal the launcher was started ignoring (nohup's SIGHUP, a
+/// background job's SIGINT) stays ignored, and the ranks inherit that.
 class ForwardedSignals {
 public:
   ForwardedSignals() {
@@ -52,19 +72,57 @@ public:
     struct sigaction action = {};
     action.sa_handler = recordSignal;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previousInt);
-    sigaction(SIGTERM, &action, &previousTerm);
+    for (std::size_t i = 0; i < kForwardedSignals.size(); ++i) {
+      sigaction(kForwardedSignals[i], nullptr, &previous[i]);
+      if (previous[i].sa_handler != SIG_IGN)
+        sigaction(kForwardedSignals[i], &action, nullptr);
+    }
   }
   ~ForwardedSignals() {
-    sigaction(SIGINT, &previousInt, nullptr);
-    sigaction(SIGTERM, &previousTerm, nullptr);
+    for (std::size_t i = 0; i < kForwardedSignals.size(); ++i)
+      sigaction(kForwardedSignals[i], &previous[i], nullptr);
   }
   ForwardedSignals(const ForwardedSignals &) = delete;
   ForwardedSignals &operator=(const ForwardedSignals &) = delete;
 
 private:
-  struct sigaction previousInt = {};
-  struct sigaction previousTerm = {};
+  std::array<struct sigaction, kForwardedSignals.size()> previous = {};
+};
+
+/// A file descriptor, closed when it goes.
+class Descriptor {
+public:
+  explicit Descriptor(int fd = -1) : fd(fd) {}
+  ~Descriptor() { reset(); }
+  Descriptor(const Descriptor &) = delete;
+  Descriptor &operator=(const Descriptor &) = delete;
+
+  int get() const { return fd; }
+  void reset() {
+    if (fd >= 0)
+      close(fd);
+    fd = -1;
+  }
+
+private:
+  int fd;
+};
+
+/// Blocks every signal for its lifetime (around fork, so that the new
+/// process runs none of the launcher's handlers), then restores the mask.
+class AllSignalsBlocked {
+public:
+  AllSignalsBlocked() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+  }
+  ~AllSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
+  AllSignalsBlocked(const AllSignalsBlocked &) = delete;
+  AllSignalsBlocked &operator=(const AllSignalsBlocked &) = delete;
+
+private:
+  sigset_t previous;
 };
 
 std::string signalName(int signal) {
@@ -106,38 +164,95 @@ std::vector<char *> nullTerminated(std::vector<std::string> &strings) {
   return pointers;
 }
 
-/// Starts one rank in a process group of its own, with default SIGINT and
-/// SIGTERM handling and no blocked signals, whatever the launcher had.
+/// The new process's side of spawnRank, between fork and exec: it may only
+/// make async-signal-safe calls (the launcher may have other threads), on
+/// data prepared before the fork. Starts with every signal blocked.
+[[noreturn]] void becomeRank(const char *program, char *const argv[],
+                             char *const envp[], pid_t launcher,
+                             int execErrorFd) {
+  // A process group of its own: a terminal's Ctrl-C reaches the launcher
+  // alone, and stopping the rank stops whatever it started.
+  setpgid(0, 0);
+  // Dies with the launcher however the launcher ends, SIGKILL included: a
+  // rank left running would hold its GPU. (The kernel sends it when the
+  // thread that forked ends; launchLocalRanks waits on that thread.)
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The launcher may have died before prctl; then nothing will be sent.
+  if (getppid() != launcher)
+    _exit(kOrphanedExitCode);
+  // The launcher's handlers mean nothing here; a forwarded signal already
+  // pending must stop the rank, as after exec.
+  struct sigaction defaultAction = {};
+  defaultAction.sa_handler = SIG_DFL;
+  for (int signal : kForwardedSignals) {
+    struct sigaction current = {};
+    sigaction(signal, nullptr, &current);
+    if (current.sa_handler != SIG_IGN)
+      sigaction(signal, &defaultAction, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execve(program, argv, envp);
+  const int error = errno;
+  ssize_t written = write(execErrorFd, &error, sizeof error);
+  (void)written; // The launcher sees the exit status either way.
+  _exit(127);
+}
+
+/// Reads the errno a rank's process sent when exec failed; 0 once exec
+/// closed the pipe (or the process ended before trying).
+int execError(int readFd) {
+  int error = 0;
+  for (;;) {
+    ssize_t got = read(readFd, &error, sizeof error);
+    if (got == static_cast<ssize_t>(sizeof error))
+      return error;
+    if (got < 0 && errno == EINTR)
+      continue;
+    return 0;
+  }
+}
+
+/// Starts one rank: in a process group of its own, killed if the launcher
+/// dies, with default handling of the forwarded signals (unless ignored) and
+/// no blocked signals, whatever the launcher had.
 pid_t spawnRank(const std::string &program,
                 const std::vector<std::string> &arguments, int rank,
                 int processes, int port) {
+  const std::string doing = "starting rank " + std::to_string(rank) + " of " +
+                            std::to_string(processes) + " (" + program + ")";
   std::vector<std::string> argvStrings = {program};
   argvStrings.insert(argvStrings.end(), arguments.begin(), arguments.end());
   std::vector<std::string> environment = rankEnvironment(rank, processes, port);
   std::vector<char *> argv = nullTerminated(argvStrings);
   std::vector<char *> envp = nullTerminated(environment);
 
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults, empty;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigemptyset(&empty);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP |
-                                            POSIX_SPAWN_SETSIGDEF |
-                                            POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setsigmask(&attributes, &empty);
+  // The new process reports a failed exec through this pipe, which exec
+  // closes when it succeeds.
+  int pipeFds[2];
+  if (pipe2(pipeFds, O_CLOEXEC) != 0)
+    throw Error(doing + ": pipe: " + std::strerror(errno));
+  Descriptor readEnd(pipeFds[0]), writeEnd(pipeFds[1]);
+  const pid_t launcher = getpid();
   pid_t pid = 0;
-  int status = posix_spawn(&pid, program.c_str(), nullptr, &attributes,
-                           argv.data(), envp.data());
-  posix_spawnattr_destroy(&attributes);
-  if (status != 0)
-    throw Error("starting rank " + std::to_string(rank) + " of " +
-                std::to_string(processes) + " (" + program +
-                "): " + std::strerror(status));
+  {
+    AllSignalsBlocked blocked;
+    pid = fork();
+    if (pid == 0)
+      becomeRank(program.c_str(), argv.data(), envp.data(), launcher,
+                 writeEnd.get());
+  }
+  if (pid < 0)
+    throw Error(doing + ": fork: " + std::strerror(errno));
+  // Also here, so that the group exists before the launcher may signal it
+  // (fails harmlessly once the rank has done it and exec'd).
+  setpgid(pid, pid);
+  writeEnd.reset();
+  if (int error = execError(readEnd.get())) {
+    waitpid(pid, nullptr, 0);
+    throw Error(doing + ": " + std::strerror(error));
+  }
   return pid;
 }
 
@@ -230,6 +345,11 @@ LaunchResult launchLocalRanks(const std::string &program,
     throw Error("launching " + program +
                 ": the number of processes must be positive, got " +
                 std::to_string(processes));
+  if (processes > kMaxProcesses)
+    throw Error("launching " + program + ": at most " +
+                std::to_string(kMaxProcesses) +
+                " processes per node (one per GPU), got " +
+                std::to_string(processes));
   if (gracePeriod.count() < 0)
     throw Error("launching " + program +
                 ": the grace period must not be negative, got " +
@@ -246,13 +366,19 @@ LaunchResult launchLocalRanks(const std::string &program,
   while (ranks.running() > 0) {
     std::optional<LaunchResult> failure = ranks.reapExited(false);
     const int signal = receivedSignal;
-    if (!killAt && !failure && signal != 0)
+    // A signal to the launcher goes on to the ranks as it came (a rank
+    // may treat a hang-up unlike a termination); a failed rank's peers
+    // get SIGTERM.
+    int stopSignal = SIGTERM;
+    if (!killAt && !failure && signal != 0) {
       failure = LaunchResult{128 + signal, "the launcher received signal " +
                                                signalName(signal) +
                                                " and stopped the ranks"};
+      stopSignal = signal;
+    }
     if (!killAt && failure) {
       result = *failure;
-      ranks.signalAll(SIGTERM);
+      ranks.signalAll(stopSignal);
       killAt = Clock::now() + gracePeriod;
     }
     if (killAt && Clock::now() >= *killAt)
@@ -268,13 +394,10 @@ int freeLocalPort() {
     throw Error("finding a free TCP port on 127.0.0.1: " + step + ": " +
                 std::strerror(errno));
   };
-  int socketFd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  Descriptor socketHolder(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int socketFd = socketHolder.get();
   if (socketFd < 0)
     fail("socket");
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{socketFd};
   sockaddr_in address = {};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

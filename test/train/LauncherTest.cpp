@@ -1,7 +1,11 @@
 //===- LauncherTest.cpp - Ranks started, watched and stopped together -----===//
 //
 // The ranks are fa-launcher-test-child (launcher_child.cpp), which reports
-// what it saw to a file and then exits, kills itself or sleeps as told.
+// what it saw to a file and then exits, kills itself or sleeps as told. The
+// tests that kill the launcher run it in a forked copy of this process, which
+// is then the ranks' parent; this process reaps the orphans (it is their
+// subreaper), so that a rank left behind is seen alive, not as a zombie of
+// init's, and is killed at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +17,14 @@
 
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <thread>
 
 #include <cstdlib>
 #include <map>
@@ -147,6 +157,141 @@ TEST(LauncherTest, ASigintToTheLauncherStopsTheRanks) {
   EXPECT_EQ(after.sa_handler, before.sa_handler); // The handler is put back.
 }
 
+/// Makes this process the one that reaps the orphans among its descendants
+/// (instead of init) for one test, so that it can wait for the ranks of a
+/// launcher it killed.
+class ScopedSubreaper {
+public:
+  ScopedSubreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+  ~ScopedSubreaper() { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  ScopedSubreaper(const ScopedSubreaper &) = delete;
+  ScopedSubreaper &operator=(const ScopedSubreaper &) = delete;
+};
+
+/// launchLocalRanks in a forked copy of this process: it writes the failure
+/// to DIRECTORY/launcher.txt and exits with the launch's exit code.
+pid_t forkLauncher(const std::string &directory,
+                   const std::vector<std::string> &arguments, int processes) {
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  int exitCode = 1;
+  try {
+    LaunchResult result = launchLocalRanks(child, arguments, processes, 5s);
+    writeBytes(directory + "/launcher.txt", result.failure);
+    exitCode = result.exitCode;
+  } catch (const std::exception &error) {
+    writeBytes(directory + "/launcher.txt", error.what());
+  }
+  _exit(exitCode);
+}
+
+/// The pids the first `processes` ranks reported, once all have (10 s at
+/// most; none if they did not).
+std::vector<pid_t> rankPids(const std::string &directory, int processes) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < processes; ++rank) {
+    while (!std::filesystem::exists(directory + "/rank-" +
+                                    std::to_string(rank) + ".txt")) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return {};
+      std::this_thread::sleep_for(1ms);
+    }
+    pids.push_back(std::atoi(report(directory, rank)["PID"].c_str()));
+  }
+  return pids;
+}
+
+/// Whether the process `pid`, a rank of a launcher that is gone, has ended
+/// by `deadline`: reaped here (it was orphaned, and this process is its
+/// subreaper) or no longer there (the launcher reaped it).
+bool endsBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    pid_t reaped = waitpid(pid, nullptr, WNOHANG);
+    if (reaped == pid ||
+        (reaped < 0 && errno == ECHILD && kill(pid, 0) != 0 && errno == ESRCH))
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+/// Expects every rank in `pids` to end within 5 s (a deadline for being
+/// alive at all, not a measure of speed); kills and reaps those that do not.
+void expectRanksEnd(const std::vector<pid_t> &pids) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  for (pid_t pid : pids) {
+    if (endsBy(pid, deadline))
+      continue;
+    ADD_FAILURE() << "rank process " << pid
+                  << " outlived its launcher by 5 s";
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+TEST(LauncherTest, RanksDieWithAKilledLauncher) {
+  ScopedSubreaper subreaper;
+  std::string directory = testDirectory();
+  pid_t launcher = forkLauncher(
+      directory, {"--write", directory, "--wait-for-all", "sleep", "sleep"}, 2);
+  ASSERT_GT(launcher, 0);
+  std::vector<pid_t> pids = rankPids(directory, 2);
+  kill(launcher, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ASSERT_EQ(pids.size(), 2u) << "the ranks did not start";
+  expectRanksEnd(pids);
+}
+
+/// SIGHUP (the terminal closed), SIGTERM and SIGINT to the launcher.
+class LauncherSignalTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(LauncherSignalTest, StopsTheRanksAndSaysSo) {
+  const int signal = GetParam();
+  ScopedSubreaper subreaper;
+  std::string directory = testDirectory();
+  pid_t launcher = forkLauncher(
+      directory, {"--write", directory, "--wait-for-all", "sleep", "sleep"}, 2);
+  ASSERT_GT(launcher, 0);
+  std::vector<pid_t> pids = rankPids(directory, 2);
+  kill(launcher, signal);
+  int status = 0;
+  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
+  ASSERT_EQ(pids.size(), 2u) << "the ranks did not start";
+  expectRanksEnd(pids);
+  ASSERT_TRUE(WIFEXITED(status)) << "the launcher died of the signal";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + signal);
+  EXPECT_EQ(readBytes(directory + "/launcher.txt"),
+            "the launcher received signal " + std::to_string(signal) + " (" +
+                strsignal(signal) + ") and stopped the ranks");
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, LauncherSignalTest,
+                         ::testing::Values(SIGHUP, SIGTERM, SIGINT),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           return std::string(sigabbrev_np(info.param));
+                         });
+
+TEST(LauncherTest, ASignalIgnoredByTheLauncherStaysIgnored) {
+  // nohup: the launcher and its ranks ignore SIGHUP, so it is not caught.
+  std::string directory = testDirectory();
+  struct sigaction ignore = {}, before = {}, after = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGHUP, &ignore, &before);
+  LaunchResult result = launchLocalRanks(child, {"--write", directory}, 1);
+  sigaction(SIGHUP, &before, &after);
+  EXPECT_EQ(result.exitCode, 0);
+  EXPECT_EQ(after.sa_handler, SIG_IGN);
+  EXPECT_EQ(report(directory, 0)["SIGHUP_IGNORED"], "1");
+  // Without nohup, neither ignores it.
+  launchLocalRanks(child, {"--write", directory}, 1);
+  EXPECT_EQ(report(directory, 0)["SIGHUP_IGNORED"], "0");
+}
+
 TEST(LauncherTest, AMissingProgramIsAnError) {
   FA_EXPECT_ERROR(launchLocalRanks("/nonexistent/fa-no-such-program", {}, 2),
                   "starting rank 0 of 2 (/nonexistent/fa-no-such-program): "
@@ -156,6 +301,9 @@ TEST(LauncherTest, AMissingProgramIsAnError) {
 TEST(LauncherTest, TheProcessCountMustBePositive) {
   FA_EXPECT_ERROR(launchLocalRanks(child, {}, 0),
                   "the number of processes must be positive, got 0");
+  // A typo must not fork thousands of processes.
+  FA_EXPECT_ERROR(launchLocalRanks(child, {}, 1025),
+                  "at most 1024 processes per node (one per GPU), got 1025");
 }
 
 TEST(LauncherTest, FreeLocalPortCanBeBound) {

@@ -4,8 +4,9 @@
 //                        [--note TEXT] [ACTION...]
 //
 // --write DIR       writes DIR/rank-<RANK>.txt: the launcher's variables, the
-//                   arguments, whether the rank leads its own process group
-//                   and FA_LAUNCHER_TEST_MARK (written whole, by rename)
+//                   arguments, whether the rank leads its own process group,
+//                   FA_LAUNCHER_TEST_MARK, its pid and whether it ignores
+//                   SIGHUP (written whole, by rename)
 // --wait-for-all    then waits until every rank of WORLD_SIZE has written
 //                   (exits 99 after 10 s), so a failing rank fails only once
 //                   all are set up
@@ -49,6 +50,10 @@ void writeReport(const std::string &directory, int rank,
                              "MASTER_PORT", "FA_LAUNCHER_TEST_MARK"})
       file << name << "=" << variable(name) << "\n";
     file << "OWN_PROCESS_GROUP=" << (getpgrp() == getpid()) << "\n";
+    file << "PID=" << getpid() << "\n";
+    struct sigaction hangup = {};
+    sigaction(SIGHUP, nullptr, &hangup);
+    file << "SIGHUP_IGNORED=" << (hangup.sa_handler == SIG_IGN) << "\n";
     file << "ARGS=";
     for (const std::string &argument : arguments)
       file << "[" << argument << "]";

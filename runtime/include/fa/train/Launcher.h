@@ -6,6 +6,9 @@
 // --nproc-per-node, and waits for them. When one fails (non-zero exit or a
 // signal), the others are stopped (SIGTERM, then SIGKILL after a grace
 // period) and the launcher returns non-zero, saying which rank failed how.
+// SIGINT, SIGTERM and SIGHUP to the launcher go on to the ranks (then SIGKILL
+// after the grace period) and make it return 128 + the signal; a launcher
+// that dies, even of SIGKILL, takes its ranks with it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,9 +26,10 @@ struct LaunchResult {
   std::string failure;       // "rank 1 exited with status 1", or empty.
 };
 
-/// Runs `program` with `arguments` (argv[1..]) as `processes` ranks and
-/// waits; each rank gets the parent's environment plus the five torchrun
-/// variables above (replacing any it had).
+/// Runs `program` with `arguments` (argv[1..]) as `processes` ranks (1 to
+/// 1024) and waits; each rank gets the parent's environment plus the five
+/// torchrun variables above (replacing any it had). The ranks die with the
+/// calling thread, so call it from one that lives until it returns.
 LaunchResult launchLocalRanks(const std::string &program,
                               const std::vector<std::string> &arguments,
                               int processes,
