@@ -578,12 +578,24 @@ class Case:
     origin: str  # the seed and the mutations applied, for the report
 
 
+def with_export_dir(args: list[str]) -> list[str]:
+    """--fa-to-ptx writes its PTX files (for --ptxas to assemble) where it would not."""
+    result = []
+    for arg in args:
+        if arg.startswith("--fa-to-ptx") and "export-dir=" not in arg:
+            arg += " export-dir=ptx" if "=" in arg else "=export-dir=ptx"
+        result.append(arg)
+    return result
+
+
 def make_case(fuzz_seed: int, index: int, corpus: Corpus, passes: list[PassInfo],
-              order: list[str]) -> Case:
+              order: list[str], export_ptx: bool = False) -> Case:
     rng = random.Random(f"{fuzz_seed}:{index}")
     seed = corpus.pick_seed(rng)
     text, applied = mutate_ir(seed.text, rng, corpus)
     args = random_command(seed, rng, passes, order)
+    if export_ptx:
+        args = with_export_dir(args)
     return Case(index, text, tuple(args), f"{seed.name} + [{', '.join(applied)}]")
 
 
@@ -606,6 +618,7 @@ class Outcome:
     returncode: Optional[int]  # None when it was killed for running past the limit
     stderr: str
     seconds: float
+    ptxas_error: Optional[str] = None  # with --ptxas: the command and why it refused the PTX
 
     @property
     def timed_out(self) -> bool:
@@ -613,7 +626,7 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        if self.timed_out or self.returncode < 0 or self.returncode not in (0, 1):
+        if self.timed_out or self.returncode not in (0, 1) or self.ptxas_error:
             return True
         return any(p.search(self.stderr) for p in CRASH_PATTERNS)
 
@@ -621,10 +634,11 @@ class Outcome:
 class Runner:
     """Runs fa-opt on one input in a scratch directory, in its own process group."""
 
-    def __init__(self, fa_opt: str, timeout: float, scratch: Path):
+    def __init__(self, fa_opt: str, timeout: float, scratch: Path, ptxas: Optional[str] = None):
         self.fa_opt = fa_opt
         self.timeout = timeout
         self.scratch = scratch
+        self.ptxas = ptxas
         self.env = dict(os.environ)
         symbolizer = shutil.which("llvm-symbolizer")
         if symbolizer and "LLVM_SYMBOLIZER_PATH" not in self.env:
@@ -639,8 +653,14 @@ class Runner:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _run_in(self, workdir: Path, args: tuple[str, ...]) -> Outcome:
-        command = [self.fa_opt, INPUT_NAME, *args, "-o", os.devnull]
         start = time.monotonic()
+        returncode, stderr = self._run_process([self.fa_opt, INPUT_NAME, *args, "-o", os.devnull],
+                                               workdir)
+        ptxas_error = self._ptxas_error(workdir) if self.ptxas and returncode == 0 else None
+        return Outcome(returncode, stderr, time.monotonic() - start, ptxas_error)
+
+    def _run_process(self, command: list[str], workdir: Path) -> tuple[Optional[int], str]:
+        """(exit status or None after the time limit, stderr); kills the whole process group."""
         process = subprocess.Popen(command, cwd=workdir, env=self.env, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    start_new_session=True)
@@ -652,7 +672,21 @@ class Runner:
             kill_group(process.pid)
             _, stderr = process.communicate()
         kill_group(process.pid)  # anything it left behind
-        return Outcome(returncode, stderr.decode(errors="replace"), time.monotonic() - start)
+        return returncode, stderr.decode(errors="replace")
+
+    def _ptxas_error(self, workdir: Path) -> Optional[str]:
+        """Assembles each PTX file the run exported for its own .target; the first refusal."""
+        for ptx in sorted(workdir.rglob("*.ptx")):
+            target = re.search(r"^\.target\s+(sm_\w+)", ptx.read_text(errors="replace"), re.M)
+            if not target:
+                continue
+            relative = str(ptx.relative_to(workdir))
+            command = [self.ptxas, f"-arch={target.group(1)}", relative, "-o", os.devnull]
+            returncode, stderr = self._run_process(command, workdir)
+            if returncode != 0:
+                status = "timed out" if returncode is None else f"exit status {returncode}"
+                return f"{shlex.join(['ptxas', *command[1:]])}: {status}\n{stderr.strip()}"
+        return None
 
 
 def kill_group(pid: int) -> None:
@@ -702,7 +736,7 @@ def top_frames(stderr: str, count: int = 3) -> list[str]:
 def normalise_message(message: str) -> str:
     # Which node instruction selection choked on varies with the input, not the bug.
     message = re.sub(r"^(Cannot select:).*", r"\1 ...", message)
-    message = re.sub(r"0x[0-9a-fA-F]+", "0x_", message)
+    message = re.sub(r"0x[0-9a-fA-F]+", "HEX", message)
     message = re.sub(r"\d+", "N", message)
     return message.strip()[:120]
 
@@ -715,6 +749,9 @@ def pass_names(args: tuple[str, ...]) -> str:
 def signature_of(outcome: Outcome, args: tuple[str, ...]) -> str:
     if outcome.timed_out:
         return f"timeout in {pass_names(args)}"
+    if outcome.ptxas_error:
+        refusal = outcome.ptxas_error.splitlines()[1:] or ["no message"]
+        return "ptxas refuses the PTX: " + normalise_message(re.sub(r"'[^']*'", "_", refusal[0]))
     stderr = outcome.stderr
     if re.search(r"out of memory|std::bad_alloc|Allocation failed", stderr):
         return f"out of memory in {pass_names(args)}"
@@ -769,10 +806,12 @@ def write_reproducer(directory: Path, text: str, args: tuple[str, ...], outcome:
                      signature: str, origin: str, count: int) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / INPUT_NAME).write_text(text)
-    (directory / "cmd.txt").write_text(
-        f"# run in this directory; the run {'timed out' if outcome.timed_out else 'crashed'}\n"
-        + command_line("fa-opt", args) + "\n")
-    (directory / "stderr.txt").write_text(outcome.stderr[-6000:])
+    what = ("timed out" if outcome.timed_out else
+            "made PTX that ptxas refuses" if outcome.ptxas_error else "crashed")
+    ptxas_step = f"{outcome.ptxas_error.splitlines()[0]}\n" if outcome.ptxas_error else ""
+    (directory / "cmd.txt").write_text(f"# run in this directory; the run {what}\n"
+                                       + command_line("fa-opt", args) + "\n" + ptxas_step)
+    (directory / "stderr.txt").write_text(outcome.stderr[-6000:] + (outcome.ptxas_error or ""))
     (directory / "info.json").write_text(json.dumps({
         "tool": TOOL_MARK, "signature": signature, "args": list(args), "origin": origin,
         "count": count, "returncode": outcome.returncode, "seconds": round(outcome.seconds, 2),
@@ -957,6 +996,9 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
                         help="only minimise saved reproducer directories, then exit")
     parser.add_argument("--seeds-root", default=str(REPO_ROOT),
                         help="project root holding examples/ and test/ (default: this repo)")
+    parser.add_argument("--ptxas", metavar="PATH", help="also assemble the PTX of every clean "
+                        "--fa-to-ptx run with this ptxas (each such run exports its PTX): a "
+                        "refusal, e.g. too much shared memory, is a failure too")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     options = parser.parse_args(argv)
     if options.runs is None and options.time is None:
@@ -998,7 +1040,7 @@ def campaign(options: argparse.Namespace, runner: Runner, families: Families) ->
     lock = threading.Lock()
 
     def run_case(index: int) -> None:
-        case = make_case(options.seed, index, corpus, passes, order)
+        case = make_case(options.seed, index, corpus, passes, order, bool(options.ptxas))
         outcome = runner.run(case.text, case.args)
         with lock:
             counts["runs"] += 1
@@ -1036,9 +1078,15 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     options.fa_opt = os.path.abspath(options.fa_opt)
+    if options.ptxas:
+        ptxas = shutil.which(options.ptxas)
+        if not ptxas:
+            print(f"fuzz_fa_opt: ptxas not found at {options.ptxas}", file=sys.stderr)
+            return 2
+        options.ptxas = os.path.abspath(ptxas)
     limit_child_resources(options.memory_mb)
     with tempfile.TemporaryDirectory(prefix="fuzz-fa-opt-") as scratch:
-        runner = Runner(options.fa_opt, options.timeout, Path(scratch))
+        runner = Runner(options.fa_opt, options.timeout, Path(scratch), options.ptxas)
         if options.reduce:
             return reduce_saved(options.reduce, runner, options.minimize_budget)
         out = Path(options.out) if options.out else Path(tempfile.mkdtemp(prefix="fuzz-fa-opt-out-"))
