@@ -2,6 +2,7 @@
 
 #include "fa/runtime/AttentionShape.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
 
 namespace fa {
@@ -18,6 +19,15 @@ void AttentionShape::validate() const {
     throw Error("attention shape " + describe() + ": heads (" +
                 std::to_string(heads) + ") must be a multiple of kv_heads (" +
                 std::to_string(kvHeads) + ")");
+  // Every tensor's size in the widest element type, and the two f32 score
+  // matrices B*H*N*M that memory reports count, must fit in 64 bits.
+  for (const Shape &tensor : {query(), keyValue(), logSumExp()})
+    tensorBytes(tensor, DType::F32);
+  std::string what = "attention shape " + describe() +
+                     ": sizing the score matrices B*H*N*M";
+  std::int64_t scores = 8;
+  for (std::int64_t extent : {batch, heads, seqQ, seqKv})
+    scores = checkedMultiply(scores, extent, what);
 }
 
 double AttentionShape::flops(bool causal) const {
@@ -46,7 +56,8 @@ AttentionMemory attentionMemory(const AttentionShape &shape, DType dtype,
   auto element = static_cast<std::int64_t>(dtypeBytes(dtype));
   AttentionMemory memory;
   memory.matrices = sets;
-  memory.matrixElements = shape.batch * shape.heads * shape.seqQ * shape.seqKv;
+  memory.matrixElements =
+      elementCount({shape.batch, shape.heads, shape.seqQ, shape.seqKv});
   memory.matricesBytesF32 = sets * memory.matrixElements * 4;
   memory.matricesBytesElement = sets * memory.matrixElements * element;
   memory.keptBytes = sets * elementCount(shape.logSumExp()) * 4;

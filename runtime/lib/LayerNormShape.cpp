@@ -3,6 +3,7 @@
 #include "fa/runtime/LayerNormShape.h"
 
 #include "fa/runtime/Error.h"
+#include "fa/runtime/Tensor.h"
 
 namespace fa {
 namespace {
@@ -28,6 +29,8 @@ void LayerNormShape::validate() const {
     if (size < 1)
       throw Error("layernorm shape " + describe() + ": " + name +
                   " must be positive");
+  // x, y and dy are rows x cols; sizing them in f32 must not overflow.
+  tensorBytes(matrix(), DType::F32);
 }
 
 double LayerNormShape::forwardBytes(DType dtype) const {

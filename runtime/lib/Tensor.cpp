@@ -2,6 +2,8 @@
 
 #include "fa/runtime/Tensor.h"
 
+#include "fa/runtime/CheckedMath.h"
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -17,8 +19,13 @@ std::string formatShape(const Shape &shape) {
 
 std::int64_t elementCount(const Shape &shape) {
   std::int64_t count = 1;
-  for (std::int64_t extent : shape)
-    count *= extent;
+  for (std::int64_t extent : shape) {
+    if (extent < 0)
+      throw Error("shape " + formatShape(shape) + " has a negative extent");
+    count = checkedMultiply(count, extent,
+                            "counting the elements of shape " +
+                                formatShape(shape));
+  }
   return count;
 }
 
@@ -33,7 +40,10 @@ Shape rowMajorStrides(const Shape &shape) {
 }
 
 std::size_t tensorBytes(const Shape &shape, DType dtype) {
-  return static_cast<std::size_t>(elementCount(shape)) * dtypeBytes(dtype);
+  return checkedMultiply(static_cast<std::size_t>(elementCount(shape)),
+                         dtypeBytes(dtype),
+                         "sizing a " + formatShape(shape) + " " +
+                             dtypeName(dtype) + " tensor");
 }
 
 HostTensor download(const DeviceBuffer &buffer, const Shape &shape,

@@ -4,6 +4,7 @@
 
 #include "fa/runtime/Error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -23,6 +24,10 @@ void LrSchedule::validate() const {
   if (warmupSteps < 0 || warmupSteps > totalSteps)
     fail("warm-up steps must be in [0, total steps = " +
          std::to_string(totalSteps) + "], got " + std::to_string(warmupSteps));
+}
+
+std::int64_t defaultWarmupSteps(std::int64_t totalSteps) {
+  return std::clamp<std::int64_t>(totalSteps / 10, 0, 100);
 }
 
 float learningRate(const LrSchedule &schedule, std::int64_t step) {

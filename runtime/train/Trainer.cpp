@@ -2,6 +2,7 @@
 
 #include "fa/train/Trainer.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Nvtx.h"
 
@@ -60,14 +61,18 @@ bool zeroOne(const TrainOptions &options, const Communicator *comm) {
 /// The elements of this rank's part of the flat f32 state: all of the
 /// layout, or for ZeRO-1 a 1/W share rounded up to a multiple of 8 elements
 /// (aligned collectives and AdamW slices).
+std::int64_t shardSizeOf(std::int64_t parameters, bool sharded, int world) {
+  if (!sharded)
+    return parameters;
+  std::int64_t shard = (parameters + world - 1) / world;
+  return (shard + 7) / 8 * 8;
+}
+
 std::int64_t shardSizeOf(const ParameterLayout &layout,
                          const TrainOptions &options,
                          const Communicator *comm) {
-  if (!zeroOne(options, comm))
-    return layout.totalSize();
-  const int world = comm->worldSize();
-  std::int64_t shard = (layout.totalSize() + world - 1) / world;
-  return (shard + 7) / 8 * 8;
+  return shardSizeOf(layout.totalSize(), zeroOne(options, comm),
+                     comm ? comm->worldSize() : 1);
 }
 
 } // namespace
@@ -126,6 +131,44 @@ bool Trainer::sharded() const { return zeroOne(options, comm); }
 
 std::int64_t Trainer::tokensPerStep() const {
   return options.batch * options.model.seq;
+}
+
+MemoryBudget Trainer::memoryBudget(const TrainOptions &options,
+                                   int worldSize) {
+  options.model.validate();
+  const char *what = "counting the training run's memory";
+  auto bytes = [&](std::int64_t elements, std::size_t elementBytes) {
+    return static_cast<std::uint64_t>(checkedMultiply<std::int64_t>(
+        elements, static_cast<std::int64_t>(elementBytes), what));
+  };
+  const ParameterLayout layout(options.model);
+  // As the constructor allocates: ZeRO-1 ranks hold a shard of the f32
+  // state and a padded copy of the rest.
+  const bool sharded = options.sync == SyncMode::Zero1 && worldSize > 1;
+  const std::int64_t shard =
+      shardSizeOf(layout.totalSize(), sharded, worldSize);
+  const std::int64_t padded =
+      sharded ? checkedMultiply<std::int64_t>(shard, worldSize, what)
+              : layout.totalSize();
+  const std::int64_t tokens =
+      checkedMultiply(options.batch, options.model.seq, what);
+  MemoryBudget budget;
+  budget.addDevice("f32 master weights and AdamW moments", bytes(shard, 12));
+  budget.addDevice("working weights", bytes(padded, dtypeBytes(options.dtype)));
+  budget.addDevice("f32 gradients", bytes(sharded ? padded + shard : padded, 4));
+  budget.addDevice("activations",
+                   GptModel::plannedActivationBytes(options.model, options.batch,
+                                                    options.model.seq,
+                                                    options.dtype));
+  budget.addDevice(
+      "batches, decay mask and reduction workspace",
+      bytes(2 * tokens, 4) + bytes(shard, 1) +
+          bytes(TrainKernels::reductionWorkspaceFloats(std::max(padded, tokens)),
+                4));
+  // The initial weights are drawn on the host (f32), with the decay mask.
+  budget.addHost("initial weights and decay mask",
+                 bytes(layout.totalSize(), 4) + bytes(padded, 1));
+  return budget;
 }
 
 std::size_t Trainer::optimizerStateBytes() const {

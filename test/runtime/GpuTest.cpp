@@ -11,10 +11,12 @@
 #include "fa/runtime/Attention.h"
 #include "fa/runtime/Compare.h"
 #include "fa/runtime/Npy.h"
+#include "fa/runtime/RandomFill.h"
 #include "fa/runtime/Reference.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace fa;
@@ -246,6 +248,42 @@ TEST_F(FaRunNpyTest, MismatchedTensorsAreClearErrors) {
                               "expected [1, 2, 8, 64] (v must have k's shape)"),
             std::string::npos)
       << stderrText();
+}
+
+} // namespace
+
+namespace {
+
+std::vector<float> randomOnDevice(std::uint64_t seed, std::uint64_t index,
+                                  std::int64_t count, DType dtype,
+                                  const Stream &stream) {
+  DeviceBuffer buffer("random", count * dtypeBytes(dtype));
+  buffer.fill(kNaNBytes, stream.get());
+  DeviceRandom(seed).fillNormal(buffer, dtype, index, stream);
+  stream.synchronize();
+  return decode(buffer.download(), dtype);
+}
+
+TEST_F(GpuTest, DeviceRandomInputsAreStandardNormalAndDeterministic) {
+  for (DType dtype : {DType::BF16, DType::F16, DType::F32}) {
+    std::vector<float> a = randomOnDevice(7, 0, 1 << 20, dtype, *stream);
+    double sum = 0, squares = 0;
+    for (float value : a) {
+      ASSERT_TRUE(std::isfinite(value)); // Every element written.
+      EXPECT_EQ(value, roundToDType(value, dtype));
+      sum += value;
+      squares += double(value) * value;
+    }
+    double mean = sum / a.size(), variance = squares / a.size() - mean * mean;
+    EXPECT_NEAR(mean, 0.0, 5e-3) << dtypeName(dtype);
+    EXPECT_NEAR(variance, 1.0, 1e-2) << dtypeName(dtype);
+    // The same seed and index give the same tensor, whatever its length;
+    // another index or seed another one.
+    std::vector<float> prefix = randomOnDevice(7, 0, 1000, dtype, *stream);
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), a.begin()));
+    EXPECT_NE(randomOnDevice(7, 1, 1000, dtype, *stream), prefix);
+    EXPECT_NE(randomOnDevice(8, 0, 1000, dtype, *stream), prefix);
+  }
 }
 
 } // namespace

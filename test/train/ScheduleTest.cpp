@@ -75,3 +75,14 @@ TEST(ScheduleTest, RejectsInconsistentSchedules) {
 }
 
 } // namespace
+
+TEST(ScheduleTest, DefaultWarmUpIsATenthOfAShortRunAndAtMost100Steps) {
+  EXPECT_EQ(defaultWarmupSteps(5), 0);
+  EXPECT_EQ(defaultWarmupSteps(50), 5);
+  EXPECT_EQ(defaultWarmupSteps(999), 99);
+  EXPECT_EQ(defaultWarmupSteps(5000), 100);
+  for (std::int64_t steps : {1, 7, 50, 1000, 100000}) {
+    LrSchedule s{1e-3f, 1e-4f, defaultWarmupSteps(steps), steps};
+    EXPECT_NO_THROW(s.validate()) << steps;
+  }
+}

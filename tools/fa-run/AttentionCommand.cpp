@@ -31,7 +31,18 @@ namespace {
 constexpr double kCpuReferenceMaxWork = double(1 << 28);
 constexpr double kCpuGradReferenceMaxWork = double(1 << 26);
 
-Problem randomProblem(const AttentionOptions &options, DType dtype) {
+bool useCpuReference(const AttentionOptions &options,
+                     const AttentionShape &shape) {
+  if (options.reference != "auto")
+    return options.reference == "cpu";
+  double work = static_cast<double>(shape.batch) * shape.heads * shape.seqQ *
+                shape.seqKv * shape.headDim;
+  return work <
+         (options.grad ? kCpuGradReferenceMaxWork : kCpuReferenceMaxWork);
+}
+
+/// A problem of the option's sizes; its inputs are drawn on the device.
+Problem sizedProblem(const AttentionOptions &options) {
   AttentionShape shape;
   shape.batch = options.batch;
   shape.heads = options.heads;
@@ -39,7 +50,8 @@ Problem randomProblem(const AttentionOptions &options, DType dtype) {
   shape.seqQ = options.seq;
   shape.seqKv = options.kvSeq ? options.kvSeq : options.seq;
   shape.headDim = options.dim;
-  return randomProblem(shape, dtype, options.seed, options.grad);
+  shape.validate();
+  return {shape, {}, {}, {}, {}};
 }
 
 /// dout for a problem from files: --dout, else random normal from --seed.
@@ -53,6 +65,40 @@ HostTensor gradientFromFile(const AttentionOptions &options,
   expectNpyShape(options.doutPath, dout, shape.query(),
                  "dout must have q's shape [batch, heads, seq_q, head_dim]");
   return dout;
+}
+
+/// What this run does with memory beyond its device tensors.
+AttentionRunNeeds runNeeds(const AttentionOptions &options,
+                           const AttentionShape &shape, int benchSets) {
+  AttentionRunNeeds needs;
+  needs.backward = options.grad;
+  needs.reference = !options.check                   ? ReferenceSite::None
+                    : useCpuReference(options, shape) ? ReferenceSite::Cpu
+                                                      : ReferenceSite::Gpu;
+  needs.hostInputs =
+      !options.qPath.empty() || needs.reference == ReferenceSite::Cpu;
+  needs.downloadOutputs = options.check || !options.outPath.empty() ||
+                          !options.lsePath.empty() || !options.dqPath.empty() ||
+                          !options.dkPath.empty() || !options.dvPath.empty();
+  needs.benchSets = options.bench ? benchSets : 0;
+  return needs;
+}
+
+/// The buffer sets the benchmark will rotate through (benchmark() and
+/// benchmarkBackward() decide the same way; the backward's is the larger).
+int benchmarkSets(const AttentionShape &shape, DType dtype, bool grad,
+                  const DeviceInfo &device) {
+  std::size_t set = 2 * tensorBytes(shape.query(), dtype) +
+                    2 * tensorBytes(shape.keyValue(), dtype) +
+                    tensorBytes(shape.logSumExp(), DType::F32);
+  return rotationCopies(grad ? 2 * set : set, device.l2CacheBytes,
+                        kMaxBufferSets);
+}
+
+/// "fa-run attention batch=... (bf16, forward and backward)" for errors.
+std::string describeRun(const AttentionShape &shape, DType dtype, bool grad) {
+  return std::string("fa-run attention ") + shape.describe() + " " +
+         dtypeName(dtype) + (grad ? " forward and backward" : " forward");
 }
 
 Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
@@ -96,16 +142,6 @@ std::vector<std::string> writeOutputs(const AttentionOptions &options,
   write(options.dkPath, outputs.dk, dtype);
   write(options.dvPath, outputs.dv, dtype);
   return written;
-}
-
-bool useCpuReference(const AttentionOptions &options,
-                     const AttentionShape &shape) {
-  if (options.reference != "auto")
-    return options.reference == "cpu";
-  double work = static_cast<double>(shape.batch) * shape.heads * shape.seqQ *
-                shape.seqKv * shape.headDim;
-  return work <
-         (options.grad ? kCpuGradReferenceMaxWork : kCpuReferenceMaxWork);
 }
 
 /// The tuning cache --tuning names, else the library's if it has one.
@@ -292,10 +328,14 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
 
 int runAttention(const AttentionOptions &options) {
   DType dtype = parseDType(options.dtype);
-  // Everything that can fail without a GPU is done before touching one.
-  Problem problem = options.qPath.empty() ? randomProblem(options, dtype)
+  // Everything that can fail without a GPU is done before touching one, and
+  // nothing sized by the problem is allocated before its memory is counted.
+  Problem problem = options.qPath.empty() ? sizedProblem(options)
                                           : problemFromFiles(options, dtype);
   const AttentionShape &shape = problem.shape;
+  const std::string run = describeRun(shape, dtype, options.grad);
+  attentionBudget(shape, dtype, runNeeds(options, shape, 1))
+      .checkHost(run, availableHostMemory());
   std::string kernelDir = options.kernelDirectory();
   KernelLibrary library = KernelLibrary::load(kernelDir);
   // find() throws, listing the library, if it has no kernel.
@@ -333,22 +373,47 @@ int runAttention(const AttentionOptions &options) {
             : chooseNamedKernel(library, backwardQuery,
                                 options.backwardKernelName),
         spec);
+  // Grids over the launch limits fail here, before any allocation.
+  attentionGrid(spec, shape);
+  if (report.backward)
+    for (const KernelSpec *kernel :
+         {&report.backward->delta, &report.backward->dkdv,
+          &report.backward->dq})
+      attentionGrid(*kernel, shape);
+  attentionBudget(shape, dtype,
+                  runNeeds(options, shape,
+                           benchmarkSets(shape, dtype, options.grad, device)))
+      .checkDevice(run, freeDeviceMemory());
 
   Stream stream;
   Kernel kernel(spec, device);
   DeviceTensors tensors(shape, dtype);
-  tensors.upload(problem, dtype);
-  Outputs outputs = runOnce(kernel, problem, tensors, stream);
-  std::optional<BackwardKernels> backward;
   std::optional<BackwardTensors> backwardTensors;
+  if (options.grad)
+    backwardTensors.emplace(shape, dtype);
+  bool randomInputs = !problem.hasHostInputs();
+  if (randomInputs) {
+    fillRandomInputs(options.seed, tensors,
+                     backwardTensors ? &*backwardTensors : nullptr, dtype,
+                     stream);
+    if (runNeeds(options, shape, 0).hostInputs)
+      downloadInputs(problem, tensors,
+                     backwardTensors ? &*backwardTensors : nullptr, dtype);
+  } else {
+    tensors.upload(problem, dtype);
+    if (backwardTensors)
+      backwardTensors->dout.upload(encode(problem.dout.values, dtype));
+  }
+  bool downloadOutputs = runNeeds(options, shape, 0).downloadOutputs;
+  Outputs outputs = runOnce(kernel, shape, tensors, stream, downloadOutputs);
+  std::optional<BackwardKernels> backward;
   if (options.grad) {
     backward.emplace(AttentionBackwardKernels{&report.backward->delta,
                                               &report.backward->dkdv,
                                               &report.backward->dq},
                      device);
-    backwardTensors.emplace(shape, dtype);
-    backwardTensors->dout.upload(encode(problem.dout.values, dtype));
-    runBackward(*backward, shape, tensors, *backwardTensors, stream, outputs);
+    runBackward(*backward, shape, tensors, *backwardTensors, stream, outputs,
+                downloadOutputs);
   }
   // Allocations sample the GPU's used memory as they raise fa-run's peak;
   // these samples add what the driver reserved for the launches.

@@ -5,6 +5,7 @@
 #include "HostTensors.h"
 
 #include "fa/runtime/Benchmark.h"
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Nvtx.h"
 #include "fa/runtime/Reference.h"
 
@@ -71,39 +72,122 @@ BackwardKernels::BackwardKernels(const AttentionBackwardKernels &specs,
     : delta(*specs.delta, device), dkdv(*specs.dkdv, device),
       dq(*specs.dq, device) {}
 
-Problem randomProblem(const AttentionShape &shape, DType dtype,
-                      std::uint64_t seed, bool backward) {
-  NvtxRange range{"random inputs"};
+MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
+                             const AttentionRunNeeds &needs) {
   shape.validate();
-  std::mt19937_64 rng(seed);
-  Problem problem;
-  problem.shape = shape;
-  problem.q = randomTensor(shape.query(), dtype, rng);
-  problem.k = randomTensor(shape.keyValue(), dtype, rng);
-  problem.v = randomTensor(shape.keyValue(), dtype, rng);
-  if (backward)
-    problem.dout = randomTensor(shape.query(), dtype, rng);
-  return problem;
+  // sum({{count, tensor, bytes per element}, ...}), overflow-checked: an
+  // absurd shape is an error here, not a wrapped-around count.
+  struct Term {
+    std::uint64_t count;
+    Shape tensor;
+    std::uint64_t elementBytes;
+  };
+  auto sum = [](std::initializer_list<Term> terms) {
+    const char *what = "counting the run's memory";
+    std::uint64_t total = 0;
+    for (const Term &term : terms)
+      total = checkedAdd(
+          total,
+          checkedMultiply(term.count,
+                          checkedMultiply<std::uint64_t>(
+                              elementCount(term.tensor), term.elementBytes,
+                              what),
+                          what),
+          what);
+    return total;
+  };
+  const Shape query = shape.query(), keyValue = shape.keyValue(),
+              rows = shape.logSumExp();
+  const std::uint64_t element = dtypeBytes(dtype), f32 = 4, f64 = 8;
+  const int sets = needs.backward ? 2 : 1;
+
+  MemoryBudget budget;
+  // q, out, k, v and lse; the backward's dout, dq, dk, dv and delta (as
+  // large). The benchmark rotates through copies of them all.
+  std::uint64_t tensors = sum({{2, query, element}, {2, keyValue, element},
+                               {1, rows, f32}});
+  budget.addDevice(needs.backward ? "q, k, v, out, lse, dout, dq, dk, dv and "
+                                    "delta"
+                                  : "q, k, v, out and lse",
+                   checkedMultiply<std::uint64_t>(sets, tensors,
+                                                  "counting the run's memory"));
+  if (needs.benchSets > 1)
+    budget.addDevice(
+        std::to_string(needs.benchSets - 1) + " more benchmark buffer sets",
+        checkedMultiply<std::uint64_t>((needs.benchSets - 1) * sets, tensors,
+                                       "counting the run's memory"));
+  // The fp64 references, on the device (GPU reference) and on the host: the
+  // forward's out and lse, then (the forward's freed) the backward's dq, dk,
+  // dv, lse and delta.
+  std::uint64_t reference =
+      needs.backward
+          ? sum({{1, query, f64}, {2, keyValue, f64}, {2, rows, f64}})
+          : sum({{1, query, f64}, {1, rows, f64}});
+  if (needs.reference == ReferenceSite::Gpu)
+    budget.addDevice("the fp64 reference", reference);
+  if (needs.reference != ReferenceSite::None)
+    budget.addHost("the fp64 reference", reference);
+
+  // Host tensors hold floats; transfers stage one tensor's bytes at a time.
+  if (needs.hostInputs)
+    budget.addHost("host copies of the inputs",
+                   sum({{static_cast<std::uint64_t>(sets), query, f32},
+                        {2, keyValue, f32}}));
+  if (needs.downloadOutputs)
+    budget.addHost("the outputs",
+                   needs.backward ? sum({{2, query, f32}, {2, keyValue, f32},
+                                         {1, rows, f32}})
+                                  : sum({{1, query, f32}, {1, rows, f32}}));
+  if (needs.hostInputs || needs.downloadOutputs)
+    budget.addHost("transfer staging",
+                   std::max(sum({{1, query, element}}),
+                            sum({{1, keyValue, element}})));
+  return budget;
 }
 
-Outputs runOnce(const Kernel &kernel, const Problem &problem,
-                DeviceTensors &tensors, const Stream &stream) {
+void fillRandomInputs(std::uint64_t seed, DeviceTensors &forward,
+                      BackwardTensors *backward, DType dtype,
+                      const Stream &stream) {
+  NvtxRange range{"random inputs"};
+  DeviceRandom random(seed);
+  random.fillNormal(forward.q, dtype, 0, stream);
+  random.fillNormal(forward.k, dtype, 1, stream);
+  random.fillNormal(forward.v, dtype, 2, stream);
+  if (backward)
+    random.fillNormal(backward->dout, dtype, 3, stream);
+  stream.synchronize();
+}
+
+void downloadInputs(Problem &problem, const DeviceTensors &forward,
+                    const BackwardTensors *backward, DType dtype) {
+  NvtxRange range{"download inputs"};
+  const AttentionShape &shape = problem.shape;
+  problem.q = download(forward.q, shape.query(), dtype);
+  problem.k = download(forward.k, shape.keyValue(), dtype);
+  problem.v = download(forward.v, shape.keyValue(), dtype);
+  if (backward)
+    problem.dout = download(backward->dout, shape.query(), dtype);
+}
+
+Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,
+                DeviceTensors &tensors, const Stream &stream, bool download) {
   NvtxRange range{"attention forward"};
   // Poison the outputs so that anything the kernel leaves unwritten is NaN.
   tensors.out.fill(kNaNBytes, stream.get());
   tensors.lse.fill(kNaNBytes, stream.get());
-  AttentionLaunch(kernel, problem.shape, tensors.pointers()).enqueue(stream);
+  AttentionLaunch(kernel, shape, tensors.pointers()).enqueue(stream);
   stream.synchronize();
   Outputs outputs;
-  outputs.out =
-      download(tensors.out, problem.shape.query(), kernel.spec().dtype);
-  outputs.lse = download(tensors.lse, problem.shape.logSumExp(), DType::F32);
+  if (!download)
+    return outputs;
+  outputs.out = fa::download(tensors.out, shape.query(), kernel.spec().dtype);
+  outputs.lse = fa::download(tensors.lse, shape.logSumExp(), DType::F32);
   return outputs;
 }
 
 void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const DeviceTensors &forward, BackwardTensors &tensors,
-                 const Stream &stream, Outputs &outputs) {
+                 const Stream &stream, Outputs &outputs, bool download) {
   NvtxRange range{"attention backward"};
   AttentionBackwardLaunch launch(kernels.delta, kernels.dkdv, kernels.dq, shape,
                                  tensors.pointers(forward));
@@ -112,10 +196,12 @@ void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
   launch.fillDelta(kNaNBytes, stream);
   launch.enqueue(stream);
   stream.synchronize();
+  if (!download)
+    return;
   DType dtype = kernels.dq.spec().dtype;
-  outputs.dq = download(tensors.dq, shape.query(), dtype);
-  outputs.dk = download(tensors.dk, shape.keyValue(), dtype);
-  outputs.dv = download(tensors.dv, shape.keyValue(), dtype);
+  outputs.dq = fa::download(tensors.dq, shape.query(), dtype);
+  outputs.dk = fa::download(tensors.dk, shape.keyValue(), dtype);
+  outputs.dv = fa::download(tensors.dv, shape.keyValue(), dtype);
 }
 
 CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,

@@ -13,6 +13,8 @@
 
 #include "fa/runtime/Attention.h"
 #include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/MemoryBudget.h"
+#include "fa/runtime/RandomFill.h"
 #include "fa/runtime/Tensor.h"
 
 #include <cstdint>
@@ -20,11 +22,41 @@
 
 namespace fa {
 
+/// A problem's sizes and, where the run needs them on the host (inputs read
+/// from files, or a CPU reference), its inputs, rounded to the kernel's
+/// dtype. Random inputs are drawn on the device (fillRandomInputs) and
+/// downloaded only for a CPU reference.
 struct Problem {
   AttentionShape shape;
-  HostTensor q, k, v; // Rounded to the kernel's dtype.
-  HostTensor dout;    // Backward problems only; shaped like out.
+  HostTensor q, k, v;
+  HostTensor dout; // Backward problems only; shaped like out.
+
+  bool hasHostInputs() const { return !q.values.empty(); }
 };
+
+/// Where --check computes its fp64 reference.
+enum class ReferenceSite { None, Cpu, Gpu };
+
+/// What a run does beyond the forward on one set of device tensors: what it
+/// then needs in memory.
+struct AttentionRunNeeds {
+  bool backward = false;
+  /// Host copies of q, k, v (and dout): read from files, or downloaded for
+  /// a CPU reference.
+  bool hostInputs = false;
+  /// out and lse (with the backward, dq, dk and dv) come back to the host:
+  /// for a check or output files.
+  bool downloadOutputs = false;
+  ReferenceSite reference = ReferenceSite::None;
+  /// Buffer sets the benchmark rotates through (0 or 1: no extra sets).
+  int benchSets = 0;
+};
+
+/// The device and host memory a run of `shape` will allocate, counted from
+/// its sizes alone (overflow-checked), so that it can be checked against
+/// what is free before anything is allocated.
+MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
+                             const AttentionRunNeeds &needs);
 
 /// One set of device tensors for a problem.
 struct DeviceTensors {
@@ -74,21 +106,31 @@ struct Outputs {
   HostTensor dq, dk, dv; // When the backward ran.
 };
 
-/// Random normal q, k, v and, for `backward`, dout, rounded to `dtype`
-/// (q, k and v are the same either way).
-Problem randomProblem(const AttentionShape &shape, DType dtype,
-                      std::uint64_t seed, bool backward = false);
+/// Random normal q, k and v rounded to the kernel's dtype, drawn on the
+/// device from `seed` (tensors 0, 1 and 2 of DeviceRandom); with
+/// `backward`, dout too (tensor 3). The same seed gives the same tensors
+/// whatever else the run does.
+void fillRandomInputs(std::uint64_t seed, DeviceTensors &forward,
+                      BackwardTensors *backward, DType dtype,
+                      const Stream &stream);
 
-/// Runs `kernel` once on outputs poisoned with NaN and downloads them.
-Outputs runOnce(const Kernel &kernel, const Problem &problem,
-                DeviceTensors &tensors, const Stream &stream);
+/// Downloads the device inputs into `problem`'s host tensors (for a CPU
+/// reference).
+void downloadInputs(Problem &problem, const DeviceTensors &forward,
+                    const BackwardTensors *backward, DType dtype);
+
+/// Runs `kernel` once on outputs poisoned with NaN; downloads them when
+/// `download` (a check or output files need them).
+Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,
+                DeviceTensors &tensors, const Stream &stream,
+                bool download = true);
 
 /// Runs the backward once, after the forward has written out and lse, on
 /// gradients (and delta) poisoned with NaN; downloads dq, dk and dv into
-/// `outputs`.
+/// `outputs` when `download`.
 void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const DeviceTensors &forward, BackwardTensors &tensors,
-                 const Stream &stream, Outputs &outputs);
+                 const Stream &stream, Outputs &outputs, bool download = true);
 
 /// Compares out and lse with the fp64 reference, on the CPU or the GPU.
 CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,

@@ -36,7 +36,10 @@ void printDevice(const DeviceInfo &device) {
 
 CLI::App *addDevicesCommand(CLI::App &app, DevicesOptions &options) {
   CLI::App *command =
-      app.add_subcommand("devices", "List the CUDA devices (GPUs) found");
+      app.add_subcommand("devices", "List the CUDA devices (GPUs) found. "
+                                    "Exit code 0 when there is one, 2 when "
+                                    "there is none (no driver, or it reports "
+                                    "no device), 1 on any other error");
   command->add_flag("--json", options.json,
                     "Print one JSON object instead of text");
   return command;
@@ -63,7 +66,7 @@ int runDevices(const DevicesOptions &options) {
     for (const DeviceInfo &device : devices)
       printDevice(device);
   }
-  return 0;
+  return none.empty() ? 0 : kNoDeviceExitCode;
 }
 
 } // namespace fa

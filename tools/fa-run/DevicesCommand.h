@@ -13,7 +13,13 @@ struct DevicesOptions {
 
 CLI::App *addDevicesCommand(CLI::App &app, DevicesOptions &options);
 
-/// Lists the GPUs, or says there are none (which is not an error here).
+/// `fa-run devices` exits with this when the machine has no usable GPU (no
+/// driver, or the driver reports none), so that scripts can tell "no GPU"
+/// from a failure (exit 1) and from GPUs found (exit 0).
+inline constexpr int kNoDeviceExitCode = 2;
+
+/// Lists the GPUs and returns 0, or says why there are none and returns
+/// kNoDeviceExitCode.
 int runDevices(const DevicesOptions &options);
 
 } // namespace fa

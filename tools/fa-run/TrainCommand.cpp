@@ -4,7 +4,9 @@
 
 #include "GradCheckCommand.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
+#include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Nvtx.h"
 #include "fa/train/Launcher.h"
 #include "fa/train/Rendezvous.h"
@@ -29,10 +31,6 @@ void addOptimizerOptions(CLI::App *command, train::TrainOptions &t) {
   command
       ->add_option("--min-lr", t.schedule.minLr,
                    "Learning rate at the end of the cosine decay")
-      ->capture_default_str();
-  command
-      ->add_option("--warmup", t.schedule.warmupSteps,
-                   "Steps of linear warm-up")
       ->capture_default_str();
   command
       ->add_option("--weight-decay", t.adam.weightDecay,
@@ -276,6 +274,11 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
   command->add_option("--steps", o.train.steps, "Training steps")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--warmup", o.warmupSteps,
+                   "Steps of linear warm-up, at most --steps. Default: "
+                   "min(100, steps / 10)")
+      ->check(CLI::NonNegativeNumber);
   addOptimizerOptions(command, o.train);
   addDataOptions(command, o.train);
   command->add_option("--log-every", o.logEvery, "Steps between progress lines")
@@ -343,23 +346,54 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
 
 namespace {
 int trainRank(TrainCommandOptions &o, const train::WorldInfo &world);
+
+/// "fa-run train (6 layers x 384, batch 64 x seq 256, bf16)" for errors.
+std::string describeRun(const train::TrainOptions &t,
+                        const train::WorldInfo &world) {
+  std::string text = "fa-run train (" + std::to_string(t.model.layers) +
+                     " layers x " + std::to_string(t.model.dModel) +
+                     ", batch " + std::to_string(t.batch) + " x seq " +
+                     std::to_string(t.model.seq) + ", " + dtypeName(t.dtype);
+  if (world.worldSize > 1)
+    text += ", rank of " + std::to_string(world.worldSize);
+  return text + ")";
+}
 } // namespace
 
 int runTrain(TrainCommandOptions &o) {
   train::TrainOptions &t = o.train;
   t.dtype = parseDType(o.dtype);
+  t.sync = train::parseSyncMode(o.ddp);
   t.model.validate();
   t.schedule.totalSteps = t.steps;
+  if (o.warmupSteps && *o.warmupSteps > t.steps)
+    throw Error("--warmup " + std::to_string(*o.warmupSteps) +
+                " is more than --steps " + std::to_string(t.steps) +
+                ": lower --warmup or raise --steps");
+  t.schedule.warmupSteps =
+      o.warmupSteps.value_or(train::defaultWarmupSteps(t.steps));
   t.schedule.validate();
   if (o.resume && o.checkpointPath.empty())
     throw Error("--resume needs --checkpoint");
   if (o.checkpointEvery > 0 && o.checkpointPath.empty())
     throw Error("--checkpoint-every needs --checkpoint");
 
-  if (o.nprocPerNode > 1)
-    return launchRanks(o);
-
   train::WorldInfo world = train::worldFromEnvironment();
+  if (o.nprocPerNode > 1) {
+    // The launcher checks for all the ranks it starts on this host.
+    world.worldSize = o.nprocPerNode;
+    MemoryBudget ranks;
+    ranks.addHost(std::to_string(o.nprocPerNode) + " ranks",
+                  checkedMultiply<std::uint64_t>(
+                      train::Trainer::memoryBudget(t, world.worldSize)
+                          .hostBytes(),
+                      o.nprocPerNode, "counting the ranks' host memory"));
+    ranks.checkHost(describeRun(t, world), availableHostMemory());
+    return launchRanks(o);
+  }
+  train::Trainer::memoryBudget(t, world.worldSize)
+      .checkHost(describeRun(t, world), availableHostMemory());
+
   try {
     return trainRank(o, world);
   } catch (const NoDeviceError &) {
@@ -377,7 +411,6 @@ namespace {
 
 int trainRank(TrainCommandOptions &o, const train::WorldInfo &world) {
   train::TrainOptions &t = o.train;
-  t.sync = train::parseSyncMode(o.ddp);
   const bool leader = world.rank == 0;
   // A rank uses the GPU of its local rank.
   Context context(world.worldSize > 1 ? world.localRank : o.gpu.device);
@@ -385,6 +418,9 @@ int trainRank(TrainCommandOptions &o, const train::WorldInfo &world) {
   if (world.worldSize > 1 || o.ddpGiven)
     comm = joinWorld(world, std::chrono::milliseconds(static_cast<long long>(
                                 o.ncclTimeoutSeconds * 1000)));
+  // Nothing is allocated before the run's memory is counted.
+  train::Trainer::memoryBudget(t, world.worldSize)
+      .checkDevice(describeRun(t, world), freeDeviceMemory());
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
   std::optional<TuningCache> cache = TuningCache::loadIfPresent(
       defaultTuningCachePath(o.gpu.kernelDirectory()));

@@ -27,6 +27,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ struct TrainCommandOptions {
   /// world of one (a check of the plumbing on one GPU).
   bool ddpGiven = false;
   double ncclTimeoutSeconds = 120;
+  /// --warmup, when given; else train::defaultWarmupSteps(--steps).
+  std::optional<std::int64_t> warmupSteps;
   /// fa-run's arguments after the program name, for the launcher.
   std::vector<std::string> commandLine;
 };

@@ -88,10 +88,10 @@ Candidate checkCandidate(const KernelSpec &spec, const DeviceInfo &device,
     auto kernel = std::make_unique<Kernel>(spec, device);
     AttentionShape shape = kCheckShape;
     shape.headDim = spec.headDim;
-    Problem problem = randomProblem(shape, spec.dtype, kSeed);
+    Problem problem{shape, {}, {}, {}, {}};
     DeviceTensors tensors(shape, spec.dtype);
-    tensors.upload(problem, spec.dtype);
-    Outputs outputs = runOnce(*kernel, problem, tensors, stream);
+    fillRandomInputs(kSeed, tensors, nullptr, spec.dtype, stream);
+    Outputs outputs = runOnce(*kernel, shape, tensors, stream);
     CheckReport check =
         checkOutputs(problem, spec, tensors, outputs, stream, /*onCpu=*/false,
                      defaultRelativeTolerance(spec.dtype));
@@ -119,9 +119,8 @@ void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
   // Every class's problem has kTuningTokens tokens of the same heads, so one
   // set of tensors, viewed with each class's shape, serves them all.
   AttentionShape anyClass = tuningShape(kSeqClasses.front(), group.headDim);
-  Problem problem = randomProblem(anyClass, group.dtype, kSeed);
   DeviceTensors tensors(anyClass, group.dtype);
-  tensors.upload(problem, group.dtype);
+  fillRandomInputs(kSeed, tensors, nullptr, group.dtype, stream);
 
   for (const SeqClass &seqClass : kSeqClasses) {
     NvtxRange range{"tune " + group.describe() + ", " + seqClass.name};

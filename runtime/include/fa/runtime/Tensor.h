@@ -16,6 +16,8 @@ using Shape = std::vector<std::int64_t>;
 
 /// "[2, 8, 128, 64]".
 std::string formatShape(const Shape &shape);
+/// The product of the extents; throws when one is negative or the product
+/// overflows.
 std::int64_t elementCount(const Shape &shape);
 /// Contiguous row-major strides, in elements: [.., shape[-1], 1].
 Shape rowMajorStrides(const Shape &shape);
@@ -27,7 +29,8 @@ struct HostTensor {
   std::vector<float> values;
 };
 
-/// Bytes of a contiguous `shape` tensor of `dtype` elements.
+/// Bytes of a contiguous `shape` tensor of `dtype` elements; throws when that
+/// overflows.
 std::size_t tensorBytes(const Shape &shape, DType dtype);
 
 /// `buffer`'s contents as a `shape` tensor of `dtype` elements, decoded to

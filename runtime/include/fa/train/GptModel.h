@@ -84,6 +84,11 @@ public:
   std::vector<float> downloadLosses() const;
   /// The bytes of activations and workspaces the model holds.
   std::size_t activationBytes() const;
+  /// What activationBytes() will be for these sizes, before allocating
+  /// (overflow-checked): the constructor's allocations, counted.
+  static std::size_t plannedActivationBytes(const GptConfig &config,
+                                            std::int64_t batch,
+                                            std::int64_t seq, DType dtype);
   std::int64_t rows() const { return batch * seq; }
 
 private:

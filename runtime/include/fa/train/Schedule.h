@@ -29,6 +29,11 @@ struct LrSchedule {
   void validate() const;
 };
 
+/// The warm-up a run of `totalSteps` gets unless told otherwise: 100 steps
+/// (nanoGPT's and llm.c's), but never more than a tenth of the run, so that
+/// a short run still spends most of its steps at and after the peak.
+std::int64_t defaultWarmupSteps(std::int64_t totalSteps);
+
 /// The learning rate of step `step` (>= 0; fa::Error otherwise, or when the
 /// schedule does not validate).
 float learningRate(const LrSchedule &schedule, std::int64_t step);

@@ -30,6 +30,7 @@
 #include "fa/runtime/Context.h"
 #include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/KernelLibrary.h"
+#include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Stream.h"
 #include "fa/runtime/TuningCache.h"
 #include "fa/train/Checkpoint.h"
@@ -107,6 +108,10 @@ public:
   /// Bytes of the f32 master weights and AdamW's two moments this rank
   /// holds (ZeRO-1: its shard).
   std::size_t optimizerStateBytes() const;
+  /// The device and host memory a rank of a `worldSize`-rank run of
+  /// `options` will allocate, counted before anything is (overflow-checked).
+  static MemoryBudget memoryBudget(const TrainOptions &options,
+                                   int worldSize);
   int rank() const { return comm ? comm->rank() : 0; }
   int worldSize() const { return comm ? comm->worldSize() : 1; }
   /// Model FLOPs per token as nanoGPT counts them (6N + 12 L T C, N the
