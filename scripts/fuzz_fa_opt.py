@@ -213,7 +213,8 @@ WRONG_TYPED_VALUES = ["\"64\"", "64.0", "true", "false", "[64]", "unit", "{}", "
                       "\"\"", "array<i64: 64>"]
 CHIPS = ["", "sm_50", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100",
          "sm_100a", "sm_120a", "sm_", "sm_9999", "SM_90A", "bogus", "gfx90a"]
-PATHS = ["", "out", "a/b/c", ".", "/dev/null", "/dev/null/x", INPUT_NAME, "/nonexistent-fuzz-path"]
+# Relative paths land in the run's scratch directory; the absolute ones cannot be created.
+PATHS = ["", "out", "a/b/c", ".", "/dev/null", "/dev/null/x", INPUT_NAME, "/proc/fuzz-fa-opt/x"]
 GARBAGE_STRINGS = ["", "abc", "'a b'", "{", "}", "\"", "=", "-1", "0x40", "1e3", "64abc", "+64",
                    "\\", "%s", "sm_90a,sm_80"]
 BOOLS = ["true", "false", "1", "0", "2", "-1", "yes", ""]
@@ -669,8 +670,7 @@ class Runner:
             returncode: Optional[int] = process.returncode
         except subprocess.TimeoutExpired:
             returncode = None
-            kill_group(process.pid)
-            _, stderr = process.communicate()
+            stderr = self._stack_dump_then_kill(process)
         kill_group(process.pid)  # anything it left behind
         return returncode, stderr.decode(errors="replace")
 
@@ -687,6 +687,21 @@ class Runner:
                 status = "timed out" if returncode is None else f"exit status {returncode}"
                 return f"{shlex.join(['ptxas', *command[1:]])}: {status}\n{stderr.strip()}"
         return None
+
+
+    @staticmethod
+    def _stack_dump_then_kill(process: subprocess.Popen) -> bytes:
+        """SIGABRT makes LLVM's handler print where the run was stuck; then the group dies."""
+        try:
+            process.send_signal(signal.SIGABRT)
+            _, stderr = process.communicate(timeout=STACK_DUMP_SECONDS)
+        except subprocess.TimeoutExpired:
+            kill_group(process.pid)
+            _, stderr = process.communicate()
+        return stderr
+
+
+STACK_DUMP_SECONDS = 10
 
 
 def kill_group(pid: int) -> None:
@@ -706,6 +721,8 @@ NOISE_FRAME = re.compile(
     r"\braise\b|\babort\b|__assert_fail|__pthread_kill|report_fatal_error|reportFatal|"
     r"llvm_unreachable_internal|libc\.so|__cxa_throw|__gnu_cxx|std::terminate|"
     r"__cxxabiv1|_Unwind|handleErrorImpl|OOMError|report_bad_alloc_error")
+# fa-opt's own frames: the binary (release builds) or the project's sources (debug info).
+PROJECT_FRAME = re.compile(r"fa-opt\+0x|/lib/(?:Dialect|Conversion|Pipelines)/")
 STACK_FRAME = re.compile(r"^\s*#\d+\s+0x[0-9a-fA-F]+\s+(.*)$", re.M)
 
 
@@ -741,20 +758,38 @@ def normalise_message(message: str) -> str:
     return message.strip()[:120]
 
 
+def innermost_project_frame(stderr: str) -> Optional[str]:
+    """The deepest frame of fa-opt's own code (not MLIR's or LLVM's): the pass or pattern."""
+    for frame in STACK_FRAME.findall(stderr):
+        if PROJECT_FRAME.search(frame) and not NOISE_FRAME.search(frame):
+            name = frame_name(frame)
+            if name not in ("main", "_start") and "+0x" not in name:
+                return name
+    return None
+
+
 def pass_names(args: tuple[str, ...]) -> str:
-    names = re.findall(r"(?:^--|[(,])((?:convert-)?fa-[\w-]+)", " ".join(args))
+    names: list[str] = []
+    for arg in args:
+        found = (re.findall(r"(?:convert-)?fa-[\w-]+", arg) if arg.startswith("--pass-pipeline")
+                 else [arg.lstrip("-").split("=", 1)[0]])
+        names += [n for n in found if n not in names]
     return " ".join(names) or "parse"
 
 
 def signature_of(outcome: Outcome, args: tuple[str, ...]) -> str:
+    """Fatal message or signal, top frames, and the innermost project frame: where a hang or
+    an exhausted memory limit was, the project frame alone (the top frames vary)."""
+    stderr = outcome.stderr
+    project_frame = innermost_project_frame(stderr)
+    where = project_frame or pass_names(args)
     if outcome.timed_out:
-        return f"timeout in {pass_names(args)}"
+        return f"timeout in {where}"
     if outcome.ptxas_error:
         refusal = outcome.ptxas_error.splitlines()[1:] or ["no message"]
         return "ptxas refuses the PTX: " + normalise_message(re.sub(r"'[^']*'", "_", refusal[0]))
-    stderr = outcome.stderr
     if re.search(r"out of memory|std::bad_alloc|Allocation failed", stderr):
-        return f"out of memory in {pass_names(args)}"
+        return f"out of memory in {where}"
     parts = []
     fatal = re.search(r"^LLVM ERROR: (.*)$", stderr, re.M)
     assertion = re.search(r"Assertion `(.*)' failed", stderr)
@@ -775,8 +810,10 @@ def signature_of(outcome: Outcome, args: tuple[str, ...]) -> str:
     frames = top_frames(stderr)
     if frames:
         parts.append("at " + " <- ".join(frames))
-    else:  # no stack dump (a crash in a worker thread prints none): name the passes instead
-        parts.append(f"in {pass_names(args)}")
+    if project_frame and project_frame not in frames:
+        parts.append(f"in {project_frame}")
+    elif not frames and not (fatal or assertion or unreachable):
+        parts.append(f"in {pass_names(args)}")  # a bare signal (no stack dump): name the passes
     return " ".join(parts) or "crash marker: " + normalise_message(stderr.strip()[-200:])
 
 
