@@ -191,6 +191,15 @@ def harvest_attribute_keys(seeds: list[Seed]) -> list[str]:
     return sorted(keys)
 
 
+def harvest_dictionary_keys(seeds: list[Seed]) -> dict[str, list[str]]:
+    """The entries each named fa dictionary takes in the seeds: fa.tile -> block_m, wgmma ..."""
+    keys: dict[str, set[str]] = {}
+    for seed in seeds:
+        for name, body in re.findall(r"\b(fa\.[\w.]+) = \{([^{}]*)\}", seed.text):
+            keys.setdefault(name, set()).update(re.findall(r"([a-z_]\w*) = ", body))
+    return {name: sorted(entries) for name, entries in sorted(keys.items()) if entries}
+
+
 # --------------------------------------------------------------------------
 # Interesting values.
 # --------------------------------------------------------------------------
@@ -201,7 +210,7 @@ INTERESTING_INTS = [
     "8192", "65536", "1048576", str(2**31 - 1), str(2**31), str(2**32), str(2**32 + 1),
     str(2**63 - 1), str(2**63), str(-2**63), str(2**64),
 ]
-PLAUSIBLE_INTS = ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
+PLAUSIBLE_INTS = ["0", "1", "1", "2", "4", "8", "16", "32", "64", "128", "256"]  # 0/1: flags
 INTERESTING_FLOATS = ["0.0", "-0.0", "-1.0", "1.0e-45", "3.4e38", "1.0e300", "1.0e-300",
                       "0x7FC00000", "0x7F800000", "0xFF800000", "1.0"]
 ELEMENT_TYPES = ["bf16", "f16", "f32", "f64", "i8", "i32", "i1", "i64", "index", "f8E4M3FN"]
@@ -244,6 +253,11 @@ SSA_NAME = re.compile(r"%[\w.$-]+")
 class Corpus:
     seeds: list[Seed]
     attribute_keys: list[str]
+    dictionary_keys: dict[str, list[str]]
+
+    @staticmethod
+    def of(seeds: list[Seed]) -> "Corpus":
+        return Corpus(seeds, harvest_attribute_keys(seeds), harvest_dictionary_keys(seeds))
 
     def pick_seed(self, rng: random.Random) -> Seed:
         """A file first, then one of its cases: invalid.mlir's many small cases (which stop at
@@ -377,18 +391,22 @@ def mutate_attribute(text: str, rng: random.Random, corpus: Corpus) -> Optional[
     return replace_span(text, match.end(), value_end, rng.choice(WRONG_TYPED_VALUES))
 
 
-def random_tile_entries(rng: random.Random, corpus: Corpus) -> str:
-    keys = rng.sample(corpus.attribute_keys, min(len(corpus.attribute_keys), rng.randint(1, 4)))
+def random_entries(rng: random.Random, corpus: Corpus, dictionary: Optional[str]) -> str:
+    """1-4 entries, mostly keys that this dictionary takes in the seeds, mostly integers."""
+    known = corpus.dictionary_keys.get(dictionary or "")
+    pool = known if known and rng.random() < 0.9 else corpus.attribute_keys
+    keys = rng.sample(pool, min(len(pool), rng.randint(1, 4)))
     return ", ".join(f"{k} = {pick_int(rng) if rng.random() < 0.85 else rng.choice(WRONG_TYPED_VALUES)}"
                      for k in keys)
 
 
 def add_attribute(text: str, rng: random.Random, corpus: Corpus) -> Optional[str]:
     """A new entry in an existing dictionary, or an `fa.tile` dictionary on a function."""
-    dictionaries = [m.end() for m in re.finditer(r"(?:= |attributes )\{", text)]
+    dictionaries = list(re.finditer(r"(?:([\w.]+) = |attributes )\{", text))
     if dictionaries and rng.random() < 0.5:
-        at = rng.choice(dictionaries)
-        return replace_span(text, at, at, random_tile_entries(rng, corpus) + ", ")
+        opening = rng.choice(dictionaries)
+        return replace_span(text, opening.end(), opening.end(),
+                            random_entries(rng, corpus, opening.group(1)) + ", ")
     bodies = [m for m in re.finditer(r"^(func\.func @[^\n]*?)(\)\s*)\{\s*$", text, re.M)
               if "attributes" not in m.group(0)]
     signature_ends = [m.start(2) + 1 for m in bodies]
@@ -396,9 +414,10 @@ def add_attribute(text: str, rng: random.Random, corpus: Corpus) -> Optional[str
     if not signature_ends:
         return None
     at = rng.choice(signature_ends)
-    dictionary = rng.choice(["fa.tile", "fa.tile", "fa.rows", "fa.kernels"])
-    return replace_span(text, at, at,
-                        f" attributes {{{dictionary} = {{{random_tile_entries(rng, corpus)}}}}}")
+    names = sorted(corpus.dictionary_keys) or ["fa.tile"]
+    dictionary = "fa.tile" if "fa.tile" in names and rng.random() < 0.6 else rng.choice(names)
+    entries = random_entries(rng, corpus, dictionary)
+    return replace_span(text, at, at, f" attributes {{{dictionary} = {{{entries}}}}}")
 
 
 FA_OP_OPERANDS = re.compile(r"(fa\.(?:attention|attention_grad|layernorm|layernorm_grad)\b[^@]*?"
@@ -1064,7 +1083,7 @@ def case_indices(runs: Optional[int]):
 
 def campaign(options: argparse.Namespace, runner: Runner, families: Families) -> dict[str, int]:
     corpus_seeds = load_seeds(Path(options.seeds_root))
-    corpus = Corpus(corpus_seeds, harvest_attribute_keys(corpus_seeds))
+    corpus = Corpus.of(corpus_seeds)
     passes = discover_passes(options.fa_opt)
     order = discover_pipeline_order(options.fa_opt, passes)
     if not options.quiet:
