@@ -168,7 +168,6 @@ LogicalResult verifyCommonRules(Operation *op) {
   return success();
 }
 
-/// The rules shared by the forward and backward attention ops on q, k, v.
 /// Checks that no static dimension of the attention tensor `type` is 0: the
 /// kernels divide by the head counts, and a launch grid cannot be empty.
 LogicalResult verifyNonEmptyAttentionDims(Operation *op, StringRef name,
@@ -182,6 +181,7 @@ LogicalResult verifyNonEmptyAttentionDims(Operation *op, StringRef name,
 }
 
 LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
+/// The rules shared by the forward and backward attention ops on q, k, v.
                                     MemRefType key, MemRefType value,
                                     std::optional<float> scale) {
   int64_t headDim = query.getDimSize(3);

@@ -3,6 +3,8 @@
 #ifndef FA_DIALECT_FA_TRANSFORMS_PASSES_H
 #define FA_DIALECT_FA_TRANSFORMS_PASSES_H
 
+#include "fa/Dialect/FA/IR/FADialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -31,7 +31,8 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
            "Shared-memory slots per K and V tile: 1, or 2 (double "
            "buffering, applied by fa-pipeline-kv-copies)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect",
@@ -79,7 +80,8 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "fa-pipeline-kv-copies load the next tiles during this "
            "iteration, 1 keeps the copies synchronous">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect",
@@ -100,7 +102,9 @@ def FATileLayerNorm : Pass<"fa-tile-layernorm", "ModuleOp"> {
     mean^2`, which cancels badly), statistics in f32. With `resident = 1`
     the row is read once and kept in registers (the kernel then requires
     cols <= block_cols); otherwise every pass loops over column blocks and
-    rows may have any length.
+    rows may have any length. `eps`, an f32 argument, becomes the kernel's
+    last parameter (manifest kind `f32`): one kernel serves every eps. The
+    backward needs none: it reads the saved `rstd`.
 
     Backward: `dx = rstd (g - mean(g) - xhat mean(g xhat))` with `g = dy w`
     and `xhat = (x - mean) rstd`, one pass over the row when resident. The
@@ -126,7 +130,8 @@ def FATileLayerNorm : Pass<"fa-tile-layernorm", "ModuleOp"> {
     Option<"resident", "resident", "bool", /*default=*/"false",
            "Keep the whole row in registers (requires cols <= block-cols)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect",
@@ -143,8 +148,11 @@ def FAFuseOnlineSoftmax : Pass<"fa-fuse-online-softmax"> {
     the score scale so the loop uses `exp2`; the output is normalised once,
     after the loop, and the log-sum-exp follows from `m` and `l`.
   }];
-  let dependentDialects = ["::mlir::math::MathDialect",
-                           "::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def FAEliminateCausalTiles : Pass<"fa-eliminate-causal-tiles"> {
@@ -183,7 +191,8 @@ def FAOverlapSoftmax : Pass<"fa-overlap-softmax"> {
     and the wait's barrier frees the slots it overwrites. The loops are
     marked `fa.pipelined`; fa-pipeline-kv-copies leaves them.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }
@@ -220,7 +229,10 @@ def FAPipelineKvCopies : Pass<"fa-pipeline-kv-copies"> {
     is done with iteration j - 1, whose slot the new copies overwrite. A
     kernel with `pipeline_copies = 0` keeps its synchronous copies.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
+  // Multi-buffered tiles are read through memref.subview slots.
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
