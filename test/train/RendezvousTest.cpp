@@ -7,7 +7,11 @@
 // connecting ranks start first, so they retry), and each way it can fail
 // (a rank that never connects, nobody listening, rank 0 never answering,
 // a stranger claiming a rank, the port taken) ends within the timeout with a
-// message naming who waited for whom. No GPU, no NCCL.
+// message naming who waited for whom. Hand-made connections (RawClient, with
+// the hello's bytes written out here as the wire format) check what rank 0
+// does with what no rank sends: garbage, a stalled or partial hello, a rank
+// out of range, another protocol version, a flood of connections. No GPU, no
+// NCCL.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,10 +23,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -198,6 +206,34 @@ TEST(RendezvousEnvironmentTest, RanksMustBeInTheWorld) {
                        {"SLURM_LOCALID", "0"}}),
             "reading the distributed world from slurm's variables: "
             "SLURM_PROCID=4 must be in [0, SLURM_NTASKS=4)");
+}
+
+TEST(RendezvousEnvironmentTest, TheWorldSizeIsBounded) {
+  // Rank 0 sizes its table of connections by it.
+  EXPECT_EQ(errorFrom(torchrun("0", "1000000000", "0")),
+            std::string(kTorchrun) +
+                "WORLD_SIZE=1000000000 is more than the 65536 ranks a world "
+                "may have");
+  EXPECT_EQ(errorFrom(torchrun("0", "65537", "0")),
+            std::string(kTorchrun) +
+                "WORLD_SIZE=65537 is more than the 65536 ranks a world may "
+                "have");
+  EXPECT_EQ(errorFrom(torchrun("0", "-1", "0")),
+            std::string(kTorchrun) + "WORLD_SIZE=-1 must be at least 1");
+  EXPECT_EQ(errorFrom(torchrun("0", "abc", "0")),
+            std::string(kTorchrun) + "WORLD_SIZE=\"abc\" is not an integer");
+  EXPECT_EQ(worldFrom(torchrun("65535", "65536", "7")).worldSize, 65536);
+}
+
+TEST(RendezvousEnvironmentTest, TheLocalRankIsInTheWorld) {
+  EXPECT_EQ(errorFrom(torchrun("1", "4", "4")),
+            std::string(kTorchrun) + "LOCAL_RANK=4 must be less than "
+                                     "WORLD_SIZE=4");
+  EXPECT_EQ(errorFrom({{"SLURM_PROCID", "0"},
+                       {"SLURM_NTASKS", "1"},
+                       {"SLURM_LOCALID", "2147483647"}}),
+            "reading the distributed world from slurm's variables: "
+            "SLURM_LOCALID=2147483647 must be less than SLURM_NTASKS=1");
 }
 
 TEST(RendezvousEnvironmentTest, WorldsOfSeveralNeedMasterAddressAndPort) {
@@ -396,6 +432,7 @@ public:
   SilentListener &operator=(const SilentListener &) = delete;
 
   int port() const { return boundPort; }
+  int descriptor() const { return fd; }
 
 private:
   int fd = -1;
@@ -430,8 +467,10 @@ TEST(RendezvousExchangeTest, RankZeroRejectsARankOutsideTheWorld) {
   auto stranger = startRank(rankOf(7, 8, port), CommId{}, milliseconds(5000));
   EXPECT_EQ(errorOf(rank0),
             "rank 0 of 3 listening on port " + portText(port) +
-                " (MASTER_PORT) for the other ranks: a connection says it is "
-                "rank 7, not one of 1 to 2 (is another job using the port?)");
+                " (MASTER_PORT) for the other ranks: a connection from "
+                "127.0.0.1 says it is rank 7 of 8, but this world has 3 ranks "
+                "(is another job using the port, or WORLD_SIZE set "
+                "differently on some ranks?)");
   EXPECT_PRED_FORMAT2(traintest::messageContains, errorOf(stranger),
                       "rank 0 closed the connection");
 }
@@ -448,6 +487,289 @@ TEST(RendezvousExchangeTest, RankZeroRejectsTwoConnectionsOfOneRank) {
   for (std::future<CommId> *rank : {&first, &second})
     EXPECT_PRED_FORMAT2(traintest::messageContains, errorOf(*rank),
                         "rank 0 closed the connection");
+}
+
+TEST(RendezvousExchangeTest, AWorldOutOfBoundsFailsBeforeAnyConnection) {
+  const int port = freeLocalPort();
+  const std::string doing = "exchanging the NCCL id: ";
+  EXPECT_EQ(traintest::errorOf([&] {
+              exchangeCommId(rankOf(1, 1000000000, port), CommId{},
+                             milliseconds(300));
+            }),
+            doing + "the world size 1000000000 is not in [1, 65536]");
+  EXPECT_EQ(traintest::errorOf([&] {
+              exchangeCommId(rankOf(0, -1, port), CommId{}, milliseconds(300));
+            }),
+            doing + "the world size -1 is not in [1, 65536]");
+  EXPECT_EQ(traintest::errorOf([&] {
+              exchangeCommId(rankOf(3, 2, port), CommId{}, milliseconds(300));
+            }),
+            doing + "rank 3 is not in [0, 2)");
+  EXPECT_EQ(traintest::errorOf([&] {
+              exchangeCommId(rankOf(1, 2, 70000), CommId{}, milliseconds(300));
+            }),
+            doing + "MASTER_PORT 70000 is not a TCP port (1 to 65535)");
+}
+
+// --- What no rank sends --------------------------------------------------------
+
+/// A rank's hello as bytes: "FAHI", the protocol version, the world size and
+/// the rank, each 4 bytes in network order.
+std::string helloBytes(std::uint32_t worldSize, std::uint32_t rank,
+                       std::uint32_t version = 1) {
+  std::string bytes = "FAHI";
+  for (std::uint32_t word : {version, worldSize, rank}) {
+    std::uint32_t wire = htonl(word);
+    bytes.append(reinterpret_cast<const char *>(&wire), sizeof(wire));
+  }
+  return bytes;
+}
+
+/// A connection to 127.0.0.1:port made by hand, sending what it is told.
+class RawClient {
+public:
+  /// Connects, retrying for a few seconds while rank 0 starts listening.
+  explicit RawClient(int port) {
+    sockaddr_in address = {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+    do {
+      fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (::connect(fd, reinterpret_cast<sockaddr *>(&address),
+                    sizeof(address)) == 0)
+        return;
+      ::close(fd);
+      fd = -1;
+      std::this_thread::sleep_for(milliseconds(10));
+    } while (std::chrono::steady_clock::now() < deadline);
+    ADD_FAILURE() << "cannot connect to 127.0.0.1:" << port;
+  }
+  ~RawClient() { close(); }
+  RawClient(const RawClient &) = delete;
+  RawClient &operator=(const RawClient &) = delete;
+
+  void send(const std::string &bytes) {
+    EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  void close() {
+    if (fd >= 0)
+      ::close(fd);
+    fd = -1;
+  }
+
+  /// Whether rank 0 closes the connection within `deadline` (a deadline for
+  /// doing it at all, not a measure of speed); what it sent goes to `sent`.
+  bool closedWithin(milliseconds deadline, std::string *sent = nullptr) {
+    auto end = std::chrono::steady_clock::now() + deadline;
+    for (;;) {
+      auto left = std::chrono::duration_cast<milliseconds>(
+          end - std::chrono::steady_clock::now());
+      pollfd ready{fd, POLLIN, 0};
+      if (left.count() <= 0 ||
+          ::poll(&ready, 1, static_cast<int>(left.count())) <= 0)
+        return false;
+      char buffer[256];
+      ssize_t received = ::recv(fd, buffer, sizeof(buffer), 0);
+      if (received <= 0)
+        return true;
+      if (sent)
+        sent->append(buffer, static_cast<std::size_t>(received));
+    }
+  }
+
+private:
+  int fd = -1;
+};
+
+std::string rankZeroDoing(int worldSize, int port) {
+  return "rank 0 of " + std::to_string(worldSize) + " listening on port " +
+         portText(port) + " (MASTER_PORT) for the other ranks: ";
+}
+
+TEST(RendezvousExchangeTest, RankZeroDropsAConnectionThatIsNotARank) {
+  // An HTTP probe, and the 4 bytes that were "I am rank 1" before the hello.
+  for (const std::string garbage : {std::string("GET "),
+                                    std::string("\0\0\0\1", 4)}) {
+    SCOPED_TRACE("sent " + std::to_string(garbage.size()) + " bytes");
+    const int port = freeLocalPort();
+    const CommId id = patternId(1);
+    auto rank0 = startRank(rankOf(0, 2, port), id, milliseconds(10000));
+    RawClient rogue(port);
+    rogue.send(garbage);
+    std::string answer;
+    EXPECT_TRUE(rogue.closedWithin(milliseconds(5000), &answer));
+    EXPECT_EQ(answer, "") << "the rogue got an answer";
+    // Rank 0 went on waiting for its rank.
+    auto rank1 = startRank(rankOf(1, 2, port), CommId{}, milliseconds(10000));
+    EXPECT_EQ(rank1.get(), id);
+    EXPECT_EQ(rank0.get(), id);
+  }
+}
+
+TEST(RendezvousExchangeTest, RankZeroNamesWhatWasNotARankWhenOneIsMissing) {
+  const int port = freeLocalPort();
+  auto rank0 = startRank(rankOf(0, 2, port), patternId(1), milliseconds(1000));
+  RawClient stalled(port);
+  stalled.send("FAH"); // Part of a hello, then nothing.
+  EXPECT_EQ(errorOf(rank0),
+            rankZeroDoing(2, port) +
+                "rank 1 did not connect within 1 s; 1 connection was not a "
+                "rank (from 127.0.0.1: sent 3 of the 16 bytes of a rank's "
+                "hello, then nothing)");
+}
+
+TEST(RendezvousExchangeTest, AStalledConnectionIsDroppedAndRankZeroGoesOn) {
+  const int port = freeLocalPort();
+  const CommId id = patternId(1);
+  RendezvousLimits limits;
+  limits.helloTimeout = milliseconds(200);
+  auto rank0 = std::async(std::launch::async, [&] {
+    return exchangeCommId(rankOf(0, 2, port), id, milliseconds(20000), limits);
+  });
+  RawClient stalled(port);
+  stalled.send("FAHI");
+  EXPECT_TRUE(stalled.closedWithin(milliseconds(5000)))
+      << "rank 0 kept a stalled connection";
+  auto rank1 = startRank(rankOf(1, 2, port), CommId{}, milliseconds(20000));
+  EXPECT_EQ(rank1.get(), id);
+  EXPECT_EQ(rank0.get(), id);
+}
+
+/// The number of file descriptors this process has open.
+int openDescriptors() {
+  int count = 0;
+  for ([[maybe_unused]] const auto &entry :
+       std::filesystem::directory_iterator("/proc/self/fd"))
+    ++count;
+  return count;
+}
+
+TEST(RendezvousExchangeTest, RankZeroHoldsAtMostTheLimitOfUnidentified) {
+  const int port = freeLocalPort();
+  const CommId id = patternId(1);
+  RendezvousLimits limits;
+  limits.pendingConnections = 4;
+  const int before = openDescriptors();
+  auto rank0 = std::async(std::launch::async, [&] {
+    return exchangeCommId(rankOf(0, 2, port), id, milliseconds(20000), limits);
+  });
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (int i = 0; i < 40; ++i)
+    flood.push_back(std::make_unique<RawClient>(port));
+  std::this_thread::sleep_for(milliseconds(200)); // Rank 0 accepts what it will.
+  // The 40 clients, rank 0's listener and at most 4 accepted connections.
+  EXPECT_LE(openDescriptors(), before + 40 + 1 + 4);
+  flood.clear();
+  // Rank 0 drops them as they close, and reaches the rank behind them.
+  auto rank1 = startRank(rankOf(1, 2, port), CommId{}, milliseconds(20000));
+  EXPECT_EQ(rank1.get(), id);
+  EXPECT_EQ(rank0.get(), id);
+}
+
+TEST(RendezvousExchangeTest, RankZeroRejectsAHelloWithARankOutOfRange) {
+  for (std::uint32_t rank : {5u, 0u, 0xffffffffu}) {
+    const int port = freeLocalPort();
+    auto rank0 =
+        startRank(rankOf(0, 3, port), patternId(1), milliseconds(5000));
+    RawClient stranger(port);
+    stranger.send(helloBytes(3, rank));
+    EXPECT_EQ(errorOf(rank0),
+              rankZeroDoing(3, port) + "a connection from 127.0.0.1 says it "
+                                       "is rank " +
+                  std::to_string(rank) +
+                  ", not one of 1 to 2 (is another job using the port?)");
+    EXPECT_TRUE(stranger.closedWithin(milliseconds(5000)));
+  }
+}
+
+TEST(RendezvousExchangeTest, RankZeroRejectsAnotherProtocolVersion) {
+  const int port = freeLocalPort();
+  auto rank0 = startRank(rankOf(0, 2, port), patternId(1), milliseconds(5000));
+  RawClient newer(port);
+  newer.send(helloBytes(2, 1, /*version=*/2));
+  EXPECT_EQ(errorOf(rank0),
+            rankZeroDoing(2, port) +
+                "a connection from 127.0.0.1 speaks rendezvous protocol "
+                "version 2, rank 0 speaks 1 (do all ranks run the same "
+                "fa-run?)");
+}
+
+TEST(RendezvousExchangeTest, ARankRejectsAnAnswerThatIsNotRankZeros) {
+  // Another program on MASTER_PORT answers whatever it is sent.
+  SilentListener listener;
+  const int listenerFd = listener.descriptor();
+  auto impostor = std::async(std::launch::async, [&] {
+    pollfd ready{listenerFd, POLLIN, 0};
+    if (::poll(&ready, 1, 5000) <= 0)
+      return;
+    int fd = ::accept(listenerFd, nullptr, nullptr);
+    char hello[16];
+    ::recv(fd, hello, sizeof(hello), MSG_WAITALL);
+    const std::string answer(136, 'x');
+    ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    std::this_thread::sleep_for(milliseconds(500));
+    ::close(fd);
+  });
+  EXPECT_EQ(traintest::errorOf([&] {
+              exchangeCommId(rankOf(1, 2, listener.port()), CommId{},
+                             milliseconds(5000));
+            }),
+            "rank 1 of 2 waiting for the NCCL id from rank 0 at 127.0.0.1:" +
+                portText(listener.port()) +
+                ": the answer is not a fa-run rendezvous reply (is another "
+                "program listening on MASTER_PORT?)");
+  impostor.get();
+}
+
+TEST(RendezvousExchangeTest, RankZeroRaisesItsOpenFileLimitForALargeWorld) {
+  rlimit before = {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  if (before.rlim_max != RLIM_INFINITY && before.rlim_max < 2000)
+    GTEST_SKIP() << "the hard open-file limit is below 2000";
+  rlimit low = before;
+  low.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  const int port = freeLocalPort();
+  // A world of 1000 on a soft limit of 256: rank 0 raises it, and names the
+  // first few missing ranks.
+  EXPECT_EQ(traintest::errorOf([&] {
+              exchangeCommId(rankOf(0, 1000, port), patternId(1),
+                             milliseconds(100));
+            }),
+            rankZeroDoing(1000, port) +
+                "ranks 1, 2, 3, 4, 5, 6, 7, 8 and 991 more did not connect "
+                "within 0.1 s");
+  rlimit after = {};
+  ::getrlimit(RLIMIT_NOFILE, &after);
+  EXPECT_GE(after.rlim_cur, 1000u);
+  ::setrlimit(RLIMIT_NOFILE, &before);
+}
+
+TEST(RendezvousExchangeTest, RankZeroNamesAHardOpenFileLimitTooLow) {
+  // In a child: a hard limit, once lowered, stays lowered.
+  const std::string messageFile =
+      traintest::testDirectory() + "/message.txt";
+  const int port = freeLocalPort();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    rlimit low = {64, 64};
+    ::setrlimit(RLIMIT_NOFILE, &low);
+    traintest::writeBytes(messageFile, traintest::errorOf([&] {
+                            exchangeCommId(rankOf(0, 1000, port),
+                                           patternId(1), milliseconds(100));
+                          }));
+    _exit(0);
+  }
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  EXPECT_EQ(traintest::readBytes(messageFile),
+            rankZeroDoing(1000, port) +
+                "a world of 1000 ranks needs about 1128 open files on rank 0, "
+                "but the hard limit is 64 (raise it: ulimit -Hn)");
 }
 
 } // namespace
