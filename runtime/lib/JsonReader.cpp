@@ -28,9 +28,9 @@ std::string ObjectReader::string(const std::string &key) const {
   return value.get<std::string>();
 }
 
-std::int64_t ObjectReader::integer(const std::string &key,
-                                   std::int64_t minimum) const {
-  return checkedInteger(field(key), "'" + key + "'", minimum);
+std::int64_t ObjectReader::integer(const std::string &key, std::int64_t minimum,
+                                   std::int64_t maximum) const {
+  return checkedInteger(field(key), "'" + key + "'", minimum, maximum);
 }
 
 double ObjectReader::number(const std::string &key) const {
@@ -67,12 +67,16 @@ DType ObjectReader::dtype(const std::string &key) const {
 
 std::int64_t ObjectReader::checkedInteger(const json &value,
                                           const std::string &what,
-                                          std::int64_t minimum) const {
+                                          std::int64_t minimum,
+                                          std::int64_t maximum) const {
   if (!value.is_number_integer())
     fail(what + " must be an integer, got " + value.dump());
   std::int64_t number = value.get<std::int64_t>();
   if (number < minimum)
     fail(what + " must be at least " + std::to_string(minimum) + ", got " +
+         std::to_string(number));
+  if (number > maximum)
+    fail(what + " must be at most " + std::to_string(maximum) + ", got " +
          std::to_string(number));
   return number;
 }

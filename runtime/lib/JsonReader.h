@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace fa {
@@ -21,22 +22,27 @@ namespace fa {
 /// A JSON object being read, with the context its errors start with.
 class ObjectReader {
 public:
+  static constexpr std::int64_t kNoMaximum =
+      std::numeric_limits<std::int64_t>::max();
+
   /// Throws unless `object` is a JSON object.
   ObjectReader(const nlohmann::json &object, std::string context);
 
   const nlohmann::json &field(const std::string &key) const;
   std::string string(const std::string &key) const;
-  std::int64_t integer(const std::string &key, std::int64_t minimum) const;
+  /// An integer in [minimum, maximum].
+  std::int64_t integer(const std::string &key, std::int64_t minimum,
+                       std::int64_t maximum = kNoMaximum) const;
   double number(const std::string &key) const;
   bool boolean(const std::string &key) const;
   /// An array of `size` elements, or of any size when `size` is 0.
   const nlohmann::json &array(const std::string &key, std::size_t size) const;
   DType dtype(const std::string &key) const;
 
-  /// A number with at least `minimum`; `what` names it for errors.
+  /// An integer in [minimum, maximum]; `what` names it for errors.
   std::int64_t checkedInteger(const nlohmann::json &value,
-                              const std::string &what,
-                              std::int64_t minimum) const;
+                              const std::string &what, std::int64_t minimum,
+                              std::int64_t maximum = kNoMaximum) const;
 
   [[noreturn]] void wrongType(const std::string &key,
                               const std::string &expected,

@@ -6,6 +6,7 @@
 // fatrain links).
 #include "JsonReader.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 namespace fa::train {
 
@@ -43,6 +45,19 @@ constexpr char kMagicPrefix[] = "FA-CHECKPOINT ";
 constexpr std::size_t kWordSize = 8; // The header length and the checksum.
 constexpr std::array<const char *, 3> kArrayNames = {"parameters", "adam_m",
                                                      "adam_v"};
+// A header is a few hundred bytes (the hyperparameters are small JSON).
+constexpr std::uint64_t kMaxHeaderSize = 1 << 20;
+// The model sizes a header may give, far above any model trained here: the
+// config is read before the file's size can be checked against it, and
+// ParameterLayout walks every layer, so these keep that walk short and every
+// size it computes within 64 bits.
+constexpr std::int64_t kMaxLayers = 4096;
+constexpr std::int64_t kMaxDModel = 131072;
+constexpr std::int64_t kMaxSeq = 1 << 24;
+constexpr std::int64_t kMaxVocab = 1 << 24;
+// The arrays are checksummed through a buffer of this size before they are
+// read into memory.
+constexpr std::size_t kChecksumChunk = 1 << 20;
 
 /// The state's arrays in file order (kArrayNames).
 template <typename State> auto stateArrays(State &state) {
@@ -126,11 +141,11 @@ json configJson(const GptConfig &config) {
 
 GptConfig readConfig(const ObjectReader &reader) {
   GptConfig config;
-  config.layers = reader.integer("layers", 1);
-  config.dModel = reader.integer("d_model", 1);
-  config.heads = reader.integer("heads", 1);
-  config.seq = reader.integer("seq", 1);
-  config.vocab = reader.integer("vocab", 1);
+  config.layers = reader.integer("layers", 1, kMaxLayers);
+  config.dModel = reader.integer("d_model", 1, kMaxDModel);
+  config.heads = reader.integer("heads", 1, kMaxDModel);
+  config.seq = reader.integer("seq", 1, kMaxSeq);
+  config.vocab = reader.integer("vocab", 1, kMaxVocab);
   config.tiedHead = reader.boolean("tied_head");
   try {
     config.validate();
@@ -138,6 +153,53 @@ GptConfig readConfig(const ObjectReader &reader) {
     reader.fail(error.what());
   }
   return config;
+}
+
+/// Saving and loading refuse the same headers.
+void checkHeaderSize(std::uint64_t size, const std::string &what) {
+  if (size > kMaxHeaderSize)
+    throw Error(what + ": header of " + std::to_string(size) +
+                " bytes is longer than " + std::to_string(kMaxHeaderSize) +
+                ", the most a checkpoint's header may have (are the "
+                "hyperparameters that large?)");
+}
+
+/// Bytes of the whole file whose header is `headerSize` bytes and whose
+/// arrays hold `elements` values each.
+std::uint64_t describedFileSize(std::uint64_t headerSize, std::int64_t elements,
+                                const std::string &what) {
+  const std::string sizing = what + ": sizing the file its header describes";
+  std::uint64_t arrayBytes = checkedMultiply<std::uint64_t>(
+      static_cast<std::uint64_t>(elements), sizeof(float), sizing);
+  std::uint64_t arraysBytes =
+      checkedMultiply<std::uint64_t>(arrayBytes, kArrayNames.size(), sizing);
+  return checkedAdd<std::uint64_t>(kMagicSize + 2 * kWordSize,
+                                   checkedAdd(headerSize, arraysBytes, sizing),
+                                   sizing);
+}
+
+/// Continues `hash` over the next `size` bytes of `fd` through a fixed
+/// buffer, then compares it with the stored checksum that follows them.
+void verifyChecksum(int fd, std::uint64_t size, std::uint64_t hash,
+                    const std::string &what) {
+  std::vector<std::uint8_t> buffer(kChecksumChunk);
+  while (size > 0) {
+    std::size_t chunk =
+        static_cast<std::size_t>(std::min<std::uint64_t>(size, buffer.size()));
+    readAll(fd, buffer.data(), chunk, what + ": reading the arrays");
+    hash = fnv1a64(buffer.data(), chunk, hash);
+    size -= chunk;
+  }
+  std::uint8_t word[kWordSize];
+  readAll(fd, word, kWordSize, what + ": reading the checksum");
+  if (const std::uint64_t stored = loadWord(word); stored != hash) {
+    char message[96];
+    std::snprintf(message, sizeof message,
+                  "checksum mismatch (stored %016llx, computed %016llx)",
+                  static_cast<unsigned long long>(stored),
+                  static_cast<unsigned long long>(hash));
+    throw Error(what + ": " + message + ": the file is corrupted");
+  }
 }
 
 /// The header of `state`, checking that the state is consistent first.
@@ -167,7 +229,9 @@ std::string headerText(const TrainState &state, const std::string &what) {
                  {"hyperparameters",
                   parseJson(state.hyperparameters, what + ": hyperparameters")},
                  {"arrays", arrays}};
-  return header.dump();
+  std::string text = header.dump();
+  checkHeaderSize(text.size(), what);
+  return text;
 }
 
 /// Flushes the directory holding `path`, so that a rename into it lasts.
@@ -261,6 +325,7 @@ TrainState loadCheckpoint(const std::string &path) {
     throw truncated("header length");
   read(word, kWordSize, "header length");
   const std::uint64_t headerSize = loadWord(word);
+  checkHeaderSize(headerSize, what);
   if (headerSize > fileSize - kMagicSize - kWordSize)
     throw truncated("header (" + std::to_string(headerSize) + " bytes)");
   std::string headerBytes(headerSize, '\0');
@@ -286,11 +351,8 @@ TrainState loadCheckpoint(const std::string &path) {
                   std::to_string(stored) + " values, but the model (" +
                   state.config.describe() + ") has " +
                   std::to_string(elements));
-  const std::uint64_t arrayBytes =
-      static_cast<std::uint64_t>(elements) * sizeof(float);
-  const std::uint64_t expectedSize = kMagicSize + kWordSize + headerSize +
-                                     kArrayNames.size() * arrayBytes +
-                                     kWordSize;
+  const std::uint64_t expectedSize =
+      describedFileSize(headerSize, elements, what);
   if (fileSize < expectedSize)
     throw Error(what + ": truncated: " + std::to_string(fileSize) +
                 " bytes where its header describes " +
@@ -300,20 +362,20 @@ TrainState loadCheckpoint(const std::string &path) {
                 " bytes after the end its header describes (" +
                 std::to_string(expectedSize) + " bytes)");
 
+  // The arrays are as large as the file says: check them against the
+  // checksum before allocating them, then read them again.
+  const std::uint64_t arrayBytes =
+      static_cast<std::uint64_t>(elements) * sizeof(float);
+  verifyChecksum(file.get(), kArrayNames.size() * arrayBytes, hash, what);
+  const off_t arraysOffset =
+      static_cast<off_t>(kMagicSize + kWordSize + headerSize);
+  if (::lseek(file.get(), arraysOffset, SEEK_SET) != arraysOffset)
+    throw Error(what + ": cannot seek back to the arrays: " + systemError());
   for (std::size_t i = 0; i < kArrayNames.size(); ++i) {
     std::vector<float> &array = *stateArrays(state)[i];
     array.resize(static_cast<std::size_t>(elements));
-    read(array.data(), arrayBytes,
-         std::string("array '") + kArrayNames[i] + "'");
-  }
-  readAll(file.get(), word, kWordSize, what + ": reading the checksum");
-  if (const std::uint64_t stored = loadWord(word); stored != hash) {
-    char message[96];
-    std::snprintf(message, sizeof message,
-                  "checksum mismatch (stored %016llx, computed %016llx)",
-                  static_cast<unsigned long long>(stored),
-                  static_cast<unsigned long long>(hash));
-    throw Error(what + ": " + message + ": the file is corrupted");
+    readAll(file.get(), array.data(), arrayBytes,
+            what + ": reading the array '" + kArrayNames[i] + "'");
   }
   return state;
 }

@@ -191,8 +191,9 @@ TEST(NpyTest, DeclaredDataBeyondTheFileIsRejectedBeforeAllocating) {
 TEST(NpyTest, ExtentsBeyondInt64AreRejected) {
   std::string path = tempPath("extent");
   EXPECT_EQ(readError("extent", headerOnly(1, "(99999999999999999999,)")),
-            "reading " + path + ": cannot parse the header: shape extent "
-            "99999999999999999999 is larger than 9223372036854775807");
+            "reading " + path +
+                ": cannot parse the header: shape extent "
+                "99999999999999999999 is larger than 9223372036854775807");
 }
 
 TEST(NpyTest, ShapesWhoseByteCountOverflowsAreRejected) {
@@ -213,8 +214,8 @@ TEST(NpyTest, HeadersLongerThanNumPysLimitAreRejected) {
   // the stack.
   for (int major : {1, 2}) {
     std::string descr(major == 1 ? 60000 : 1 << 20, 'f');
-    std::string header = "{'descr': '" + descr +
-                         "', 'fortran_order': False, 'shape': (1,), }\n";
+    std::string header =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }\n";
     std::string path = tempPath("long");
     EXPECT_EQ(readError("long", npyBytes(major, header, "")),
               "reading " + path + ": header of " +
@@ -226,8 +227,9 @@ TEST(NpyTest, HeadersLongerThanNumPysLimitAreRejected) {
   std::string bytes = npyBytes(2, "", "");
   bytes.replace(8, 4, "\xff\xff\xff\xff");
   EXPECT_EQ(readError("long", bytes),
-            "reading " + tempPath("long") + ": header of 4294967295 bytes is "
-            "longer than 10000, NumPy's own limit for a tensor's header");
+            "reading " + tempPath("long") +
+                ": header of 4294967295 bytes is "
+                "longer than 10000, NumPy's own limit for a tensor's header");
 }
 
 TEST(NpyTest, HeaderLengthBeyondTheFileIsTruncation) {

@@ -287,6 +287,90 @@ TEST_F(CheckpointTest, ArraysMustMatchTheConfig) {
                   "'adam_m' holds 5 values");
 }
 
+/// A checkpoint of `header` and no arrays, with a valid checksum: the few
+/// hundred bytes an attacker needs to describe any model.
+std::string headerOnlyCheckpoint(const json &header) {
+  std::string text = header.dump();
+  return resealed("FA-CHECKPOINT 1\n" + storeWord(text.size()) + text +
+                  storeWord(0));
+}
+
+/// The header of sampleState() with config[key] = value and arrays of
+/// `elements` values each.
+json headerWith(const std::string &key, std::int64_t value,
+                std::int64_t elements) {
+  json config = {{"layers", 2}, {"d_model", 8}, {"heads", 2},
+                 {"seq", 4},    {"vocab", 256}, {"tied_head", true}};
+  config[key] = value;
+  return {
+      {"config", config},
+      {"step", 0},
+      {"seed", 1},
+      {"hyperparameters", json::object()},
+      {"arrays",
+       {{"parameters", elements}, {"adam_m", elements}, {"adam_v", elements}}}};
+}
+
+TEST_F(CheckpointTest, HugeModelsAreRejectedBeforeAnythingIsSized) {
+  // A trillion layers used to build a layout of twelve trillion tensors
+  // (until memory ran out); a d_model of 2^32 overflowed the layout's sizes.
+  expectLoadError(headerOnlyCheckpoint(headerWith("layers", 1000000000000, 1)),
+                  "header: 'config': 'layers' must be at most 4096, got "
+                  "1000000000000");
+  expectLoadError(headerOnlyCheckpoint(headerWith("d_model", 1ll << 32, 1)),
+                  "header: 'config': 'd_model' must be at most 131072, got "
+                  "4294967296");
+  expectLoadError(headerOnlyCheckpoint(headerWith("seq", 1ll << 40, 1)),
+                  "'seq' must be at most 16777216");
+  expectLoadError(headerOnlyCheckpoint(headerWith("vocab", 1ll << 40, 1)),
+                  "'vocab' must be at most 16777216");
+
+  // The largest model the bounds allow gets as far as the size check, with
+  // no overflow on the way.
+  GptConfig largest;
+  largest.layers = 4096;
+  largest.dModel = 131072;
+  largest.heads = 1;
+  largest.seq = 16777216;
+  largest.vocab = 16777216;
+  largest.tiedHead = false;
+  std::int64_t elements = ParameterLayout(largest).totalSize();
+  json header = headerWith("layers", largest.layers, elements);
+  header["config"] = {{"layers", largest.layers},
+                      {"d_model", largest.dModel},
+                      {"heads", 1},
+                      {"seq", largest.seq},
+                      {"vocab", largest.vocab},
+                      {"tied_head", false}};
+  std::string bytes = headerOnlyCheckpoint(header);
+  std::uint64_t described = kMagicSize + kWordSize + header.dump().size() +
+                            3 * static_cast<std::uint64_t>(elements) * 4 +
+                            kWordSize;
+  expectLoadError(bytes, "truncated: " + std::to_string(bytes.size()) +
+                             " bytes where its header describes " +
+                             std::to_string(described));
+}
+
+TEST_F(CheckpointTest, OverlongHeadersAreRejected) {
+  saveCheckpoint(path, sampleState());
+  std::string header;
+  std::string bytes = withHeader(readBytes(path), [&](std::string &text) {
+    json parsed = json::parse(text);
+    parsed["hyperparameters"]["note"] = std::string(2 << 20, 'x');
+    text = header = parsed.dump();
+  });
+  expectLoadError(bytes, "header of " + std::to_string(header.size()) +
+                             " bytes is longer than 1048576");
+
+  TrainState state = sampleState();
+  state.hyperparameters = json{{"note", std::string(2 << 20, 'x')}}.dump();
+  FA_EXPECT_ERROR(saveCheckpoint(path, state),
+                  "saving checkpoint " + path + ": header of ");
+  FA_EXPECT_ERROR(saveCheckpoint(path, state),
+                  "bytes is longer than 1048576, the most a checkpoint's "
+                  "header may have");
+}
+
 TEST_F(CheckpointTest, MalformedHeaders) {
   saveCheckpoint(path, sampleState());
   std::string bytes = readBytes(path);

@@ -52,14 +52,18 @@ struct TrainState {
 /// the file, with the system's reason, when it cannot be written, and before
 /// writing anything when the state is inconsistent: an invalid config, a
 /// negative step, hyperparameters that are not JSON, or an array whose size
-/// is not the config's ParameterLayout::totalSize(). On failure the
+/// is not the config's ParameterLayout::totalSize(), or a header longer than
+/// loading accepts (1 MiB). On failure the
 /// temporary file is removed and `path` is untouched.
 void saveCheckpoint(const std::string &path, const TrainState &state);
 
 /// Reads a checkpoint written by saveCheckpoint. Throws fa::Error naming the
 /// file for a missing or unreadable file, a wrong magic line or version, a
 /// truncated (or overlong) file, a header that does not parse, a checksum
-/// mismatch, and arrays whose sizes do not match the config's layout.
+/// mismatch, and arrays whose sizes do not match the config's layout. The
+/// file is untrusted: the header must be at most 1 MiB and its model sizes
+/// bounded (layers <= 4096, d_model <= 131072, seq and vocab <= 2^24), and
+/// the file's size and checksum are checked before the arrays are allocated.
 TrainState loadCheckpoint(const std::string &path);
 
 /// The format's checksum: FNV-1a 64 over `size` bytes, continuing from
