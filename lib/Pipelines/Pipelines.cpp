@@ -4,6 +4,7 @@
 
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Target/Chips.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -15,8 +16,15 @@
 
 using namespace mlir;
 
-void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
-                                    const FAToPTXOptions &options) {
+LogicalResult mlir::fa::buildFAToPTXPipeline(
+    OpPassManager &pm, const FAToPTXOptions &options,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  // The NVPTX backend crashes or aborts on a chip it does not know, or on
+  // one that needs a newer PTX version than it is given.
+  const ChipInfo *chip = lookupChip(options.chip);
+  if (!chip)
+    return errorHandler("fa-to-ptx: unsupported chip '" + options.chip +
+                        "' (supported: " + getSupportedChipList() + ")");
   pm.addPass(createFATileAttention(
       {options.blockM, options.blockN, options.numWarps, options.numStages}));
   pm.addPass(createFATileAttentionGrad());
@@ -33,7 +41,7 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
-  target.features = "+ptx80";
+  target.features = chip->ptxFeature.str();
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
@@ -57,14 +65,26 @@ void mlir::fa::buildFAToPTXPipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(binary));
   if (!options.exportDir.empty())
     pm.addPass(createFAExportKernels({options.exportDir}));
+  return success();
 }
 
 void mlir::fa::registerFAPipelines() {
-  PassPipelineRegistration<FAToPTXOptions>(
+  // PassPipelineRegistration's builders cannot fail; this one refuses
+  // options the lowering cannot honour, so it registers the parts itself.
+  registerPassPipeline(
       "fa-to-ptx",
       "Compile fa ops to PTX: tile attention and LayerNorm, fuse the online "
       "softmax, eliminate causal tiles, lower to tensor cores and threads, "
       "then NVVM and PTX (in gpu.binary ops; "
       "export-dir=DIR also writes the .ptx files and manifest.json)",
-      buildFAToPTXPipeline);
+      [](OpPassManager &pm, StringRef optionsText,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        FAToPTXOptions options;
+        if (failed(options.parseFromString(optionsText)))
+          return failure();
+        return buildFAToPTXPipeline(pm, options, errorHandler);
+      },
+      [](function_ref<void(const detail::PassOptions &)> printOptions) {
+        printOptions(FAToPTXOptions());
+      });
 }

@@ -21,9 +21,12 @@ struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
   PassOptions::Option<int64_t> numStages{
       *this, "num-stages", llvm::cl::desc("Key/value pipeline stages"),
       llvm::cl::init(1)};
-  PassOptions::Option<std::string> chip{*this, "chip",
-                                        llvm::cl::desc("Target GPU"),
-                                        llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU, sm_80 and later (an unsupported one is "
+                     "refused with the list); it selects the default tile "
+                     "configurations, and wgmma kernels need sm_90a"),
+      llvm::cl::init("sm_90a")};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit whose libdevice is linked into the PTX"),
@@ -35,8 +38,11 @@ struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
 };
 
 /// fa ops -> tiled kernels -> online softmax -> causal tile elimination ->
-/// warps and tensor cores -> NVVM -> PTX held in gpu.binary ops.
-void buildFAToPTXPipeline(OpPassManager &pm, const FAToPTXOptions &options);
+/// warps and tensor cores -> NVVM -> PTX held in gpu.binary ops. Options the
+/// lowering cannot honour (an unsupported chip) go to `errorHandler`.
+LogicalResult
+buildFAToPTXPipeline(OpPassManager &pm, const FAToPTXOptions &options,
+                     function_ref<LogicalResult(const Twine &)> errorHandler);
 
 void registerFAPipelines();
 

@@ -23,6 +23,7 @@
 
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Target/Chips.h"
 
 #include "../ElementwiseConversion.h"
 #include "WarpgroupMma.h"
@@ -1412,6 +1413,13 @@ struct ConvertFAToNVGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    targetChip = lookupChip(chip);
+    if (!targetChip) {
+      emitError(getOperation()->getLoc())
+          << "convert-fa-to-nvgpu: unsupported chip '" << chip
+          << "' (supported: " << getSupportedChipList() << ")";
+      return signalPassFailure();
+    }
     WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
       return failed(convertKernel(func)) ? WalkResult::interrupt()
                                          : WalkResult::advance();
@@ -1451,7 +1459,7 @@ struct ConvertFAToNVGPUPass
       patterns.add<ConvertRowScale>(converter, context);
     bool warpgroupMma = getTileConfigEntry(func, "wgmma", 0) != 0;
     // wgmma exists only in sm_90a's architecture-specific instruction set.
-    if (warpgroupMma && chip != "sm_90a")
+    if (warpgroupMma && !targetChip->warpgroupMma)
       return func.emitError() << "convert-fa-to-nvgpu: wgmma = 1 needs chip "
                                  "sm_90a (Hopper's wgmma.mma_async), not "
                               << chip;
@@ -1468,5 +1476,8 @@ struct ConvertFAToNVGPUPass
                                                          target);
     return applyPartialConversion(func, target, std::move(patterns));
   }
+
+  /// The entry of the `chip` option.
+  const ChipInfo *targetChip = nullptr;
 };
 } // namespace

@@ -9,6 +9,7 @@
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
@@ -76,12 +77,30 @@ struct FAExportKernelsPass
     }
 
     llvm::json::Array manifestKernels;
+    // The chip every kernel was compiled for; the runtime checks it against
+    // the device.
+    std::string target;
     WalkResult walk = module.walk([&](gpu::BinaryOp binary) {
       StringRef name = binary.getName();
       auto object = dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0]);
       if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
         binary.emitError("fa-export-kernels: expects PTX (run "
                          "gpu-module-to-binary with format=isa)");
+        return WalkResult::interrupt();
+      }
+      auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!nvvmTarget) {
+        binary.emitError("fa-export-kernels: expects a kernel compiled for "
+                         "an NVVM target");
+        return WalkResult::interrupt();
+      }
+      if (target.empty())
+        target = nvvmTarget.getChip().str();
+      if (nvvmTarget.getChip() != target) {
+        binary.emitError() << "fa-export-kernels: " << name
+                           << " is compiled for " << nvvmTarget.getChip()
+                           << ", the kernels before it for " << target
+                           << ": one manifest holds kernels of one chip";
         return WalkResult::interrupt();
       }
       // An unresolved call (libdevice not linked) would only fail when the
@@ -119,7 +138,7 @@ struct FAExportKernelsPass
 
     llvm::json::Object manifest{{"format", "fa-kernel-library"},
                                 {"version", 1},
-                                {"target", "sm_90a"},
+                                {"target", target},
                                 {"kernels", std::move(manifestKernels)}};
     std::string text;
     llvm::raw_string_ostream os(text);
