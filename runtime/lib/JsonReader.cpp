@@ -101,7 +101,22 @@ void ObjectReader::requireFormat(const std::string &format,
 }
 
 json parseJson(const std::string &text, const std::string &context) {
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // The parser itself is iterative, but printing, copying and comparing a
+  // value recurse once per level: deeper values are dropped while parsing
+  // and the file refused.
+  bool tooDeep = false;
+  json::parser_callback_t limitDepth = [&](int depth, json::parse_event_t event,
+                                           json &) {
+    bool opens = event == json::parse_event_t::object_start ||
+                 event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth)
+      tooDeep = true;
+    return !tooDeep;
+  };
+  json value = json::parse(text, limitDepth, /*allow_exceptions=*/false);
+  if (tooDeep)
+    throw Error(context + ": values nested deeper than " +
+                std::to_string(kMaxJsonDepth) + " levels");
   if (value.is_discarded())
     throw Error(context + ": not valid JSON");
   return value;

@@ -60,7 +60,12 @@ private:
   std::string context;
 };
 
-/// Parses `text`; throws "<context>: not valid JSON" when it is not.
+/// Objects and arrays nested deeper than this are refused: the runtime's
+/// files need a few levels, and nlohmann::json recurses per level.
+constexpr int kMaxJsonDepth = 64;
+
+/// Parses `text`; throws "<context>: not valid JSON" when it is not, and
+/// "<context>: values nested deeper than 64 levels" when it nests deeper.
 nlohmann::json parseJson(const std::string &text, const std::string &context);
 
 } // namespace fa

@@ -6,7 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../ErrorTesting.h"
+
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 using namespace fa;
 using nlohmann::json;
@@ -203,6 +208,54 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
             "kernel manifest /lib/manifest.json: kernel "
             "'attention_fwd_bf16_d64_causal': config: 'num_warps' must be an "
             "integer, got 4.5");
+}
+
+/// A fresh library directory holding `text` as its manifest.json.
+std::string libraryWithManifest(const std::string &name,
+                                const std::string &text) {
+  std::filesystem::path directory =
+      std::filesystem::path(testing::TempDir()) / ("fa-library-" + name);
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  std::ofstream(directory / "manifest.json", std::ios::binary) << text;
+  return directory.string();
+}
+
+std::string loadError(const std::string &directory) {
+  return errortest::errorOf([&] { KernelLibrary::load(directory); });
+}
+
+/// `text` with its first `placeholder` replaced by `value`.
+std::string replaced(std::string text, const std::string &placeholder,
+                     const std::string &value) {
+  return text.replace(text.find(placeholder), placeholder.size(), value);
+}
+
+TEST(KernelLibraryTest, DeeplyNestedValuesAreRejected) {
+  // Printing such a value for an error message, or copying it, recursed once
+  // per level and overflowed the stack.
+  const std::string nested =
+      std::string(100000, '[') + std::string(100000, ']');
+  json manifest = manifestWith({sampleKernel()});
+  manifest["kernels"][0]["config"]["block_m"] = "BLOCK_M";
+  std::string text = manifest.dump();
+  for (const std::string &hostile :
+       {nested, replaced(text, "\"fa-kernel-library\"", nested),
+        replaced(text, "\"BLOCK_M\"", nested),
+        replaced(text, "\"BLOCK_M\"",
+                 std::string(61, '[') + "1" + std::string(61, ']'))}) {
+    std::string directory = libraryWithManifest("nested", hostile);
+    EXPECT_EQ(loadError(directory), "kernel manifest " + directory +
+                                        "/manifest.json: values nested "
+                                        "deeper than 64 levels");
+  }
+  // 64 levels are fine: the manifest, "kernels", the kernel, "config" and 60
+  // arrays (which are then not an integer).
+  std::string directory = libraryWithManifest(
+      "nested", replaced(text, "\"BLOCK_M\"",
+                         std::string(60, '[') + "1" + std::string(60, ']')));
+  EXPECT_NE(loadError(directory).find("'block_m' must be an integer"),
+            std::string::npos);
 }
 
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {

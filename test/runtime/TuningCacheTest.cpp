@@ -194,6 +194,25 @@ TEST(TuningCacheTest, MalformedFileOnDiskIsNamed) {
   }
 }
 
+TEST(TuningCacheTest, DeeplyNestedValuesAreRejected) {
+  std::string path =
+      (std::filesystem::path(testing::TempDir()) / "fa-nested-tuning.json")
+          .string();
+  json cache = validCache();
+  cache["device"] = "DEVICE";
+  std::string text = cache.dump();
+  text.replace(text.find("\"DEVICE\""), 8,
+               std::string(100000, '[') + std::string(100000, ']'));
+  std::ofstream(path) << text;
+  try {
+    TuningCache::loadIfPresent(path);
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "tuning cache " + path + ": values nested deeper than 64 levels");
+  }
+}
+
 TEST(KernelChoiceTest, CacheHitOnTheSameDevice) {
   KernelLibrary library = twoConfigLibrary();
   TuningCache cache =
