@@ -71,6 +71,12 @@ std::int64_t ObjectReader::checkedInteger(const json &value,
                                           std::int64_t maximum) const {
   if (!value.is_number_integer())
     fail(what + " must be an integer, got " + value.dump());
+  // Above INT64_MAX nlohmann::json holds an unsigned number, which
+  // get<std::int64_t>() would wrap to a negative one.
+  if (value.is_number_unsigned() &&
+      value.get<std::uint64_t>() > static_cast<std::uint64_t>(maximum))
+    fail(what + " must be at most " + std::to_string(maximum) + ", got " +
+         value.dump());
   std::int64_t number = value.get<std::int64_t>();
   if (number < minimum)
     fail(what + " must be at least " + std::to_string(minimum) + ", got " +

@@ -44,6 +44,20 @@ public:
                               const std::string &what, std::int64_t minimum,
                               std::int64_t maximum = kNoMaximum) const;
 
+  /// An integer of at least `minimum` read into `T` (int, unsigned): a value
+  /// `T` cannot hold is an error, never narrowed.
+  template <typename T>
+  T integerAs(const std::string &key, std::int64_t minimum) const {
+    return checkedIntegerAs<T>(field(key), "'" + key + "'", minimum);
+  }
+  template <typename T>
+  T checkedIntegerAs(const nlohmann::json &value, const std::string &what,
+                     std::int64_t minimum) const {
+    static_assert(std::numeric_limits<T>::max() <= kNoMaximum);
+    return static_cast<T>(
+        checkedInteger(value, what, minimum, std::numeric_limits<T>::max()));
+  }
+
   [[noreturn]] void wrongType(const std::string &key,
                               const std::string &expected,
                               const nlohmann::json &value) const;

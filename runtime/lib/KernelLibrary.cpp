@@ -32,7 +32,7 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
   if (kind == "memref") {
     param.kind = ParamKind::Memref;
     param.dtype = reader.dtype("dtype");
-    param.rank = static_cast<int>(reader.integer("rank", 0));
+    param.rank = reader.integerAs<int>("rank", 0);
   } else if (kind == "i32") {
     param.kind = ParamKind::I32;
   } else if (kind == "i64") {
@@ -57,7 +57,7 @@ GridExtent readGridExtent(const json &value, const ObjectReader &kernel,
                           const std::string &op, std::size_t index) {
   std::string what = "grid[" + std::to_string(index) + "]";
   if (!value.is_string())
-    return {"", static_cast<unsigned>(kernel.checkedInteger(value, what, 1))};
+    return {"", kernel.checkedIntegerAs<unsigned>(value, what, 1)};
   std::string symbol = value.get<std::string>();
   std::vector<std::string> allowed = gridSymbolsOf(op);
   if (std::find(allowed.begin(), allowed.end(), symbol) != allowed.end())
@@ -74,8 +74,8 @@ GridExtent readGridExtent(const json &value, const ObjectReader &kernel,
 Dim3 readBlock(const ObjectReader &kernel) {
   const json &block = kernel.array("block", 3);
   auto extent = [&](std::size_t i) {
-    return static_cast<unsigned>(
-        kernel.checkedInteger(block[i], "block[" + std::to_string(i) + "]", 1));
+    return kernel.checkedIntegerAs<unsigned>(
+        block[i], "block[" + std::to_string(i) + "]", 1);
   };
   return {extent(0), extent(1), extent(2)};
 }
@@ -173,7 +173,7 @@ KernelSpec readKernel(const json &value, std::size_t index,
   for (std::size_t i = 0; i < 3; ++i)
     spec.grid[i] = readGridExtent(grid[i], kernel, spec.op, i);
   spec.dynamicSharedBytes =
-      static_cast<unsigned>(kernel.integer("dynamic_shared_bytes", 0));
+      kernel.integerAs<unsigned>("dynamic_shared_bytes", 0);
   const json &params = kernel.array("params", 0);
   for (std::size_t i = 0; i < params.size(); ++i)
     spec.params.push_back(readParam(params[i], kernel, i));

@@ -12,6 +12,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 
 using namespace fa;
 using nlohmann::json;
@@ -256,6 +258,37 @@ TEST(KernelLibraryTest, DeeplyNestedValuesAreRejected) {
                          std::string(60, '[') + "1" + std::string(60, ']')));
   EXPECT_NE(loadError(directory).find("'block_m' must be an integer"),
             std::string::npos);
+}
+
+TEST(KernelLibraryTest, IntegersBeyondTheirTypeAreRejected) {
+  // Each used to be narrowed silently: a 2^40 grid or block extent became 0.
+  const std::int64_t tooWide = 1ll << 40;
+  const std::uint64_t largest = std::numeric_limits<std::uint64_t>::max();
+  std::vector<std::pair<std::function<void(json &)>, std::string>> cases = {
+      {[&](json &k) { k["grid"][2] = tooWide; },
+       "grid[2] must be at most 4294967295, got 1099511627776"},
+      {[&](json &k) { k["block"][0] = tooWide; },
+       "block[0] must be at most 4294967295, got 1099511627776"},
+      {[&](json &k) { k["dynamic_shared_bytes"] = 1ll << 32; },
+       "'dynamic_shared_bytes' must be at most 4294967295, got 4294967296"},
+      {[&](json &k) { k["params"][0]["rank"] = 1ll << 31; },
+       "params[0]: 'rank' must be at most 2147483647, got 2147483648"},
+      {[&](json &k) { k["config"]["block_n"] = largest; },
+       "config: 'block_n' must be at most 9223372036854775807, got "
+       "18446744073709551615"},
+      {[&](json &k) { k["head_dim"] = largest; },
+       "'head_dim' must be at most 9223372036854775807, got "
+       "18446744073709551615"}};
+  for (const auto &[edit, message] : cases) {
+    json kernel = sampleKernel();
+    edit(kernel);
+    std::string directory =
+        libraryWithManifest("wide", manifestWith({kernel}).dump());
+    EXPECT_EQ(loadError(directory),
+              "kernel manifest " + directory +
+                  "/manifest.json: kernel 'attention_fwd_bf16_d64_causal': " +
+                  message);
+  }
 }
 
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 using namespace fa;
 using nlohmann::json;
@@ -173,6 +174,11 @@ TEST(TuningCacheTest, MalformedCachesNameTheFileAndTheProblem) {
   EXPECT_EQ(parseError(cache.dump()),
             "tuning cache /lib/tuning.json: entries[0]: candidates: key 'x' "
             "must be a number (TFLOP/s), got \"fast\"");
+  cache = validCache();
+  cache["entries"][0]["head_dim"] = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(parseError(cache.dump()),
+            "tuning cache /lib/tuning.json: entries[0]: 'head_dim' must be at "
+            "most 9223372036854775807, got 18446744073709551615");
   cache = validCache();
   cache["entries"].push_back(cache["entries"][0]);
   EXPECT_EQ(parseError(cache.dump()),
