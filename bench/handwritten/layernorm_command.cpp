@@ -322,7 +322,6 @@ int LayerNormCommand::run() {
   report.device = device;
   report.forward = kernelSpec(forward.kernelName(), kLayerNormForwardOp, dtype,
                               forward.layout());
-  report.forward.eps = eps;
 
   LayerNormOutputs outputs;
   {

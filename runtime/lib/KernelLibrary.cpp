@@ -132,14 +132,22 @@ void readLayerNormFields(const ObjectReader &kernel, KernelSpec &spec) {
     kernel.fail("config needs 'resident' 0 or 1 (whether the kernel keeps a "
                 "row of at most block_cols elements on chip)");
   spec.resident = resident->second == 1;
-  if (spec.op == kLayerNormForwardOp) {
-    spec.eps = kernel.number("eps");
-    if (*spec.eps < 0)
-      kernel.fail("'eps' must be at least 0, got " +
-                  kernel.field("eps").dump());
-  } else {
+  if (spec.op == kLayerNormBackwardOp)
     spec.paramsKernel = kernel.string("params_kernel");
-  }
+}
+
+/// A layernorm_fwd kernel takes eps at launch. One without the parameter
+/// has a constant compiled in and would ignore the caller's eps.
+void requireEpsParam(const ObjectReader &kernel, const KernelSpec &spec) {
+  for (const KernelParam &param : spec.params)
+    if (param.name == "eps") {
+      if (param.kind != ParamKind::F32)
+        kernel.fail("parameter 'eps' must be of kind f32");
+      return;
+    }
+  kernel.fail("a layernorm_fwd kernel takes eps as an f32 parameter named "
+              "'eps', and this one has none (a library built before eps was "
+              "a parameter? rebuild it)");
 }
 
 bool isLayerNormOp(const std::string &op) {
@@ -177,6 +185,8 @@ KernelSpec readKernel(const json &value, std::size_t index,
   const json &params = kernel.array("params", 0);
   for (std::size_t i = 0; i < params.size(); ++i)
     spec.params.push_back(readParam(params[i], kernel, i));
+  if (spec.op == kLayerNormForwardOp)
+    requireEpsParam(kernel, spec);
   return spec;
 }
 
@@ -244,10 +254,8 @@ KernelQuery KernelSpec::query() const { return {op, dtype, headDim, causal}; }
 std::string KernelSpec::describe() const {
   if (op != kLayerNormForwardOp && op != kLayerNormBackwardOp)
     return query().describe();
-  std::string text =
-      query().describe() + (resident ? " cols<=" + std::to_string(blockCols)
-                                     : std::string(" any cols"));
-  return eps ? text + " eps=" + formatEps(*eps) : text;
+  return query().describe() + (resident ? " cols<=" + std::to_string(blockCols)
+                                        : std::string(" any cols"));
 }
 
 std::string KernelQuery::describe() const {

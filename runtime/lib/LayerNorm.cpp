@@ -10,13 +10,6 @@
 namespace fa {
 namespace {
 
-/// The kernels add eps in f32 (the compiler records it as an f32), so the
-/// eps a user asks for matches a kernel's when both round to the same f32:
-/// --eps 1e-5 finds the kernels compiled with eps(1.0e-05).
-bool sameEps(double a, double b) {
-  return static_cast<float>(a) == static_cast<float>(b);
-}
-
 std::string listKernels(const std::vector<const KernelSpec *> &specs) {
   std::string text;
   for (const KernelSpec *spec : specs)
@@ -31,11 +24,10 @@ std::vector<const KernelSpec *> allKernels(const KernelLibrary &library) {
   return specs;
 }
 
-/// The kernels of `op` and `dtype` compiled with `eps` (forward kernels);
-/// throws, saying what the library has instead, when there are none.
+/// The kernels of `op` and `dtype`; throws, saying what the library has
+/// instead, when there are none.
 std::vector<const KernelSpec *> kernelsFor(const KernelLibrary &library,
-                                           const std::string &op, DType dtype,
-                                           double eps) {
+                                           const std::string &op, DType dtype) {
   std::string what = op + " " + dtypeName(dtype);
   std::vector<const KernelSpec *> ofOp;
   for (const KernelSpec &spec : library.kernels())
@@ -46,27 +38,7 @@ std::vector<const KernelSpec *> kernelsFor(const KernelLibrary &library,
                 (library.kernels().empty()
                      ? "; the library is empty"
                      : "; it has:" + listKernels(allKernels(library))));
-  if (op != kLayerNormForwardOp)
-    return ofOp;
-
-  std::vector<const KernelSpec *> withEps;
-  std::vector<std::string> epsValues;
-  for (const KernelSpec *spec : ofOp) {
-    if (sameEps(*spec->eps, eps))
-      withEps.push_back(spec);
-    std::string value = formatEps(*spec->eps);
-    if (std::find(epsValues.begin(), epsValues.end(), value) == epsValues.end())
-      epsValues.push_back(value);
-  }
-  if (withEps.empty()) {
-    std::string list;
-    for (const std::string &value : epsValues)
-      list += (list.empty() ? "" : ", ") + value;
-    throw Error("no " + what + " kernel for eps=" + formatEps(eps) + " in " +
-                library.path() + " (eps is compiled into the kernels); its " +
-                what + " kernels have eps " + list);
-  }
-  return withEps;
+  return ofOp;
 }
 
 /// Throws unless `kernel` computes `op` and handles rows of shape.cols.
@@ -142,9 +114,8 @@ LayerNormPartials partialsOf(const DeviceBuffer &dweight,
 
 const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
-                                        std::int64_t cols, double eps) {
-  std::vector<const KernelSpec *> candidates =
-      kernelsFor(library, op, dtype, eps);
+                                        std::int64_t cols) {
+  std::vector<const KernelSpec *> candidates = kernelsFor(library, op, dtype);
   const KernelSpec *smallestFit = nullptr;
   std::int64_t widest = 0;
   for (const KernelSpec *spec : candidates) {
@@ -170,10 +141,9 @@ const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
 
 const KernelSpec &namedLayerNormKernel(const KernelLibrary &library,
                                        const std::string &op, DType dtype,
-                                       std::int64_t cols, double eps,
+                                       std::int64_t cols,
                                        const std::string &name) {
-  std::vector<const KernelSpec *> candidates =
-      kernelsFor(library, op, dtype, eps);
+  std::vector<const KernelSpec *> candidates = kernelsFor(library, op, dtype);
   for (const KernelSpec *spec : candidates) {
     if (spec->name != name)
       continue;
@@ -185,6 +155,19 @@ const KernelSpec &namedLayerNormKernel(const KernelLibrary &library,
   }
   throw Error("no " + op + " " + dtypeName(dtype) + " kernel named " + name +
               " in " + library.path() + "; it has:" + listKernels(candidates));
+}
+
+float layerNormEps(double eps) {
+  // The kernels add eps in f32: it must be a usable f32, not only a usable
+  // double.
+  const float asFloat = static_cast<float>(eps);
+  if (!(asFloat > 0.0f) || !std::isfinite(asFloat))
+    throw Error("layernorm eps must be positive and finite" +
+                std::string(eps > 0 && std::isfinite(eps)
+                                ? " in f32, as the kernels add it"
+                                : "") +
+                ", got " + formatEps(eps));
+  return asFloat;
 }
 
 const KernelSpec &layerNormParamsKernel(const KernelLibrary &library,
@@ -214,13 +197,15 @@ std::int64_t persistentBlocks(const KernelSpec &kernel,
 }
 
 ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,
-                                     const LayerNormForwardBuffers &buffers) {
+                                     const LayerNormForwardBuffers &buffers,
+                                     float eps) {
   return {{"x", MemrefArg{buffers.x, dtype, shape.matrix()}},
           {"weight", MemrefArg{buffers.weight, dtype, shape.row()}},
           {"bias", MemrefArg{buffers.bias, dtype, shape.row()}},
           {"y", MemrefArg{buffers.y, dtype, shape.matrix()}},
           {"mean", MemrefArg{buffers.mean, DType::F32, shape.perRow()}},
-          {"rstd", MemrefArg{buffers.rstd, DType::F32, shape.perRow()}}};
+          {"rstd", MemrefArg{buffers.rstd, DType::F32, shape.perRow()}},
+          {"eps", eps}};
 }
 
 ArgBindings layerNormBackwardBindings(DType dtype, const LayerNormShape &shape,
@@ -253,10 +238,11 @@ ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
 
 LayerNormForwardLaunch::LayerNormForwardLaunch(
     const Kernel &kernel, const LayerNormShape &shape,
-    const LayerNormForwardBuffers &buffers)
+    const LayerNormForwardBuffers &buffers, double eps)
     : kernel(kernel), grid(forwardGrid(kernel, shape)),
       args(kernel.spec(),
-           layerNormForwardBindings(kernel.spec().dtype, shape, buffers)) {}
+           layerNormForwardBindings(kernel.spec().dtype, shape, buffers,
+                                    layerNormEps(eps))) {}
 
 void LayerNormForwardLaunch::enqueue(const Stream &stream) {
   kernel.launch(grid, args, stream.get());

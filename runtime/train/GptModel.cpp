@@ -41,10 +41,9 @@ GptKernels GptKernels::load(const KernelLibrary &library,
 
   const KernelSpec &layerNormBackward = chooseLayerNormKernel(
       library, kLayerNormBackwardOp, dtype, config.dModel);
-  kernels.layerNormForward =
-      loadKernel(chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                       config.dModel, kLayerNormEps),
-                 device);
+  kernels.layerNormForward = loadKernel(
+      chooseLayerNormKernel(library, kLayerNormForwardOp, dtype, config.dModel),
+      device);
   kernels.layerNormBackward = loadKernel(layerNormBackward, device);
   kernels.layerNormParams =
       loadKernel(layerNormParamsKernel(library, layerNormBackward), device);
@@ -165,7 +164,8 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
       *kernels.layerNormForward, norm,
       LayerNormForwardBuffers{w.final.get(), weight(layout.lnfW()),
                               weight(layout.lnfB()), w.lnf.get(), w.meanf.get(),
-                              w.rstdf.get()});
+                              w.rstdf.get()},
+      kLayerNormEps);
   w.lnfBackward = std::make_unique<LayerNormBackwardLaunch>(
       *kernels.layerNormBackward, *kernels.layerNormParams, norm,
       LayerNormBackwardBuffers{
@@ -204,11 +204,13 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
     x.ln1Forward = std::make_unique<LayerNormForwardLaunch>(
         *kernels.layerNormForward, norm,
         LayerNormForwardBuffers{x.input.get(), weight(p.ln1W), weight(p.ln1B),
-                                x.ln1.get(), x.mean1.get(), x.rstd1.get()});
+                                x.ln1.get(), x.mean1.get(), x.rstd1.get()},
+        kLayerNormEps);
     x.ln2Forward = std::make_unique<LayerNormForwardLaunch>(
         *kernels.layerNormForward, norm,
         LayerNormForwardBuffers{x.middle.get(), weight(p.ln2W), weight(p.ln2B),
-                                x.ln2.get(), x.mean2.get(), x.rstd2.get()});
+                                x.ln2.get(), x.mean2.get(), x.rstd2.get()},
+        kLayerNormEps);
     x.ln1Backward = std::make_unique<LayerNormBackwardLaunch>(
         *kernels.layerNormBackward, *kernels.layerNormParams, norm,
         LayerNormBackwardBuffers{x.input.get(), weight(p.ln1W), x.mean1.get(),

@@ -3,7 +3,9 @@
 // Launches the *fixture* LayerNorm kernels (fixtures/LayerNormFixture.cu,
 // naive CUDA C++ with the compiler's ABI) through LayerNormForwardLaunch and
 // LayerNormBackwardLaunch, and runs `fa-run layernorm` on .npy files: these
-// test the runtime, not the compiler's kernels. Skipped without a GPU.
+// test the runtime, not the compiler's kernels. The eps tests also run the
+// compiler's kernels (the generated library, where the compiler is built):
+// eps is their parameter. Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,8 @@
 #include "fa/runtime/LayerNorm.h"
 #include "fa/runtime/LayerNormReference.h"
 #include "fa/runtime/Npy.h"
+
+#include <algorithm>
 
 using namespace fa;
 using namespace fa::gputest;
@@ -98,7 +102,7 @@ protected:
   /// Runs the forward kernel `name` and checks y, mean and rstd.
   void runForward(const std::string &name, LayerNormProblem &problem) {
     Kernel kernel(spec(name), context->device());
-    LayerNormForwardLaunch(kernel, problem.shape, problem.forward())
+    LayerNormForwardLaunch(kernel, problem.shape, problem.forward(), kEps)
         .enqueue(*stream);
     stream->synchronize();
     LayerNormForwardReference reference = referenceLayerNormForward(
@@ -197,7 +201,7 @@ TEST_F(LayerNormGpuTest, LaunchesRefuseRowsLongerThanAResidentKernelHolds) {
   LayerNormProblem problem({4, 129}, DType::BF16, *stream);
   Kernel forward(spec("fixture_layernorm_fwd_bf16_c128"), context->device());
   try {
-    LayerNormForwardLaunch(forward, problem.shape, problem.forward());
+    LayerNormForwardLaunch(forward, problem.shape, problem.forward(), kEps);
     FAIL() << "expected an error";
   } catch (const Error &error) {
     EXPECT_STREQ(error.what(), "kernel fixture_layernorm_fwd_bf16_c128 holds "
@@ -216,6 +220,157 @@ TEST_F(LayerNormGpuTest, LaunchesRefuseRowsLongerThanAResidentKernelHolds) {
                  "gradients, not fixture_layernorm_fwd_bf16_c128");
   }
 }
+
+//===----------------------------------------------------------------------===//
+// eps, a kernel parameter
+//===----------------------------------------------------------------------===//
+
+/// A problem whose even rows are constant (variance 0): their rstd is
+/// 1 / sqrt(eps), so a kernel that adds another eps shows it, and their dx is
+/// rstd (g - mean(g)). The constants are multiples of 3/8 and the rows
+/// shorter than 2^16, so every partial row sum is exact in f32 and the mean
+/// is the constant itself: x - mean is exactly 0 in the kernels as in the
+/// reference. The constant rows' dy is scaled by 2^-10 so that their dx
+/// (up to 1e6 times g for eps 1e-12) stays within f16's range.
+LayerNormProblem constantRowsProblem(LayerNormShape shape, DType dtype,
+                                     const Stream &stream) {
+  LayerNormProblem problem(shape, dtype, stream);
+  for (std::int64_t row = 0; row < shape.rows; row += 2) {
+    const float constant = 0.375f * static_cast<float>(row % 7 - 3);
+    for (std::int64_t col = 0; col < shape.cols; ++col) {
+      const std::size_t at = static_cast<std::size_t>(row * shape.cols + col);
+      problem.x.values[at] = constant;
+      problem.dy.values[at] =
+          roundToDType(problem.dy.values[at] / 1024.0f, dtype);
+    }
+  }
+  problem.device.x.upload(encode(problem.x.values, dtype));
+  problem.device.dy.upload(encode(problem.dy.values, dtype));
+  return problem;
+}
+
+/// The rows of a [rows, cols] tensor (cols 1: per-row values) whose index
+/// has the parity `odd`.
+template <typename T>
+std::vector<T> rowsOf(const std::vector<T> &values, std::int64_t cols,
+                      bool odd) {
+  std::vector<T> picked;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if ((i / static_cast<std::size_t>(cols)) % 2 == (odd ? 1u : 0u))
+      picked.push_back(values[i]);
+  return picked;
+}
+
+/// Compares the constant (even) and the other (odd) rows of `buffer` apart,
+/// so that 1e6-sized values of the constant rows do not hide errors in the
+/// others.
+void expectRowsClose(const DeviceBuffer &buffer, DType dtype,
+                     const std::vector<double> &reference, std::int64_t cols,
+                     double tolerance, const std::string &what) {
+  std::vector<float> actual = decode(buffer.download(), dtype);
+  for (bool odd : {false, true})
+    expectClose(compareWithReference(rowsOf(actual, cols, odd),
+                                     rowsOf(reference, cols, odd)),
+                tolerance,
+                (what + (odd ? " (other rows)" : " (constant rows)")).c_str());
+}
+
+struct EpsCase {
+  const char *library; // "fixture" or "generated"
+  double eps;
+};
+
+void PrintTo(const EpsCase &epsCase, std::ostream *os) {
+  *os << epsCase.library << " eps=" << formatEps(epsCase.eps);
+}
+
+class LayerNormEpsTest : public GpuTest,
+                         public ::testing::WithParamInterface<EpsCase> {
+protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped())
+      return;
+    std::string directory = FA_FIXTURE_KERNELS_DIR;
+    if (std::string(GetParam().library) == "generated") {
+#ifdef FA_GENERATED_KERNELS_DIR
+      directory = FA_GENERATED_KERNELS_DIR;
+#else
+      GTEST_SKIP() << "the compiler is not built: no generated library";
+#endif
+    }
+    library = std::make_unique<KernelLibrary>(KernelLibrary::load(directory));
+  }
+
+  /// The forward with the test's eps, then the backward, on the kernels the
+  /// row length picks; every output against the fp64 reference.
+  void runAndCheck(LayerNormProblem &problem) {
+    const double eps = GetParam().eps;
+    const LayerNormShape &shape = problem.shape;
+    const DType dtype = problem.dtype;
+    Kernel forward(
+        chooseLayerNormKernel(*library, kLayerNormForwardOp, dtype, shape.cols),
+        context->device());
+    const KernelSpec &backwardSpec = chooseLayerNormKernel(
+        *library, kLayerNormBackwardOp, dtype, shape.cols);
+    Kernel backward(backwardSpec, context->device());
+    Kernel params(layerNormParamsKernel(*library, backwardSpec),
+                  context->device());
+    SCOPED_TRACE(forward.spec().name + " and " + backwardSpec.name + " " +
+                 shape.describe());
+    LayerNormForwardLaunch(forward, shape, problem.forward(), eps)
+        .enqueue(*stream);
+    LayerNormBackwardLaunch launch(backward, params, shape, problem.backward());
+    launch.fillPartials(kNaNBytes, *stream);
+    launch.enqueue(*stream);
+    stream->synchronize();
+
+    LayerNormForwardReference reference = referenceLayerNormForward(
+        shape, problem.x.values, problem.weight.values, problem.bias.values,
+        eps);
+    LayerNormBackwardReference gradients = referenceLayerNormBackward(
+        shape, problem.x.values, problem.weight.values, problem.dy.values, eps);
+    expectRowsClose(problem.device.y, dtype, reference.y, shape.cols,
+                    tolerance(dtype), "y");
+    expectClose(errors(problem.device.mean, DType::F32, reference.mean), 1e-4,
+                "mean");
+    expectRowsClose(problem.device.rstd, DType::F32, reference.rstd, 1, 1e-4,
+                    "rstd");
+    expectRowsClose(problem.device.dx, dtype, gradients.dx, shape.cols,
+                    tolerance(dtype), "dx");
+    expectClose(errors(problem.device.dweight, DType::F32, gradients.dweight),
+                1e-4, "dweight");
+    expectClose(errors(problem.device.dbias, DType::F32, gradients.dbias), 1e-4,
+                "dbias");
+  }
+
+  std::unique_ptr<KernelLibrary> library;
+};
+
+TEST_P(LayerNormEpsTest, ForwardAndBackwardMatchTheReference) {
+  // Rows a resident kernel holds and longer ones (the fixture's "any"
+  // kernels from 1025 columns, the generated library's looped ones past
+  // 8192), 37 of them: partial tiles of every kernel.
+  const std::int64_t longRows =
+      std::string(GetParam().library) == "generated" ? 16384 : 3000;
+  for (DType dtype : {DType::BF16, DType::F16, DType::F32})
+    for (std::int64_t cols : {std::int64_t{1000}, longRows}) {
+      LayerNormProblem problem =
+          constantRowsProblem({37, cols}, dtype, *stream);
+      runAndCheck(problem);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModelEps, LayerNormEpsTest,
+    ::testing::Values(EpsCase{"fixture", 1e-5}, EpsCase{"fixture", 1e-6},
+                      EpsCase{"fixture", 1e-12}, EpsCase{"generated", 1e-5},
+                      EpsCase{"generated", 1e-6}, EpsCase{"generated", 1e-12}),
+    [](const ::testing::TestParamInfo<EpsCase> &info) {
+      std::string eps = formatEps(info.param.eps);
+      eps.erase(std::remove(eps.begin(), eps.end(), '-'), eps.end());
+      return std::string(info.param.library) + "_eps" + eps;
+    });
 
 using FaRunLayerNormTest = FaRunTest;
 

@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
+
 using namespace fa;
 using nlohmann::json;
 
@@ -17,7 +20,7 @@ namespace {
 
 /// The manifest entries of the compiler/runtime contract, one per op.
 json forwardKernel(const std::string &name, std::int64_t blockCols,
-                   bool resident, double eps = 1e-5) {
+                   bool resident) {
   json kernel = json::parse(R"({
     "op": "layernorm_fwd", "dtype": "bf16",
     "config": {"rows": 4, "num_warps": 4},
@@ -28,13 +31,13 @@ json forwardKernel(const std::string &name, std::int64_t blockCols,
                {"name": "bias", "kind": "memref", "dtype": "bf16", "rank": 1},
                {"name": "y", "kind": "memref", "dtype": "bf16", "rank": 2},
                {"name": "mean", "kind": "memref", "dtype": "f32", "rank": 1},
-               {"name": "rstd", "kind": "memref", "dtype": "f32", "rank": 1}]
+               {"name": "rstd", "kind": "memref", "dtype": "f32", "rank": 1},
+               {"name": "eps", "kind": "f32"}]
   })");
   kernel["name"] = kernel["entry"] = name;
   kernel["ptx"] = name + ".ptx";
   kernel["config"]["block_cols"] = blockCols;
   kernel["config"]["resident"] = resident ? 1 : 0;
-  kernel["eps"] = eps;
   return kernel;
 }
 
@@ -112,15 +115,14 @@ TEST(LayerNormManifestTest, ParsesTheContractEntries) {
   EXPECT_EQ(forward.rowsPerTile, 4);
   EXPECT_EQ(forward.blockCols, 1024);
   EXPECT_TRUE(forward.resident);
-  ASSERT_TRUE(forward.eps.has_value());
-  EXPECT_DOUBLE_EQ(*forward.eps, 1e-5);
+  EXPECT_EQ(forward.params.back().name, "eps");
+  EXPECT_EQ(forward.params.back().kind, ParamKind::F32);
   EXPECT_EQ(forward.grid[0].symbol, "row_tiles");
-  EXPECT_EQ(forward.describe(), "layernorm_fwd bf16 cols<=1024 eps=1e-05");
+  EXPECT_EQ(forward.describe(), "layernorm_fwd bf16 cols<=1024");
 
   const KernelSpec &backward = *library.named("bwd");
   EXPECT_EQ(backward.rowsPerTile, 2);
   EXPECT_FALSE(backward.resident);
-  EXPECT_FALSE(backward.eps.has_value());
   EXPECT_EQ(backward.paramsKernel, "layernorm_bwd_params_bf16");
   EXPECT_EQ(backward.grid[0].symbol, "persistent_row_tiles");
   EXPECT_EQ(backward.describe(), "layernorm_bwd bf16 any cols");
@@ -149,12 +151,20 @@ TEST(LayerNormManifestTest, AttentionFieldsAreNotRequired) {
 
 TEST(LayerNormManifestTest, ErrorsNameTheKernelAndKey) {
   json forward = forwardKernel("fwd", 128, true);
-  EXPECT_EQ(kernelError(forward, [](json &k) { k.erase("eps"); }),
-            kForwardContext + "missing key 'eps'");
-  EXPECT_EQ(kernelError(forward, [](json &k) { k["eps"] = "1e-5"; }),
-            kForwardContext + "key 'eps' must be a number, got \"1e-5\"");
-  EXPECT_EQ(kernelError(forward, [](json &k) { k["eps"] = -1; }),
-            kForwardContext + "'eps' must be at least 0, got -1");
+  // A library from before eps was a parameter: its kernels would ignore the
+  // caller's eps.
+  EXPECT_EQ(kernelError(forward,
+                        [](json &k) {
+                          k["params"].erase(k["params"].size() - 1);
+                          k["eps"] = 1e-5;
+                        }),
+            kForwardContext +
+                "a layernorm_fwd kernel takes eps as an f32 parameter named "
+                "'eps', and this one has none (a library built before eps "
+                "was a parameter? rebuild it)");
+  EXPECT_EQ(
+      kernelError(forward, [](json &k) { k["params"].back()["kind"] = "i32"; }),
+      kForwardContext + "parameter 'eps' must be of kind f32");
   EXPECT_EQ(kernelError(forward, [](json &k) { k["config"].erase("rows"); }),
             kForwardContext +
                 "config needs a positive integer 'rows' (rows per tile: it "
@@ -213,7 +223,7 @@ TEST(LayerNormManifestTest, AttentionLookupsSkipLayerNormKernels) {
             }),
             "no kernel for attention_fwd bf16 head_dim=64 non-causal in "
             "/lib/manifest.json; it has:\n"
-            "  fwd (layernorm_fwd bf16 cols<=128 eps=1e-05)");
+            "  fwd (layernorm_fwd bf16 cols<=128)");
 }
 
 TEST(LayerNormChoiceTest, SmallestResidentKernelThatHoldsTheRow) {
@@ -223,7 +233,7 @@ TEST(LayerNormChoiceTest, SmallestResidentKernelThatHoldsTheRow) {
        forwardKernel("c2048", 2048, true)});
   auto chosen = [&](std::int64_t cols) {
     return chooseLayerNormKernel(library, kLayerNormForwardOp, DType::BF16,
-                                 cols, 1e-5)
+                                 cols)
         .name;
   };
   EXPECT_EQ(chosen(1), "c256");
@@ -250,12 +260,12 @@ TEST(LayerNormChoiceTest, FirstNonResidentKernelTakesLongRows) {
 }
 
 TEST(LayerNormChoiceTest, NamedKernelIsCheckedLikeAChosenOne) {
-  KernelLibrary library = libraryOf({forwardKernel("c256", 256, true),
-                                     forwardKernel("any", 4096, false),
-                                     forwardKernel("e6", 1024, true, 1e-6)});
+  KernelLibrary library = libraryOf(
+      {forwardKernel("c256", 256, true), forwardKernel("any", 4096, false),
+       backwardKernel("bwd", 1024, true), paramsKernel()});
   auto named = [&](std::int64_t cols, const std::string &name) {
     return namedLayerNormKernel(library, kLayerNormForwardOp, DType::BF16, cols,
-                                1e-5, name)
+                                name)
         .name;
   };
   EXPECT_EQ(named(100, "c256"), "c256");
@@ -264,12 +274,12 @@ TEST(LayerNormChoiceTest, NamedKernelIsCheckedLikeAChosenOne) {
   EXPECT_EQ(named(5000, "any"), "any");
   EXPECT_EQ(errorOf([&] { named(300, "c256"); }),
             "kernel c256 holds rows of at most 256 elements, not 300");
-  // Compiled with another eps: not one of this problem's kernels.
-  EXPECT_EQ(errorOf([&] { named(100, "e6"); }),
-            "no layernorm_fwd bf16 kernel named e6 in /lib/manifest.json; it "
+  // A kernel of another op: not one of this problem's kernels.
+  EXPECT_EQ(errorOf([&] { named(100, "bwd"); }),
+            "no layernorm_fwd bf16 kernel named bwd in /lib/manifest.json; it "
             "has:\n"
-            "  c256 (layernorm_fwd bf16 cols<=256 eps=1e-05)\n"
-            "  any (layernorm_fwd bf16 any cols eps=1e-05)");
+            "  c256 (layernorm_fwd bf16 cols<=256)\n"
+            "  any (layernorm_fwd bf16 any cols)");
 }
 
 TEST(LayerNormChoiceTest, ErrorsSayWhatTheLibraryHas) {
@@ -277,62 +287,54 @@ TEST(LayerNormChoiceTest, ErrorsSayWhatTheLibraryHas) {
       {forwardKernel("c128", 128, true), forwardKernel("c1024", 1024, true)});
   EXPECT_EQ(errorOf([&] {
               chooseLayerNormKernel(residentOnly, kLayerNormForwardOp,
-                                    DType::BF16, 1025, 1e-5);
+                                    DType::BF16, 1025);
             }),
             "no layernorm_fwd bf16 kernel for cols=1025 in /lib/manifest.json: "
             "its resident kernels hold rows of at most 1024 elements and it "
             "has no non-resident one; it has:\n"
-            "  c128 (layernorm_fwd bf16 cols<=128 eps=1e-05)\n"
-            "  c1024 (layernorm_fwd bf16 cols<=1024 eps=1e-05)");
+            "  c128 (layernorm_fwd bf16 cols<=128)\n"
+            "  c1024 (layernorm_fwd bf16 cols<=1024)");
   EXPECT_EQ(errorOf([&] {
               chooseLayerNormKernel(residentOnly, kLayerNormForwardOp,
-                                    DType::F16, 64, 1e-5);
+                                    DType::F16, 64);
             }),
             "no layernorm_fwd f16 kernel in /lib/manifest.json; it has:\n"
-            "  c128 (layernorm_fwd bf16 cols<=128 eps=1e-05)\n"
-            "  c1024 (layernorm_fwd bf16 cols<=1024 eps=1e-05)");
+            "  c128 (layernorm_fwd bf16 cols<=128)\n"
+            "  c1024 (layernorm_fwd bf16 cols<=1024)");
   EXPECT_EQ(errorOf([&] {
               chooseLayerNormKernel(residentOnly, kLayerNormBackwardOp,
                                     DType::BF16, 64);
             }),
             "no layernorm_bwd bf16 kernel in /lib/manifest.json; it has:\n"
-            "  c128 (layernorm_fwd bf16 cols<=128 eps=1e-05)\n"
-            "  c1024 (layernorm_fwd bf16 cols<=1024 eps=1e-05)");
+            "  c128 (layernorm_fwd bf16 cols<=128)\n"
+            "  c1024 (layernorm_fwd bf16 cols<=1024)");
   EXPECT_EQ(errorOf([] {
               chooseLayerNormKernel(libraryOf({}), kLayerNormForwardOp,
-                                    DType::BF16, 64, 1e-5);
+                                    DType::BF16, 64);
             }),
             "no layernorm_fwd bf16 kernel in /lib/manifest.json; the library "
             "is empty");
 }
 
-TEST(LayerNormChoiceTest, ForwardKernelsMustHaveTheRequestedEps) {
-  KernelLibrary library = libraryOf({forwardKernel("e5", 1024, true, 1e-5),
-                                     forwardKernel("e6", 1024, true, 1e-6),
-                                     forwardKernel("e6any", 64, false, 1e-6),
-                                     forwardKernel("e5b", 128, true, 1e-5)});
-  auto chosen = [&](std::int64_t cols, double eps) {
-    return chooseLayerNormKernel(library, kLayerNormForwardOp, DType::BF16,
-                                 cols, eps)
-        .name;
-  };
-  EXPECT_EQ(chosen(100, 1e-5), "e5b");
-  EXPECT_EQ(chosen(100, 1e-6), "e6");
-  EXPECT_EQ(chosen(2000, 1e-6), "e6any");
-  // Equal once rounded to f32, as the kernels use it: the manifest's f32
-  // value of 1e-5 (9.99999974738e-06) is the user's 1e-5.
-  EXPECT_EQ(chosen(100, 1e-5 * (1 + 1e-9)), "e5b");
-  EXPECT_EQ(chosen(100, 9.999999747378752e-06), "e5b");
-  EXPECT_EQ(errorOf([&] { chosen(100, 1.0001e-5); }),
-            "no layernorm_fwd bf16 kernel for eps=1.0001e-05 in "
-            "/lib/manifest.json (eps is compiled into the kernels); its "
-            "layernorm_fwd bf16 kernels have eps 1e-05, 1e-06");
-  EXPECT_EQ(errorOf([&] { chosen(2000, 1e-5); }),
-            "no layernorm_fwd bf16 kernel for cols=2000 in /lib/manifest.json: "
-            "its resident kernels hold rows of at most 1024 elements and it "
-            "has no non-resident one; it has:\n"
-            "  e5 (layernorm_fwd bf16 cols<=1024 eps=1e-05)\n"
-            "  e5b (layernorm_fwd bf16 cols<=128 eps=1e-05)");
+TEST(LayerNormEpsTest, AnyEpsUsableInF32IsAccepted) {
+  EXPECT_EQ(layerNormEps(1e-5), 1e-5f);
+  EXPECT_EQ(layerNormEps(1e-6), 1e-6f);
+  EXPECT_EQ(layerNormEps(1e-12), 1e-12f);
+  EXPECT_EQ(layerNormEps(0.5), 0.5f);
+}
+
+TEST(LayerNormEpsTest, UnusableEpsIsAClearError) {
+  auto refused = [](double eps) { return errorOf([&] { layerNormEps(eps); }); };
+  const std::string rule = "layernorm eps must be positive and finite";
+  EXPECT_EQ(refused(0), rule + ", got 0");
+  EXPECT_EQ(refused(-1e-5), rule + ", got -1e-05");
+  EXPECT_EQ(refused(std::numeric_limits<double>::quiet_NaN()),
+            rule + ", got nan");
+  EXPECT_EQ(refused(std::numeric_limits<double>::infinity()),
+            rule + ", got inf");
+  // Usable doubles that f32, in which the kernels add eps, cannot hold.
+  EXPECT_EQ(refused(1e-50), rule + " in f32, as the kernels add it, got 1e-50");
+  EXPECT_EQ(refused(1e39), rule + " in f32, as the kernels add it, got 1e+39");
 }
 
 TEST(LayerNormChoiceTest, ParamsKernelOfABackwardKernel) {
@@ -348,7 +350,7 @@ TEST(LayerNormChoiceTest, TheFixtureLibraryCoversEveryRowLength) {
   // ones.
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
   auto chosen = [&](const char *op, std::int64_t cols) {
-    return chooseLayerNormKernel(library, op, DType::F16, cols, 1e-5).name;
+    return chooseLayerNormKernel(library, op, DType::F16, cols).name;
   };
   EXPECT_EQ(chosen(kLayerNormForwardOp, 1), "fixture_layernorm_fwd_f16_c128");
   EXPECT_EQ(chosen(kLayerNormForwardOp, 100), "fixture_layernorm_fwd_f16_c128");
@@ -446,9 +448,16 @@ TEST(LayerNormBindingsTest, EveryContractParameterGetsItsTensor) {
   LayerNormPartials partials{9, 10, 38};
 
   ArgBindings forwardArgs =
-      layerNormForwardBindings(DType::BF16, shape, forwardBuffers);
-  // 2 rank-2 memrefs of 7 slots and 4 rank-1 memrefs of 5.
-  EXPECT_EQ(KernelArgs(forward, forwardArgs).count(), 2u * 7 + 4 * 5);
+      layerNormForwardBindings(DType::BF16, shape, forwardBuffers, 1e-12f);
+  // 2 rank-2 memrefs of 7 slots and 4 rank-1 memrefs of 5, then eps, whose
+  // f32 bits fill the low half of the last slot.
+  KernelArgs forwardPacked(forward, forwardArgs);
+  EXPECT_EQ(forwardPacked.count(), 2u * 7 + 4 * 5 + 1);
+  float eps = 0;
+  std::uint64_t epsSlot = forwardPacked.slot(2 * 7 + 4 * 5);
+  std::memcpy(&eps, &epsSlot, sizeof(eps));
+  EXPECT_EQ(eps, 1e-12f);
+  EXPECT_EQ(epsSlot >> 32, 0u);
   const auto &y = std::get<MemrefArg>(forwardArgs.at("y"));
   EXPECT_EQ(y.data, 4u);
   EXPECT_EQ(y.shape, (Shape{37, 100}));
@@ -478,8 +487,9 @@ TEST(LayerNormBindingsTest, EveryContractParameterGetsItsTensor) {
 TEST(LayerNormBindingsTest, KernelsOfAnotherDtypeAreRejected) {
   KernelSpec forward = specOf(forwardKernel("fwd", 128, true)); // bf16.
   EXPECT_EQ(errorOf([&] {
-              KernelArgs(forward, layerNormForwardBindings(DType::F16, {4, 8},
-                                                           {1, 2, 3, 4, 5, 6}));
+              KernelArgs(forward,
+                         layerNormForwardBindings(DType::F16, {4, 8},
+                                                  {1, 2, 3, 4, 5, 6}, 1e-5f));
             }),
             "passing arguments to kernel fwd: parameter 'x' holds bf16 but "
             "was given a f16 tensor");

@@ -140,14 +140,14 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
       ->check(CLI::IsMember({"bf16", "f16", "f32"}));
   command
       ->add_option("--eps", o.eps,
-                   "Added to the variance. Kernels have it compiled in: the "
-                   "library needs a forward kernel with this eps")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+                   "Added to the variance: positive and finite in f32 (the "
+                   "forward kernels take it as an f32 parameter, so any "
+                   "such eps runs on the same kernels)")
+      ->capture_default_str();
   command->add_option(
       "--kernel", o.kernelName,
-      "Run this forward kernel (by name; it must have the dtype and eps, and "
-      "if resident hold the row) instead of the one the row length picks: "
+      "Run this forward kernel (by name; it must have the dtype, and if "
+      "resident hold the row) instead of the one the row length picks: "
       "for comparing configurations one at a time");
   CLI::Option *grad = command->add_flag(
       "--grad", o.grad,
@@ -195,6 +195,7 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
 
 int runLayerNorm(const LayerNormOptions &options) {
   DType dtype = parseDType(options.dtype);
+  layerNormEps(options.eps); // Checked before anything is read or allocated.
   // Everything that can fail without a GPU is done before touching one.
   LayerNormProblem problem =
       options.xPath.empty()
@@ -206,12 +207,12 @@ int runLayerNorm(const LayerNormOptions &options) {
   const KernelSpec &forwardSpec =
       options.kernelName.empty()
           ? chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                  shape.cols, options.eps)
+                                  shape.cols)
           : namedLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                 shape.cols, options.eps, options.kernelName);
+                                 shape.cols, options.kernelName);
   LayerNormReport report;
   report.dtype = dtype;
-  report.eps = *forwardSpec.eps;
+  report.eps = options.eps;
   report.shape = shape;
   report.xShape = problem.xShape;
   report.forward = forwardSpec;
@@ -221,7 +222,7 @@ int runLayerNorm(const LayerNormOptions &options) {
             ? chooseLayerNormKernel(library, kLayerNormBackwardOp, dtype,
                                     shape.cols)
             : namedLayerNormKernel(library, kLayerNormBackwardOp, dtype,
-                                   shape.cols, 0, options.backwardKernelName);
+                                   shape.cols, options.backwardKernelName);
     report.params = layerNormParamsKernel(library, *report.backward);
   }
 
@@ -232,7 +233,7 @@ int runLayerNorm(const LayerNormOptions &options) {
   LayerNormForwardTensors forwardTensors(shape, dtype);
   forwardTensors.upload(problem, dtype);
   LayerNormOutputs outputs;
-  runForward(forward, shape, forwardTensors, stream, outputs);
+  runForward(forward, shape, options.eps, forwardTensors, stream, outputs);
 
   std::optional<Kernel> backward, params;
   std::optional<LayerNormBackwardTensors> backwardTensors;
@@ -255,8 +256,8 @@ int runLayerNorm(const LayerNormOptions &options) {
                                   options.grad, options.rtol);
   if (options.bench) {
     report.forwardBench =
-        benchmarkForward(forward, shape, context.device(), forwardTensors,
-                         stream, options.warmup, options.runs);
+        benchmarkForward(forward, shape, options.eps, context.device(),
+                         forwardTensors, stream, options.warmup, options.runs);
     if (options.grad)
       report.backwardBench = benchmarkBackward(
           *backward, *params, shape, context.device(), forwardTensors,

@@ -82,13 +82,13 @@ LayerNormBackwardTensors::bytes(const LayerNormForwardTensors &forward) const {
          dbias.bytes();
 }
 
-void runForward(const Kernel &kernel, const LayerNormShape &shape,
+void runForward(const Kernel &kernel, const LayerNormShape &shape, double eps,
                 LayerNormForwardTensors &tensors, const Stream &stream,
                 LayerNormOutputs &outputs) {
   NvtxRange range{"layernorm forward"};
   for (DeviceBuffer *output : {&tensors.y, &tensors.mean, &tensors.rstd})
     output->fill(kNaNBytes, stream.get());
-  LayerNormForwardLaunch(kernel, shape, tensors.buffers()).enqueue(stream);
+  LayerNormForwardLaunch(kernel, shape, tensors.buffers(), eps).enqueue(stream);
   stream.synchronize();
   DType dtype = kernel.spec().dtype;
   outputs.y = download(tensors.y, shape.matrix(), dtype);
@@ -145,7 +145,7 @@ LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
 }
 
 LayerNormBench benchmarkForward(const Kernel &kernel,
-                                const LayerNormShape &shape,
+                                const LayerNormShape &shape, double eps,
                                 const DeviceInfo &device,
                                 const LayerNormForwardTensors &inputs,
                                 const Stream &stream, int warmup, int runs) {
@@ -157,13 +157,13 @@ LayerNormBench benchmarkForward(const Kernel &kernel,
       rotationCopies(inputs.bytes(), device.l2CacheBytes, kMaxBufferSets);
   std::vector<LayerNormForwardTensors> extraSets;
   std::vector<LayerNormForwardLaunch> launches;
-  launches.emplace_back(kernel, shape, inputs.buffers());
+  launches.emplace_back(kernel, shape, inputs.buffers(), eps);
   for (int copy = 1; copy < copies; ++copy) {
     LayerNormForwardTensors &set = extraSets.emplace_back(shape, dtype);
     set.x.copyFrom(inputs.x);
     set.weight.copyFrom(inputs.weight);
     set.bias.copyFrom(inputs.bias);
-    launches.emplace_back(kernel, shape, set.buffers());
+    launches.emplace_back(kernel, shape, set.buffers(), eps);
   }
   Timing timing = timeOnStream(stream, warmup, runs, [&](int run) {
     launches[run % launches.size()].enqueue(stream);

@@ -70,9 +70,9 @@ struct LayerNormOutputs {
   std::int64_t backwardBlocks = 0;
 };
 
-/// Runs the forward kernel once on poisoned outputs; downloads y, mean and
-/// rstd into `outputs`.
-void runForward(const Kernel &kernel, const LayerNormShape &shape,
+/// Runs the forward kernel once with `eps` on poisoned outputs; downloads y,
+/// mean and rstd into `outputs`.
+void runForward(const Kernel &kernel, const LayerNormShape &shape, double eps,
                 LayerNormForwardTensors &tensors, const Stream &stream,
                 LayerNormOutputs &outputs);
 
@@ -96,7 +96,7 @@ LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,
 /// The median of `runs` timed forward launches after `warmup` untimed ones,
 /// inputs rotated across copies spanning 2x L2.
 LayerNormBench benchmarkForward(const Kernel &kernel,
-                                const LayerNormShape &shape,
+                                const LayerNormShape &shape, double eps,
                                 const DeviceInfo &device,
                                 const LayerNormForwardTensors &inputs,
                                 const Stream &stream, int warmup, int runs);

@@ -52,7 +52,7 @@ struct LayerNormBench {
 
 struct LayerNormReport {
   DType dtype = DType::BF16;
-  double eps = 0; // The forward kernel's.
+  double eps = 0; // Passed to the forward kernel.
   LayerNormShape shape;
   Shape xShape;
   DeviceInfo device;

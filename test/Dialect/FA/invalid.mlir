@@ -300,99 +300,100 @@ func.func @grad_negative_scale(%q: memref<2x8x?x64xbf16>, %k: memref<2x4x?x64xbf
 // -----
 
 // ln_rank0
-func.func @ln_rank0(%x: memref<bf16>, %w: memref<1xbf16>, %b: memref<1xbf16>, %y: memref<bf16>) {
+func.func @ln_rank0(%x: memref<bf16>, %w: memref<1xbf16>, %b: memref<1xbf16>, %y: memref<bf16>, %eps: f32) {
   // expected-error @+1 {{expects x to have rank >= 1}}
-  fa.layernorm ins(%x, %w, %b : memref<bf16>, memref<1xbf16>, memref<1xbf16>) outs(%y : memref<bf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<bf16>, memref<1xbf16>, memref<1xbf16>) outs(%y : memref<bf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_weight_type
-func.func @ln_weight_type(%x: memref<16x1024xbf16>, %w: memref<1024xf32>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>) {
+func.func @ln_weight_type(%x: memref<16x1024xbf16>, %w: memref<1024xf32>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %eps: f32) {
   // expected-error @+1 {{expects weight element type to be 'bf16', got 'f32'}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xf32>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xf32>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_weight_rank
-func.func @ln_weight_rank(%x: memref<16x1024xbf16>, %w: memref<1x1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>) {
+func.func @ln_weight_rank(%x: memref<16x1024xbf16>, %w: memref<1x1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %eps: f32) {
   // expected-error @+1 {{operand #1 must be 1D memref}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1x1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1x1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_weight_length
-func.func @ln_weight_length(%x: memref<16x1024xbf16>, %w: memref<512xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>) {
+func.func @ln_weight_length(%x: memref<16x1024xbf16>, %w: memref<512xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %eps: f32) {
   // expected-error @+1 {{expects weight length 512 to equal the row length (last dimension of x) 1024}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<512xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<512xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_bias_length
-func.func @ln_bias_length(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<2048xbf16>, %y: memref<16x1024xbf16>) {
+func.func @ln_bias_length(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<2048xbf16>, %y: memref<16x1024xbf16>, %eps: f32) {
   // expected-error @+1 {{expects bias length 2048 to equal the row length (last dimension of x) 1024}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<2048xbf16>) outs(%y : memref<16x1024xbf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<2048xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_y_shape
-func.func @ln_y_shape(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<8x1024xbf16>) {
+func.func @ln_y_shape(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<8x1024xbf16>, %eps: f32) {
   // expected-error @+1 {{expects y dimension 0 (8) to equal x dimension 0 (16)}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<8x1024xbf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<8x1024xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_y_type
-func.func @ln_y_type(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xf16>) {
+func.func @ln_y_type(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xf16>, %eps: f32) {
   // expected-error @+1 {{expects y element type 'f16' to equal x element type 'bf16'}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xf16>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_mean_shape
-func.func @ln_mean_shape(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %mean: memref<15xf32>, %rstd: memref<16xf32>) {
+func.func @ln_mean_shape(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %mean: memref<15xf32>, %rstd: memref<16xf32>, %eps: f32) {
   // expected-error @+1 {{expects mean dimension 0 (15) to equal x dimension 0 (16)}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) stats(%mean, %rstd : memref<15xf32>, memref<16xf32>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) stats(%mean, %rstd : memref<15xf32>, memref<16xf32>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_rstd_rank
-func.func @ln_rstd_rank(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %mean: memref<16xf32>, %rstd: memref<16x1xf32>) {
+func.func @ln_rstd_rank(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %mean: memref<16xf32>, %rstd: memref<16x1xf32>, %eps: f32) {
   // expected-error @+1 {{expects rstd to have rank 1 (one value per row of x), got rank 2}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) stats(%mean, %rstd : memref<16xf32>, memref<16x1xf32>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) stats(%mean, %rstd : memref<16xf32>, memref<16x1xf32>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // ln_stats_type
-func.func @ln_stats_type(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %mean: memref<16xbf16>, %rstd: memref<16xf32>) {
+func.func @ln_stats_type(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %mean: memref<16xbf16>, %rstd: memref<16xf32>, %eps: f32) {
   // expected-error @+1 {{must be memref of 32-bit float values}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) stats(%mean, %rstd : memref<16xbf16>, memref<16xf32>) eps(1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) stats(%mean, %rstd : memref<16xbf16>, memref<16xf32>) eps(%eps : f32)
   return
 }
 
 // -----
 
-// ln_zero_eps
+// ln_zero_eps (a constant eps)
 func.func @ln_zero_eps(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>) {
+  %eps = arith.constant 0.0 : f32
   // expected-error @+1 {{expects eps to be positive and finite, got 0}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(0.0)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
   return
 }
 
@@ -400,17 +401,37 @@ func.func @ln_zero_eps(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memr
 
 // ln_negative_eps
 func.func @ln_negative_eps(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>) {
+  %eps = arith.constant -1.0e-5 : f32
   // expected-error @+1 {{expects eps to be positive and finite, got -1.000000e-05}}
-  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(-1.0e-5)
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
+  return
+}
+
+// -----
+
+// ln_infinite_eps
+func.func @ln_infinite_eps(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>) {
+  %eps = arith.constant 0x7F800000 : f32
+  // expected-error @+1 {{expects eps to be positive and finite, got INF}}
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
+  return
+}
+
+// -----
+
+// ln_eps_type (the statistics are f32, and so is eps)
+func.func @ln_eps_type(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %eps: f64) {
+  // expected-error @+1 {{operand #4 must be 32-bit float, but got 'f64'}}
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f64)
   return
 }
 
 // -----
 
 // mean without rstd (only expressible in the generic form)
-func.func @ln_mean_without_rstd(%x: memref<4x8xf32>, %w: memref<8xf32>, %m: memref<4xf32>) {
+func.func @ln_mean_without_rstd(%x: memref<4x8xf32>, %w: memref<8xf32>, %m: memref<4xf32>, %eps: f32) {
   // expected-error @+1 {{expects mean and rstd to be given together}}
-  "fa.layernorm"(%x, %w, %w, %x, %m) <{eps = 1.0e-5 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>}> : (memref<4x8xf32>, memref<8xf32>, memref<8xf32>, memref<4x8xf32>, memref<4xf32>) -> ()
+  "fa.layernorm"(%x, %w, %w, %x, %m, %eps) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1>}> : (memref<4x8xf32>, memref<8xf32>, memref<8xf32>, memref<4x8xf32>, memref<4xf32>, f32) -> ()
   return
 }
 

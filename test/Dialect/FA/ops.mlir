@@ -44,20 +44,25 @@ func.func @attention_grad(%q: memref<2x8x?x64xbf16>, %k: memref<2x4x?x64xbf16>, 
   return
 }
 
+// eps is an f32 value: a function argument here, a kernel parameter once
+// tiled.
 // CHECK-LABEL: func @layernorm_with_stats
-// CHECK: fa.layernorm ins({{.*}}) outs(%{{.*}} : memref<4x?x1024xbf16>) stats(%{{.*}}, %{{.*}} : memref<4x?xf32>, memref<4x?xf32>) eps(9.99999974E-6)
+// CHECK-SAME: %[[EPS:[^:]*]]: f32)
+// CHECK: fa.layernorm ins({{.*}}) outs(%{{.*}} : memref<4x?x1024xbf16>) stats(%{{.*}}, %{{.*}} : memref<4x?xf32>, memref<4x?xf32>) eps(%[[EPS]] : f32)
 func.func @layernorm_with_stats(%x: memref<4x?x1024xbf16>, %w: memref<1024xbf16>, %b: memref<1024xbf16>,
-                                %y: memref<4x?x1024xbf16>, %mean: memref<4x?xf32>, %rstd: memref<4x?xf32>) {
+                                %y: memref<4x?x1024xbf16>, %mean: memref<4x?xf32>, %rstd: memref<4x?xf32>, %eps: f32) {
   fa.layernorm ins(%x, %w, %b : memref<4x?x1024xbf16>, memref<1024xbf16>, memref<1024xbf16>)
-               outs(%y : memref<4x?x1024xbf16>) stats(%mean, %rstd : memref<4x?xf32>, memref<4x?xf32>) eps(1.0e-5)
+               outs(%y : memref<4x?x1024xbf16>) stats(%mean, %rstd : memref<4x?xf32>, memref<4x?xf32>) eps(%eps : f32)
   return
 }
 
-// Inference needs no statistics.
+// Inference needs no statistics; a positive constant eps is fine.
 // CHECK-LABEL: func @layernorm_no_stats
-// CHECK: fa.layernorm ins({{.*}}) outs(%{{.*}} : memref<?x?xf16>) eps(1.000000e-03)
+// CHECK: %[[EPS:.*]] = arith.constant 1.000000e-03 : f32
+// CHECK: fa.layernorm ins({{.*}}) outs(%{{.*}} : memref<?x?xf16>) eps(%[[EPS]] : f32)
 func.func @layernorm_no_stats(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(1.0e-3)
+  %eps = arith.constant 1.0e-3 : f32
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(%eps : f32)
   return
 }
 

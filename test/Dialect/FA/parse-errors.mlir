@@ -18,6 +18,15 @@ func.func @missing_eps(%x: memref<4x8xf32>, %w: memref<8xf32>) {
 
 // -----
 
+// eps is a value (a kernel parameter), no longer a compile-time attribute.
+func.func @eps_attribute(%x: memref<4x8xf32>, %w: memref<8xf32>) {
+  // expected-error @+1 {{expected SSA operand}}
+  fa.layernorm ins(%x, %w, %w : memref<4x8xf32>, memref<8xf32>, memref<8xf32>) outs(%x : memref<4x8xf32>) eps(1.0e-05)
+  return
+}
+
+// -----
+
 func.func @operand_type_mismatch(%q: memref<1x1x8x64xf16>) {
   // expected-error @+2 {{use of value '%q' expects different type than prior uses: 'memref<1x1x8x64xbf16>' vs 'memref<1x1x8x64xf16>'}}
   // expected-note @-2 {{prior use here}}

@@ -143,11 +143,14 @@ struct RowsKernel {
 // Forward
 //===----------------------------------------------------------------------===//
 
-/// rstd = 1 / sqrt(mean((x - mean)^2) + eps), from the summed squares.
-Value reciprocalStd(RowsKernel &k, Value squareSums, float eps) {
+/// rstd = 1 / sqrt(mean((x - mean)^2) + eps), from the summed squares; eps
+/// is the op's f32 operand (a kernel parameter), the same for every row.
+Value reciprocalStd(RowsKernel &k, Value squareSums, Value eps) {
   Value variance = k.rowMean(squareSums);
   return math::RsqrtOp::create(
-      k.b, arith::AddFOp::create(k.b, variance, k.splat(k.rowsType(), eps)));
+      k.b,
+      arith::AddFOp::create(
+          k.b, variance, vector::BroadcastOp::create(k.b, k.rowsType(), eps)));
 }
 
 /// The weight and bias at column col0, repeated for every row.
@@ -194,7 +197,7 @@ void normaliseResidentRows(RowsKernel &k, LayerNormOp op, Value row0, Value x,
   Value centred = centre(k, x, mean, zero);
   Value rstd = reciprocalStd(
       k, k.addRowSums(arith::MulFOp::create(b, centred, centred), zeroRows),
-      op.getEps().convertToFloat());
+      op.getEps());
   k.storeBlock(normalise(k, affine, centred, rstd), op.getY(), row0, zero);
   storeStats(k, op, row0, mean, rstd);
 }
@@ -214,7 +217,7 @@ void normaliseLoopedRows(RowsKernel &k, LayerNormOp op, Value row0) {
     return SmallVector<Value>{
         k.addRowSums(arith::MulFOp::create(b, centred, centred), acc[0])};
   })[0];
-  Value rstd = reciprocalStd(k, squares, op.getEps().convertToFloat());
+  Value rstd = reciprocalStd(k, squares, op.getEps());
   k.forColumnBlocks({}, [&](Value col0, ValueRange) {
     Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
     k.storeBlock(normalise(k, loadAffine(k, op, col0), centred, rstd),
@@ -436,13 +439,24 @@ void buildParamsReduction(RowsKernel &k, Value partialDweight,
 struct KernelParam {
   StringRef name;
   Value value; // in the function, or null for a workspace
-  Type type;
+  Type type;   // a memref, or f32 (eps)
 };
+
+/// The manifest entry of a parameter: a memref's, or {name, kind = "f32"}
+/// for a scalar, which the runtime passes by value.
+DictionaryAttr paramInfo(Builder &b, const KernelParam &param) {
+  if (isa<MemRefType>(param.type))
+    return memrefParamInfo(b, param.name, param.type);
+  assert(param.type.isF32() && "LayerNorm's only scalar parameter is eps");
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("name", b.getStringAttr(param.name)),
+       b.getNamedAttr("kind", b.getStringAttr("f32"))});
+}
 
 DictionaryAttr paramsInfo(Builder &b, ArrayRef<KernelParam> params) {
   SmallVector<Attribute> entries;
   for (const KernelParam &param : params)
-    entries.push_back(memrefParamInfo(b, param.name, param.type));
+    entries.push_back(paramInfo(b, param));
   return b.getDictionaryAttr(b.getNamedAttr("params", b.getArrayAttr(entries)));
 }
 
@@ -596,6 +610,8 @@ struct FATileLayerNormPass
       params.push_back({"mean", op.getMean(), op.getMean().getType()});
       params.push_back({"rstd", op.getRstd(), op.getRstd().getType()});
     }
+    // Last, so that the memrefs' parameters keep their positions.
+    params.push_back({"eps", op.getEps(), op.getEps().getType()});
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
     DictionaryAttr configDict =
         layoutAttr(b, config->layout(), config->resident);
@@ -617,9 +633,7 @@ struct FATileLayerNormPass
     kernels.push_back(kernelEntry(
         b, func.getName(), "layernorm_fwd",
         op.getX().getType().getElementType(), configDict, config->layout(),
-        config->persistent ? "persistent_row_tiles" : "row_tiles", params,
-        {b.getNamedAttr("eps",
-                        b.getF32FloatAttr(op.getEps().convertToFloat()))}));
+        config->persistent ? "persistent_row_tiles" : "row_tiles", params, {}));
     return success();
   }
 

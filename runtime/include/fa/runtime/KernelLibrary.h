@@ -26,8 +26,9 @@
 // and scale. LayerNorm kernels (ops layernorm_fwd,
 // layernorm_bwd, layernorm_bwd_params) have none of them; their config has
 // "rows" (rows per tile), "block_cols" and, but for layernorm_bwd_params,
-// "resident"; layernorm_fwd has "eps" and layernorm_bwd names its companion
-// "params_kernel" (LayerNorm.h says how they are chosen and launched).
+// "resident"; layernorm_fwd takes eps as an f32 parameter named "eps" and
+// layernorm_bwd names its companion "params_kernel" (LayerNorm.h says how
+// they are chosen and launched).
 //
 // This file parses the manifest (defensively: every error names the kernel
 // and the key) and finds kernels and groups. It needs no GPU.
@@ -116,8 +117,7 @@ struct KernelSpec {
   /// config["resident"]: the kernel keeps a row on chip, so it handles rows
   /// of at most block_cols elements; otherwise it handles any row length.
   bool resident = false;
-  std::optional<double> eps; // layernorm_fwd: the epsilon baked in.
-  std::string paramsKernel;  // layernorm_bwd: its layernorm_bwd_params.
+  std::string paramsKernel; // layernorm_bwd: its layernorm_bwd_params.
   // attention_bwd only: its attention_bwd_delta and attention_bwd_dkdv.
   std::string deltaKernel;
   std::string dkdvKernel;
@@ -130,7 +130,7 @@ struct KernelSpec {
   /// The group the kernel belongs to.
   KernelQuery query() const;
   /// "attention_fwd bf16 head_dim=64 causal"; for LayerNorm kernels the
-  /// rows they handle, e.g. "layernorm_fwd bf16 cols<=1024 eps=1e-05".
+  /// rows they handle, e.g. "layernorm_fwd bf16 cols<=1024".
   std::string describe() const;
 };
 

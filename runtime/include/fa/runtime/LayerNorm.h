@@ -4,8 +4,8 @@
 // x; shapes as LayerNormShape.h says):
 //
 //   layernorm_fwd         per row: mean, rstd = 1 / sqrt(biased variance + eps)
-//                         (eps baked into the kernel), and
-//                         y = (x - mean) * rstd * weight + bias.
+//                         (eps an f32 parameter: one kernel serves every
+//                         eps), and y = (x - mean) * rstd * weight + bias.
 //                         Grid: row_tiles, config.rows rows per block; or,
 //                         for a persistent forward, persistent_row_tiles as
 //                         below.
@@ -42,21 +42,26 @@ namespace fa {
 /// The kernel of `op` (layernorm_fwd or layernorm_bwd) for rows of `cols`
 /// elements of `dtype`: among the resident kernels, the one with the smallest
 /// block_cols >= cols (the first in manifest order on ties); if none holds
-/// such rows, the first non-resident kernel. Forward kernels must also have
-/// been compiled with `eps` (equal once rounded to f32). Throws, saying
-/// what the library has, when no kernel fits.
+/// such rows, the first non-resident kernel. eps plays no part: it is a
+/// parameter of the forward kernels. Throws, saying what the library has,
+/// when no kernel fits.
 const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
-                                        std::int64_t cols, double eps = 0);
+                                        std::int64_t cols);
 
 /// The kernel called `name` (a user's `--kernel`), checked as
-/// chooseLayerNormKernel would choose it: op, dtype, eps (forward), and for a
-/// resident kernel rows of at most block_cols. Throws, naming the kernels
-/// that would do, otherwise.
+/// chooseLayerNormKernel would choose it: op, dtype, and for a resident
+/// kernel rows of at most block_cols. Throws, naming the kernels that would
+/// do, otherwise.
 const KernelSpec &namedLayerNormKernel(const KernelLibrary &library,
                                        const std::string &op, DType dtype,
-                                       std::int64_t cols, double eps,
+                                       std::int64_t cols,
                                        const std::string &name);
+
+/// `eps` as the forward kernels take it, in f32. Throws unless it is
+/// positive and finite and stays so once rounded to f32 (1e-50 would be 0,
+/// 1e39 infinity).
+float layerNormEps(double eps);
 
 /// The layernorm_bwd_params kernel that `backward` names.
 const KernelSpec &layerNormParamsKernel(const KernelLibrary &library,
@@ -104,9 +109,10 @@ struct LayerNormPartials {
 };
 
 /// The kernel arguments by parameter name: x, weight, bias, y (`dtype`),
-/// mean, rstd (f32).
+/// mean, rstd (f32 tensors) and eps (an f32 value).
 ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,
-                                     const LayerNormForwardBuffers &buffers);
+                                     const LayerNormForwardBuffers &buffers,
+                                     float eps);
 /// x, weight, dy, dx (`dtype`), mean, rstd, partial_dweight, partial_dbias
 /// (f32).
 ArgBindings layerNormBackwardBindings(DType dtype, const LayerNormShape &shape,
@@ -123,9 +129,9 @@ ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
 class LayerNormForwardLaunch {
 public:
   /// Throws unless `kernel` is a layernorm_fwd kernel that handles the
-  /// problem's rows.
+  /// problem's rows and layerNormEps accepts `eps`.
   LayerNormForwardLaunch(const Kernel &kernel, const LayerNormShape &shape,
-                         const LayerNormForwardBuffers &buffers);
+                         const LayerNormForwardBuffers &buffers, double eps);
 
   void enqueue(const Stream &stream);
 

@@ -4,10 +4,12 @@
 
 // Forward, whole rows in registers: one read of x, the mean, the variance
 // from the centred values (padding columns zeroed), then y and the stats.
-// CHECK-LABEL: module attributes {fa.kernels = {ln_resident = {block = [128, 1, 1], config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, dtype = "bf16", eps = 9.99999974E-6 : f32, grid = ["row_tiles", "one", "one"], op = "layernorm_fwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "bias"{{.*}}name = "y"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}]}}, gpu.container_module}
+// eps is the kernel's last parameter (an f32 the runtime passes), not a
+// constant: the manifest lists it among the params and has no eps entry.
+// CHECK-LABEL: module attributes {fa.kernels = {ln_resident = {block = [128, 1, 1], config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, dtype = "bf16", grid = ["row_tiles", "one", "one"], op = "layernorm_fwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "bias"{{.*}}name = "y"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}{kind = "f32", name = "eps"}]}}, gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @ln_resident
-// CHECK: gpu.func @ln_resident(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[B:.*]]: memref<?xbf16>, %[[Y:.*]]: memref<?x?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>) kernel attributes {fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @ln_resident(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[B:.*]]: memref<?xbf16>, %[[Y:.*]]: memref<?x?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>, %[[EPS:.*]]: f32) kernel attributes {fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, known_block_size = array<i32: 128, 1, 1>}
 // CHECK: %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c1
 // CHECK-NOT: scf.for
@@ -24,13 +26,16 @@
 // CHECK: %[[DZ:.*]] = fa.zero_columns %[[D]] cols(%{{.*}}) limit(%[[COLS]])
 // CHECK: %[[SQ:.*]] = arith.mulf %[[DZ]], %[[DZ]]
 // CHECK: vector.multi_reduction <add>, %[[SQ]]
-// CHECK: %[[R:.*]] = math.rsqrt
+// CHECK: %[[VAR:.*]] = arith.divf
+// CHECK: %[[EPSROWS:.*]] = vector.broadcast %[[EPS]] : f32 to vector<1xf32>
+// CHECK: %[[VAREPS:.*]] = arith.addf %[[VAR]], %[[EPSROWS]]
+// CHECK: %[[R:.*]] = math.rsqrt %[[VAREPS]]
 // CHECK: fa.store_block %{{.*}}, %[[Y]][%[[ROW0]], %{{.*}}] : vector<1x1024xbf16>, memref<?x?xbf16>
 // CHECK: fa.store_block %[[M]], %[[MEAN]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // CHECK: fa.store_block %[[R]], %[[RSTD]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // OPTIONS: config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}
-func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) stats(%mean, %rstd : memref<?xf32>, memref<?xf32>) eps(1.0e-05)
+func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %eps: f32) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) stats(%mean, %rstd : memref<?xf32>, memref<?xf32>) eps(%eps : f32)
   return
 }
 
@@ -40,7 +45,7 @@ func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf
 // load once, and each iteration loads the next row block's x (carried raw)
 // before working on the current one.
 // CHECK-LABEL: module attributes {fa.kernels = {ln_persistent = {{{.*}}config = {block_cols = 1024 : i64, num_warps = 4 : i64, persistent = 1 : i64, resident = 1 : i64, rows = 2 : i64}{{.*}}grid = ["persistent_row_tiles", "one", "one"]
-// CHECK: gpu.func @ln_persistent(%[[X:[^:]*]]: memref<?x?xf16>
+// CHECK: gpu.func @ln_persistent(%[[X:[^:]*]]: memref<?x?xf16>{{.*}}, %[[EPS:[^:]*]]: f32)
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: fa.load_block %arg1
 // CHECK: fa.load_block %arg2
@@ -53,18 +58,20 @@ func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf
 // CHECK:   %[[NEXT:.*]] = fa.load_block %[[X]][%[[NEXTROW]], %{{.*}}]
 // CHECK:   arith.extf %[[CUR]]
 // CHECK:   vector.multi_reduction
+// CHECK:   vector.broadcast %[[EPS]] : f32 to vector<2xf32>
+// CHECK:   math.rsqrt
 // CHECK:   fa.store_block
 // CHECK:   scf.yield %[[NEXT]]
-func.func @ln_persistent(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) attributes {fa.rows = {rows = 2, block_cols = 1024, num_warps = 4, resident = 1, persistent = 1}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(1.0e-05)
+func.func @ln_persistent(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>, %eps: f32) attributes {fa.rows = {rows = 2, block_cols = 1024, num_warps = 4, resident = 1, persistent = 1}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // expected-error @+1 {{fa-tile-layernorm: persistent needs resident (the next rows are prefetched into registers)}}
-func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) attributes {fa.rows = {persistent = 1, resident = 0}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(1.0e-05)
+func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>, %eps: f32) attributes {fa.rows = {persistent = 1, resident = 0}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(%eps : f32)
   return
 }
 
@@ -74,6 +81,7 @@ func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<
 // the pass options apply where the function has no fa.rows. Without stats
 // nothing but y is written.
 // CHECK-LABEL: gpu.func @ln_looped
+// CHECK-SAME: %[[EPS:[^:]*]]: f32)
 // CHECK-SAME: fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 0 : i64, rows = 1 : i64}
 // CHECK: %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK: %[[SUM:.*]] = scf.for %[[C:.*]] = %{{.*}} to %[[COLS]] step %c1024{{.*}} iter_args
@@ -81,6 +89,7 @@ func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<
 // CHECK:   vector.multi_reduction <add>
 // CHECK: scf.for %[[C2:.*]] = %{{.*}} to %[[COLS]] step %c1024{{.*}} iter_args
 // CHECK:   fa.zero_columns %{{.*}} cols(%[[C2]]) limit(%[[COLS]])
+// CHECK: vector.broadcast %[[EPS]] : f32 to vector<1xf32>
 // CHECK: math.rsqrt
 // CHECK: scf.for %[[C3:.*]] = %{{.*}} to %[[COLS]] step %c1024
 // CHECK:   fa.store_block %{{.*}}[%{{.*}}, %[[C3]]] : vector<1x1024xf32>, memref<?x?xf32>
@@ -89,8 +98,8 @@ func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<
 // OPTIONS-LABEL: gpu.func @ln_looped
 // OPTIONS-SAME: fa.rows = {block_cols = 512 : i64, num_warps = 2 : i64, resident = 1 : i64, rows = 2 : i64}, known_block_size = array<i32: 64, 1, 1>
 // OPTIONS: fa.load_block %{{.*}} -> vector<2x512xf32>
-func.func @ln_looped(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xf32>, memref<?xf32>, memref<?xf32>) outs(%y : memref<?x?xf32>) eps(1.0e-05)
+func.func @ln_looped(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %eps: f32) {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xf32>, memref<?xf32>, memref<?xf32>) outs(%y : memref<?x?xf32>) eps(%eps : f32)
   return
 }
 
@@ -157,9 +166,9 @@ func.func @lnb_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %mean: memref<?xf3
 
 // -----
 
-func.func @rank3(%x: memref<?x?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?x?xbf16>) {
+func.func @rank3(%x: memref<?x?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?x?xbf16>, %eps: f32) {
   // expected-error @+1 {{fa-tile-layernorm expects x of rank 2 (rows x cols), got rank 3; collapse the leading dimensions first}}
-  fa.layernorm ins(%x, %w, %b : memref<?x?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?x?xbf16>) eps(1.0e-05)
+  fa.layernorm ins(%x, %w, %b : memref<?x?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?x?xbf16>) eps(%eps : f32)
   return
 }
 
@@ -169,24 +178,24 @@ func.func @rank3(%x: memref<?x?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>,
 // DEFAULTS: block_cols (1000) must be a multiple of 1024 (8 columns for each of the 128 threads of a row)
 // DEFAULTS: rows (3) must divide the 128 threads into a power-of-two number of threads per row
 // expected-error @+1 {{fa-tile-layernorm: block_cols (1000) must be a multiple of}}
-func.func @cols_not_multiple(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) attributes {fa.rows = {block_cols = 1000}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+func.func @cols_not_multiple(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = {block_cols = 1000}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // expected-error @+1 {{fa-tile-layernorm: rows (3) must divide the}}
-func.func @rows_not_dividing(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) attributes {fa.rows = {rows = 3}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+func.func @rows_not_dividing(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = {rows = 3}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
   return
 }
 
 // -----
 
 // expected-error @+1 {{fa.rows: unknown or non-integer entry 'block_m'}}
-func.func @unknown_entry(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>) attributes {fa.rows = {block_m = 64}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+func.func @unknown_entry(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = {block_m = 64}} {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
   return
 }
 
@@ -201,7 +210,7 @@ func.func @reduce_rows_too_few(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: 
 // -----
 
 // expected-error @+1 {{argument #4 is not used by the layernorm op}}
-func.func @unused_argument(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %extra: memref<?xf32>) {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(1.0e-05)
+func.func @unused_argument(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %extra: memref<?xf32>, %eps: f32) {
+  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
   return
 }

@@ -127,6 +127,11 @@ def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
     dimension, f32) are written when given, for the backward pass; give both
     or neither.
 
+    `eps` is an f32 value, not an attribute: as an argument of the kernel
+    function it becomes a kernel parameter, so one kernel serves every eps
+    (models use 1e-5, 1e-6, 1e-12). A constant eps must be positive and
+    finite.
+
     Example:
 
     ```mlir
@@ -134,7 +139,7 @@ def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
                      memref<1024xbf16>)
                  outs(%y : memref<4096x1024xbf16>)
                  stats(%mean, %rstd : memref<4096xf32>, memref<4096xf32>)
-                 eps(1.0e-05)
+                 eps(%eps : f32)
     ```
   }];
 
@@ -145,14 +150,14 @@ def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
     Arg<MemRefOf<[FA_ElementType]>, "normalised rows", [MemWrite]>:$y,
     Arg<Optional<FA_StatsMemRef>, "row means", [MemWrite]>:$mean,
     Arg<Optional<FA_StatsMemRef>, "row reciprocal std", [MemWrite]>:$rstd,
-    F32Attr:$eps);
+    Arg<F32, "added to the variance">:$eps);
 
   let assemblyFormat = [{
     `ins` `(` $x `,` $weight `,` $bias `:` type($x) `,` type($weight) `,`
               type($bias) `)`
     `outs` `(` $y `:` type($y) `)`
     (`stats` `(` $mean^ `,` $rstd `:` type($mean) `,` type($rstd) `)`)?
-    `eps` `(` $eps `)` attr-dict
+    `eps` `(` $eps `:` type($eps) `)` attr-dict
   }];
 
   let hasVerifier = 1;
