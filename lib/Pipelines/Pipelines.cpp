@@ -15,6 +15,23 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+/// The tiling options given to fa-to-ptx (and only those), in the textual
+/// form of pass options: an option left out keeps each tiling pass's own
+/// default (the backward's num-stages is 2, the forward's 1).
+std::string givenTileOptions(const FAToPTXOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (const detail::PassOptions::Option<int64_t> *option :
+       {&options.blockM, &options.blockN, &options.numWarps,
+        &options.numStages})
+    if (option->hasValue())
+      os << option->ArgStr << "=" << option->getValue() << " ";
+  return text;
+}
+} // namespace
 
 LogicalResult mlir::fa::buildFAToPTXPipeline(
     OpPassManager &pm, const FAToPTXOptions &options,
@@ -25,9 +42,17 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   if (!chip)
     return errorHandler("fa-to-ptx: unsupported chip '" + options.chip +
                         "' (supported: " + getSupportedChipList() + ")");
-  pm.addPass(createFATileAttention(
-      {options.blockM, options.blockN, options.numWarps, options.numStages}));
-  pm.addPass(createFATileAttentionGrad());
+  // Both attention passes take the tile options (the backward ignored them).
+  std::string tileOptions = givenTileOptions(options);
+  auto addTiling = [&](std::unique_ptr<Pass> pass) {
+    if (failed(pass->initializeOptions(tileOptions, errorHandler)))
+      return failure();
+    pm.addPass(std::move(pass));
+    return success();
+  };
+  if (failed(addTiling(createFATileAttention())) ||
+      failed(addTiling(createFATileAttentionGrad())))
+    return failure();
   pm.addPass(createFATileLayerNorm());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createFAFuseOnlineSoftmax());

@@ -3,6 +3,9 @@
 // RUN: FileCheck %s --check-prefix=DQ < %t/g.ptx
 // RUN: FileCheck %s --check-prefix=DELTA < %t/g_delta.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
+// RUN: fa-opt %s --fa-to-ptx="block-m=128 block-n=32 num-warps=8 num-stages=1 export-dir=%t/tiles" -o /dev/null
+// RUN: FileCheck %s --check-prefix=TILES < %t/tiles/manifest.json
+// RUN: not fa-opt %s --fa-to-ptx="block-m=48" 2>&1 | FileCheck %s --check-prefix=BAD-TILES
 
 // The attention backward end to end: all five products of the dK/dV and dQ
 // kernels on tensor cores, operands from shared memory with ldmatrix (plain
@@ -26,6 +29,14 @@
 // MANIFEST-DAG: "key_tiles",
 // MANIFEST-DAG: "batch_kv_heads",
 // MANIFEST-DAG: "op": "attention_bwd_dkdv"
+// fa-to-ptx's tile options reach the backward's kernels (they were ignored),
+// and the backward checks them.
+// TILES-COUNT-3: "block_m": 128,
+// TILES-NOT: "block_m"
+// TILES: "block_n": 32,
+// TILES: "num_stages": 1,
+// TILES: "num_warps": 8,
+// BAD-TILES: error: fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4)
 !t = memref<?x?x?x64xf16>
 !s = memref<?x?x?xf32>
 func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {

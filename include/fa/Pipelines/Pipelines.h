@@ -9,17 +9,22 @@
 namespace mlir::fa {
 
 struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
-  PassOptions::Option<int64_t> blockM{*this, "block-m",
-                                      llvm::cl::desc("Query rows per block"),
-                                      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> blockN{*this, "block-n",
-                                      llvm::cl::desc("Keys per key tile"),
-                                      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> numWarps{*this, "num-warps",
-                                        llvm::cl::desc("Warps per block"),
-                                        llvm::cl::init(4)};
+  PassOptions::Option<int64_t> blockM{
+      *this, "block-m",
+      llvm::cl::desc("Rows of each attention kernel's tiles (queries; keys in "
+                     "the backward's dK/dV kernel)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> blockN{
+      *this, "block-n",
+      llvm::cl::desc("Length of the tiles the attention kernels' loops walk"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> numWarps{
+      *this, "num-warps", llvm::cl::desc("Warps per attention thread block"),
+      llvm::cl::init(4)};
   PassOptions::Option<int64_t> numStages{
-      *this, "num-stages", llvm::cl::desc("Key/value pipeline stages"),
+      *this, "num-stages",
+      llvm::cl::desc("Buffers per tile the attention loops copy into (left "
+                     "out: 1 forward, 2 backward)"),
       llvm::cl::init(1)};
   PassOptions::Option<std::string> chip{
       *this, "chip",
