@@ -11,29 +11,23 @@
 //   fa-run gradcheck --layers 2 --d-model 128 --heads 2 --dtype f32
 //   fa-run devices
 //
-// Errors go to stderr with exit code 1. Without a GPU, --skip-if-no-gpu turns
-// that into exit code 77, which ctest reports as SKIPPED.
+// Errors go to stderr, one line each, with exit code 1 (ErrorReport.h).
+// Without a GPU, --skip-if-no-gpu turns that into exit code 77, which ctest
+// reports as SKIPPED.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionCommand.h"
 #include "DevicesCommand.h"
+#include "ErrorReport.h"
 #include "GradCheckCommand.h"
 #include "LayerNormCommand.h"
 #include "TrainCommand.h"
 #include "TuneCommand.h"
 
-#include "fa/runtime/Error.h"
-
 #include <CLI/CLI.hpp>
 
 #include <iostream>
-
-namespace {
-
-constexpr int kSkippedExitCode = 77;
-
-} // namespace
 
 int main(int argc, char **argv) {
   CLI::App app("fa-run: runs kernels compiled by fa-opt from the kernel "
@@ -55,7 +49,10 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
   train.commandLine.assign(argv + 1, argv + argc);
 
-  try {
+  bool skipIfNoGpu = attention.skipIfNoGpu || layerNorm.skipIfNoGpu ||
+                     tune.skipIfNoGpu || train.gpu.skipIfNoGpu ||
+                     gradCheck.gpu.skipIfNoGpu;
+  auto runParsedCommand = [&] {
     if (attentionCommand->parsed())
       return fa::runAttention(attention);
     if (layerNormCommand->parsed())
@@ -68,15 +65,8 @@ int main(int argc, char **argv) {
       return fa::runTrain(train);
     if (gradCheckCommand->parsed())
       return fa::runGradCheck(gradCheck);
-  } catch (const fa::NoDeviceError &error) {
-    std::cerr << "fa-run: " << error.what() << "\n";
-    bool skip = attention.skipIfNoGpu || layerNorm.skipIfNoGpu ||
-                tune.skipIfNoGpu || train.gpu.skipIfNoGpu ||
-                gradCheck.gpu.skipIfNoGpu;
-    return skip ? kSkippedExitCode : 1;
-  } catch (const fa::Error &error) {
-    std::cerr << "fa-run: " << error.what() << "\n";
     return 1;
-  }
-  return 1;
+  };
+  return fa::runReportingErrors(app.get_subcommands().front()->get_name(),
+                                runParsedCommand, skipIfNoGpu, std::cerr);
 }
