@@ -2,6 +2,7 @@
 
 #include "fa/train/GptModel.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/Nvtx.h"
@@ -236,11 +237,49 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
     layers.push_back(std::move(layer));
   }
   bytesHeld = allocate.total;
+  // Runs check their memory with plannedActivationBytes() before they get
+  // here: it must count what was allocated.
+  std::size_t planned = plannedActivationBytes(config, batch, seq, dtype);
+  if (bytesHeld != planned)
+    throw Error("GPT model: allocated " + std::to_string(bytesHeld) +
+                " bytes of activations, but plannedActivationBytes() counts " +
+                std::to_string(planned) + " (update it with the constructor)");
 }
 
 GptModel::~GptModel() = default;
 
 std::size_t GptModel::activationBytes() const { return bytesHeld; }
+
+std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
+                                             std::int64_t batch,
+                                             std::int64_t seq, DType dtype) {
+  const char *what = "counting the GPT model's activations";
+  auto product = [&](std::int64_t a, std::int64_t b) {
+    return checkedMultiply(a, b, what);
+  };
+  const std::int64_t m = product(batch, seq), c = config.dModel,
+                     f = config.mlpHidden(), v = config.vocab,
+                     h = config.heads;
+  const std::int64_t mc = product(m, c), mf = product(m, f),
+                     mv = product(m, v);
+  // As the constructor allocates them: the workspace's final x, lnf,
+  // projected, 5 gradients of width c, qkv grad (3c), dq, dk, dv, attention
+  // grad; fc and gelu grads; dlogits. Its f32 lnf mean, rstd, losses and
+  // logits. Each layer's input, ln1, qkv (3c), q, k, v, attention, merged,
+  // middle, ln2; fc and gelu; f32 mean1, rstd1, mean2, rstd2 and lse (h).
+  std::int64_t activations = checkedAdd(
+      checkedAdd(product(14, mc), mv, what), product(2, mf), what);
+  std::int64_t floats = checkedAdd(product(3, m), mv, what);
+  std::int64_t layerActivations =
+      checkedAdd(product(12, mc), product(2, mf), what);
+  std::int64_t layerFloats = checkedAdd(product(4, m), product(m, h), what);
+  activations = checkedAdd(activations, product(config.layers, layerActivations),
+                           what);
+  floats = checkedAdd(floats, product(config.layers, layerFloats), what);
+  return static_cast<std::size_t>(checkedAdd(
+      product(activations, static_cast<std::int64_t>(dtypeBytes(dtype))),
+      product(floats, 4), what));
+}
 
 CUdeviceptr GptModel::losses() const { return work->losses.get(); }
 

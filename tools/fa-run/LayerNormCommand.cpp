@@ -13,8 +13,10 @@
 #include "LayerNormProblem.h"
 #include "LayerNormReport.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Error.h"
+#include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Npy.h"
 
 #include <iostream>
@@ -22,6 +24,47 @@
 
 namespace fa {
 namespace {
+
+/// The device and host memory a LayerNorm run allocates, counted from its
+/// sizes (overflow-checked) before anything is allocated. `benchSets`: the
+/// buffer sets a benchmark rotates through (0 without one).
+MemoryBudget layerNormBudget(const LayerNormShape &shape, DType dtype,
+                             const LayerNormOptions &options, int benchSets) {
+  shape.validate();
+  const char *what = "counting the run's memory";
+  auto bytes = [&](std::uint64_t count, std::int64_t elements,
+                   std::uint64_t elementBytes) {
+    return checkedMultiply(
+        count,
+        checkedMultiply<std::uint64_t>(elements, elementBytes, what), what);
+  };
+  const std::int64_t matrix = elementCount(shape.matrix());
+  const std::uint64_t element = dtypeBytes(dtype);
+  // x and y (with --grad also dy and dx) dominate; weight, bias, mean, rstd
+  // and the backward's partial sums are rows or columns.
+  const std::uint64_t matrices = options.grad ? 4 : 2;
+  MemoryBudget budget;
+  budget.addDevice(options.grad ? "x, y, dy and dx" : "x and y",
+                   bytes(matrices, matrix, element));
+  if (options.bench && benchSets > 1)
+    budget.addDevice(std::to_string(benchSets - 1) +
+                         " more benchmark buffer sets",
+                     bytes(matrices * (benchSets - 1), matrix, element));
+  // The host holds the inputs and downloaded outputs as floats, and the
+  // check's fp64 reference of y (and dx).
+  budget.addHost(options.grad ? "host x, y, dy and dx" : "host x and y",
+                 bytes(matrices, matrix, 4));
+  budget.addHost("transfer staging", bytes(1, matrix, element));
+  if (options.check)
+    budget.addHost("the fp64 reference",
+                   bytes(options.grad ? 2 : 1, matrix, 8));
+  return budget;
+}
+
+std::string describeRun(const LayerNormShape &shape, DType dtype, bool grad) {
+  return std::string("fa-run layernorm ") + shape.describe() + " " +
+         dtypeName(dtype) + (grad ? " forward and backward" : " forward");
+}
 
 LayerNormProblem problemFromFiles(const LayerNormOptions &options,
                                   DType dtype) {
@@ -196,7 +239,14 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
 int runLayerNorm(const LayerNormOptions &options) {
   DType dtype = parseDType(options.dtype);
   layerNormEps(options.eps); // Checked before anything is read or allocated.
-  // Everything that can fail without a GPU is done before touching one.
+  // Everything that can fail without a GPU is done before touching one, and
+  // nothing sized by the problem is allocated before its memory is counted.
+  if (options.xPath.empty()) {
+    LayerNormShape shape{options.rows, options.cols};
+    layerNormBudget(shape, dtype, options, 0)
+        .checkHost(describeRun(shape, dtype, options.grad),
+                   availableHostMemory());
+  }
   LayerNormProblem problem =
       options.xPath.empty()
           ? randomLayerNormProblem({options.rows, options.cols}, dtype,
@@ -228,6 +278,12 @@ int runLayerNorm(const LayerNormOptions &options) {
 
   Context context(options.device);
   report.device = context.device();
+  layerNormBudget(shape, dtype, options,
+                  rotationCopies(tensorBytes(shape.matrix(), dtype) *
+                                     (options.grad ? 4 : 2),
+                                 report.device.l2CacheBytes, kMaxBufferSets))
+      .checkDevice(describeRun(shape, dtype, options.grad),
+                   freeDeviceMemory());
   Stream stream;
   Kernel forward(forwardSpec, context.device());
   LayerNormForwardTensors forwardTensors(shape, dtype);

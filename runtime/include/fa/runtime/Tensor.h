@@ -38,9 +38,9 @@ std::size_t tensorBytes(const Shape &shape, DType dtype);
 HostTensor download(const DeviceBuffer &buffer, const Shape &shape,
                     DType dtype);
 
-/// Standard normal values rounded to `dtype`: the random inputs of every
-/// tool that runs kernels (fa-run, fa-handwritten), so that one seed gives
-/// them all the same problem.
+/// Standard normal values rounded to `dtype`, drawn on the host: the random
+/// inputs of fa-handwritten and of fa-run's LayerNorm runs (fa-run's
+/// attention runs draw theirs on the device: RandomFill.h).
 HostTensor randomTensor(const Shape &shape, DType dtype, std::mt19937_64 &rng);
 
 /// Every byte 0xFF makes every bf16, f16 and f32 element NaN, so outputs
