@@ -291,6 +291,22 @@ TEST(KernelLibraryTest, IntegersBeyondTheirTypeAreRejected) {
   }
 }
 
+TEST(KernelLibraryTest, ManifestsThatAreNotSmallRegularFilesAreRejected) {
+  // 200 MiB of zeros (a sparse file) was read whole before it was parsed.
+  std::string directory = libraryWithManifest("large", "");
+  std::string manifest = directory + "/manifest.json";
+  std::filesystem::resize_file(manifest, 200 << 20);
+  EXPECT_EQ(loadError(directory),
+            "reading the kernel library: " + manifest +
+                " has 209715200 bytes, more than the 67108864 the runtime "
+                "reads from one file");
+  // A directory (or a device, or a pipe) is no manifest either.
+  std::filesystem::remove(manifest);
+  std::filesystem::create_directory(manifest);
+  EXPECT_EQ(loadError(directory), "reading the kernel library: " + manifest +
+                                      " is not a regular file");
+}
+
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
   // 12 attention forward kernels, 12 groups of 3 backward kernels and 7
