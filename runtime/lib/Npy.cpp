@@ -250,9 +250,17 @@ std::string headerText(const Shape &shape, const char *descr) {
   return text + "\n";
 }
 
-/// The file's size in bytes; throws naming it when it has none.
-std::uint64_t fileSizeOf(const std::string &path, const std::string &context) {
+/// The size of the regular file at `path`. Anything else is refused before
+/// it is opened: opening a pipe blocks until a writer comes, and its size,
+/// which every length in the file is checked against, is unknown.
+std::uint64_t regularFileSize(const std::string &path,
+                              const std::string &context) {
   std::error_code error;
+  std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status))
+    throw Error(context + ": cannot open the file");
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(context + ": not a regular file");
   std::uint64_t size = std::filesystem::file_size(path, error);
   if (error)
     throw Error(context + ": cannot read its size: " + error.message());
@@ -277,12 +285,12 @@ std::uint64_t declaredDataBytes(const NpyHeader &header,
 
 HostTensor readNpy(const std::string &path) {
   std::string context = "reading " + path;
+  // Every length the file declares is checked against its size before
+  // anything of that length is allocated.
+  std::uint64_t fileBytes = regularFileSize(path, context);
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(context + ": cannot open the file");
-  // Every length the file declares is checked against its size before
-  // anything of that length is allocated.
-  std::uint64_t fileBytes = fileSizeOf(path, context);
   std::string truncated = context + ": file is truncated";
 
   std::string preamble = readExactly(file, kMagicBytes + 2,

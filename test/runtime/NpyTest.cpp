@@ -3,9 +3,14 @@
 #include "fa/runtime/Npy.h"
 #include "fa/runtime/Error.h"
 
+#include "../ErrorTesting.h"
+
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 using namespace fa;
@@ -239,6 +244,15 @@ TEST(NpyTest, HeaderLengthBeyondTheFileIsTruncation) {
             "reading " + tempPath("cut") + ": file is truncated: its " +
                 std::to_string(bytes.size()) +
                 " bytes end inside the 200-byte header");
+}
+
+TEST(NpyTest, OnlyRegularFilesAreRead) {
+  // Opening a pipe blocked until a writer came, and its size is unknown.
+  std::string path = tempPath("fifo");
+  std::filesystem::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(errortest::errorOf([&] { readNpy(path); }),
+            "reading " + path + ": not a regular file");
 }
 
 TEST(NpyTest, ErrorsNameTheFile) {
