@@ -288,12 +288,17 @@ void saveCheckpoint(const std::string &path, const TrainState &state) {
 
 TrainState loadCheckpoint(const std::string &path) {
   const std::string what = "loading checkpoint " + path;
-  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a pipe would wait for a writer, and only a regular
+  // file has the size every length in the file is checked against (reads
+  // from a regular file ignore the flag).
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!file)
     throw Error(what + ": cannot open it: " + systemError());
   struct stat info;
   if (::fstat(file.get(), &info) != 0)
     throw Error(what + ": cannot stat it: " + systemError());
+  if (!S_ISREG(info.st_mode))
+    throw Error(what + ": not a regular file");
   const auto fileSize = static_cast<std::uint64_t>(info.st_size);
   auto truncated = [&](const std::string &part) {
     return Error(what + ": truncated: its " + std::to_string(fileSize) +

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -221,6 +222,17 @@ TEST_F(CheckpointTest, MissingFile) {
   FA_EXPECT_ERROR(loadCheckpoint(path),
                   "loading checkpoint " + path +
                       ": cannot open it: No such file or directory");
+}
+
+TEST_F(CheckpointTest, OnlyRegularFilesAreLoaded) {
+  // Opening a pipe blocked until a writer came, and its size is unknown.
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  FA_EXPECT_ERROR(loadCheckpoint(path),
+                  "loading checkpoint " + path + ": not a regular file");
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);
+  FA_EXPECT_ERROR(loadCheckpoint(path),
+                  "loading checkpoint " + path + ": not a regular file");
 }
 
 TEST_F(CheckpointTest, WrongMagicOrVersion) {
