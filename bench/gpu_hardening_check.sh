@@ -55,7 +55,7 @@ timed "attention B64 H32 N65536 D128 bf16 --bench" attention --batch 64 --heads 
   --seq 65536 --dim 128 --dtype bf16 --bench --kernels "$carry/kernels"
 timed "attention B64 H32 N65536 D128 bf16 --grad --check" attention --batch 64 \
   --heads 32 --seq 65536 --dim 128 --dtype bf16 --grad --check --kernels "$carry/kernels"
-timed "layernorm 4194304 x 65536 bf16 --grad" layernorm --rows 4194304 --cols 65536 \
+timed "layernorm 4194304 x 65536 bf16 --grad --check" layernorm --rows 4194304 --cols 65536 --check \
   --dtype bf16 --grad --kernels "$carry/kernels"
 timed "layernorm 2^22 x 4096 f32 --grad --bench" layernorm --rows 4194304 --cols 4096 \
   --dtype f32 --grad --bench --kernels "$carry/kernels"

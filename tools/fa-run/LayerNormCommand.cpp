@@ -25,6 +25,19 @@
 namespace fa {
 namespace {
 
+/// Inputs from files, or random ones the check's CPU reference reads.
+bool hostInputs(const LayerNormOptions &options) {
+  return !options.xPath.empty() || options.check;
+}
+
+/// Outputs for the check or for files.
+bool downloadOutputs(const LayerNormOptions &options) {
+  return options.check || !options.yPath.empty() ||
+         !options.meanPath.empty() || !options.rstdPath.empty() ||
+         !options.dxPath.empty() || !options.dweightPath.empty() ||
+         !options.dbiasPath.empty();
+}
+
 /// The device and host memory a LayerNorm run allocates, counted from its
 /// sizes (overflow-checked) before anything is allocated. `benchSets`: the
 /// buffer sets a benchmark rotates through (0 without one).
@@ -50,14 +63,20 @@ MemoryBudget layerNormBudget(const LayerNormShape &shape, DType dtype,
     budget.addDevice(std::to_string(benchSets - 1) +
                          " more benchmark buffer sets",
                      bytes(matrices * (benchSets - 1), matrix, element));
-  // The host holds the inputs and downloaded outputs as floats, and the
-  // check's fp64 reference of y (and dx).
-  budget.addHost(options.grad ? "host x, y, dy and dx" : "host x and y",
-                 bytes(matrices, matrix, 4));
-  budget.addHost("transfer staging", bytes(1, matrix, element));
+  // Inputs from files or for the check's CPU reference, and outputs for the
+  // check or files, are held on the host as floats; the check's fp64
+  // reference of y (and dx) too.
+  const std::uint64_t inputs = options.grad ? 2 : 1; // x (and dy).
+  if (hostInputs(options))
+    budget.addHost(options.grad ? "host x and dy" : "host x",
+                   bytes(inputs, matrix, 4));
+  if (downloadOutputs(options))
+    budget.addHost(options.grad ? "host y and dx" : "host y",
+                   bytes(inputs, matrix, 4));
+  if (hostInputs(options) || downloadOutputs(options))
+    budget.addHost("transfer staging", bytes(1, matrix, element));
   if (options.check)
-    budget.addHost("the fp64 reference",
-                   bytes(options.grad ? 2 : 1, matrix, 8));
+    budget.addHost("the fp64 reference", bytes(inputs, matrix, 8));
   return budget;
 }
 
@@ -249,8 +268,7 @@ int runLayerNorm(const LayerNormOptions &options) {
   }
   LayerNormProblem problem =
       options.xPath.empty()
-          ? randomLayerNormProblem({options.rows, options.cols}, dtype,
-                                   options.grad, options.seed)
+          ? sizedLayerNormProblem({options.rows, options.cols})
           : problemFromFiles(options, dtype);
   const LayerNormShape &shape = problem.shape;
   KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
@@ -287,19 +305,31 @@ int runLayerNorm(const LayerNormOptions &options) {
   Stream stream;
   Kernel forward(forwardSpec, context.device());
   LayerNormForwardTensors forwardTensors(shape, dtype);
-  forwardTensors.upload(problem, dtype);
+  std::optional<LayerNormBackwardTensors> backwardTensors;
+  if (options.grad)
+    backwardTensors.emplace(shape, dtype);
+  if (options.xPath.empty()) {
+    fillRandomInputs(options.seed, forwardTensors,
+                     backwardTensors ? &*backwardTensors : nullptr, dtype,
+                     stream);
+    if (hostInputs(options))
+      downloadInputs(problem, forwardTensors,
+                     backwardTensors ? &*backwardTensors : nullptr, dtype);
+  } else {
+    forwardTensors.upload(problem, dtype);
+    if (backwardTensors)
+      backwardTensors->dy.upload(encode(problem.dy.values, dtype));
+  }
   LayerNormOutputs outputs;
-  runForward(forward, shape, options.eps, forwardTensors, stream, outputs);
+  runForward(forward, shape, options.eps, forwardTensors, stream, outputs,
+             downloadOutputs(options));
 
   std::optional<Kernel> backward, params;
-  std::optional<LayerNormBackwardTensors> backwardTensors;
   if (options.grad) {
     backward.emplace(*report.backward, context.device());
     params.emplace(*report.params, context.device());
-    backwardTensors.emplace(shape, dtype);
-    backwardTensors->dy.upload(encode(problem.dy.values, dtype));
     runBackward(*backward, *params, shape, forwardTensors, *backwardTensors,
-                stream, outputs);
+                stream, outputs, downloadOutputs(options));
     report.backwardBlocks = outputs.backwardBlocks;
   }
   // Allocations sample the GPU's used memory as they raise fa-run's peak;

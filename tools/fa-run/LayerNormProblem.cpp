@@ -6,6 +6,7 @@
 
 #include "fa/runtime/LayerNormReference.h"
 #include "fa/runtime/Nvtx.h"
+#include "fa/runtime/RandomFill.h"
 
 #include <random>
 #include <vector>
@@ -32,21 +33,37 @@ LayerNormBench benchReport(const Timing &timing, int bufferSets, double bytes) {
 
 } // namespace
 
-LayerNormProblem randomLayerNormProblem(const LayerNormShape &shape,
-                                        DType dtype, bool backward,
-                                        std::uint64_t seed) {
-  NvtxRange range{"random inputs"};
+LayerNormProblem sizedLayerNormProblem(const LayerNormShape &shape) {
   shape.validate();
-  std::mt19937_64 rng(seed);
   LayerNormProblem problem;
   problem.shape = shape;
   problem.xShape = shape.matrix();
-  problem.x = randomTensor(shape.matrix(), dtype, rng);
-  problem.weight = randomTensor(shape.row(), dtype, rng);
-  problem.bias = randomTensor(shape.row(), dtype, rng);
-  if (backward)
-    problem.dy = randomTensor(shape.matrix(), dtype, rng);
   return problem;
+}
+
+void fillRandomInputs(std::uint64_t seed, LayerNormForwardTensors &forward,
+                      LayerNormBackwardTensors *backward, DType dtype,
+                      const Stream &stream) {
+  NvtxRange range{"random inputs"};
+  DeviceRandom random(seed);
+  random.fillNormal(forward.x, dtype, 0, stream);
+  random.fillNormal(forward.weight, dtype, 1, stream);
+  random.fillNormal(forward.bias, dtype, 2, stream);
+  if (backward)
+    random.fillNormal(backward->dy, dtype, 3, stream);
+  stream.synchronize();
+}
+
+void downloadInputs(LayerNormProblem &problem,
+                    const LayerNormForwardTensors &forward,
+                    const LayerNormBackwardTensors *backward, DType dtype) {
+  NvtxRange range{"download inputs"};
+  const LayerNormShape &shape = problem.shape;
+  problem.x = download(forward.x, shape.matrix(), dtype);
+  problem.weight = download(forward.weight, shape.row(), dtype);
+  problem.bias = download(forward.bias, shape.row(), dtype);
+  if (backward)
+    problem.dy = download(backward->dy, shape.matrix(), dtype);
 }
 
 LayerNormForwardTensors::LayerNormForwardTensors(const LayerNormShape &shape,
@@ -84,23 +101,25 @@ LayerNormBackwardTensors::bytes(const LayerNormForwardTensors &forward) const {
 
 void runForward(const Kernel &kernel, const LayerNormShape &shape, double eps,
                 LayerNormForwardTensors &tensors, const Stream &stream,
-                LayerNormOutputs &outputs) {
+                LayerNormOutputs &outputs, bool download) {
   NvtxRange range{"layernorm forward"};
   for (DeviceBuffer *output : {&tensors.y, &tensors.mean, &tensors.rstd})
     output->fill(kNaNBytes, stream.get());
   LayerNormForwardLaunch(kernel, shape, tensors.buffers(), eps).enqueue(stream);
   stream.synchronize();
+  if (!download)
+    return;
   DType dtype = kernel.spec().dtype;
-  outputs.y = download(tensors.y, shape.matrix(), dtype);
-  outputs.mean = download(tensors.mean, shape.perRow(), DType::F32);
-  outputs.rstd = download(tensors.rstd, shape.perRow(), DType::F32);
+  outputs.y = fa::download(tensors.y, shape.matrix(), dtype);
+  outputs.mean = fa::download(tensors.mean, shape.perRow(), DType::F32);
+  outputs.rstd = fa::download(tensors.rstd, shape.perRow(), DType::F32);
 }
 
 void runBackward(const Kernel &backward, const Kernel &params,
                  const LayerNormShape &shape,
                  const LayerNormForwardTensors &forward,
                  LayerNormBackwardTensors &tensors, const Stream &stream,
-                 LayerNormOutputs &outputs) {
+                 LayerNormOutputs &outputs, bool download) {
   NvtxRange range{"layernorm backward"};
   LayerNormBackwardLaunch launch(backward, params, shape,
                                  tensors.buffers(forward));
@@ -109,10 +128,12 @@ void runBackward(const Kernel &backward, const Kernel &params,
   launch.fillPartials(kNaNBytes, stream);
   launch.enqueue(stream);
   stream.synchronize();
-  outputs.dx = download(tensors.dx, shape.matrix(), backward.spec().dtype);
-  outputs.dweight = download(tensors.dweight, shape.row(), DType::F32);
-  outputs.dbias = download(tensors.dbias, shape.row(), DType::F32);
   outputs.backwardBlocks = launch.blocks();
+  if (!download)
+    return;
+  outputs.dx = fa::download(tensors.dx, shape.matrix(), backward.spec().dtype);
+  outputs.dweight = fa::download(tensors.dweight, shape.row(), DType::F32);
+  outputs.dbias = fa::download(tensors.dbias, shape.row(), DType::F32);
 }
 
 LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,

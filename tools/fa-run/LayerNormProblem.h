@@ -28,11 +28,9 @@ struct LayerNormProblem {
   HostTensor dy;              // Backward problems only.
 };
 
-/// Random normal x [rows, cols], weight, bias and, for `backward`, dy,
-/// rounded to `dtype`.
-LayerNormProblem randomLayerNormProblem(const LayerNormShape &shape,
-                                        DType dtype, bool backward,
-                                        std::uint64_t seed);
+/// A problem of these sizes whose inputs are drawn on the device
+/// (fillRandomInputs); its host tensors stay empty until downloadInputs.
+LayerNormProblem sizedLayerNormProblem(const LayerNormShape &shape);
 
 /// The forward pass's device tensors.
 struct LayerNormForwardTensors {
@@ -64,6 +62,19 @@ struct LayerNormBackwardTensors {
   std::size_t bytes(const LayerNormForwardTensors &forward) const;
 };
 
+/// Random normal x [rows, cols], weight, bias (tensors 0, 1 and 2 of
+/// DeviceRandom(seed)) and, with `backward`, dy (tensor 3), rounded to
+/// `dtype`, drawn on the device.
+void fillRandomInputs(std::uint64_t seed, LayerNormForwardTensors &forward,
+                      LayerNormBackwardTensors *backward, DType dtype,
+                      const Stream &stream);
+
+/// Downloads the device inputs into `problem`'s host tensors (for the CPU
+/// reference of --check).
+void downloadInputs(LayerNormProblem &problem,
+                    const LayerNormForwardTensors &forward,
+                    const LayerNormBackwardTensors *backward, DType dtype);
+
 struct LayerNormOutputs {
   HostTensor y, mean, rstd;      // The forward's.
   HostTensor dx, dweight, dbias; // The backward's, when it ran.
@@ -71,19 +82,19 @@ struct LayerNormOutputs {
 };
 
 /// Runs the forward kernel once with `eps` on poisoned outputs; downloads y,
-/// mean and rstd into `outputs`.
+/// mean and rstd into `outputs` when `download` (a check or output files).
 void runForward(const Kernel &kernel, const LayerNormShape &shape, double eps,
                 LayerNormForwardTensors &tensors, const Stream &stream,
-                LayerNormOutputs &outputs);
+                LayerNormOutputs &outputs, bool download = true);
 
 /// Runs the backward kernels once on poisoned outputs (and partial sums),
 /// after the forward has filled mean and rstd; downloads dx, dweight and
-/// dbias into `outputs`.
+/// dbias into `outputs` when `download`.
 void runBackward(const Kernel &backward, const Kernel &params,
                  const LayerNormShape &shape,
                  const LayerNormForwardTensors &forward,
                  LayerNormBackwardTensors &tensors, const Stream &stream,
-                 LayerNormOutputs &outputs);
+                 LayerNormOutputs &outputs, bool download = true);
 
 
 /// Compares every output that ran with the fp64 reference on the CPU.
