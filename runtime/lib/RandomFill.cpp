@@ -41,4 +41,16 @@ void DeviceRandom::fillNormal(const DeviceBuffer &buffer, DType dtype,
                entry + " (random inputs)");
 }
 
+void DeviceRandom::fillNormal(
+    std::initializer_list<const DeviceBuffer *> buffers, DType dtype,
+    const Stream &stream) const {
+  std::uint64_t index = 0;
+  for (const DeviceBuffer *buffer : buffers) {
+    if (buffer)
+      fillNormal(*buffer, dtype, index, stream);
+    ++index;
+  }
+  stream.synchronize();
+}
+
 } // namespace fa

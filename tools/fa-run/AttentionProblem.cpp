@@ -149,13 +149,9 @@ void fillRandomInputs(std::uint64_t seed, DeviceTensors &forward,
                       BackwardTensors *backward, DType dtype,
                       const Stream &stream) {
   NvtxRange range{"random inputs"};
-  DeviceRandom random(seed);
-  random.fillNormal(forward.q, dtype, 0, stream);
-  random.fillNormal(forward.k, dtype, 1, stream);
-  random.fillNormal(forward.v, dtype, 2, stream);
-  if (backward)
-    random.fillNormal(backward->dout, dtype, 3, stream);
-  stream.synchronize();
+  DeviceRandom(seed).fillNormal(
+      {&forward.q, &forward.k, &forward.v, backward ? &backward->dout : nullptr},
+      dtype, stream);
 }
 
 void downloadInputs(Problem &problem, const DeviceTensors &forward,

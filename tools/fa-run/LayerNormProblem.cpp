@@ -45,13 +45,9 @@ void fillRandomInputs(std::uint64_t seed, LayerNormForwardTensors &forward,
                       LayerNormBackwardTensors *backward, DType dtype,
                       const Stream &stream) {
   NvtxRange range{"random inputs"};
-  DeviceRandom random(seed);
-  random.fillNormal(forward.x, dtype, 0, stream);
-  random.fillNormal(forward.weight, dtype, 1, stream);
-  random.fillNormal(forward.bias, dtype, 2, stream);
-  if (backward)
-    random.fillNormal(backward->dy, dtype, 3, stream);
-  stream.synchronize();
+  DeviceRandom(seed).fillNormal({&forward.x, &forward.weight, &forward.bias,
+                                 backward ? &backward->dy : nullptr},
+                                dtype, stream);
 }
 
 void downloadInputs(LayerNormProblem &problem,

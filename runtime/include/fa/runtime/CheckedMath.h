@@ -17,24 +17,33 @@
 
 namespace fa {
 
-/// a * b; throws Error("<what>: ... overflows") when it does not fit.
-template <typename T> T checkedMultiply(T a, T b, const std::string &what) {
-  T product;
-  if (__builtin_mul_overflow(a, b, &product))
-    throw Error(what + ": " + std::to_string(a) + " x " + std::to_string(b) +
+namespace detail {
+/// `overflows(a, b, &result)` (a GCC/Clang overflow builtin), or throws
+/// Error("<what>: a <symbol> b overflows a N-bit integer").
+template <typename T, typename Overflows>
+T checked(T a, T b, Overflows overflows, const char *symbol,
+          const std::string &what) {
+  T result;
+  if (overflows(a, b, &result))
+    throw Error(what + ": " + std::to_string(a) + symbol + std::to_string(b) +
                 " overflows a " + std::to_string(sizeof(T) * 8) +
                 "-bit integer");
-  return product;
+  return result;
+}
+} // namespace detail
+
+/// a * b; throws Error("<what>: ... overflows") when it does not fit.
+template <typename T> T checkedMultiply(T a, T b, const std::string &what) {
+  return detail::checked(
+      a, b, [](T x, T y, T *r) { return __builtin_mul_overflow(x, y, r); },
+      " x ", what);
 }
 
 /// a + b; throws Error("<what>: ... overflows") when it does not fit.
 template <typename T> T checkedAdd(T a, T b, const std::string &what) {
-  T sum;
-  if (__builtin_add_overflow(a, b, &sum))
-    throw Error(what + ": " + std::to_string(a) + " + " + std::to_string(b) +
-                " overflows a " + std::to_string(sizeof(T) * 8) +
-                "-bit integer");
-  return sum;
+  return detail::checked(
+      a, b, [](T x, T y, T *r) { return __builtin_add_overflow(x, y, r); },
+      " + ", what);
 }
 
 } // namespace fa

@@ -16,6 +16,7 @@
 #include "fa/runtime/Stream.h"
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace fa {
 
@@ -28,6 +29,10 @@ public:
   /// as it holds), the `index`-th tensor of this seed, on `stream`.
   void fillNormal(const DeviceBuffer &buffer, DType dtype, std::uint64_t index,
                   const Stream &stream) const;
+  /// Fills `buffers[i]` as tensor i (a null entry keeps its index unused, so
+  /// that optional tensors do not renumber the ones after them), then waits.
+  void fillNormal(std::initializer_list<const DeviceBuffer *> buffers,
+                  DType dtype, const Stream &stream) const;
 
 private:
   Module module;
