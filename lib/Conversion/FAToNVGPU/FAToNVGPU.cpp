@@ -1402,10 +1402,17 @@ struct ConvertColumnBroadcast : OpConversionPattern<ColumnBroadcastOp> {
   }
 };
 
-/// The 16-row blocks each warp owns: block_m / (16 x warps), else 1.
-int64_t rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
+/// The 16-row blocks each warp owns (1 or 2): block_m / (16 x warps), 1
+/// without a block_m.
+FailureOr<int64_t> rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
   int64_t blockM = getTileConfigEntry(func, "block_m", numWarps * kMmaRows);
-  return std::max<int64_t>(1, blockM / (numWarps * kMmaRows));
+  for (int64_t rowBlocks : {1, 2})
+    if (blockM == rowBlocks * numWarps * kMmaRows)
+      return rowBlocks;
+  return func.emitError() << "convert-fa-to-nvgpu: fa.tile block_m (" << blockM
+                          << ") must be 16 or 32 x the kernel's " << numWarps
+                          << " warps",
+         failure();
 }
 
 struct ConvertFAToNVGPUPass
@@ -1433,23 +1440,30 @@ struct ConvertFAToNVGPUPass
     if (func->hasAttr(kRowsConfigAttr))
       return success();
     std::optional<ArrayRef<int32_t>> blockSize = func.getKnownBlockSize();
-    if (!blockSize || (*blockSize)[0] % kThreadsPerWarp != 0 ||
-        (*blockSize)[1] != 1 || (*blockSize)[2] != 1) {
+    if (!blockSize || (*blockSize)[0] < kThreadsPerWarp ||
+        (*blockSize)[0] > kMaxAttentionWarps * kThreadsPerWarp ||
+        (*blockSize)[0] % kThreadsPerWarp != 0 || (*blockSize)[1] != 1 ||
+        (*blockSize)[2] != 1) {
       bool hasTileOps = false;
       func.walk([&](Operation *op) {
         hasTileOps |= isa<FADialect>(op->getDialect());
       });
       if (hasTileOps)
-        return func.emitError("convert-fa-to-nvgpu: expects known_block_size "
-                              "= [32 * warps, 1, 1] on a kernel with tile ops");
+        return func.emitError()
+               << "convert-fa-to-nvgpu: expects known_block_size = [32 * "
+                  "warps, 1, 1] with 1 to "
+               << kMaxAttentionWarps << " warps on a kernel with tile ops";
       return success();
     }
     int64_t numThreads = (*blockSize)[0];
-    int64_t rowBlocks = rowBlocksPerWarp(func, numThreads / kThreadsPerWarp);
-    int64_t blockRows = numThreads / kThreadsPerWarp * kMmaRows * rowBlocks;
+    FailureOr<int64_t> rowBlocks =
+        rowBlocksPerWarp(func, numThreads / kThreadsPerWarp);
+    if (failed(rowBlocks))
+      return failure();
+    int64_t blockRows = numThreads / kThreadsPerWarp * kMmaRows * *rowBlocks;
 
     MLIRContext *context = &getContext();
-    TileTypeConverter converter(blockRows, rowBlocks);
+    TileTypeConverter converter(blockRows, *rowBlocks);
     ConversionTarget target(*context);
     target.addIllegalDialect<FADialect>();
     target.markUnknownOpDynamicallyLegal(

@@ -69,6 +69,9 @@ std::string mlir::fa::RowsLayout::whyInvalid() const {
   if (rows < 1 || threads < kThreadsPerWarp || threads % kThreadsPerWarp != 0)
     return "needs rows >= 1 and a whole number of warps, got rows " +
            str(rows) + " and " + str(threads) + " threads";
+  if (threads > kMaxThreadsPerBlock)
+    return "needs at most " + str(kMaxThreadsPerBlock) +
+           " threads (a CUDA block's limit), got " + str(threads);
   if (threads % rows != 0 || !llvm::isPowerOf2_64(threads / rows))
     return "rows (" + str(rows) + ") must divide the " + str(threads) +
            " threads into a power-of-two number of threads per row";
@@ -77,6 +80,14 @@ std::string mlir::fa::RowsLayout::whyInvalid() const {
            str(kRowChunk * threadsPerRow()) + " (" + str(kRowChunk) +
            " columns for each of the " + str(threadsPerRow()) +
            " threads of a row)";
+  // Each thread's share is unrolled in registers: beyond the limit the
+  // compile time grew without bound and the values would spill anyway.
+  if (valuesPerThread() > kMaxRowValuesPerThread)
+    return "block_cols (" + str(cols) + ") gives each of the " +
+           str(threadsPerRow()) + " threads of a row " +
+           str(valuesPerThread()) + " values to hold, more than " +
+           str(kMaxRowValuesPerThread) +
+           " (use more warps, or a shorter block_cols with resident = 0)";
   // Per-row and per-column vectors are both 1-D; their sizes tell them apart.
   if (cols == rows)
     return "block_cols must differ from rows (both " + str(rows) + ")";
@@ -181,8 +192,8 @@ LogicalResult verifyNonEmptyAttentionDims(Operation *op, StringRef name,
   return success();
 }
 
-LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
 /// The rules shared by the forward and backward attention ops on q, k, v.
+LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
                                     MemRefType key, MemRefType value,
                                     std::optional<float> scale) {
   int64_t headDim = query.getDimSize(3);

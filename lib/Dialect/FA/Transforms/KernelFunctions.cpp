@@ -5,6 +5,8 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 
 LogicalResult
@@ -66,21 +68,78 @@ DictionaryAttr mlir::fa::memrefParamInfo(Builder &b, StringRef name,
 LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
                                           int64_t blockM, int64_t blockN,
                                           int64_t numWarps, StringRef rows) {
-  if (numWarps < 1 ||
-      (blockM != numWarps * kMmaRows && blockM != 2 * numWarps * kMmaRows))
+  // First, so that the products below cannot overflow.
+  if (numWarps < 1 || numWarps > kMaxAttentionWarps ||
+      !llvm::isPowerOf2_64(numWarps))
+    return func.emitError()
+           << pass << ": num-warps (" << numWarps
+           << ") must be a power of two from 1 to " << kMaxAttentionWarps;
+  if (blockM != numWarps * kMmaRows && blockM != 2 * numWarps * kMmaRows)
     return func.emitError()
            << pass << ": block-m (" << blockM << ") must be 16 or 32 x "
            << "num-warps (" << numWarps
            << "): each warp owns one or two 16-row blocks of " << rows;
-  if (blockN < 16 || blockN % 16 != 0)
-    return func.emitError() << pass << ": block-n (" << blockN
-                            << ") must be a positive multiple of 16";
+  if (blockN < 16 || blockN % 16 != 0 || blockN > kMaxBlockN)
+    return func.emitError()
+           << pass << ": block-n (" << blockN
+           << ") must be a multiple of 16 from 16 to " << kMaxBlockN;
   return success();
+}
+
+LogicalResult mlir::fa::checkConfigRange(Operation *op, StringRef pass,
+                                         StringRef name, int64_t value,
+                                         int64_t min, int64_t max) {
+  if (value >= min && value <= max)
+    return success();
+  return op->emitError() << pass << ": " << name << " must be from " << min
+                         << " to " << max << ", got " << value;
+}
+
+LogicalResult mlir::fa::checkTileValuesPerThread(Operation *op, StringRef pass,
+                                                 StringRef tiles, Type element,
+                                                 int64_t values,
+                                                 int64_t numWarps) {
+  int64_t threads = numWarps * kThreadsPerWarp;
+  int64_t perThread = llvm::divideCeil(values, threads);
+  int64_t limit =
+      element.isF32() ? kMaxF32TileValuesPerThread : kMaxTileValuesPerThread;
+  if (perThread <= limit)
+    return success();
+  return op->emitError() << pass << ": " << tiles << " give each of the "
+                         << threads << " threads " << perThread
+                         << " values to hold, more than " << limit << " for "
+                         << element << "; use more warps or smaller tiles";
+}
+
+LogicalResult mlir::fa::checkConfigFlag(Operation *op, StringRef pass,
+                                        StringRef name, int64_t value) {
+  if (value == 0 || value == 1)
+    return success();
+  return op->emitError() << pass << ": " << name << " must be 0 or 1, got "
+                         << value;
+}
+
+LogicalResult mlir::fa::checkTileCopy(Operation *op, StringRef pass,
+                                      StringRef tile, int64_t rows,
+                                      int64_t headDim, Type element,
+                                      int64_t numWarps) {
+  constexpr int64_t kChunkBytes = 16;
+  int64_t chunks =
+      rows * headDim * element.getIntOrFloatBitWidth() / 8 / kChunkBytes;
+  int64_t threads = numWarps * kThreadsPerWarp;
+  if (chunks % threads == 0)
+    return success();
+  return op->emitError() << pass << ": the " << tile << " tile (" << rows
+                         << " x " << headDim << ") is " << chunks
+                         << " 16-byte chunks, which the " << threads
+                         << " threads of " << numWarps
+                         << " warps cannot copy in equal shares; use fewer "
+                            "warps or longer tiles";
 }
 
 LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
                                                 StringRef pass, Type element,
-                                                int64_t blockM, int64_t blockN,
+                                                int64_t blockM,
                                                 int64_t numWarps,
                                                 StringRef rows) {
   if (!element.isF16() && !element.isBF16())
@@ -90,11 +149,6 @@ LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
            << pass << ": wgmma needs whole warpgroups with 64 " << rows
            << " each (block_m = 16 x num_warps, num_warps a multiple of 4); "
            << "got block_m " << blockM << " on " << numWarps << " warps";
-  if (blockN % 16 != 0 || blockN > 256)
-    return func.emitError() << pass
-                            << ": wgmma needs block_n a multiple of 16 up to "
-                               "256; got "
-                            << blockN;
   return success();
 }
 

@@ -270,6 +270,16 @@ struct FATileAttentionPass
     if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
                                  config.blockN, config.numWarps, "queries")))
       return failure();
+    std::pair<StringRef, int64_t> flags[] = {
+        {"q_in_shared", queryInShared},
+        {"pipeline_copies", pipelineCopies},
+        {"skip_unit_rescale", skipUnitRescale},
+        {"stage_output", stageOutput},
+        {"wgmma", warpgroupMma},
+        {"overlap_softmax", overlapSoftmax}};
+    for (auto [name, value] : flags)
+      if (failed(checkConfigFlag(func, "fa-tile-attention", name, value)))
+        return failure();
     auto fail = [&](const Twine &message) {
       func.emitError() << "fa-tile-attention: " << message;
       return failure();
@@ -303,13 +313,35 @@ struct FATileAttentionPass
                                   const TileConfig &c) {
     if (!c.warpgroupMma)
       return success();
-    if (failed(checkWarpgroupTileShape(
-            func, "fa-tile-attention", op.getQuery().getType().getElementType(),
-            c.blockM, c.blockN, c.numWarps, "query rows")))
+    if (failed(checkWarpgroupTileShape(func, "fa-tile-attention",
+                                       op.getQuery().getType().getElementType(),
+                                       c.blockM, c.numWarps, "query rows")))
       return failure();
     if (!c.queryInShared)
       return func.emitError() << "fa-tile-attention: wgmma reads the query "
                                  "tile from shared memory: set q_in_shared";
+    return success();
+  }
+
+  /// The shared tiles the kernel copies (K and V, and Q or the output where
+  /// they pass through shared memory) and its register tiles.
+  LogicalResult checkTileSizes(func::FuncOp func, AttentionOp op,
+                               const TileConfig &c) {
+    Type element = op.getQuery().getType().getElementType();
+    auto check = [&](StringRef tile, int64_t rows) {
+      return checkTileCopy(func, "fa-tile-attention", tile, rows,
+                           op.getHeadDim(), element, c.numWarps);
+    };
+    if (failed(check("key/value", c.blockN)))
+      return failure();
+    if (failed(checkTileValuesPerThread(
+            func, "fa-tile-attention",
+            "the scores (block_m x block_n) and the accumulator (block_m x "
+            "head_dim)",
+            element, c.blockM * (c.blockN + op.getHeadDim()), c.numWarps)))
+      return failure();
+    if (c.queryInShared || c.stageOutput)
+      return check(c.queryInShared ? "query" : "output", c.blockM);
     return success();
   }
 
@@ -320,7 +352,8 @@ struct FATileAttentionPass
       return failure();
     FailureOr<TileConfig> maybeConfig = configFor(func);
     if (failed(maybeConfig) ||
-        failed(checkWarpgroupMma(func, op, *maybeConfig)))
+        failed(checkWarpgroupMma(func, op, *maybeConfig)) ||
+        failed(checkTileSizes(func, op, *maybeConfig)))
       return failure();
     TileConfig config = *maybeConfig;
 

@@ -339,6 +339,9 @@ struct FATileAttentionGradPass
                                   {"dq_num_warps", &dq.numWarps},
                                   {"wgmma", &warpgroupMma}})))
       return failure();
+    if (failed(checkConfigFlag(func, "fa-tile-attention-grad", "wgmma",
+                               warpgroupMma)))
+      return failure();
     config.warpgroupMma = warpgroupMma != 0;
     auto orShared = [](int64_t value, int64_t shared) {
       return value == unset ? shared : value;
@@ -352,16 +355,47 @@ struct FATileAttentionGradPass
                                  "(synchronous copies) or 2, not "
                               << config.numStages;
     auto checkShape = [&](const GradConfig &c, StringRef rows) {
+      if (failed(checkMmaTileShape(func, "fa-tile-attention-grad", c.blockM,
+                                   c.blockN, c.numWarps, rows)))
+        return failure();
       if (!c.warpgroupMma)
-        return checkMmaTileShape(func, "fa-tile-attention-grad", c.blockM,
-                                 c.blockN, c.numWarps, rows);
+        return success();
       return checkWarpgroupTileShape(func, "fa-tile-attention-grad", element,
-                                     c.blockM, c.blockN, c.numWarps, rows);
+                                     c.blockM, c.numWarps, rows);
     };
     if (failed(checkShape(config, "keys of the dK/dV kernel")) ||
         failed(checkShape(dq, "queries of the dQ kernel")))
       return failure();
     return std::pair{config, dq};
+  }
+
+  /// Every tile is staged in shared memory: block_m rows of K and V and
+  /// block_n of Q and dO in the dK/dV kernel, the reverse in the dQ kernel.
+  /// In registers, the dK/dV kernel holds two accumulators and two
+  /// score-like tiles, the dQ kernel one and two.
+  LogicalResult checkTileSizes(func::FuncOp func, Type element, int64_t headDim,
+                               const GradConfig &dkdv, const GradConfig &dq) {
+    StringRef pass = "fa-tile-attention-grad";
+    auto check = [&](StringRef tile, int64_t rows, const GradConfig &c) {
+      return checkTileCopy(func, pass, tile, rows, headDim, element,
+                           c.numWarps);
+    };
+    return success(
+        succeeded(check("dK/dV kernel's key/value", dkdv.blockM, dkdv)) &&
+        succeeded(check("dK/dV kernel's query/dout", dkdv.blockN, dkdv)) &&
+        succeeded(check("dQ kernel's query/dout", dq.blockM, dq)) &&
+        succeeded(check("dQ kernel's key/value", dq.blockN, dq)) &&
+        succeeded(checkTileValuesPerThread(
+            func, pass,
+            "the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and dV "
+            "(block_m x head_dim)",
+            element, 2 * dkdv.blockM * (dkdv.blockN + headDim),
+            dkdv.numWarps)) &&
+        succeeded(checkTileValuesPerThread(
+            func, pass,
+            "the dQ kernel's S, dP (block_m x block_n) and dQ (block_m x "
+            "head_dim)",
+            element, dq.blockM * (2 * dq.blockN + headDim), dq.numWarps)));
   }
 
   /// A kernel `name` taking `params` and the shared tiles `buffers`, in a
@@ -415,9 +449,13 @@ struct FATileAttentionGradPass
 
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
+    MemRefType queryType = op.getQuery().getType();
     FailureOr<std::pair<GradConfig, GradConfig>> configs =
-        configsFor(func, op.getQuery().getType().getElementType());
-    if (failed(configs))
+        configsFor(func, queryType.getElementType());
+    if (failed(configs) ||
+        failed(checkTileSizes(func, queryType.getElementType(),
+                              queryType.getDimSize(3), configs->first,
+                              configs->second)))
       return failure();
     const GradConfig *config = &configs->first, &dqConfig = configs->second;
     for (Value operand : op->getOperands()) {
@@ -428,7 +466,6 @@ struct FATileAttentionGradPass
     }
     MLIRContext *context = func.getContext();
     ImplicitLocOpBuilder b(func.getLoc(), context);
-    MemRefType queryType = op.getQuery().getType();
     Type element = queryType.getElementType();
     int64_t headDim = queryType.getDimSize(3);
     Type stats = MemRefType::get(

@@ -547,6 +547,11 @@ struct FATileLayerNormPass
                                  "resident (the next rows are prefetched "
                                  "into registers)",
              failure();
+    for (auto [name, warps] : {std::pair{"num_warps", config.numWarps},
+                               std::pair{"reduce_warps", config.reduceWarps}})
+      if (failed(checkConfigRange(func, "fa-tile-layernorm", name, warps, 1,
+                                  kMaxThreadsPerBlock / kThreadsPerWarp)))
+        return failure();
     if (std::string why = config.layout().whyInvalid(); !why.empty())
       return func.emitError() << "fa-tile-layernorm: " << why, failure();
     if (std::string why = config.reduceLayout().whyInvalid(); !why.empty())

@@ -189,7 +189,7 @@ func.func @wgmma_f32(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t,
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa-tile-attention-grad: wgmma needs block_n a multiple of 16 up to 256; got 512}}
+// expected-error @+1 {{fa-tile-attention-grad: block-n (512) must be a multiple of 16 from 16 to 256}}
 func.func @wgmma_wide(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, block_n = 512, num_warps = 4, wgmma = 1}} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return

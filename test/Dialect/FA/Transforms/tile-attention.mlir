@@ -78,7 +78,7 @@ func.func @bad_block_m(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m 
 
 // -----
 
-// expected-error @+1 {{fa-tile-attention: block-n (24) must be a positive multiple of 16}}
+// expected-error @+1 {{fa-tile-attention: block-n (24) must be a multiple of 16 from 16 to 256}}
 func.func @bad_block_n(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_n = 24}} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return

@@ -20,6 +20,14 @@ inline constexpr int64_t kThreadsPerWarp = 32;
 /// Rows of one row block of a tile: the M of the m16n8k16 instruction. A
 /// warp owns one or two row blocks.
 inline constexpr int64_t kMmaRows = 16;
+/// The most warps of an attention kernel: 512 threads, whose 32-row blocks
+/// make the largest query block (512 rows). The lowering unrolls each warp's
+/// share of a tile, so this and kMaxBlockN bound its work and registers.
+inline constexpr int64_t kMaxAttentionWarps = 16;
+/// The longest tile an attention kernel's loop walks: wgmma's largest N.
+/// Longer tiles only made compile time and memory grow (the copies are
+/// unrolled) until the shared memory was too small.
+inline constexpr int64_t kMaxBlockN = 256;
 /// Function attribute overriding the tiling options for one kernel, recorded
 /// on the generated kernel for the passes after tiling.
 inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
@@ -44,6 +52,11 @@ int64_t getRowsConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
 /// Consecutive columns a thread of a row-wise kernel owns together: 16 bytes
 /// of f16/bf16, the unit of a vectorised access.
 inline constexpr int64_t kRowChunk = 8;
+/// The threads of a CUDA block at most.
+inline constexpr int64_t kMaxThreadsPerBlock = 1024;
+/// The values of a block one thread of a row-wise kernel may hold: twice the
+/// library's largest (8192 columns over 256 threads).
+inline constexpr int64_t kMaxRowValuesPerThread = 64;
 
 /// How a row-wise kernel spreads an `rows x cols` block over `threads`: each
 /// row gets `threads / rows` consecutive threads, and thread `t` of a row

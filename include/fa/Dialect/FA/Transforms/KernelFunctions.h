@@ -36,22 +36,59 @@ StringRef dtypeName(Type element);
 DictionaryAttr memrefParamInfo(Builder &b, StringRef name, Type memrefType);
 
 /// Checks the tile shape of a kernel whose tiles take the tensor-core
-/// accumulator layout: `blockM` rows (`rows` says of what) are one or two
-/// 16-row blocks per warp, `blockN` a positive multiple of 16. Reports on
-/// `func`, prefixed with `pass`.
+/// accumulator layout: `numWarps` a power of two up to kMaxAttentionWarps,
+/// `blockM` rows (`rows` says of what) one or two 16-row blocks per warp,
+/// `blockN` a multiple of 16 up to kMaxBlockN. Reports on `func`, prefixed
+/// with `pass`.
 LogicalResult checkMmaTileShape(func::FuncOp func, StringRef pass,
                                 int64_t blockM, int64_t blockN,
                                 int64_t numWarps, StringRef rows);
 
 /// Checks a kernel whose products run as Hopper warpgroup MMAs (fa.tile
-/// wgmma = 1): f16 or bf16 operands, whole 4-warp groups of 64 rows each
-/// (`blockM` = 16 x `numWarps`, `numWarps` a multiple of 4) and `blockN` a
-/// multiple of 16 up to 256 (wgmma's N). Reports on `func`, prefixed with
+/// wgmma = 1), after checkMmaTileShape (whose block_n limit is wgmma's N):
+/// f16 or bf16 operands, whole 4-warp groups of 64 rows each (`blockM` = 16 x
+/// `numWarps`, `numWarps` a multiple of 4). Reports on `func`, prefixed with
 /// `pass`.
 LogicalResult checkWarpgroupTileShape(func::FuncOp func, StringRef pass,
                                       Type element, int64_t blockM,
-                                      int64_t blockN, int64_t numWarps,
-                                      StringRef rows);
+                                      int64_t numWarps, StringRef rows);
+
+/// Checks that configuration entry `name` lies in [`min`, `max`] (before it
+/// goes into any product). Reports on `op`, prefixed with `pass`.
+LogicalResult checkConfigRange(Operation *op, StringRef pass, StringRef name,
+                               int64_t value, int64_t min, int64_t max);
+
+/// The f32 values of the register tiles (scores, accumulators) one thread of
+/// an attention kernel may hold. The lowering unrolls each thread's share and
+/// every product on it, so these bound its compile time (the worst cases
+/// within them take a few seconds; past them it grew without bound): 1.6x
+/// the library's
+/// largest f16/bf16 kernel (160 values, the D=128 dK/dV kernel), and for f32,
+/// whose products run as three TF32 products each, its largest f32 kernel
+/// (144) with a little room.
+inline constexpr int64_t kMaxTileValuesPerThread = 256;
+inline constexpr int64_t kMaxF32TileValuesPerThread = 160;
+
+/// Checks that `values` f32 register-tile values (of the tiles `tiles`
+/// names) of a kernel on `element` operands, spread over `numWarps` warps,
+/// stay within kMaxTileValuesPerThread (kMaxF32TileValuesPerThread for f32)
+/// per thread. Reports on `op`, prefixed with `pass`.
+LogicalResult checkTileValuesPerThread(Operation *op, StringRef pass,
+                                       StringRef tiles, Type element,
+                                       int64_t values, int64_t numWarps);
+
+/// Checks that a flag entry `name` of a configuration dictionary is 0 or 1.
+/// Reports on `op`, prefixed with `pass`.
+LogicalResult checkConfigFlag(Operation *op, StringRef pass, StringRef name,
+                              int64_t value);
+
+/// Checks that the `numWarps` warps of a kernel can copy its `tile` (`rows` x
+/// `headDim` of `element`) into shared memory: the lowering gives every thread
+/// the same number of the tile's 16-byte chunks. Reports on `op`, prefixed
+/// with `pass`.
+LogicalResult checkTileCopy(Operation *op, StringRef pass, StringRef tile,
+                            int64_t rows, int64_t headDim, Type element,
+                            int64_t numWarps);
 
 /// Checks what fa-overlap-softmax relies on in a kernel with
 /// overlap_softmax = 1: wgmma products (which run while the warps work) and
