@@ -200,6 +200,25 @@ func.func @strided_query(%q: memref<2x8x100x64xbf16, strided<[51200, 6400, 64, 1
 
 // -----
 
+// shared_query: a kernel parameter in shared memory, which the runtime cannot
+// pass (the manifest says memref).
+func.func @shared_query(%q: memref<?x?x?x64xbf16, 3>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %o: memref<?x?x?x64xbf16>) {
+  // expected-error @+1 {{expects operand #0 in the default memory space (device memory), got 'memref<?x?x?x64xbf16, 3>'}}
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16, 3>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>) outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
+
+// -----
+
+// workgroup_out
+func.func @workgroup_out(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %o: memref<?x?x?x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{expects operand #3 in the default memory space (device memory), got 'memref<?x?x?x64xbf16, #gpu.address_space<workgroup>>'}}
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>) outs(%o : memref<?x?x?x64xbf16, #gpu.address_space<workgroup>>)
+  return
+}
+
+// -----
+
 // unknown attribute: a misspelt causal is an error, not silently ignored
 func.func @unknown_attribute(%q: memref<1x1x8x64xf16>) {
   // expected-error @+1 {{does not understand attribute 'causl'}}
@@ -224,6 +243,16 @@ func.func @grad_zero_kv_heads(%q: memref<2x8x?x64xbf16>, %k: memref<2x0x?x64xbf1
   // expected-error @+1 {{expects key heads to be at least 1, got 0}}
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<2x8x?x64xbf16>, memref<2x0x?x64xbf16>, memref<2x0x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?xf32>)
                     outs(%dq, %dk, %dv : memref<2x8x?x64xbf16>, memref<2x0x?x64xbf16>, memref<2x0x?x64xbf16>)
+  return
+}
+
+// -----
+
+// grad_lse_space
+func.func @grad_lse_space(%q: memref<2x8x?x64xbf16>, %k: memref<2x4x?x64xbf16>, %v: memref<2x4x?x64xbf16>, %o: memref<2x8x?x64xbf16>, %do: memref<2x8x?x64xbf16>, %lse: memref<2x8x?xf32, 1>, %dq: memref<2x8x?x64xbf16>, %dk: memref<2x4x?x64xbf16>, %dv: memref<2x4x?x64xbf16>) {
+  // expected-error @+1 {{expects operand #5 in the default memory space (device memory), got 'memref<2x8x?xf32, 1>'}}
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<2x8x?x64xbf16>, memref<2x4x?x64xbf16>, memref<2x4x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?xf32, 1>)
+                    outs(%dq, %dk, %dv : memref<2x8x?x64xbf16>, memref<2x4x?x64xbf16>, memref<2x4x?x64xbf16>)
   return
 }
 
@@ -303,6 +332,15 @@ func.func @grad_negative_scale(%q: memref<2x8x?x64xbf16>, %k: memref<2x4x?x64xbf
 func.func @ln_rank0(%x: memref<bf16>, %w: memref<1xbf16>, %b: memref<1xbf16>, %y: memref<bf16>, %eps: f32) {
   // expected-error @+1 {{expects x to have rank >= 1}}
   fa.layernorm ins(%x, %w, %b : memref<bf16>, memref<1xbf16>, memref<1xbf16>) outs(%y : memref<bf16>) eps(%eps : f32)
+  return
+}
+
+// -----
+
+// ln_shared_x
+func.func @ln_shared_x(%x: memref<16x1024xbf16, 3>, %w: memref<1024xbf16>, %b: memref<1024xbf16>, %y: memref<16x1024xbf16>, %eps: f32) {
+  // expected-error @+1 {{expects operand #0 in the default memory space (device memory), got 'memref<16x1024xbf16, 3>'}}
+  fa.layernorm ins(%x, %w, %b : memref<16x1024xbf16, 3>, memref<1024xbf16>, memref<1024xbf16>) outs(%y : memref<16x1024xbf16>) eps(%eps : f32)
   return
 }
 

@@ -161,17 +161,25 @@ LogicalResult verifyPositiveFinite(Operation *op, StringRef attrName,
 }
 
 /// Rules every fa op shares: buffers are contiguous row-major (the kernels
-/// index them that way), and no stray attribute rides along. A misspelt
-/// `causl` in the generic form would otherwise be silently ignored;
-/// dialect-prefixed attributes (`fa.tuning = ...`) remain allowed.
+/// index them that way) in the default memory space (the device memory the
+/// runtime passes; a buffer in another space made a kernel parameter of that
+/// space, which the manifest cannot describe), and no stray attribute rides
+/// along. A misspelt `causl` in the generic form would otherwise be silently
+/// ignored; dialect-prefixed attributes (`fa.tuning = ...`) remain allowed.
 LogicalResult verifyCommonRules(Operation *op) {
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (type && !type.getLayout().isIdentity())
+    if (!type)
+      continue;
+    if (!type.getLayout().isIdentity())
       return op->emitOpError()
              << "expects operand #" << operand.getOperandNumber()
              << " to have the identity (contiguous row-major) layout, got "
              << type;
+    if (type.getMemorySpace())
+      return op->emitOpError()
+             << "expects operand #" << operand.getOperandNumber()
+             << " in the default memory space (device memory), got " << type;
   }
   for (NamedAttribute attr : op->getDiscardableAttrs())
     if (!attr.getName().strref().contains('.'))
