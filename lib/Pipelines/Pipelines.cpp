@@ -42,8 +42,10 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   if (!chip)
     return errorHandler("fa-to-ptx: unsupported chip '" + options.chip +
                         "' (supported: " + getSupportedChipList() + ")");
-  // Both attention passes take the tile options (the backward ignored them).
-  std::string tileOptions = givenTileOptions(options);
+  // Both attention passes take the tile options (the backward ignored them)
+  // and the chip, whose shared memory bounds the tiles.
+  std::string tileOptions =
+      givenTileOptions(options) + "chip=" + options.chip.getValue();
   auto addTiling = [&](std::unique_ptr<Pass> pass) {
     if (failed(pass->initializeOptions(tileOptions, errorHandler)))
       return failure();

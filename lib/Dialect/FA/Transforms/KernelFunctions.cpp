@@ -4,6 +4,7 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Target/Chips.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -150,6 +151,35 @@ LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
            << " each (block_m = 16 x num_warps, num_warps a multiple of 4); "
            << "got block_m " << blockM << " on " << numWarps << " warps";
   return success();
+}
+
+FailureOr<int64_t>
+mlir::fa::getSharedMemoryBudget(Operation *op, StringRef pass, StringRef chip) {
+  if (chip.empty())
+    return getLargestStaticSharedBytes();
+  if (const ChipInfo *info = lookupChip(chip))
+    return info->staticSharedBytes;
+  return emitError(op->getLoc())
+             << pass << ": unsupported chip '" << chip
+             << "' (supported: " << getSupportedChipList() << ")",
+         failure();
+}
+
+LogicalResult mlir::fa::checkSharedMemory(Operation *op, StringRef pass,
+                                          StringRef kernel, StringRef config,
+                                          int64_t bytes, StringRef chip,
+                                          int64_t budget) {
+  if (bytes <= budget)
+    return success();
+  InFlightDiagnostic diag =
+      op->emitError() << pass << ": the " << kernel << "'s shared tiles take "
+                      << bytes << " bytes of static shared memory (" << config
+                      << "), more than the " << budget << " bytes a block ";
+  if (chip.empty())
+    diag << "of any supported chip";
+  else
+    diag << "of " << chip;
+  return diag << " may use; use smaller tiles or fewer stages";
 }
 
 LogicalResult mlir::fa::checkOverlapSoftmaxConfig(Operation *op, StringRef pass,

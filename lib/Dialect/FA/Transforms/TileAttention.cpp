@@ -67,6 +67,31 @@ DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
        entry("overlap_softmax", c.overlapSoftmax)});
 }
 
+/// The kernel's static shared memory: num_stages slots of the K and V tiles
+/// (fa-pipeline-kv-copies or fa-overlap-softmax add the second), and the
+/// query or output tile where it passes through shared memory (one buffer
+/// serves both).
+int64_t sharedBytes(const TileConfig &c, int64_t headDim, Type element) {
+  int64_t rowBytes = headDim * element.getIntOrFloatBitWidth() / 8;
+  int64_t bytes = 2 * c.numStages * c.blockN * rowBytes;
+  if (c.queryInShared || c.stageOutput)
+    bytes += c.blockM * rowBytes;
+  return bytes;
+}
+
+/// What sharedBytes counts, for its diagnostic.
+std::string formatSharedTiles(const TileConfig &c, int64_t headDim,
+                              Type element) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "K and V: " << c.numStages << " x " << c.blockN << " x " << headDim
+     << " " << element << " each";
+  if (c.queryInShared || c.stageOutput)
+    os << ", " << (c.queryInShared ? "Q" : "the output") << ": " << c.blockM
+       << " x " << headDim;
+  return text;
+}
+
 /// Values of the kernel that every phase needs.
 struct KernelContext {
   AttentionOp op;
@@ -340,9 +365,13 @@ struct FATileAttentionPass
             "head_dim)",
             element, c.blockM * (c.blockN + op.getHeadDim()), c.numWarps)))
       return failure();
-    if (c.queryInShared || c.stageOutput)
-      return check(c.queryInShared ? "query" : "output", c.blockM);
-    return success();
+    if ((c.queryInShared || c.stageOutput) &&
+        failed(check(c.queryInShared ? "query" : "output", c.blockM)))
+      return failure();
+    return checkSharedMemory(func, "fa-tile-attention", "kernel",
+                             formatSharedTiles(c, op.getHeadDim(), element),
+                             sharedBytes(c, op.getHeadDim(), element), chip,
+                             sharedBudget);
   }
 
   LogicalResult tileFunction(func::FuncOp func, AttentionOp op,
@@ -449,6 +478,11 @@ struct FATileAttentionPass
   }
 
   void runOnOperation() override {
+    FailureOr<int64_t> budget =
+        getSharedMemoryBudget(getOperation(), "fa-tile-attention", chip);
+    if (failed(budget))
+      return signalPassFailure();
+    sharedBudget = *budget;
     if (failed(tileKernelFunctions(
             getOperation(), [](Operation *op) { return isa<AttentionOp>(op); },
             [&](func::FuncOp func, Operation *op,
@@ -457,5 +491,8 @@ struct FATileAttentionPass
             })))
       signalPassFailure();
   }
+
+  /// The static shared memory a kernel for `chip` may use.
+  int64_t sharedBudget = 0;
 };
 } // namespace

@@ -395,7 +395,30 @@ struct FATileAttentionGradPass
             func, pass,
             "the dQ kernel's S, dP (block_m x block_n) and dQ (block_m x "
             "head_dim)",
-            element, dq.blockM * (2 * dq.blockN + headDim), dq.numWarps)));
+            element, dq.blockM * (2 * dq.blockN + headDim), dq.numWarps)) &&
+        succeeded(checkKernelSharedMemory(func, "dK/dV kernel", "K and V",
+                                          "Q and dO", element, headDim,
+                                          dkdv)) &&
+        succeeded(checkKernelSharedMemory(func, "dQ kernel", "Q and dO",
+                                          "K and V", element, headDim, dq)));
+  }
+
+  /// Both kernels stage four tiles: two of block_m rows (`blockMTiles`)
+  /// once, two of block_n rows (`blockNTiles`) in the loop, num_stages slots
+  /// each (fa-pipeline-kv-copies).
+  LogicalResult checkKernelSharedMemory(func::FuncOp func, StringRef kernel,
+                                        StringRef blockMTiles,
+                                        StringRef blockNTiles, Type element,
+                                        int64_t headDim, const GradConfig &c) {
+    int64_t rowBytes = headDim * element.getIntOrFloatBitWidth() / 8;
+    int64_t bytes = 2 * (c.blockM + c.numStages * c.blockN) * rowBytes;
+    std::string config;
+    llvm::raw_string_ostream os(config);
+    os << blockMTiles << ": " << c.blockM << " x " << headDim << " " << element
+       << " each, " << blockNTiles << ": " << c.numStages << " x " << c.blockN
+       << " x " << headDim << " each";
+    return checkSharedMemory(func, "fa-tile-attention-grad", kernel, config,
+                             bytes, chip, sharedBudget);
   }
 
   /// A kernel `name` taking `params` and the shared tiles `buffers`, in a
@@ -568,6 +591,11 @@ struct FATileAttentionGradPass
   }
 
   void runOnOperation() override {
+    FailureOr<int64_t> budget =
+        getSharedMemoryBudget(getOperation(), "fa-tile-attention-grad", chip);
+    if (failed(budget))
+      return signalPassFailure();
+    sharedBudget = *budget;
     if (failed(tileKernelFunctions(
             getOperation(),
             [](Operation *op) { return isa<AttentionGradOp>(op); },
@@ -577,5 +605,8 @@ struct FATileAttentionGradPass
             })))
       signalPassFailure();
   }
+
+  /// The static shared memory a kernel for `chip` may use.
+  int64_t sharedBudget = 0;
 };
 } // namespace

@@ -90,6 +90,20 @@ LogicalResult checkTileCopy(Operation *op, StringRef pass, StringRef tile,
                             int64_t rows, int64_t headDim, Type element,
                             int64_t numWarps);
 
+/// The static shared memory a kernel for `chip` may use (ptxas's limit), the
+/// largest of any supported chip when `chip` is empty. Fails, reporting on
+/// `op` prefixed with `pass`, for an unsupported chip.
+FailureOr<int64_t> getSharedMemoryBudget(Operation *op, StringRef pass,
+                                         StringRef chip);
+
+/// Checks that `bytes` of shared tiles of `kernel` (its configuration
+/// summarised by `config`) fit `budget` (from getSharedMemoryBudget for
+/// `chip`). Reports on `op`, prefixed with `pass`: past the budget ptxas
+/// refuses the PTX, long after the compiler said nothing.
+LogicalResult checkSharedMemory(Operation *op, StringRef pass, StringRef kernel,
+                                StringRef config, int64_t bytes, StringRef chip,
+                                int64_t budget);
+
 /// Checks what fa-overlap-softmax relies on in a kernel with
 /// overlap_softmax = 1: wgmma products (which run while the warps work) and
 /// two asynchronously filled slots per tile. Reports on `op`, prefixed with

@@ -30,6 +30,10 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
     Option<"numStages", "num-stages", "int64_t", /*default=*/"1",
            "Shared-memory slots per K and V tile: 1, or 2 (double "
            "buffering, applied by fa-pipeline-kv-copies)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "The GPU the kernels are for (fa-to-ptx passes its chip): the "
+           "shared tiles must fit its static shared memory; empty: no "
+           "particular chip (the largest of the supported ones)">,
   ];
   let dependentDialects = ["::mlir::fa::FADialect",
                            "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
@@ -79,6 +83,10 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "Buffers per tile the loops copy into: 2 lets "
            "fa-pipeline-kv-copies load the next tiles during this "
            "iteration, 1 keeps the copies synchronous">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "The GPU the kernels are for (fa-to-ptx passes its chip): each "
+           "kernel's shared tiles must fit its static shared memory; empty: "
+           "no particular chip (the largest of the supported ones)">,
   ];
   let dependentDialects = ["::mlir::fa::FADialect",
                            "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
