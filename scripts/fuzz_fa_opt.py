@@ -11,8 +11,9 @@ empty, garbage).
 
 A run fails when fa-opt dies by a signal, prints a crash marker ("LLVM ERROR",
 "PLEASE submit a bug report", "Stack dump", a failed assertion, "UNREACHABLE"),
-exits with a status other than 0 or 1, or runs past the time limit. A located
-diagnostic with exit status 1 is the right answer to a bad input.
+exits with a status other than 0 or 1, exits 1 without a word on stderr, or runs
+past the time limit. A located diagnostic with exit status 1 is the right answer
+to a bad input.
 
 Case i of seed S is always the same case (its generator is seeded with "S:i"),
 so `--seed S --runs N` is reproducible whatever --jobs is. Failures are grouped
@@ -220,8 +221,9 @@ MEMORY_SPACES = ["1", "3", "4", "5", "#gpu.address_space<workgroup>",
 WRONG_TYPED_VALUES = ["\"64\"", "64.0", "true", "false", "[64]", "unit", "{}", "64 : i1",
                       "-1 : i8", "99999999999999999999999", "64 : i32", "@sym", "dense<1> : vector<2xi64>",
                       "\"\"", "array<i64: 64>"]
-CHIPS = ["", "sm_50", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100",
-         "sm_100a", "sm_120a", "sm_", "sm_9999", "SM_90A", "bogus", "gfx90a"]
+CHIPS = ["", "sm_50", "sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
+         "sm_100", "sm_100a", "sm_101a", "sm_103a", "sm_120", "sm_120a", "sm_121a", "sm_", "sm_9999",
+         "SM_90A", "sm_90a ", "bogus", "gfx90a"]
 # Relative paths land in the run's scratch directory; the absolute ones cannot be created.
 PATHS = ["", "out", "a/b/c", ".", "/dev/null", "/dev/null/x", INPUT_NAME, "/proc/fuzz-fa-opt/x"]
 GARBAGE_STRINGS = ["", "abc", "'a b'", "{", "}", "\"", "=", "-1", "0x40", "1e3", "64abc", "+64",
@@ -530,7 +532,7 @@ def option_value(option: PassOption, rng: random.Random) -> str:
     kind, name = option.kind.lower(), option.name
     if kind in ("boolean", "bool"):
         return rng.choice(BOOLS)
-    if kind == "string" or "string" in kind:
+    if "string" in kind:
         if name == "chip":
             return rng.choice(CHIPS)
         if "dir" in name or "path" in name:
@@ -645,10 +647,15 @@ class Outcome:
         return self.returncode is None
 
     @property
+    def silent_failure(self) -> bool:
+        """Exit status 1 and not a word on stderr: the user cannot tell what went wrong."""
+        return self.returncode == 1 and not self.stderr.strip()
+
+    @property
     def failed(self) -> bool:
         if self.timed_out or self.returncode not in (0, 1) or self.ptxas_error:
             return True
-        return any(p.search(self.stderr) for p in CRASH_PATTERNS)
+        return self.silent_failure or any(p.search(self.stderr) for p in CRASH_PATTERNS)
 
 
 class Runner:
@@ -740,27 +747,41 @@ NOISE_FRAME = re.compile(
     r"\braise\b|\babort\b|__assert_fail|__pthread_kill|report_fatal_error|reportFatal|"
     r"llvm_unreachable_internal|libc\.so|__cxa_throw|__gnu_cxx|std::terminate|"
     r"__cxxabiv1|_Unwind|handleErrorImpl|OOMError|report_bad_alloc_error")
-# fa-opt's own frames: the binary (release builds) or the project's sources (debug info).
-PROJECT_FRAME = re.compile(r"fa-opt\+0x|/lib/(?:Dialect|Conversion|Pipelines)/")
+# fa-opt's own frames: in the binary (a release build's frames name it), in the fa
+# namespace, or in one of the project's source files (the symboliser names the file).
+PROJECT_SOURCES = {p.name for d in ("lib", "tools") for p in (REPO_ROOT / d).rglob("*.cpp")}
+PROJECT_FRAME = re.compile(r"fa-opt\+0x|\bmlir::fa::|(?:^|[\s/])(" +
+                           "|".join(re.escape(n) for n in sorted(PROJECT_SOURCES)) + r"):\d+")
 STACK_FRAME = re.compile(r"^\s*#\d+\s+0x[0-9a-fA-F]+\s+(.*)$", re.M)
 
 
 def frame_name(frame: str) -> str:
-    """`ns::f(int) /path/x.cpp:3:4` -> `ns::f`; an unsymbolised frame keeps binary+offset."""
-    frame = frame.replace("(anonymous namespace)::", "")
-    unsymbolised = re.fullmatch(r"\(([^()]*\+0x[0-9a-fA-F]+)\)", frame.strip())
+    """`ns::f(int) /path/x.cpp:3:4` -> `ns::f`, `void ns::g<T>(...)` -> `ns::g<T>`; an
+    unsymbolised frame keeps binary+offset."""
+    frame = frame.replace("(anonymous namespace)::", "").strip()
+    unsymbolised = re.fullmatch(r"\(([^()]*\+0x[0-9a-fA-F]+)\)", frame)
     if unsymbolised:
         return os.path.basename(unsymbolised.group(1))
-    depth, end = 0, len(frame)
+    while True:
+        end = name_end(frame)
+        rest = frame[end + 1:]
+        if frame[end:end + 1] == " " and re.match(r"[A-Za-z_~]", rest) and "(" in rest:
+            frame = rest  # that was a return type (templates print one)
+            continue
+        return frame[:end]
+
+
+def name_end(frame: str) -> int:
+    """Where the name ends: the first `(` or space outside template brackets."""
+    depth = 0
     for i, c in enumerate(frame):
         if c == "<":
             depth += 1
         elif c == ">":
             depth -= 1
         elif c in "( " and depth <= 0 and i > 0:
-            end = i
-            break
-    return frame[:end]
+            return i
+    return len(frame)
 
 
 def top_frames(stderr: str, count: int = 3) -> list[str]:
@@ -804,6 +825,8 @@ def signature_of(outcome: Outcome, args: tuple[str, ...]) -> str:
     where = project_frame or pass_names(args)
     if outcome.timed_out:
         return f"timeout in {where}"
+    if outcome.silent_failure:
+        return f"exit status 1 without a message in {pass_names(args)}"
     if outcome.ptxas_error:
         refusal = outcome.ptxas_error.splitlines()[1:] or ["no message"]
         return "ptxas refuses the PTX: " + normalise_message(re.sub(r"'[^']*'", "_", refusal[0]))
@@ -863,7 +886,8 @@ def write_reproducer(directory: Path, text: str, args: tuple[str, ...], outcome:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / INPUT_NAME).write_text(text)
     what = ("timed out" if outcome.timed_out else
-            "made PTX that ptxas refuses" if outcome.ptxas_error else "crashed")
+            "made PTX that ptxas refuses" if outcome.ptxas_error else
+            "exited 1 without a message" if outcome.silent_failure else "crashed")
     ptxas_step = f"{outcome.ptxas_error.splitlines()[0]}\n" if outcome.ptxas_error else ""
     (directory / "cmd.txt").write_text(f"# run in this directory; the run {what}\n"
                                        + command_line("fa-opt", args) + "\n" + ptxas_step)
