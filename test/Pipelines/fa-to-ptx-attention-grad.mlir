@@ -1,4 +1,5 @@
-// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
+// block-m=64: the generic (mma.sync) configuration, not sm_90a's default.
+// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="block-m=64 export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=DKDV < %t/g_dkdv.ptx
 // RUN: FileCheck %s --check-prefix=DQ < %t/g.ptx
 // RUN: FileCheck %s --check-prefix=DELTA < %t/g_delta.ptx

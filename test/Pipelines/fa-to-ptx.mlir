@@ -1,5 +1,7 @@
-// RUN: fa-opt %s --fa-to-ptx | FileCheck %s
-// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
+// block-m=64 keeps the passes' generic (mma.sync) configuration for the
+// function without fa.tile, not sm_90a's default (fa-to-ptx-defaults.mlir).
+// RUN: fa-opt %s --fa-to-ptx="block-m=64" | FileCheck %s
+// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="block-m=64 export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/attn_bf16.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
 

@@ -48,6 +48,13 @@ mlir::fa::readConfigEntries(Operation *op, StringRef attrName,
   auto dict = dyn_cast<DictionaryAttr>(attr);
   if (!dict)
     return op->emitError() << attrName << " must be a dictionary";
+  return readConfigEntries(op, attrName, dict, fields);
+}
+
+LogicalResult
+mlir::fa::readConfigEntries(Operation *op, StringRef attrName,
+                            DictionaryAttr dict,
+                            ArrayRef<std::pair<StringRef, int64_t *>> fields) {
   for (NamedAttribute entry : dict) {
     const auto *field = llvm::find_if(
         fields, [&](auto &f) { return f.first == entry.getName().strref(); });

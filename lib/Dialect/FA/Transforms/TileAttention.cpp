@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/DefaultTiles.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
@@ -275,22 +276,34 @@ struct FATileAttentionPass
 
   /// The pass options, overridden by the function's `fa.tile` dictionary
   /// (`{block_m = 64, block_n = 32, num_warps = 4, num_stages = 1}`), so one
-  /// library can hold kernels of different configurations.
-  FailureOr<TileConfig> configFor(func::FuncOp func) {
+  /// library can hold kernels of different configurations. A function
+  /// without fa.tile, when no tile option was given, takes the chip's default
+  /// (DefaultTiles.def), as the library's kernels do.
+  FailureOr<TileConfig> configFor(func::FuncOp func, AttentionOp op) {
     TileConfig config{blockM, blockN, numWarps, numStages};
     int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1,
             stageOutput = 0, warpgroupMma = 0, overlapSoftmax = 0;
-    if (failed(readConfigEntries(func, kTileConfigAttr,
-                                 {{"block_m", &config.blockM},
-                                  {"block_n", &config.blockN},
-                                  {"num_warps", &config.numWarps},
-                                  {"num_stages", &config.numStages},
-                                  {"q_in_shared", &queryInShared},
-                                  {"pipeline_copies", &pipelineCopies},
-                                  {"skip_unit_rescale", &skipUnitRescale},
-                                  {"stage_output", &stageOutput},
-                                  {"wgmma", &warpgroupMma},
-                                  {"overlap_softmax", &overlapSoftmax}})))
+    std::pair<StringRef, int64_t *> fields[] = {
+        {"block_m", &config.blockM},
+        {"block_n", &config.blockN},
+        {"num_warps", &config.numWarps},
+        {"num_stages", &config.numStages},
+        {"q_in_shared", &queryInShared},
+        {"pipeline_copies", &pipelineCopies},
+        {"skip_unit_rescale", &skipUnitRescale},
+        {"stage_output", &stageOutput},
+        {"wgmma", &warpgroupMma},
+        {"overlap_softmax", &overlapSoftmax}};
+    FailureOr<DictionaryAttr> defaults = getDefaultTileEntries(
+        func, chip,
+        blockM.hasValue() || blockN.hasValue() || numWarps.hasValue() ||
+            numStages.hasValue(),
+        AttentionDirection::Forward, op.getQuery().getType().getElementType(),
+        op.getHeadDim(), op.getCausal());
+    if (failed(defaults) ||
+        (*defaults &&
+         failed(readConfigEntries(func, kTileConfigAttr, *defaults, fields))) ||
+        failed(readConfigEntries(func, kTileConfigAttr, fields)))
       return failure();
     if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
                                  config.blockN, config.numWarps, "queries")))
@@ -379,7 +392,7 @@ struct FATileAttentionPass
     FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
     if (failed(names))
       return failure();
-    FailureOr<TileConfig> maybeConfig = configFor(func);
+    FailureOr<TileConfig> maybeConfig = configFor(func, op);
     if (failed(maybeConfig) ||
         failed(checkWarpgroupMma(func, op, *maybeConfig)) ||
         failed(checkTileSizes(func, op, *maybeConfig)))

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/DefaultTiles.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
@@ -322,22 +323,31 @@ struct FATileAttentionGradPass
   using Base::Base;
 
   /// The configuration of the delta and dK/dV kernels, and of the dQ kernel
-  /// (the first's, with dq_* entries in its place where given).
+  /// (the first's, with dq_* entries in its place where given): the pass
+  /// options, or the chip's default (DefaultTiles.def) for a function
+  /// without fa.tile when no tile option was given, then fa.tile.
   FailureOr<std::pair<GradConfig, GradConfig>> configsFor(func::FuncOp func,
-                                                          Type element) {
+                                                          AttentionGradOp op) {
+    Type element = op.getQuery().getType().getElementType();
     GradConfig config{blockM, blockN, numWarps, numStages};
     const int64_t unset = -1;
     GradConfig dq{unset, unset, unset, unset};
     int64_t warpgroupMma = 0;
-    if (failed(readConfigEntries(func, kTileConfigAttr,
-                                 {{"block_m", &config.blockM},
-                                  {"block_n", &config.blockN},
-                                  {"num_warps", &config.numWarps},
-                                  {"num_stages", &config.numStages},
-                                  {"dq_block_m", &dq.blockM},
-                                  {"dq_block_n", &dq.blockN},
-                                  {"dq_num_warps", &dq.numWarps},
-                                  {"wgmma", &warpgroupMma}})))
+    std::pair<StringRef, int64_t *> fields[] = {
+        {"block_m", &config.blockM},     {"block_n", &config.blockN},
+        {"num_warps", &config.numWarps}, {"num_stages", &config.numStages},
+        {"dq_block_m", &dq.blockM},      {"dq_block_n", &dq.blockN},
+        {"dq_num_warps", &dq.numWarps},  {"wgmma", &warpgroupMma}};
+    FailureOr<DictionaryAttr> defaults = getDefaultTileEntries(
+        func, chip,
+        blockM.hasValue() || blockN.hasValue() || numWarps.hasValue() ||
+            numStages.hasValue(),
+        AttentionDirection::Backward, element,
+        op.getQuery().getType().getDimSize(3), op.getCausal());
+    if (failed(defaults) ||
+        (*defaults &&
+         failed(readConfigEntries(func, kTileConfigAttr, *defaults, fields))) ||
+        failed(readConfigEntries(func, kTileConfigAttr, fields)))
       return failure();
     if (failed(checkConfigFlag(func, "fa-tile-attention-grad", "wgmma",
                                warpgroupMma)))
@@ -473,8 +483,7 @@ struct FATileAttentionGradPass
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
     MemRefType queryType = op.getQuery().getType();
-    FailureOr<std::pair<GradConfig, GradConfig>> configs =
-        configsFor(func, queryType.getElementType());
+    FailureOr<std::pair<GradConfig, GradConfig>> configs = configsFor(func, op);
     if (failed(configs) ||
         failed(checkTileSizes(func, queryType.getElementType(),
                               queryType.getDimSize(3), configs->first,

@@ -41,6 +41,10 @@ int64_t getTileConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
 LogicalResult
 readConfigEntries(Operation *op, StringRef attrName,
                   ArrayRef<std::pair<StringRef, int64_t *>> fields);
+/// The same for the entries of `dict` (reported as `attrName` of `op`).
+LogicalResult
+readConfigEntries(Operation *op, StringRef attrName, DictionaryAttr dict,
+                  ArrayRef<std::pair<StringRef, int64_t *>> fields);
 
 /// Function attribute holding a row-wise (LayerNorm) kernel's configuration
 /// (`rows`, `block_cols`, `num_warps`, ...), as kTileConfigAttr does for

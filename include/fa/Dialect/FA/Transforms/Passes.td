@@ -19,6 +19,12 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
     tile masked; `--fa-fuse-online-softmax` and `--fa-eliminate-causal-tiles`
     then make it fast. Kernel metadata (grid, block, configuration) is
     recorded in the `fa.kernels` attribute of the module for the manifest.
+
+    The configuration: the options, overridden by the function's `fa.tile`;
+    a function without one, when no tile option was given, takes the `chip`'s
+    entry of DefaultTiles.def (the kernel library's default for its group).
+    Every size is checked against what the lowering handles and the chip's
+    shared memory.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
@@ -31,9 +37,11 @@ def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
            "Shared-memory slots per K and V tile: 1, or 2 (double "
            "buffering, applied by fa-pipeline-kv-copies)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
-           "The GPU the kernels are for (fa-to-ptx passes its chip): the "
-           "shared tiles must fit its static shared memory; empty: no "
-           "particular chip (the largest of the supported ones)">,
+           "The GPU the kernels are for (fa-to-ptx passes its chip): a "
+           "function without fa.tile, when no tile option is given, gets "
+           "its default configuration (DefaultTiles.def), and the shared "
+           "tiles must fit its static shared memory; empty: no particular "
+           "chip (generic defaults, the largest shared memory of any)">,
   ];
   let dependentDialects = ["::mlir::fa::FADialect",
                            "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
@@ -67,7 +75,9 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
     tiles its loop walks; `num_warps`; `num_stages`). The dQ kernel takes
     `dq_block_m`, `dq_block_n` and `dq_num_warps` where given (it holds one
     accumulator where the dK/dV kernel holds two, so it affords larger
-    tiles). All operand tiles are staged in shared memory; the loops are
+    tiles). A function without `fa.tile`, when no tile option was given,
+    takes the `chip`'s entry of DefaultTiles.def. All operand tiles are
+    staged in shared memory; the loops are
     marked `fa.copy_loop`, so that with `num_stages = 2` fa-pipeline-kv-copies
     loads the next iteration's tiles during this one. Kernel metadata (including the companions' names on the
     dq kernel) goes to the module's `fa.kernels`.
@@ -84,9 +94,12 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "fa-pipeline-kv-copies load the next tiles during this "
            "iteration, 1 keeps the copies synchronous">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
-           "The GPU the kernels are for (fa-to-ptx passes its chip): each "
-           "kernel's shared tiles must fit its static shared memory; empty: "
-           "no particular chip (the largest of the supported ones)">,
+           "The GPU the kernels are for (fa-to-ptx passes its chip): a "
+           "function without fa.tile, when no tile option is given, gets "
+           "its default configuration (DefaultTiles.def), and each kernel's "
+           "shared tiles must fit its static shared memory; empty: no "
+           "particular chip (generic defaults, the largest shared memory of "
+           "any)">,
   ];
   let dependentDialects = ["::mlir::fa::FADialect",
                            "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

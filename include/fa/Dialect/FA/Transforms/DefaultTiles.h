@@ -1,0 +1,41 @@
+//===- DefaultTiles.h - Default attention tile configurations ---*- C++ -*-===//
+//
+// The reader of DefaultTiles.def for the tiling passes: the configuration a
+// kernel without fa.tile gets on a chip, the same one the kernel library
+// ships as that group's default.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DIALECT_FA_TRANSFORMS_DEFAULTTILES_H
+#define FA_DIALECT_FA_TRANSFORMS_DEFAULTTILES_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::fa {
+
+/// Which kernels of an attention a default configures.
+enum class AttentionDirection { Forward, Backward };
+
+/// The fa.tile entries DefaultTiles.def gives the attention kernels of `op`
+/// (`direction`, operands of `element`, `headDim`, `causal`) on `chip`, or a
+/// null dictionary when it has none. Fails, reporting on `op`, for an entry
+/// that does not parse as a dictionary's entries.
+FailureOr<DictionaryAttr> lookupDefaultTile(Operation *op, StringRef chip,
+                                            AttentionDirection direction,
+                                            Type element, int64_t headDim,
+                                            bool causal);
+
+/// The configuration the kernels of `func` start from before its own
+/// fa.tile: the chip's default (lookupDefaultTile) for a function without
+/// fa.tile when no tile option was given (`tileOptionsGiven`), else a null
+/// dictionary (the pass options).
+FailureOr<DictionaryAttr> getDefaultTileEntries(Operation *func, StringRef chip,
+                                                bool tileOptionsGiven,
+                                                AttentionDirection direction,
+                                                Type element, int64_t headDim,
+                                                bool causal);
+
+} // namespace mlir::fa
+
+#endif // FA_DIALECT_FA_TRANSFORMS_DEFAULTTILES_H

@@ -1,0 +1,94 @@
+// Kernels without fa.tile take the chip's default configuration from
+// include/fa/Dialect/FA/Transforms/DefaultTiles.def, the one the kernel
+// library ships as each group's default: on sm_90a, wgmma (and, at D=128
+// without a mask, the softmax overlapped with P @ V). A tile option or
+// fa.tile wins; another chip, or a kernel the table has no entry for, keeps
+// the generic 64 x 64 mma.sync configuration.
+// RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx | FileCheck %s --check-prefix=EXAMPLE
+// RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx="block-n=64" | FileCheck %s --check-prefix=OPTION
+// RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=OPTION
+// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
+// RUN: FileCheck %s --check-prefix=BWD < %t/bwd_dkdv.ptx
+
+// EXAMPLE: gpu.binary @attention_bf16_d64_causal
+// EXAMPLE-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// OPTION: gpu.binary @attention_bf16_d64_causal
+// OPTION-NOT: wgmma
+// OPTION-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// The manifest records what each kernel got (its config, then its name).
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 128,
+// MANIFEST-NEXT: "block_n": 128,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 8,
+// MANIFEST-NEXT: "overlap_softmax": 1,
+// MANIFEST-NEXT: "pipeline_copies": 1,
+// MANIFEST-NEXT: "q_in_shared": 1,
+// MANIFEST-NEXT: "skip_unit_rescale": 1,
+// MANIFEST-NEXT: "stage_output": 0,
+// MANIFEST-NEXT: "wgmma": 1
+// MANIFEST: "name": "fwd_d128",
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 64,
+// MANIFEST-NEXT: "block_n": 16,
+// MANIFEST-NEXT: "num_stages": 1,
+// MANIFEST-NEXT: "num_warps": 4,
+// MANIFEST-NEXT: "overlap_softmax": 0,
+// MANIFEST-NEXT: "pipeline_copies": 0,
+// MANIFEST: "name": "fwd_f32",
+// fa.tile wins over the default; the entries it leaves out come from the
+// options.
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 64,
+// MANIFEST-NEXT: "block_n": 32,
+// MANIFEST-NEXT: "num_stages": 1,
+// MANIFEST-NEXT: "num_warps": 4,
+// MANIFEST: "wgmma": 0
+// MANIFEST: "name": "fwd_tiled",
+// The backward's dK/dV kernel: two warpgroups of keys; its dQ kernel one
+// warpgroup of queries.
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 128,
+// MANIFEST-NEXT: "block_n": 64,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 8,
+// MANIFEST-NEXT: "skip_unit_rescale": 0,
+// MANIFEST-NEXT: "wgmma": 1
+// MANIFEST: "name": "bwd_dkdv",
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 64,
+// MANIFEST-NEXT: "block_n": 64,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 4,
+// MANIFEST-NEXT: "skip_unit_rescale": 0,
+// MANIFEST-NEXT: "wgmma": 1
+// MANIFEST: "name": "bwd",
+
+// BWD: .visible .entry bwd_dkdv(
+// BWD: wgmma.mma_async.sync.aligned
+
+!h = memref<?x?x?x128xbf16>
+!f = memref<?x?x?x64xf32>
+!t = memref<?x?x?x64xf16>
+!s = memref<?x?x?xf32>
+func.func @fwd_d128(%q: !h, %k: !h, %v: !h, %o: !h) {
+  fa.attention ins(%q, %k, %v : !h, !h, !h) outs(%o : !h)
+  return
+}
+
+func.func @fwd_f32(%q: !f, %k: !f, %v: !f, %o: !f) {
+  fa.attention ins(%q, %k, %v : !f, !f, !f) outs(%o : !f) causal
+  return
+}
+
+func.func @fwd_tiled(%q: !h, %k: !h, %v: !h, %o: !h) attributes {fa.tile = {block_n = 32}} {
+  fa.attention ins(%q, %k, %v : !h, !h, !h) outs(%o : !h)
+  return
+}
+
+func.func @bwd(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
+  return
+}
