@@ -258,12 +258,37 @@ struct FAFuseOnlineSoftmaxPass
       signalPassFailure();
   }
 
+  /// Every fa.softmax_phase must name a phase fa-tile-attention writes
+  /// ("max", "sum", "accumulate") or this pass's "online": a loop marked
+  /// otherwise is an error on that loop (it crashed when not a string, and
+  /// failed without a message when another string).
+  static LogicalResult verifyPhaseMarks(gpu::GPUFuncOp func) {
+    WalkResult walk = func.walk([&](scf::ForOp loop) {
+      Attribute mark = loop->getAttr(kSoftmaxPhaseAttr);
+      if (!mark)
+        return WalkResult::advance();
+      auto phase = dyn_cast<StringAttr>(mark);
+      if (phase && llvm::is_contained(ArrayRef<StringRef>{"max", "sum",
+                                                          "accumulate",
+                                                          "online"},
+                                      phase.getValue()))
+        return WalkResult::advance();
+      loop.emitError() << "fa-fuse-online-softmax: " << kSoftmaxPhaseAttr
+                       << " must be \"max\", \"sum\", \"accumulate\" or "
+                          "\"online\", got "
+                       << mark;
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
   LogicalResult fuseFunction(gpu::GPUFuncOp func) {
+    if (failed(verifyPhaseMarks(func)))
+      return failure();
     bool hasPhases = false;
     func.walk([&](scf::ForOp loop) {
-      hasPhases |= loop->hasAttr(kSoftmaxPhaseAttr) &&
-                   loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr)
-                           .getValue() != "online";
+      auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
+      hasPhases |= phase && phase.getValue() != "online";
     });
     if (!hasPhases)
       return success();
