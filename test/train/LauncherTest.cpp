@@ -232,19 +232,34 @@ void expectRanksEnd(const std::vector<pid_t> &pids) {
   }
 }
 
+/// A launcher of two sleeping ranks that was sent a signal and reaped.
+struct SignalledLauncher {
+  std::string directory;
+  std::vector<pid_t> ranks;
+  int status = 0; // The launcher's, from waitpid.
+};
+
+/// Starts a launcher of two ranks that sleep, sends it `signal` once both
+/// have started, and reaps it (the caller holds a ScopedSubreaper, so the
+/// ranks it orphans are this process's to wait for).
+SignalledLauncher signalLauncher(int signal) {
+  SignalledLauncher result{testDirectory(), {}, 0};
+  pid_t launcher = forkLauncher(
+      result.directory,
+      {"--write", result.directory, "--wait-for-all", "sleep", "sleep"}, 2);
+  EXPECT_GT(launcher, 0);
+  result.ranks = rankPids(result.directory, 2);
+  kill(launcher, signal);
+  EXPECT_EQ(waitpid(launcher, &result.status, 0), launcher);
+  return result;
+}
+
 TEST(LauncherTest, RanksDieWithAKilledLauncher) {
   ScopedSubreaper subreaper;
-  std::string directory = testDirectory();
-  pid_t launcher = forkLauncher(
-      directory, {"--write", directory, "--wait-for-all", "sleep", "sleep"}, 2);
-  ASSERT_GT(launcher, 0);
-  std::vector<pid_t> pids = rankPids(directory, 2);
-  kill(launcher, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  ASSERT_EQ(pids.size(), 2u) << "the ranks did not start";
-  expectRanksEnd(pids);
+  SignalledLauncher killed = signalLauncher(SIGKILL);
+  EXPECT_TRUE(WIFSIGNALED(killed.status) && WTERMSIG(killed.status) == SIGKILL);
+  ASSERT_EQ(killed.ranks.size(), 2u) << "the ranks did not start";
+  expectRanksEnd(killed.ranks);
 }
 
 /// SIGHUP (the terminal closed), SIGTERM and SIGINT to the launcher.
@@ -253,19 +268,12 @@ class LauncherSignalTest : public ::testing::TestWithParam<int> {};
 TEST_P(LauncherSignalTest, StopsTheRanksAndSaysSo) {
   const int signal = GetParam();
   ScopedSubreaper subreaper;
-  std::string directory = testDirectory();
-  pid_t launcher = forkLauncher(
-      directory, {"--write", directory, "--wait-for-all", "sleep", "sleep"}, 2);
-  ASSERT_GT(launcher, 0);
-  std::vector<pid_t> pids = rankPids(directory, 2);
-  kill(launcher, signal);
-  int status = 0;
-  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
-  ASSERT_EQ(pids.size(), 2u) << "the ranks did not start";
-  expectRanksEnd(pids);
-  ASSERT_TRUE(WIFEXITED(status)) << "the launcher died of the signal";
-  EXPECT_EQ(WEXITSTATUS(status), 128 + signal);
-  EXPECT_EQ(readBytes(directory + "/launcher.txt"),
+  SignalledLauncher signalled = signalLauncher(signal);
+  ASSERT_EQ(signalled.ranks.size(), 2u) << "the ranks did not start";
+  expectRanksEnd(signalled.ranks);
+  ASSERT_TRUE(WIFEXITED(signalled.status)) << "the launcher died of the signal";
+  EXPECT_EQ(WEXITSTATUS(signalled.status), 128 + signal);
+  EXPECT_EQ(readBytes(signalled.directory + "/launcher.txt"),
             "the launcher received signal " + std::to_string(signal) + " (" +
                 strsignal(signal) + ") and stopped the ranks");
 }
