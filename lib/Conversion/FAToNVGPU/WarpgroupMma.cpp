@@ -9,18 +9,28 @@
 // after the wait while other work (another product, the softmax) can run
 // between the two.
 //
+// The second half lowers fa.tile_matmul onto those products: descriptors of
+// the shared operands per k step, the issue where the op was, and the wait
+// placed just before the product's first use.
+//
 //===----------------------------------------------------------------------===//
 
 #include "WarpgroupMma.h"
+#include "TileLayout.h"
+#include "TileMatmul.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
+using namespace mlir::fa;
 
 namespace {
 /// Descriptor fields hold byte quantities in 16-byte units.
@@ -156,4 +166,135 @@ SmallVector<Value> mlir::fa::waitForWarpgroupMma(ImplicitLocOpBuilder &b,
   std::string text =
       llvm::formatv("wgmma.wait_group.sync.aligned {0};", pending).str();
   return f32Asm(b, issued.size(), issued, text, tiedF32(issued.size()));
+}
+
+//===----------------------------------------------------------------------===//
+// fa.tile_matmul as wgmma
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// be in flight there: before the first op of its block that uses the
+/// result (or holds a use), leaving pending the products issued directly
+/// in the block in between, which were committed after it (commit groups
+/// complete in order). Issued early, a product then runs while the warps
+/// work on something else: the backward issues its two score-like
+/// products back to back and waits for the second only when it needs it.
+/// Products in nested regions are not counted, which only makes the wait
+/// stricter.
+std::pair<Operation *, int64_t> warpgroupWaitPoint(TileMatmulOp op) {
+  Block *block = op->getBlock();
+  Operation *firstUse = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
+      firstUse = inBlock;
+  }
+  if (!firstUse)
+    return {op->getNextNode(), 0};
+  int64_t pending = 0;
+  for (Operation *between = op->getNextNode(); between != firstUse;
+       between = between->getNextNode())
+    if (auto product = dyn_cast<TileMatmulOp>(between))
+      pending += !getElementTypeOrSelf(product.getA().getType()).isF32();
+  return {firstUse, pending};
+}
+
+/// A register pair as the i32 an asm operand takes.
+Value asI32(ImplicitLocOpBuilder &b, Value pair) {
+  if (pair.getType().isInteger(32))
+    return pair;
+  Value word =
+      vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
+}
+
+/// The operands of each 16-wide k step: descriptors of the shared A (the
+/// warpgroup's 64 rows) and B, or a register A's fragments.
+SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
+                                                TileMatmulOp op,
+                                                TileMatmulOp::Adaptor adaptor) {
+  auto aType = cast<ShapedType>(op.getA().getType());
+  Type element = aType.getElementType();
+  int64_t k = aType.getDimSize(1);
+  bool transposeB = op.getTransposeB();
+  auto byteOffset = [&](int64_t bytes) {
+    return arith::ConstantIndexOp::create(b, bytes).getResult();
+  };
+  // Rows longer than 128 bytes are stored as 128-byte panels, one after
+  // the other (see sharedChunkPosition); a K-major k step past a panel's
+  // 128 bytes moves to the next panel.
+  int64_t stepBytes = 16 * element.getIntOrFloatBitWidth() / 8;
+  auto kMajorOffset = [&](Value tile, int64_t kStep) {
+    int64_t panelBytes =
+        cast<MemRefType>(tile.getType()).getDimSize(0) * kSwizzleAtomRowBytes;
+    int64_t bytes = kStep * stepBytes;
+    return bytes / kSwizzleAtomRowBytes * panelBytes +
+           bytes % kSwizzleAtomRowBytes;
+  };
+  // The warpgroup's 64 rows of a shared A.
+  Value aRows;
+  if (isa<MemRefType>(adaptor.getA().getType())) {
+    Value warpgroup =
+        arith::DivUIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
+                               index(b, 4 * kThreadsPerWarp));
+    aRows = arith::MulIOp::create(
+        b, warpgroup, index(b, 4 * kMmaRows * kSwizzleAtomRowBytes));
+  }
+  auto bType = cast<MemRefType>(adaptor.getB().getType());
+  SmallVector<WarpgroupMmaStep> steps;
+  for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
+    WarpgroupMmaStep step;
+    if (aRows) {
+      step.aDescriptor = sharedMatrixDescriptor(
+          b, adaptor.getA(),
+          arith::AddIOp::create(
+              b, aRows, byteOffset(kMajorOffset(adaptor.getA(), kStep))),
+          kDescriptorUnitBytes, kSwizzleAtomBytes);
+    } else {
+      step.aRegisters = operandRegisters(b, element, adaptor.getA(), 0, kStep);
+      for (Value &reg : step.aRegisters)
+        reg = asI32(b, reg);
+    }
+    // K-major B: 32 bytes along the rows; MN-major B: 16 rows down, the
+    // 8-row groups of the step 1024 bytes apart and its 64-column atoms a
+    // panel apart.
+    int64_t panelBytes = bType.getDimSize(0) * kSwizzleAtomRowBytes;
+    step.bDescriptor = sharedMatrixDescriptor(
+        b, adaptor.getB(),
+        byteOffset(transposeB ? kMajorOffset(adaptor.getB(), kStep)
+                              : 16 * kStep * kSwizzleAtomRowBytes),
+        transposeB ? kDescriptorUnitBytes : panelBytes, kSwizzleAtomBytes);
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+/// The accumulator in wgmma's order (block by block, 4 values each); none
+/// when it starts as zeros.
+SmallVector<Value> accumulatorValues(ImplicitLocOpBuilder &b, TileMatmulOp op,
+                                     TileMatmulOp::Adaptor adaptor) {
+  int64_t accBlocks = op.getAcc().getType().getDimSize(1) / kColsPerBlock;
+  SmallVector<Value> accValues;
+  if (!matchPattern(op.getAcc(), m_AnyZeroFloat()))
+    for (int64_t block = 0; block < accBlocks; ++block)
+      for (int64_t v = 0; v < kValuesPerBlock; ++v)
+        accValues.push_back(vector::ExtractOp::create(
+            b, adaptor.getAcc(), ArrayRef<int64_t>{block, v}));
+  return accValues;
+}
+} // namespace
+
+Value mlir::fa::lowerWarpgroupMatmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
+                                     TileMatmulOp::Adaptor adaptor) {
+  SmallVector<WarpgroupMmaStep> steps = warpgroupMmaSteps(b, op, adaptor);
+  SmallVector<Value> accValues = accumulatorValues(b, op, adaptor);
+  Type element = getElementTypeOrSelf(op.getA().getType());
+  SmallVector<Value> issued = issueWarpgroupMma(
+      b, element.isF16() ? "f16" : "bf16", op.getAcc().getType().getDimSize(1),
+      /*mnMajorB=*/!op.getTransposeB(), accValues, steps);
+  auto [waitBefore, pending] = warpgroupWaitPoint(op);
+  b.setInsertionPoint(waitBefore);
+  SmallVector<Value> results = waitForWarpgroupMma(b, issued, pending);
+  return vector::FromElementsOp::create(
+      b, cast<VectorType>(adaptor.getAcc().getType()), results);
 }

@@ -1,0 +1,456 @@
+//===- MemoryOps.cpp - Tile loads, stores and copies ----------------------===//
+//
+// Global memory to a lane's share and back, block-wide copies into swizzled
+// shared tiles (synchronous or cp.async) and per-row statistics. Block-wide
+// copies split a tile into 16-byte chunks, consecutive threads on consecutive
+// chunks of a row, so that global accesses coalesce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+#include "TileLayout.h"
+#include "WarpgroupMma.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+/// wgmma reads shared memory through the async proxy: this thread's writes
+/// to shared tiles become visible to it (once everyone passed the barrier
+/// that follows).
+void fenceForAsyncProxy(ImplicitLocOpBuilder &b) {
+  NVVM::FenceProxyOp::create(
+      b,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
+/// How the block splits a copy of a `rows x cols` shared tile into 16-byte
+/// chunks: thread t copies chunks t, t + threads, ... (consecutive threads
+/// take consecutive chunks of a row, so global reads coalesce).
+struct ChunkedCopy {
+  int64_t perChunk, chunksPerRow, chunksPerThread;
+};
+
+FailureOr<ChunkedCopy> chunkedCopy(Operation *op, MemRefType dest,
+                                   int64_t numThreads) {
+  int64_t perChunk = chunkElems(dest.getElementType());
+  int64_t chunksPerRow = dest.getDimSize(1) / perChunk;
+  int64_t chunks = dest.getDimSize(0) * chunksPerRow;
+  if (chunks % numThreads != 0)
+    return op->emitOpError()
+           << "cannot split " << chunks << " 16-byte chunks evenly over "
+           << numThreads << " threads";
+  return ChunkedCopy{perChunk, chunksPerRow, chunks / numThreads};
+}
+
+/// The 128-byte panels a shared-tile row is split into for wgmma (whose
+/// 128-byte swizzle atoms are 128 bytes wide): 1 for the ldmatrix layout.
+int64_t panelsOf(MemRefType tile, bool warpgroupMma) {
+  if (!warpgroupMma)
+    return 1;
+  int64_t rowBytes = tile.getDimSize(1) * tile.getElementTypeBitWidth() / 8;
+  return std::max<int64_t>(1, rowBytes / kSwizzleAtomRowBytes);
+}
+
+/// (memref row, first column) of 16-byte chunk `chunk` of logical row `row`
+/// of a shared tile of `rows` rows. With one panel: the same row, the chunk
+/// swizzled by row % 8. With P panels, the tile is stored panel after panel,
+/// each `rows` x 128 bytes with the same swizzle inside: chunk c of row r
+/// sits at 128-byte row (c / 8) x rows + r of the buffer, which the
+/// [rows][cols] memref holds P to a row.
+std::pair<Value, Value> sharedChunkPosition(ImplicitLocOpBuilder &b, Value row,
+                                            Value chunk, int64_t rows,
+                                            int64_t panels, Type element) {
+  if (panels == 1)
+    return {row, swizzledColumn(b, row, chunk, element)};
+  Value chunksPerPanel = index(b, kSwizzleRows);
+  Value swizzled = arith::XOrIOp::create(
+      b, arith::RemUIOp::create(b, chunk, chunksPerPanel),
+      arith::RemUIOp::create(b, row, index(b, kSwizzleRows)));
+  Value panelRow = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, arith::DivUIOp::create(b, chunk, chunksPerPanel),
+                            index(b, rows)),
+      row);
+  Value memrefRow = arith::DivUIOp::create(b, panelRow, index(b, panels));
+  Value memrefChunk = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, panelRow, index(b, panels)),
+          chunksPerPanel),
+      swizzled);
+  return {memrefRow,
+          arith::MulIOp::create(b, memrefChunk, index(b, chunkElems(element)))};
+}
+
+/// Calls `copyChunk(view, viewRow, viewCol, sourceRow, sourceCol)` for each
+/// chunk this thread copies: the chunk sits at (viewRow, viewCol) of `view`,
+/// `tile` or a view of some of its rows, `viewCol` already swizzled; the
+/// tile stored in `panels` panels (see sharedChunkPosition).
+template <typename Adaptor>
+void forEachChunk(
+    ImplicitLocOpBuilder &b, const ChunkedCopy &copy, int64_t numThreads,
+    Value tile, int64_t panels, Adaptor adaptor,
+    function_ref<void(Value, Value, Value, Value, Value)> copyChunk) {
+  auto tileType = cast<MemRefType>(tile.getType());
+  Type element = tileType.getElementType();
+  int64_t rows = tileType.getDimSize(0);
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  // When the block covers whole rows per step, thread t's chunks share one
+  // column and sit a constant number of rows apart: two lane values and
+  // constant offsets (immediates), instead of a row and a column per chunk,
+  // which stayed live wherever copies of the same shape were CSE'd.
+  int64_t rowsPerStep = numThreads / copy.chunksPerRow;
+  bool wholeRows = numThreads % copy.chunksPerRow == 0;
+  Value firstRow = arith::DivUIOp::create(b, tid, index(b, copy.chunksPerRow));
+  Value firstCol = arith::RemUIOp::create(b, tid, index(b, copy.chunksPerRow));
+  // When the step is also a multiple of the swizzle period, every chunk has
+  // the first one's swizzle phase: chunk i is (firstRow, one swizzled column)
+  // of a view starting i steps down, whose constant offset becomes the
+  // instruction's immediate. Indexing the tile at firstRow + i x step instead
+  // left LLVM one 64-bit shared address per chunk, live across the loop.
+  // With panels, chunk i sits step / panels memref rows further down.
+  if (wholeRows && rowsPerStep % kSwizzleRows == 0 &&
+      rowsPerStep % panels == 0) {
+    auto [viewRow, viewCol] =
+        sharedChunkPosition(b, firstRow, firstCol, rows, panels, element);
+    for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
+      int64_t rowOffset = i * rowsPerStep;
+      int64_t viewOffset = rowOffset / panels;
+      int64_t viewRows = panels == 1 ? rowsPerStep : rows - viewOffset;
+      Value view = memref::SubViewOp::create(
+          b, tile, ArrayRef<int64_t>{viewOffset, 0},
+          ArrayRef<int64_t>{viewRows, tileType.getDimSize(1)},
+          ArrayRef<int64_t>{1, 1});
+      Value tileRow = arith::AddIOp::create(b, firstRow, index(b, rowOffset));
+      copyChunk(view, viewRow, viewCol,
+                arith::AddIOp::create(b, adaptor.getRow(), tileRow),
+                arith::MulIOp::create(b, firstCol, index(b, copy.perChunk)));
+    }
+    return;
+  }
+  for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
+    Value row, chunkCol;
+    if (wholeRows) {
+      row = arith::AddIOp::create(b, firstRow, index(b, i * rowsPerStep));
+      chunkCol = firstCol;
+    } else {
+      Value chunk = arith::AddIOp::create(b, tid, index(b, i * numThreads));
+      row = arith::DivUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+      chunkCol = arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
+    }
+    auto [tileRow, tileCol] =
+        sharedChunkPosition(b, row, chunkCol, rows, panels, element);
+    copyChunk(tile, tileRow, tileCol,
+              arith::AddIOp::create(b, adaptor.getRow(), row),
+              arith::MulIOp::create(b, chunkCol, index(b, copy.perChunk)));
+  }
+}
+
+/// Stores each lane's pairs: into rows of the global slice (bounds-checked)
+/// or into the swizzled staging tile (tile-relative rows, all of them).
+void storePairs(ImplicitLocOpBuilder &b, StoreTileOp op,
+                StoreTileOp::Adaptor adaptor, Value target, bool toStaging) {
+  Value value = adaptor.getValue();
+  int64_t rowBlocks =
+      rowBlocksOf(value.getType(), op.getValue().getType().getDimSize(1));
+  int64_t blocks = cast<VectorType>(value.getType()).getDimSize(0) / rowBlocks;
+  Type element = getElementTypeOrSelf(value.getType());
+  Lane lane = laneOf(b, rowBlocks);
+  Value seq = toStaging ? Value() : memref::DimOp::create(b, target, 2);
+  Value firstRow = toStaging ? index(b, 0) : adaptor.getRow();
+  for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+    int64_t m = rowSlot / 2, h = rowSlot % 2;
+    Value row = laneRow(b, lane, firstRow, m, h);
+    OpBuilder::InsertionGuard guard(b);
+    if (!toStaging) {
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq);
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    for (int64_t n = 0; n < blocks; ++n) {
+      Value pair = vector::ExtractStridedSliceOp::create(
+          b,
+          vector::ExtractOp::create(b, value,
+                                    ArrayRef<int64_t>{m * blocks + n}),
+          ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+      Value col = arith::AddIOp::create(b, lane.pairColumn,
+                                        index(b, kColsPerBlock * n));
+      if (toStaging) {
+        // Lane part + constant, as for ldmatrix: 8 address registers
+        // instead of one per pair.
+        auto [stagingRow, chunkStart] =
+            splitSwizzledAddress(b, lane.rowInTile, kMmaRows * m + 8 * h,
+                                 /*chunkLane=*/Value(), n, element);
+        alignedStore(
+            b, pair, target,
+            ValueRange{stagingRow,
+                       arith::AddIOp::create(b, chunkStart, lane.pairColumn)});
+      } else
+        alignedStore(
+            b, pair, target,
+            ValueRange{adaptor.getBatch(), adaptor.getHead(), row, col});
+    }
+  }
+}
+
+/// f32 `source[batch, head, index]`, or 0 when `index` >= seq (the index is
+/// clamped so the load stays inside the buffer).
+Value loadStat(ImplicitLocOpBuilder &b, Value source, Value batch, Value head,
+               Value position) {
+  Value seq = memref::DimOp::create(b, source, 2);
+  Value inside =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq);
+  Value last = arith::SubIOp::create(b, seq, index(b, 1));
+  Value value = memref::LoadOp::create(
+      b, source,
+      ValueRange{batch, head, arith::MinUIOp::create(b, position, last)});
+  return arith::SelectOp::create(
+      b, inside, value, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)));
+}
+} // namespace
+
+LogicalResult
+ConvertLoadTile::matchAndRewrite(LoadTileOp op, OpAdaptor adaptor,
+                                 ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  auto type = cast<VectorType>(
+      getTypeConverter()->convertType(op.getResult().getType()));
+  int64_t rowBlocks = rowBlocksOf(type, op.getResult().getType().getDimSize(1));
+  int64_t blocks = type.getDimSize(0) / rowBlocks;
+  Lane lane = laneOf(b, rowBlocks);
+  Value result =
+      splatConstant(b, type, b.getFloatAttr(type.getElementType(), 0.0));
+  for (int64_t m = 0; m < rowBlocks; ++m) {
+    Value rows[2] = {laneRow(b, lane, adaptor.getRow(), m, 0),
+                     laneRow(b, lane, adaptor.getRow(), m, 1)};
+    for (int64_t n = 0; n < blocks; ++n) {
+      Value col = arith::AddIOp::create(b, lane.pairColumn,
+                                        index(b, kColsPerBlock * n));
+      Value pairs[2];
+      for (int h = 0; h < 2; ++h)
+        pairs[h] = loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
+                                  adaptor.getHead(), rows[h], col, 2);
+      Value block = vector::ShuffleOp::create(b, pairs[0], pairs[1],
+                                              ArrayRef<int64_t>{0, 1, 2, 3});
+      result = vector::InsertOp::create(b, block, result,
+                                        ArrayRef<int64_t>{m * blocks + n});
+    }
+  }
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
+LogicalResult
+ConvertStageTile::matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) const {
+  MemRefType dest = op.getDest().getType();
+  FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, numThreads);
+  if (failed(copy))
+    return failure();
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  gpu::BarrierOp::create(b);
+  forEachChunk(
+      b, *copy, numThreads, adaptor.getDest(), panelsOf(dest, warpgroupMma),
+      adaptor,
+      [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
+        Value data =
+            loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
+                           adaptor.getHead(), srcRow, srcCol, copy->perChunk);
+        vector::StoreOp::create(b, data, view, ValueRange{row, col});
+      });
+  if (warpgroupMma)
+    fenceForAsyncProxy(b);
+  gpu::BarrierOp::create(b);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult ConvertCopyTileAsync::matchAndRewrite(
+    CopyTileAsyncOp op, OpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  MemRefType dest = op.getDest().getType();
+  FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, numThreads);
+  if (failed(copy))
+    return failure();
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  Value source = adaptor.getSource();
+  Value seq = memref::DimOp::create(b, source, 2);
+  Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
+  Value full = index(b, copy->perChunk), none = index(b, 0);
+  forEachChunk(
+      b, *copy, numThreads, adaptor.getDest(), panelsOf(dest, warpgroupMma),
+      adaptor,
+      [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
+        Value valid =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, srcRow, seq);
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, view, ValueRange{row, col}, source,
+            ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                       arith::MinUIOp::create(b, srcRow, lastRow), srcCol},
+            b.getIndexAttr(copy->perChunk),
+            arith::SelectOp::create(b, valid, full, none), b.getUnitAttr());
+      });
+  NVVM::CpAsyncCommitGroupOp::create(b);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult
+ConvertWaitTiles::matchAndRewrite(WaitTilesOp op, OpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  if (warpgroupMma)
+    fenceForAsyncProxy(b);
+  rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
+  return success();
+}
+
+LogicalResult
+ConvertStoreTile::matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  Value staging = adaptor.getStaging();
+  if (!staging) {
+    storePairs(b, op, adaptor, adaptor.getDest(), /*toStaging=*/false);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  auto stagingType = cast<MemRefType>(staging.getType());
+  FailureOr<ChunkedCopy> copy = chunkedCopy(op, stagingType, numThreads);
+  if (failed(copy))
+    return failure();
+  // Every warp is done with the staging tile's previous contents (the
+  // query tile) before any lane overwrites it, and every pair has landed
+  // before the chunks are read.
+  gpu::BarrierOp::create(b);
+  storePairs(b, op, adaptor, staging, /*toStaging=*/true);
+  gpu::BarrierOp::create(b);
+  Value dest = adaptor.getDest();
+  Value seq = memref::DimOp::create(b, dest, 2);
+  auto chunkType =
+      VectorType::get({copy->perChunk}, stagingType.getElementType());
+  forEachChunk(
+      b, *copy, numThreads, staging, /*panels=*/1, adaptor,
+      [&](Value view, Value row, Value col, Value destRow, Value destCol) {
+        Value chunk = alignedLoad(b, chunkType, view, ValueRange{row, col});
+        Value inside =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, destRow, seq);
+        auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        alignedStore(b, chunk, dest,
+                     ValueRange{adaptor.getBatch(), adaptor.getHead(), destRow,
+                                destCol});
+      });
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult
+ConvertStoreRows::matchAndRewrite(StoreRowsOp op, OpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  Value dest = adaptor.getDest();
+  Value seq = memref::DimOp::create(b, dest, 2);
+  int64_t rowBlocks = rowBlocksOfRows(adaptor.getValue().getType());
+  Lane lane = laneOf(b, rowBlocks);
+  for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+    Value row = laneRow(b, lane, adaptor.getRow(), rowSlot / 2, rowSlot % 2);
+    Value inside = arith::AndIOp::create(
+        b, lane.isFirstOfRow,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, seq));
+    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    memref::StoreOp::create(
+        b,
+        vector::ExtractOp::create(b, adaptor.getValue(),
+                                  ArrayRef<int64_t>{rowSlot}),
+        dest, ValueRange{adaptor.getBatch(), adaptor.getHead(), row});
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult
+ConvertLoadRows::matchAndRewrite(LoadRowsOp op, OpAdaptor adaptor,
+                                 ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+  int64_t rowBlocks = rowBlocksOfRows(type);
+  Lane lane = laneOf(b, rowBlocks);
+  SmallVector<Value> rows;
+  for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot)
+    rows.push_back(
+        loadStat(b, adaptor.getSource(), adaptor.getBatch(), adaptor.getHead(),
+                 laneRow(b, lane, adaptor.getRow(), rowSlot / 2, rowSlot % 2)));
+  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, rows);
+  return success();
+}
+
+LogicalResult ConvertColumnBroadcast::matchAndRewrite(
+    ColumnBroadcastOp op, OpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+  int64_t cols = op.getType().getDimSize(1);
+  int64_t rowBlocks = rowBlocksOf(type, cols);
+  int64_t blocks = cols / kColsPerBlock;
+  Lane lane = laneOf(b, rowBlocks);
+  Value first = arith::AddIOp::create(b, adaptor.getCol(), lane.pairColumn);
+  // The lane's columns: a pair per 8-column block. Loads of a tile that
+  // lies inside the sequence (all but the last) need no clamping, which
+  // leaves one address plus immediates; the last tile clamps each.
+  auto loadColumns = [&](bool clamp) {
+    SmallVector<Value> columns;
+    for (int64_t n = 0; n < blocks; ++n)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value position =
+            arith::AddIOp::create(b, first, index(b, kColsPerBlock * n + e));
+        columns.push_back(
+            clamp ? loadStat(b, adaptor.getSource(), adaptor.getBatch(),
+                             adaptor.getHead(), position)
+                  : memref::LoadOp::create(b, adaptor.getSource(),
+                                           ValueRange{adaptor.getBatch(),
+                                                      adaptor.getHead(),
+                                                      position}));
+      }
+    scf::YieldOp::create(b, columns);
+  };
+  Value seq = memref::DimOp::create(b, adaptor.getSource(), 2);
+  Value whole = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ule,
+      arith::AddIOp::create(b, adaptor.getCol(), index(b, cols)), seq);
+  SmallVector<Type> columnTypes(2 * blocks, b.getF32Type());
+  auto columns = scf::IfOp::create(b, columnTypes, whole,
+                                   /*addThenBlock=*/true,
+                                   /*addElseBlock=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(columns.thenBlock());
+    loadColumns(/*clamp=*/false);
+    b.setInsertionPointToStart(columns.elseBlock());
+    loadColumns(/*clamp=*/true);
+  }
+  SmallVector<Value> values;
+  for (int64_t m = 0; m < rowBlocks; ++m)
+    for (int64_t n = 0; n < blocks; ++n) {
+      Value pair[2] = {columns.getResult(2 * n), columns.getResult(2 * n + 1)};
+      // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
+      llvm::append_range(values,
+                         ArrayRef<Value>{pair[0], pair[1], pair[0], pair[1]});
+    }
+  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
+  return success();
+}
