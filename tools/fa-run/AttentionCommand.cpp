@@ -67,9 +67,10 @@ HostTensor gradientFromFile(const AttentionOptions &options,
   return dout;
 }
 
-/// What this run does with memory beyond its device tensors.
+/// What this run does with memory beyond its device tensors (its benchmark's
+/// buffer sets are known once the device is).
 AttentionRunNeeds runNeeds(const AttentionOptions &options,
-                           const AttentionShape &shape, int benchSets) {
+                           const AttentionShape &shape) {
   AttentionRunNeeds needs;
   needs.backward = options.grad;
   needs.reference = !options.check                   ? ReferenceSite::None
@@ -80,19 +81,7 @@ AttentionRunNeeds runNeeds(const AttentionOptions &options,
   needs.downloadOutputs = options.check || !options.outPath.empty() ||
                           !options.lsePath.empty() || !options.dqPath.empty() ||
                           !options.dkPath.empty() || !options.dvPath.empty();
-  needs.benchSets = options.bench ? benchSets : 0;
   return needs;
-}
-
-/// The buffer sets the benchmark will rotate through (benchmark() and
-/// benchmarkBackward() decide the same way; the backward's is the larger).
-int benchmarkSets(const AttentionShape &shape, DType dtype, bool grad,
-                  const DeviceInfo &device) {
-  std::size_t set = 2 * tensorBytes(shape.query(), dtype) +
-                    2 * tensorBytes(shape.keyValue(), dtype) +
-                    tensorBytes(shape.logSumExp(), DType::F32);
-  return rotationCopies(grad ? 2 * set : set, device.l2CacheBytes,
-                        kMaxBufferSets);
 }
 
 /// "fa-run attention batch=... (bf16, forward and backward)" for errors.
@@ -334,8 +323,8 @@ int runAttention(const AttentionOptions &options) {
                                           : problemFromFiles(options, dtype);
   const AttentionShape &shape = problem.shape;
   const std::string run = describeRun(shape, dtype, options.grad);
-  attentionBudget(shape, dtype, runNeeds(options, shape, 1))
-      .checkHost(run, availableHostMemory());
+  AttentionRunNeeds needs = runNeeds(options, shape);
+  attentionBudget(shape, dtype, needs).checkHost(run, availableHostMemory());
   std::string kernelDir = options.kernelDirectory();
   KernelLibrary library = KernelLibrary::load(kernelDir);
   // find() throws, listing the library, if it has no kernel.
@@ -380,10 +369,9 @@ int runAttention(const AttentionOptions &options) {
          {&report.backward->delta, &report.backward->dkdv,
           &report.backward->dq})
       attentionGrid(*kernel, shape);
-  attentionBudget(shape, dtype,
-                  runNeeds(options, shape,
-                           benchmarkSets(shape, dtype, options.grad, device)))
-      .checkDevice(run, freeDeviceMemory());
+  if (options.bench)
+    needs.benchSets = benchmarkSets(shape, dtype, options.grad, device);
+  attentionBudget(shape, dtype, needs).checkDevice(run, freeDeviceMemory());
 
   Stream stream;
   Kernel kernel(spec, device);
@@ -391,12 +379,11 @@ int runAttention(const AttentionOptions &options) {
   std::optional<BackwardTensors> backwardTensors;
   if (options.grad)
     backwardTensors.emplace(shape, dtype);
-  bool randomInputs = !problem.hasHostInputs();
-  if (randomInputs) {
+  if (options.qPath.empty()) {
     fillRandomInputs(options.seed, tensors,
                      backwardTensors ? &*backwardTensors : nullptr, dtype,
                      stream);
-    if (runNeeds(options, shape, 0).hostInputs)
+    if (needs.hostInputs)
       downloadInputs(problem, tensors,
                      backwardTensors ? &*backwardTensors : nullptr, dtype);
   } else {
@@ -404,8 +391,8 @@ int runAttention(const AttentionOptions &options) {
     if (backwardTensors)
       backwardTensors->dout.upload(encode(problem.dout.values, dtype));
   }
-  bool downloadOutputs = runNeeds(options, shape, 0).downloadOutputs;
-  Outputs outputs = runOnce(kernel, shape, tensors, stream, downloadOutputs);
+  Outputs outputs =
+      runOnce(kernel, shape, tensors, stream, needs.downloadOutputs);
   std::optional<BackwardKernels> backward;
   if (options.grad) {
     backward.emplace(AttentionBackwardKernels{&report.backward->delta,
@@ -413,7 +400,7 @@ int runAttention(const AttentionOptions &options) {
                                               &report.backward->dq},
                      device);
     runBackward(*backward, shape, tensors, *backwardTensors, stream, outputs,
-                downloadOutputs);
+                needs.downloadOutputs);
   }
   // Allocations sample the GPU's used memory as they raise fa-run's peak;
   // these samples add what the driver reserved for the launches.

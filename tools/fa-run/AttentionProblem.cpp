@@ -102,19 +102,19 @@ MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
   const int sets = needs.backward ? 2 : 1;
 
   MemoryBudget budget;
-  // q, out, k, v and lse; the backward's dout, dq, dk, dv and delta (as
-  // large). The benchmark rotates through copies of them all.
-  std::uint64_t tensors = sum({{2, query, element}, {2, keyValue, element},
-                               {1, rows, f32}});
+  // One buffer set: the working set and the backward's delta. The
+  // benchmark rotates through copies of it.
+  std::uint64_t set = checkedAdd<std::uint64_t>(
+      workingSetBytes(shape, dtype, needs.backward),
+      needs.backward ? sum({{1, rows, f32}}) : 0, "counting the run's memory");
   budget.addDevice(needs.backward ? "q, k, v, out, lse, dout, dq, dk, dv and "
                                     "delta"
                                   : "q, k, v, out and lse",
-                   checkedMultiply<std::uint64_t>(sets, tensors,
-                                                  "counting the run's memory"));
+                   set);
   if (needs.benchSets > 1)
     budget.addDevice(
         std::to_string(needs.benchSets - 1) + " more benchmark buffer sets",
-        checkedMultiply<std::uint64_t>((needs.benchSets - 1) * sets, tensors,
+        checkedMultiply<std::uint64_t>(needs.benchSets - 1, set,
                                        "counting the run's memory"));
   // The fp64 references, on the device (GPU reference) and on the host: the
   // forward's out and lse, then (the forward's freed) the backward's dq, dk,
@@ -242,6 +242,27 @@ GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
           compareWithReference(outputs.dv.values, reference.dv)};
 }
 
+std::size_t workingSetBytes(const AttentionShape &shape, DType dtype,
+                            bool backward) {
+  const char *what = "counting the attention tensors' bytes";
+  // q and out, k and v (the backward's dout and dq, dk and dv as large).
+  std::size_t tensors =
+      checkedAdd(checkedMultiply<std::size_t>(
+                     2, tensorBytes(shape.query(), dtype), what),
+                 checkedMultiply<std::size_t>(
+                     2, tensorBytes(shape.keyValue(), dtype), what),
+                 what);
+  return checkedAdd(
+      checkedMultiply<std::size_t>(backward ? 2 : 1, tensors, what),
+      tensorBytes(shape.logSumExp(), DType::F32), what);
+}
+
+int benchmarkSets(const AttentionShape &shape, DType dtype, bool backward,
+                  const DeviceInfo &device) {
+  return rotationCopies(workingSetBytes(shape, dtype, backward),
+                        device.l2CacheBytes, kMaxBufferSets);
+}
+
 BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const DeviceInfo &device, const DeviceTensors &inputs,
                       const Stream &stream, int warmup, int runs) {
@@ -249,7 +270,7 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
   // Rotate through copies of the tensors so each run reads its inputs from
   // memory rather than from an L2 warmed by the previous run.
   int copies =
-      rotationCopies(inputs.bytes(), device.l2CacheBytes, kMaxBufferSets);
+      benchmarkSets(shape, kernel.spec().dtype, /*backward=*/false, device);
   std::vector<DeviceTensors> extraSets;
   std::vector<AttentionLaunch> launches;
   launches.emplace_back(kernel, shape, inputs.pointers());
@@ -272,8 +293,7 @@ BenchReport benchmarkBackward(const BackwardKernels &kernels,
                               const Stream &stream, int warmup, int runs) {
   NvtxRange range{"benchmark backward"};
   const KernelSpec &spec = kernels.dq.spec();
-  int copies = rotationCopies(inputs.bytes(forward), device.l2CacheBytes,
-                              kMaxBufferSets);
+  int copies = benchmarkSets(shape, spec.dtype, /*backward=*/true, device);
   std::vector<DeviceTensors> extraForwardSets;
   std::vector<BackwardTensors> extraSets;
   std::vector<AttentionBackwardLaunch> launches;

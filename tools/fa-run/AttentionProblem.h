@@ -31,7 +31,6 @@ struct Problem {
   HostTensor q, k, v;
   HostTensor dout; // Backward problems only; shaped like out.
 
-  bool hasHostInputs() const { return !q.values.empty(); }
 };
 
 /// Where --check computes its fp64 reference.
@@ -67,9 +66,6 @@ struct DeviceTensors {
   AttentionBuffers pointers() const {
     return {q.get(), k.get(), v.get(), out.get(), lse.get()};
   }
-  std::size_t bytes() const {
-    return q.bytes() + k.bytes() + v.bytes() + out.bytes() + lse.bytes();
-  }
   /// Uploads the problem's q, k and v.
   void upload(const Problem &problem, DType dtype);
 };
@@ -86,12 +82,18 @@ struct BackwardTensors {
             forward.out.get(), forward.lse.get(), dout.get(),
             dq.get(),          dk.get(),          dv.get()};
   }
-  /// Everything the backward touches but delta.
-  std::size_t bytes(const DeviceTensors &forward) const {
-    return forward.bytes() + dout.bytes() + dq.bytes() + dk.bytes() +
-           dv.bytes();
-  }
 };
+
+/// The bytes of the device tensors the forward works on (q, k, v, out and
+/// lse) or, with `backward`, the backward (those and dout, dq, dk and dv;
+/// delta aside): one buffer set of its benchmark, known before allocating.
+std::size_t workingSetBytes(const AttentionShape &shape, DType dtype,
+                            bool backward);
+
+/// The buffer sets benchmark() (with `backward`, benchmarkBackward())
+/// rotates through on `device`.
+int benchmarkSets(const AttentionShape &shape, DType dtype, bool backward,
+                  const DeviceInfo &device);
 
 /// The backward's three kernels, loaded.
 struct BackwardKernels {

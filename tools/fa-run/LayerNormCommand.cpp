@@ -60,9 +60,11 @@ MemoryBudget layerNormBudget(const LayerNormShape &shape, DType dtype,
   budget.addDevice(options.grad ? "x, y, dy and dx" : "x and y",
                    bytes(matrices, matrix, element));
   if (options.bench && benchSets > 1)
-    budget.addDevice(std::to_string(benchSets - 1) +
-                         " more benchmark buffer sets",
-                     bytes(matrices * (benchSets - 1), matrix, element));
+    budget.addDevice(
+        std::to_string(benchSets - 1) + " more benchmark buffer sets",
+        checkedMultiply<std::uint64_t>(
+            benchSets - 1,
+            layerNormWorkingSetBytes(shape, dtype, options.grad), what));
   // Inputs from files or for the check's CPU reference, and outputs for the
   // check or files, are held on the host as floats; the check's fp64
   // reference of y (and dx) too.
@@ -297,9 +299,8 @@ int runLayerNorm(const LayerNormOptions &options) {
   Context context(options.device);
   report.device = context.device();
   layerNormBudget(shape, dtype, options,
-                  rotationCopies(tensorBytes(shape.matrix(), dtype) *
-                                     (options.grad ? 4 : 2),
-                                 report.device.l2CacheBytes, kMaxBufferSets))
+                  layerNormBenchmarkSets(shape, dtype, options.grad,
+                                         report.device))
       .checkDevice(describeRun(shape, dtype, options.grad),
                    freeDeviceMemory());
   Stream stream;

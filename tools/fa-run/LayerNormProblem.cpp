@@ -69,10 +69,6 @@ LayerNormForwardTensors::LayerNormForwardTensors(const LayerNormShape &shape,
       bias("bias", rowBytes(shape, dtype)), y("y", matrixBytes(shape, dtype)),
       mean("mean", perRowBytes(shape)), rstd("rstd", perRowBytes(shape)) {}
 
-std::size_t LayerNormForwardTensors::bytes() const {
-  return x.bytes() + weight.bytes() + bias.bytes() + y.bytes() + mean.bytes() +
-         rstd.bytes();
-}
 
 void LayerNormForwardTensors::upload(const LayerNormProblem &problem,
                                      DType dtype) {
@@ -88,11 +84,20 @@ LayerNormBackwardTensors::LayerNormBackwardTensors(const LayerNormShape &shape,
       dweight("dweight", rowBytes(shape, DType::F32)),
       dbias("dbias", rowBytes(shape, DType::F32)) {}
 
-std::size_t
-LayerNormBackwardTensors::bytes(const LayerNormForwardTensors &forward) const {
-  return forward.x.bytes() + forward.weight.bytes() + forward.mean.bytes() +
-         forward.rstd.bytes() + dy.bytes() + dx.bytes() + dweight.bytes() +
-         dbias.bytes();
+std::size_t layerNormWorkingSetBytes(const LayerNormShape &shape, DType dtype,
+                                     bool backward) {
+  // x and y (dy and dx), weight and bias (weight, and f32 dweight and
+  // dbias), mean and rstd.
+  std::size_t rows = backward ? rowBytes(shape, dtype) +
+                                    2 * rowBytes(shape, DType::F32)
+                              : 2 * rowBytes(shape, dtype);
+  return 2 * matrixBytes(shape, dtype) + rows + 2 * perRowBytes(shape);
+}
+
+int layerNormBenchmarkSets(const LayerNormShape &shape, DType dtype,
+                           bool backward, const DeviceInfo &device) {
+  return rotationCopies(layerNormWorkingSetBytes(shape, dtype, backward),
+                        device.l2CacheBytes, kMaxBufferSets);
 }
 
 void runForward(const Kernel &kernel, const LayerNormShape &shape, double eps,
@@ -170,8 +175,7 @@ LayerNormBench benchmarkForward(const Kernel &kernel,
   // Rotate through copies of the tensors so each run reads its inputs from
   // memory rather than from an L2 warmed by the previous run.
   DType dtype = kernel.spec().dtype;
-  int copies =
-      rotationCopies(inputs.bytes(), device.l2CacheBytes, kMaxBufferSets);
+  int copies = layerNormBenchmarkSets(shape, dtype, /*backward=*/false, device);
   std::vector<LayerNormForwardTensors> extraSets;
   std::vector<LayerNormForwardLaunch> launches;
   launches.emplace_back(kernel, shape, inputs.buffers(), eps);
@@ -196,8 +200,7 @@ LayerNormBench benchmarkBackward(const Kernel &backward, const Kernel &params,
                                  const Stream &stream, int warmup, int runs) {
   NvtxRange range{"benchmark backward"};
   DType dtype = backward.spec().dtype;
-  int copies = rotationCopies(inputs.bytes(forward), device.l2CacheBytes,
-                              kMaxBufferSets);
+  int copies = layerNormBenchmarkSets(shape, dtype, /*backward=*/true, device);
   std::vector<LayerNormForwardTensors> extraForwardSets;
   std::vector<LayerNormBackwardTensors> extraSets;
   std::vector<LayerNormBackwardLaunch> launches;

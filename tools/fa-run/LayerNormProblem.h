@@ -40,7 +40,6 @@ struct LayerNormForwardTensors {
   LayerNormForwardBuffers buffers() const {
     return {x.get(), weight.get(), bias.get(), y.get(), mean.get(), rstd.get()};
   }
-  std::size_t bytes() const;
   /// Uploads x, weight and bias.
   void upload(const LayerNormProblem &problem, DType dtype);
 };
@@ -58,9 +57,19 @@ struct LayerNormBackwardTensors {
             dy.get(),           dx.get(),
             dweight.get(),      dbias.get()};
   }
-  /// Everything the backward touches but the partial sums.
-  std::size_t bytes(const LayerNormForwardTensors &forward) const;
 };
+
+/// The bytes of the device tensors the forward works on (x, weight, bias, y,
+/// mean, rstd) or, with `backward`, the backward (x, weight, mean, rstd, dy,
+/// dx, dweight, dbias; the partial sums aside): one buffer set of its
+/// benchmark, known before allocating.
+std::size_t layerNormWorkingSetBytes(const LayerNormShape &shape, DType dtype,
+                                     bool backward);
+
+/// The buffer sets benchmarkForward() (with `backward`, benchmarkBackward())
+/// rotates through on `device`.
+int layerNormBenchmarkSets(const LayerNormShape &shape, DType dtype,
+                           bool backward, const DeviceInfo &device);
 
 /// Random normal x [rows, cols], weight, bias (tensors 0, 1 and 2 of
 /// DeviceRandom(seed)) and, with `backward`, dy (tensor 3), rounded to

@@ -345,7 +345,8 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
 }
 
 namespace {
-int trainRank(TrainCommandOptions &o, const train::WorldInfo &world);
+int trainRank(TrainCommandOptions &o, const train::WorldInfo &world,
+              const MemoryBudget &budget);
 
 /// "fa-run train (6 layers x 384, batch 64 x seq 256, bf16)" for errors.
 std::string describeRun(const train::TrainOptions &t,
@@ -391,11 +392,13 @@ int runTrain(TrainCommandOptions &o) {
     ranks.checkHost(describeRun(t, world), availableHostMemory());
     return launchRanks(o);
   }
-  train::Trainer::memoryBudget(t, world.worldSize)
-      .checkHost(describeRun(t, world), availableHostMemory());
+  // The rank's memory, counted before anything is allocated: the host's
+  // here, the GPU's once its context exists.
+  MemoryBudget budget = train::Trainer::memoryBudget(t, world.worldSize);
+  budget.checkHost(describeRun(t, world), availableHostMemory());
 
   try {
-    return trainRank(o, world);
+    return trainRank(o, world, budget);
   } catch (const NoDeviceError &) {
     throw;
   } catch (const Error &error) {
@@ -409,7 +412,8 @@ int runTrain(TrainCommandOptions &o) {
 
 namespace {
 
-int trainRank(TrainCommandOptions &o, const train::WorldInfo &world) {
+int trainRank(TrainCommandOptions &o, const train::WorldInfo &world,
+              const MemoryBudget &budget) {
   train::TrainOptions &t = o.train;
   const bool leader = world.rank == 0;
   // A rank uses the GPU of its local rank.
@@ -418,9 +422,7 @@ int trainRank(TrainCommandOptions &o, const train::WorldInfo &world) {
   if (world.worldSize > 1 || o.ddpGiven)
     comm = joinWorld(world, std::chrono::milliseconds(static_cast<long long>(
                                 o.ncclTimeoutSeconds * 1000)));
-  // Nothing is allocated before the run's memory is counted.
-  train::Trainer::memoryBudget(t, world.worldSize)
-      .checkDevice(describeRun(t, world), freeDeviceMemory());
+  budget.checkDevice(describeRun(t, world), freeDeviceMemory());
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
   std::optional<TuningCache> cache = TuningCache::loadIfPresent(
       defaultTuningCachePath(o.gpu.kernelDirectory()));
