@@ -4,6 +4,7 @@
 
 #include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
+#include "fa/runtime/MemoryBudget.h"
 
 #include <type_traits>
 #include <utility>
@@ -42,13 +43,6 @@ CUresult queryDeviceMemory(DeviceMemoryUsage &usage) {
   return result;
 }
 
-std::string formatBytes(std::size_t bytes) {
-  constexpr double kMiB = 1024.0 * 1024.0;
-  if (bytes < 1024 * 1024)
-    return std::to_string(bytes) + " bytes";
-  return std::to_string(static_cast<long long>(bytes / kMiB + 0.5)) + " MiB";
-}
-
 } // namespace
 
 bool ByteHighWater::add(std::size_t bytes) {
@@ -72,7 +66,7 @@ DeviceBuffer::DeviceBuffer(std::string name, std::size_t bytes)
   if (bytes == 0)
     return;
   checkCu(driver().cuMemAlloc(&pointer, bytes),
-          "allocating " + formatBytes(bytes) + " of device memory for " +
+          "allocating " + formatByteCount(bytes) + " of device memory for " +
               bufferName);
   if (!processMemory.allocated.add(bytes))
     return;
