@@ -16,6 +16,7 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Support/PassSupport.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
@@ -69,12 +70,13 @@ TileBounds classifyTiles(ImplicitLocOpBuilder &b, scf::ForOp loop,
   return {numFull, numVisited};
 }
 
-LogicalResult splitLoop(scf::ForOp loop) {
+/// Splits `loop` at its tile bounds; errors name `pass`.
+LogicalResult splitLoop(scf::ForOp loop, StringRef pass) {
   auto masks = llvm::to_vector(loop.getBody()->getOps<ApplyMaskOp>());
   if (masks.empty())
     return success();
   auto fail = [&](const Twine &why) {
-    return loop.emitError() << "fa-eliminate-causal-tiles: " << why;
+    return emitPassError(loop, pass) << why;
   };
   if (masks.size() != 1)
     return fail("expects one mask per key/value loop");
@@ -122,7 +124,7 @@ struct FAEliminateCausalTilesPass
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops)
-      if (failed(splitLoop(loop)))
+      if (failed(splitLoop(loop, getArgument())))
         return signalPassFailure();
   }
 };
