@@ -6,11 +6,15 @@
 // The flag comes from the pass itself (Pass::getArgument(), generated from
 // Passes.td), never typed again.
 //
+// The walk most of them are: kernel by kernel, stopping at the first kernel
+// the pass refuses.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_SUPPORT_PASSSUPPORT_H
 #define FA_SUPPORT_PASSSUPPORT_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 
@@ -30,6 +34,19 @@ inline InFlightDiagnostic emitPassError(Location loc, StringRef pass) {
   InFlightDiagnostic diag = emitError(loc);
   diag << pass << ": ";
   return diag;
+}
+
+/// Calls `rewrite` on each kernel (gpu.func) under `root`, in order, and
+/// stops at the first that fails (`rewrite` has reported why): the body of
+/// the passes that work kernel by kernel.
+inline LogicalResult
+forEachKernel(Operation *root,
+              function_ref<LogicalResult(gpu::GPUFuncOp)> rewrite) {
+  WalkResult result = root->walk([&](gpu::GPUFuncOp kernel) {
+    return failed(rewrite(kernel)) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 } // namespace mlir::fa

@@ -18,8 +18,11 @@
 
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Support/Builders.h"
+#include "fa/Support/PassSupport.h"
 
 #include "../ElementwiseConversion.h"
+#include "../WarpReduce.h"
 
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -68,10 +71,6 @@ struct RowThread {
   Value firstColumn; // 8 (t % P): the first column of the first chunk
 };
 
-Value index(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-
 RowThread rowThreadOf(ImplicitLocOpBuilder &b, const RowsLayout &layout) {
   RowThread t;
   t.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -93,12 +92,6 @@ Value chunkColumn(ImplicitLocOpBuilder &b, const RowsLayout &layout,
 
 VectorType chunkType(Type element) {
   return VectorType::get({kRowChunk}, element);
-}
-
-Value zeros(ImplicitLocOpBuilder &b, VectorType type) {
-  return arith::ConstantOp::create(
-      b, type,
-      DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
 }
 
 /// Alignment of a whole chunk: its size in bytes (a multiple of 16).
@@ -159,8 +152,8 @@ struct ChunkAccess {
           Value mask = vector::CreateMaskOp::create(
               nb, VectorType::get({kRowChunk}, nb.getI1Type()),
               ValueRange{valid});
-          Value chunk = vector::MaskedLoadOp::create(nb, type, buffer, indices,
-                                                     mask, zeros(nb, type));
+          Value chunk = vector::MaskedLoadOp::create(
+              nb, type, buffer, indices, mask, splatConstant(nb, type, 0.0));
           scf::YieldOp::create(nb, chunk);
         });
     return ifOp.getResult(0);
@@ -327,7 +320,7 @@ struct ConvertLoadBlock : RowsPattern<LoadBlockOp> {
     }
     auto shareType =
         cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    Value share = zeros(b, shareType);
+    Value share = splatConstant(b, shareType, 0.0);
     for (auto [k, chunk] : llvm::enumerate(
              shareChunks(b, layout, t, source, adaptor.getIndices())))
       share = insertChunk(b, chunk.load(b), share, k);
@@ -410,17 +403,11 @@ struct ConvertZeroColumns : RowsPattern<ZeroColumnsOp> {
     Value inside = arith::CmpIOp::create(
         b, arith::CmpIPredicate::slt, offsetVector,
         vector::BroadcastOp::create(b, offsetType, threshold32));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, inside, adaptor.getValue(),
-                                                 zeros(b, shareType));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(
+        op, inside, adaptor.getValue(), splatConstant(b, shareType, 0.0));
     return success();
   }
 };
-
-Value shuffleXor(ImplicitLocOpBuilder &b, Value value, int32_t offset) {
-  return gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
-                                gpu::ShuffleMode::XOR)
-      .getShuffleResult();
-}
 
 struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
   using RowsPattern::RowsPattern;
@@ -452,9 +439,12 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
     RowThread t = rowThreadOf(b, layout);
     Value value = vector::ReductionOp::create(b, kind, share);
     int64_t perRow = layout.threadsPerRow();
+    // The row's threads within the warp: t P + {0, ..., min(P, 32) - 1}.
+    SmallVector<int32_t> xorOffsets;
     for (int64_t offset = std::min(perRow, kThreadsPerWarp) / 2; offset >= 1;
          offset /= 2)
-      value = combine(b, kind, value, shuffleXor(b, value, offset));
+      xorOffsets.push_back(offset);
+    value = warpXorReduce(b, kind, value, xorOffsets);
     if (perRow > kThreadsPerWarp) {
       // Each warp holds its part of the row; lane 0 posts it, then every
       // thread combines its row's warps.
@@ -492,10 +482,11 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
     SmallVector<Value> values;
     for (int64_t e = 0; e < shareType.getNumElements(); ++e)
       values.push_back(vector::ExtractOp::create(b, share, ArrayRef{e}));
+    SmallVector<int32_t> xorOffsets;
     for (int64_t offset = layout.threadsPerRow(); offset < kThreadsPerWarp;
          offset *= 2)
-      for (Value &value : values)
-        value = combine(b, kind, value, shuffleXor(b, value, offset));
+      xorOffsets.push_back(offset);
+    warpXorReduce(b, kind, values, xorOffsets);
     Value sums = vector::FromElementsOp::create(b, shareType, values);
     int64_t warps = layout.threads / kThreadsPerWarp;
     if (warps > 1) {
@@ -518,7 +509,7 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
             scf::YieldOp::create(nb);
           });
       gpu::BarrierOp::create(b);
-      sums = zeros(b, shareType);
+      sums = splatConstant(b, shareType, 0.0);
       for (int64_t k = 0; k < layout.chunksPerThread(); ++k) {
         Value column = chunkColumn(b, layout, t, k);
         Value chunk;
@@ -539,27 +530,25 @@ struct ConvertReduction : RowsPattern<vector::MultiDimReductionOp> {
 struct ConvertFARowsToGPUPass
     : public mlir::fa::impl::ConvertFARowsToGPUBase<ConvertFARowsToGPUPass> {
   void runOnOperation() override {
-    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
-      if (!func->hasAttr(kRowsConfigAttr))
-        return WalkResult::advance();
-      return failed(convertKernel(func)) ? WalkResult::interrupt()
-                                         : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    // Tile kernels have a lowering of their own (convert-fa-to-nvgpu).
+    if (failed(forEachKernel(getOperation(), [&](gpu::GPUFuncOp func) {
+          return func->hasAttr(kRowsConfigAttr) ? convertKernel(func)
+                                                : success();
+        })))
       signalPassFailure();
   }
 
   FailureOr<RowsLayout> layoutOf(gpu::GPUFuncOp func) {
     std::optional<ArrayRef<int32_t>> blockSize = func.getKnownBlockSize();
     if (!blockSize || (*blockSize)[1] != 1 || (*blockSize)[2] != 1)
-      return func.emitError("convert-fa-rows-to-gpu: expects known_block_size "
-                            "= [threads, 1, 1]"),
+      return emitPassError(func, getArgument())
+                 << "expects known_block_size = [threads, 1, 1]",
              failure();
     RowsLayout layout{getRowsConfigEntry(func, "rows", 1),
                       getRowsConfigEntry(func, "block_cols", 0),
                       (*blockSize)[0]};
     if (std::string why = layout.whyInvalid(); !why.empty())
-      return func.emitError() << "convert-fa-rows-to-gpu: " << why, failure();
+      return emitPassError(func, getArgument()) << why, failure();
     return layout;
   }
 
@@ -614,10 +603,9 @@ struct ConvertFARowsToGPUPass
           layout->threadsPerRow() > kThreadsPerWarp;
     });
     if (columnReductionTooWide)
-      return func.emitError() << "convert-fa-rows-to-gpu: a column reduction "
-                                 "needs at most "
-                              << kThreadsPerWarp << " threads per row, got "
-                              << layout->threadsPerRow();
+      return emitPassError(func, getArgument())
+             << "a column reduction needs at most " << kThreadsPerWarp
+             << " threads per row, got " << layout->threadsPerRow();
     ScratchMap scratch = addScratch(func, *layout);
 
     MLIRContext *context = &getContext();

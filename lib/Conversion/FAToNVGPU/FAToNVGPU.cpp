@@ -13,6 +13,7 @@
 #include "fa/Conversion/FAToNVGPU/FAToNVGPU.h"
 #include "fa/Conversion/Passes.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Support/PassSupport.h"
 #include "fa/Target/Chips.h"
 
 #include "../ElementwiseConversion.h"
@@ -57,31 +58,30 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   // fa.column_broadcast: each lane loads its columns' values.
   patterns.add<ConvertColumnBroadcast>(converter, context);
   // fa.wait_tiles: cp.async wait, then a barrier.
-  patterns.add<ConvertWaitTiles>(converter, context, options.warpgroupMma);
+  patterns.add<ConvertWaitTiles>(converter, context, options);
   // fa.store_tile: per-lane stores, or block-wide through a staging tile.
-  patterns.add<ConvertStoreTile>(converter, context, options.numThreads);
+  patterns.add<ConvertStoreTile>(converter, context, options);
   // fa.stage_tile: block-wide 16-byte copies into a swizzled shared tile.
-  patterns.add<ConvertStageTile>(converter, context, options.numThreads,
-                                 options.warpgroupMma);
+  patterns.add<ConvertStageTile>(converter, context, options);
   // fa.copy_tile_async: the same copies as cp.async, one commit group.
-  patterns.add<ConvertCopyTileAsync>(converter, context, options.numThreads,
-                                     options.warpgroupMma);
+  patterns.add<ConvertCopyTileAsync>(converter, context, options);
   // Products (TileMatmul.cpp).
   // fa.tile_matmul: split TF32 for f32, else wgmma or mma.sync.
-  patterns.add<ConvertTileMatmul>(converter, context, options.warpgroupMma);
+  patterns.add<ConvertTileMatmul>(converter, context, options);
 }
 
 namespace {
 /// The 16-row blocks each warp owns (1 or 2): block_m / (16 x warps), 1
-/// without a block_m.
-FailureOr<int64_t> rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps) {
+/// without a block_m. Errors name `pass`.
+FailureOr<int64_t> rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps,
+                                    StringRef pass) {
   int64_t blockM = getTileConfigEntry(func, "block_m", numWarps * kMmaRows);
   for (int64_t rowBlocks : {1, 2})
     if (blockM == rowBlocks * numWarps * kMmaRows)
       return rowBlocks;
-  return func.emitError() << "convert-fa-to-nvgpu: fa.tile block_m (" << blockM
-                          << ") must be 16 or 32 x the kernel's " << numWarps
-                          << " warps",
+  return emitPassError(func, pass)
+             << "fa.tile block_m (" << blockM
+             << ") must be 16 or 32 x the kernel's " << numWarps << " warps",
          failure();
 }
 
@@ -92,16 +92,14 @@ struct ConvertFAToNVGPUPass
   void runOnOperation() override {
     targetChip = lookupChip(chip);
     if (!targetChip) {
-      emitError(getOperation()->getLoc())
-          << "convert-fa-to-nvgpu: unsupported chip '" << chip
+      emitPassError(getOperation()->getLoc(), getArgument())
+          << "unsupported chip '" << chip
           << "' (supported: " << getSupportedChipList() << ")";
       return signalPassFailure();
     }
-    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
-      return failed(convertKernel(func)) ? WalkResult::interrupt()
-                                         : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    if (failed(forEachKernel(getOperation(), [&](gpu::GPUFuncOp func) {
+          return convertKernel(func);
+        })))
       signalPassFailure();
   }
 
@@ -119,15 +117,14 @@ struct ConvertFAToNVGPUPass
         hasTileOps |= isa<FADialect>(op->getDialect());
       });
       if (hasTileOps)
-        return func.emitError()
-               << "convert-fa-to-nvgpu: expects known_block_size = [32 * "
-                  "warps, 1, 1] with 1 to "
+        return emitPassError(func, getArgument())
+               << "expects known_block_size = [32 * warps, 1, 1] with 1 to "
                << kMaxAttentionWarps << " warps on a kernel with tile ops";
       return success();
     }
     int64_t numThreads = (*blockSize)[0];
     FailureOr<int64_t> rowBlocks =
-        rowBlocksPerWarp(func, numThreads / kThreadsPerWarp);
+        rowBlocksPerWarp(func, numThreads / kThreadsPerWarp, getArgument());
     if (failed(rowBlocks))
       return failure();
     int64_t blockRows = numThreads / kThreadsPerWarp * kMmaRows * *rowBlocks;
@@ -145,9 +142,9 @@ struct ConvertFAToNVGPUPass
     options.warpgroupMma = getTileConfigEntry(func, "wgmma", 0) != 0;
     // wgmma exists only in sm_90a's architecture-specific instruction set.
     if (options.warpgroupMma && !targetChip->warpgroupMma)
-      return func.emitError() << "convert-fa-to-nvgpu: wgmma = 1 needs chip "
-                                 "sm_90a (Hopper's wgmma.mma_async), not "
-                              << chip;
+      return emitPassError(func, getArgument())
+             << "wgmma = 1 needs chip sm_90a (Hopper's wgmma.mma_async), not "
+             << chip;
     RewritePatternSet patterns(context);
     populateFAToNVGPUConversionPatterns(converter, patterns, options);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../WarpReduce.h"
 #include "Patterns.h"
 #include "TileLayout.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -56,11 +56,8 @@ LogicalResult ConvertRowReduction::matchAndRewrite(
     for (int64_t h = 0; h < 2; ++h) {
       Value value =
           combine(extract(partial, 2 * h), extract(partial, 2 * h + 1));
-      for (int32_t offset : {1, 2}) {
-        auto shuffle = gpu::ShuffleOp::create(b, value, offset, kThreadsPerWarp,
-                                              gpu::ShuffleMode::XOR);
-        value = combine(value, shuffle.getShuffleResult());
-      }
+      // The four lanes of the row: lane ids 4r + {0, 1, 2, 3}.
+      value = warpXorReduce(b, kind, value, /*xorOffsets=*/{1, 2});
       rows.push_back(combine(value, extract(adaptor.getAcc(), 2 * m + h)));
     }
   }
@@ -105,8 +102,7 @@ ConvertRowScale::matchAndRewrite(arith::MulFOp op, OpAdaptor adaptor,
     return rewriter.notifyMatchFailure(op, "row values not converted yet");
   Type tileType = getTypeConverter()->convertType(op.getType());
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-  Value ones =
-      splatConstant(b, cast<VectorType>(rowsType), b.getF32FloatAttr(1.0f));
+  Value ones = splatConstant(b, cast<VectorType>(rowsType), 1.0);
   Value differs =
       arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, rows, ones);
   Value laneDiffers =
@@ -216,8 +212,8 @@ ConvertApplyMask::matchAndRewrite(ApplyMaskOp op, OpAdaptor adaptor,
                               constants(diagonalOffsets),
                               threshold(arith::SubIOp::create(b, row0, col0))));
   }
-  Value negInf = splatConstant(
-      b, type, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value negInf =
+      splatConstant(b, type, -std::numeric_limits<double>::infinity());
   Value result =
       arith::SelectOp::create(b, masked, negInf, adaptor.getScores());
   if (op.getTransposed())

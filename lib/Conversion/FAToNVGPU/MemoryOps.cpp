@@ -228,8 +228,7 @@ ConvertLoadTile::matchAndRewrite(LoadTileOp op, OpAdaptor adaptor,
   int64_t rowBlocks = rowBlocksOf(type, op.getResult().getType().getDimSize(1));
   int64_t blocks = type.getDimSize(0) / rowBlocks;
   Lane lane = laneOf(b, rowBlocks);
-  Value result =
-      splatConstant(b, type, b.getFloatAttr(type.getElementType(), 0.0));
+  Value result = splatConstant(b, type, 0.0);
   for (int64_t m = 0; m < rowBlocks; ++m) {
     Value rows[2] = {laneRow(b, lane, adaptor.getRow(), m, 0),
                      laneRow(b, lane, adaptor.getRow(), m, 1)};
@@ -254,21 +253,21 @@ LogicalResult
 ConvertStageTile::matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
                                   ConversionPatternRewriter &rewriter) const {
   MemRefType dest = op.getDest().getType();
-  FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, numThreads);
+  FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, options.numThreads);
   if (failed(copy))
     return failure();
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   gpu::BarrierOp::create(b);
   forEachChunk(
-      b, *copy, numThreads, adaptor.getDest(), panelsOf(dest, warpgroupMma),
-      adaptor,
+      b, *copy, options.numThreads, adaptor.getDest(),
+      panelsOf(dest, options.warpgroupMma), adaptor,
       [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
         Value data =
             loadRowSegment(b, adaptor.getSource(), adaptor.getBatch(),
                            adaptor.getHead(), srcRow, srcCol, copy->perChunk);
         vector::StoreOp::create(b, data, view, ValueRange{row, col});
       });
-  if (warpgroupMma)
+  if (options.warpgroupMma)
     fenceForAsyncProxy(b);
   gpu::BarrierOp::create(b);
   rewriter.eraseOp(op);
@@ -279,7 +278,7 @@ LogicalResult ConvertCopyTileAsync::matchAndRewrite(
     CopyTileAsyncOp op, OpAdaptor adaptor,
     ConversionPatternRewriter &rewriter) const {
   MemRefType dest = op.getDest().getType();
-  FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, numThreads);
+  FailureOr<ChunkedCopy> copy = chunkedCopy(op, dest, options.numThreads);
   if (failed(copy))
     return failure();
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
@@ -288,8 +287,8 @@ LogicalResult ConvertCopyTileAsync::matchAndRewrite(
   Value lastRow = arith::SubIOp::create(b, seq, index(b, 1));
   Value full = index(b, copy->perChunk), none = index(b, 0);
   forEachChunk(
-      b, *copy, numThreads, adaptor.getDest(), panelsOf(dest, warpgroupMma),
-      adaptor,
+      b, *copy, options.numThreads, adaptor.getDest(),
+      panelsOf(dest, options.warpgroupMma), adaptor,
       [&](Value view, Value row, Value col, Value srcRow, Value srcCol) {
         Value valid =
             arith::CmpIOp::create(b, arith::CmpIPredicate::ult, srcRow, seq);
@@ -310,7 +309,7 @@ ConvertWaitTiles::matchAndRewrite(WaitTilesOp op, OpAdaptor adaptor,
                                   ConversionPatternRewriter &rewriter) const {
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   NVVM::CpAsyncWaitGroupOp::create(b, 0);
-  if (warpgroupMma)
+  if (options.warpgroupMma)
     fenceForAsyncProxy(b);
   rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
   return success();
@@ -327,7 +326,8 @@ ConvertStoreTile::matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
     return success();
   }
   auto stagingType = cast<MemRefType>(staging.getType());
-  FailureOr<ChunkedCopy> copy = chunkedCopy(op, stagingType, numThreads);
+  FailureOr<ChunkedCopy> copy =
+      chunkedCopy(op, stagingType, options.numThreads);
   if (failed(copy))
     return failure();
   // Every warp is done with the staging tile's previous contents (the
@@ -341,7 +341,7 @@ ConvertStoreTile::matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
   auto chunkType =
       VectorType::get({copy->perChunk}, stagingType.getElementType());
   forEachChunk(
-      b, *copy, numThreads, staging, /*panels=*/1, adaptor,
+      b, *copy, options.numThreads, staging, /*panels=*/1, adaptor,
       [&](Value view, Value row, Value col, Value destRow, Value destCol) {
         Value chunk = alignedLoad(b, chunkType, view, ValueRange{row, col});
         Value inside =

@@ -10,6 +10,7 @@
 #ifndef FA_LIB_CONVERSION_FATONVGPU_PATTERNS_H
 #define FA_LIB_CONVERSION_FATONVGPU_PATTERNS_H
 
+#include "fa/Conversion/FAToNVGPU/FAToNVGPU.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,6 +18,16 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::fa {
+
+/// A pattern whose lowering depends on the kernel (its thread count, whether
+/// its products run as wgmma).
+template <typename Op> struct KernelPattern : OpConversionPattern<Op> {
+  KernelPattern(const TypeConverter &converter, MLIRContext *context,
+                const FAToNVGPUPatternOptions &options)
+      : OpConversionPattern<Op>(converter, context), options(options) {}
+
+  FAToNVGPUPatternOptions options;
+};
 
 //===----------------------------------------------------------------------===//
 // Math on a lane's share (MathOps.cpp)
@@ -115,47 +126,28 @@ struct ConvertColumnBroadcast : OpConversionPattern<ColumnBroadcastOp> {
 /// The block copies 16-byte chunks into the swizzled shared tile, between
 /// barriers: readers of the previous contents are done before it starts, and
 /// every chunk is visible to every warp after it.
-struct ConvertStageTile : OpConversionPattern<StageTileOp> {
-  ConvertStageTile(const TypeConverter &converter, MLIRContext *context,
-                   int64_t numThreads, bool warpgroupMma)
-      : OpConversionPattern(converter, context), numThreads(numThreads),
-        warpgroupMma(warpgroupMma) {}
-
+struct ConvertStageTile : KernelPattern<StageTileOp> {
+  using KernelPattern::KernelPattern;
   LogicalResult
   matchAndRewrite(StageTileOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
-
-  int64_t numThreads;
-  bool warpgroupMma;
 };
 
 /// cp.async of each 16-byte chunk, rows past the sequence end zero-filled
 /// (source size 0, from a clamped, valid address), then one commit group.
-struct ConvertCopyTileAsync : OpConversionPattern<CopyTileAsyncOp> {
-  ConvertCopyTileAsync(const TypeConverter &converter, MLIRContext *context,
-                       int64_t numThreads, bool warpgroupMma)
-      : OpConversionPattern(converter, context), numThreads(numThreads),
-        warpgroupMma(warpgroupMma) {}
-
+struct ConvertCopyTileAsync : KernelPattern<CopyTileAsyncOp> {
+  using KernelPattern::KernelPattern;
   LogicalResult
   matchAndRewrite(CopyTileAsyncOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
-
-  int64_t numThreads;
-  bool warpgroupMma;
 };
 
 /// All of this thread's copies landed, then everyone's (a barrier).
-struct ConvertWaitTiles : OpConversionPattern<WaitTilesOp> {
-  ConvertWaitTiles(const TypeConverter &converter, MLIRContext *context,
-                   bool warpgroupMma)
-      : OpConversionPattern(converter, context), warpgroupMma(warpgroupMma) {}
-
+struct ConvertWaitTiles : KernelPattern<WaitTilesOp> {
+  using KernelPattern::KernelPattern;
   LogicalResult
   matchAndRewrite(WaitTilesOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
-
-  bool warpgroupMma;
 };
 
 /// Without a staging tile, each lane stores its pairs, skipping rows at or
@@ -163,16 +155,11 @@ struct ConvertWaitTiles : OpConversionPattern<WaitTilesOp> {
 /// staging tile, and the block then writes 16-byte chunks of whole rows,
 /// consecutive threads on consecutive chunks: a warp's store covers whole
 /// 32-byte sectors instead of eight half-used ones.
-struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
-  ConvertStoreTile(const TypeConverter &converter, MLIRContext *context,
-                   int64_t numThreads)
-      : OpConversionPattern(converter, context), numThreads(numThreads) {}
-
+struct ConvertStoreTile : KernelPattern<StoreTileOp> {
+  using KernelPattern::KernelPattern;
   LogicalResult
   matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
-
-  int64_t numThreads;
 };
 
 //===----------------------------------------------------------------------===//
@@ -184,16 +171,11 @@ struct ConvertStoreTile : OpConversionPattern<StoreTileOp> {
 /// staged). f32 takes three TF32 mma.sync products (SplitTF32.cpp),
 /// f16/bf16 wgmma where the kernel asks for it (WarpgroupMma.cpp), else
 /// mma.sync m16n8k16 (MmaSync.cpp).
-struct ConvertTileMatmul : OpConversionPattern<TileMatmulOp> {
-  ConvertTileMatmul(const TypeConverter &converter, MLIRContext *context,
-                    bool warpgroupMma)
-      : OpConversionPattern(converter, context), warpgroupMma(warpgroupMma) {}
-
+struct ConvertTileMatmul : KernelPattern<TileMatmulOp> {
+  using KernelPattern::KernelPattern;
   LogicalResult
   matchAndRewrite(TileMatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
-
-  bool warpgroupMma;
 };
 
 } // namespace mlir::fa

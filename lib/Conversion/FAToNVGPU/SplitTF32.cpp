@@ -104,7 +104,7 @@ Value mlir::fa::lowerSplitTF32Matmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
   // zero and reach the accumulator through one rounded f32 add.
   Value acc = adaptor.getAcc();
   auto partialType = VectorType::get({1, kValuesPerBlock}, b.getF32Type());
-  Value zero = splatConstant(b, partialType, b.getF32FloatAttr(0.0f));
+  Value zero = splatConstant(b, partialType, 0.0);
   for (int64_t nBlock = 0; nBlock < accBlocks; ++nBlock) {
     Value nn =
         arith::AddIOp::create(b, group, index(b, kColsPerBlock * nBlock));

@@ -35,10 +35,6 @@ int64_t rowBlocksOfRows(Type share) {
   return cast<VectorType>(share).getDimSize(0) / 2;
 }
 
-Value index(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-
 Lane laneOf(ImplicitLocOpBuilder &b, int64_t rowBlocks) {
   Lane lane;
   lane.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -62,12 +58,6 @@ Value laneRow(ImplicitLocOpBuilder &b, const Lane &lane, Value row0, int64_t m,
   return arith::AddIOp::create(b,
                                arith::AddIOp::create(b, row0, lane.rowInTile),
                                index(b, kMmaRows * m + 8 * h));
-}
-
-Value splatConstant(ImplicitLocOpBuilder &b, VectorType type,
-                    TypedAttr element) {
-  return arith::ConstantOp::create(b, type,
-                                   DenseElementsAttr::get(type, element));
 }
 
 int64_t chunkElems(Type type) {
@@ -134,9 +124,8 @@ Value loadRowSegment(ImplicitLocOpBuilder &b, Value buffer, Value batch,
   Value safeRow = arith::MinUIOp::create(b, row, lastRow);
   Value segment = alignedLoad(b, segmentType, buffer,
                               ValueRange{batch, head, safeRow, col});
-  Value zero =
-      splatConstant(b, segmentType, b.getFloatAttr(type.getElementType(), 0.0));
-  return arith::SelectOp::create(b, valid, segment, zero);
+  return arith::SelectOp::create(b, valid, segment,
+                                 splatConstant(b, segmentType, 0.0));
 }
 
 } // namespace mlir::fa

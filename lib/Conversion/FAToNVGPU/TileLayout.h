@@ -26,6 +26,7 @@
 
 #include "fa/Conversion/FAToNVGPU/FAToNVGPU.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Support/Builders.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/Alignment.h"
@@ -57,9 +58,6 @@ struct Lane {
   Value isFirstOfRow; // lane % 4 == 0
 };
 
-/// The index constant `v`.
-Value index(ImplicitLocOpBuilder &b, int64_t v);
-
 /// This lane's place in a layout of `rowBlocks` row blocks per warp.
 Lane laneOf(ImplicitLocOpBuilder &b, int64_t rowBlocks);
 
@@ -67,10 +65,6 @@ Lane laneOf(ImplicitLocOpBuilder &b, int64_t rowBlocks);
 /// half `h` (0, 1).
 Value laneRow(ImplicitLocOpBuilder &b, const Lane &lane, Value row0, int64_t m,
               int64_t h);
-
-/// A vector constant of `type` with every element `element`.
-Value splatConstant(ImplicitLocOpBuilder &b, VectorType type,
-                    TypedAttr element);
 
 /// Elements of `type` in one 16-byte chunk.
 int64_t chunkElems(Type type);

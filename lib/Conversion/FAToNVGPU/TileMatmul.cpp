@@ -18,7 +18,7 @@ ConvertTileMatmul::matchAndRewrite(TileMatmulOp op, OpAdaptor adaptor,
   Value result;
   if (getElementTypeOrSelf(op.getA().getType()).isF32())
     result = lowerSplitTF32Matmul(b, op, adaptor);
-  else if (warpgroupMma)
+  else if (options.warpgroupMma)
     result = lowerWarpgroupMatmul(b, op, adaptor);
   else
     result = lowerMmaSyncMatmul(b, op, adaptor);

@@ -52,8 +52,8 @@ Value mlir::fa::sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
   // of multi-buffered tiles are subviews).
   auto metadata = memref::ExtractStridedMetadataOp::create(b, tile);
   Value pointer = memref::ExtractAlignedPointerAsIndexOp::create(b, tile);
-  Value offsetBytes = arith::MulIOp::create(
-      b, metadata.getOffset(), arith::ConstantIndexOp::create(b, elementBytes));
+  Value offsetBytes =
+      arith::MulIOp::create(b, metadata.getOffset(), index(b, elementBytes));
   Value address = arith::AddIOp::create(
       b, arith::AddIOp::create(b, pointer, offsetBytes), byteOffset);
   Value address64 = arith::IndexCastUIOp::create(b, b.getI64Type(), address);
@@ -217,9 +217,7 @@ SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
   Type element = aType.getElementType();
   int64_t k = aType.getDimSize(1);
   bool transposeB = op.getTransposeB();
-  auto byteOffset = [&](int64_t bytes) {
-    return arith::ConstantIndexOp::create(b, bytes).getResult();
-  };
+  auto byteOffset = [&](int64_t bytes) { return index(b, bytes); };
   // Rows longer than 128 bytes are stored as 128-byte panels, one after
   // the other (see sharedChunkPosition); a K-major k step past a panel's
   // 128 bytes moves to the next panel.

@@ -16,6 +16,7 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Support/Builders.h"
 #include "fa/Support/PassSupport.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -49,9 +50,8 @@ std::optional<int64_t> keyTileWidth(scf::ForOp loop, ApplyMaskOp mask) {
 
 TileBounds classifyTiles(ImplicitLocOpBuilder &b, scf::ForOp loop,
                          ApplyMaskOp mask, int64_t blockN) {
-  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
   int64_t blockM = mask.getScores().getType().getDimSize(0);
-  Value width = index(blockN);
+  Value width = index(b, blockN);
   // Tiles entirely below kv_len.
   Value numFull = arith::DivUIOp::create(b, mask.getKvLen(), width);
   Value numVisited = loop.getUpperBound();
@@ -59,11 +59,11 @@ TileBounds classifyTiles(ImplicitLocOpBuilder &b, scf::ForOp loop,
     Value row0 = mask.getRow();
     // Tiles entirely at or left of the block's first row.
     Value fullCausal = arith::DivUIOp::create(
-        b, arith::AddIOp::create(b, row0, index(1)), width);
+        b, arith::AddIOp::create(b, row0, index(b, 1)), width);
     numFull = arith::MinUIOp::create(b, numFull, fullCausal);
     // Tiles starting at or left of the block's last row.
     Value lastVisible = arith::CeilDivUIOp::create(
-        b, arith::AddIOp::create(b, row0, index(blockM)), width);
+        b, arith::AddIOp::create(b, row0, index(b, blockM)), width);
     numVisited = arith::MinUIOp::create(b, numVisited, lastVisible);
   }
   numFull = arith::MinUIOp::create(b, numFull, numVisited);

@@ -16,6 +16,8 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Support/Builders.h"
+#include "fa/Support/PassSupport.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -43,14 +45,6 @@ struct SoftmaxPhases {
   Value probabilityOperand;
 };
 
-Value splatLike(ImplicitLocOpBuilder &b, Type type, double value) {
-  auto vectorType = cast<VectorType>(type);
-  return arith::ConstantOp::create(
-      b, vectorType,
-      DenseElementsAttr::get(vectorType, b.getFloatAttr(
-                                             vectorType.getElementType(), value)));
-}
-
 /// The single op of type `OpTy` in `loop`'s body matching `pred`, or null.
 template <typename OpTy>
 OpTy findUnique(scf::ForOp loop, function_ref<bool(OpTy)> pred) {
@@ -64,7 +58,8 @@ OpTy findUnique(scf::ForOp loop, function_ref<bool(OpTy)> pred) {
   return found;
 }
 
-FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func) {
+/// The phases of `func`, failure without them; errors name `pass`.
+FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func, StringRef pass) {
   SoftmaxPhases phases;
   WalkResult walk = func.walk([&](scf::ForOp loop) {
     auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
@@ -78,9 +73,9 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func) {
     if (!slot)
       return WalkResult::advance();
     if (*slot) {
-      loop.emitError() << "fa-fuse-online-softmax: more than one '"
-                       << phase.getValue()
-                       << "' loop (run it before fa-eliminate-causal-tiles)";
+      emitPassError(loop, pass)
+          << "more than one '" << phase.getValue()
+          << "' loop (run it before fa-eliminate-causal-tiles)";
       return WalkResult::interrupt();
     }
     *slot = loop;
@@ -92,7 +87,7 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func) {
     return failure(); // Nothing to fuse; not an error.
 
   auto fail = [&](const Twine &what) {
-    func.emitError() << "fa-fuse-online-softmax: " << what;
+    emitPassError(func, pass) << what;
     return failure();
   };
   if (!phases.maxLoop || !phases.sumLoop || !phases.accLoop)
@@ -153,18 +148,20 @@ void fuse(SoftmaxPhases &phases) {
   Value rowMaxInit = maxLoop.getInitArgs().front();
   Value rowSumInit = phases.sumLoop.getInitArgs().front();
   Value accInit = accLoop.getInitArgs().front();
-  Type rowsType = rowMaxInit.getType(), accType = accInit.getType();
+  auto rowsType = cast<VectorType>(rowMaxInit.getType());
+  auto scoresType = cast<VectorType>(phases.scoreScale.getType());
+  Type accType = accInit.getType();
 
   // Exponents in base 2: c = scale * log2(e).
   auto scaleConst = cast<DenseElementsAttr>(
       cast<arith::ConstantOp>(phases.scoreScale.getRhs().getDefiningOp())
           .getValue());
   double scale = scaleConst.getSplatValue<APFloat>().convertToDouble();
-  Value scaleLog2 = splatLike(b, phases.scoreScale.getType(), scale * M_LOG2E);
-  Value scaleLog2Rows = splatLike(b, rowMaxInit.getType(), scale * M_LOG2E);
-  Value negInf = splatLike(b, rowsType,
-                           -std::numeric_limits<double>::infinity());
-  Value zeroRows = splatLike(b, rowsType, 0.0);
+  Value scaleLog2 = splatConstant(b, scoresType, scale * M_LOG2E);
+  Value scaleLog2Rows = splatConstant(b, rowsType, scale * M_LOG2E);
+  Value negInf =
+      splatConstant(b, rowsType, -std::numeric_limits<double>::infinity());
+  Value zeroRows = splatConstant(b, rowsType, 0.0);
 
   llvm::SetVector<Operation *> skipped = probabilityOps(phases);
   auto fused = scf::ForOp::create(
@@ -238,7 +235,7 @@ void fuse(SoftmaxPhases &phases) {
 
   b.setInsertionPointAfter(fused);
   Value naturalMax = arith::MulFOp::create(b, fused.getResult(0),
-                                           splatLike(b, rowsType, scale));
+                                           splatConstant(b, rowsType, scale));
   accLoop.getResult(0).replaceAllUsesWith(fused.getResult(2));
   phases.sumLoop.getResult(0).replaceAllUsesWith(fused.getResult(1));
   accLoop.erase();
@@ -250,11 +247,9 @@ void fuse(SoftmaxPhases &phases) {
 struct FAFuseOnlineSoftmaxPass
     : public mlir::fa::impl::FAFuseOnlineSoftmaxBase<FAFuseOnlineSoftmaxPass> {
   void runOnOperation() override {
-    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp func) {
-      return failed(fuseFunction(func)) ? WalkResult::interrupt()
-                                        : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    if (failed(forEachKernel(getOperation(), [&](gpu::GPUFuncOp func) {
+          return fuseFunction(func);
+        })))
       signalPassFailure();
   }
 
@@ -262,7 +257,7 @@ struct FAFuseOnlineSoftmaxPass
   /// ("max", "sum", "accumulate") or this pass's "online": a loop marked
   /// otherwise is an error on that loop (it crashed when not a string, and
   /// failed without a message when another string).
-  static LogicalResult verifyPhaseMarks(gpu::GPUFuncOp func) {
+  LogicalResult verifyPhaseMarks(gpu::GPUFuncOp func) {
     WalkResult walk = func.walk([&](scf::ForOp loop) {
       Attribute mark = loop->getAttr(kSoftmaxPhaseAttr);
       if (!mark)
@@ -273,10 +268,11 @@ struct FAFuseOnlineSoftmaxPass
                                                           "online"},
                                       phase.getValue()))
         return WalkResult::advance();
-      loop.emitError() << "fa-fuse-online-softmax: " << kSoftmaxPhaseAttr
-                       << " must be \"max\", \"sum\", \"accumulate\" or "
-                          "\"online\", got "
-                       << mark;
+      emitPassError(loop, getArgument())
+          << kSoftmaxPhaseAttr
+          << " must be \"max\", \"sum\", \"accumulate\" or "
+             "\"online\", got "
+          << mark;
       return WalkResult::interrupt();
     });
     return failure(walk.wasInterrupted());
@@ -292,7 +288,7 @@ struct FAFuseOnlineSoftmaxPass
     });
     if (!hasPhases)
       return success();
-    FailureOr<SoftmaxPhases> phases = matchPhases(func);
+    FailureOr<SoftmaxPhases> phases = matchPhases(func, getArgument());
     if (failed(phases))
       return failure();
     fuse(*phases);

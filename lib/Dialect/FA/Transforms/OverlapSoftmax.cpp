@@ -37,6 +37,7 @@
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Dialect/FA/Transforms/TileCopies.h"
+#include "fa/Support/PassSupport.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -49,8 +50,6 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-constexpr StringLiteral kPassName = "fa-overlap-softmax";
-
 /// An online-softmax key loop and the ops the rewrite moves.
 struct OnlineLoop {
   scf::ForOp loop;
@@ -60,11 +59,13 @@ struct OnlineLoop {
   unsigned accIndex;   // the accumulator among the loop's carried values
 };
 
-FailureOr<OnlineLoop> matchOnlineLoop(scf::ForOp loop) {
+/// `loop`'s online loop, or an error naming `pass` when the rewrite cannot
+/// take it.
+FailureOr<OnlineLoop> matchOnlineLoop(scf::ForOp loop, StringRef pass) {
   auto fail = [&](const Twine &why) {
-    return loop.emitError() << kPassName << ": " << why;
+    return emitPassError(loop, pass) << why;
   };
-  FailureOr<LoopCopies> copies = findLoopCopies(loop, kPassName);
+  FailureOr<LoopCopies> copies = findLoopCopies(loop, pass);
   if (failed(copies))
     return failure();
   auto products = llvm::to_vector(loop.getBody()->getOps<TileMatmulOp>());
@@ -137,6 +138,24 @@ struct OverlapBuilder {
     copyTileAhead(b, online.loop, like, j, tileSlot(b, staged, j));
   }
 
+  /// The start of iteration `j` (of the prologue's for lb): once K[j] has
+  /// landed, the copies of K[j + 1] (if any) and V[j] start. Returns the
+  /// mapping of the loop's body onto iteration j: the induction variable,
+  /// the carried values (`carried`) and K's slot.
+  IRMapping startIteration(ImplicitLocOpBuilder &b, Value j,
+                           ValueRange carried) {
+    WaitTilesOp::create(b);
+    ifNextIteration(b, j, step, ub, [&](Value next) {
+      copyAhead(b, online.copies.key, keyStaged, next);
+    });
+    copyAhead(b, online.copies.value, valueStaged, j);
+    IRMapping mapping;
+    mapping.map(online.loop.getInductionVar(), j);
+    mapping.map(online.loop.getRegionIterArgs(), carried);
+    mapping.map(keyStaged, tileSlot(b, keyStaged, j));
+    return mapping;
+  }
+
   /// Tile lb up to its probabilities when the loop has tiles; the loop's
   /// initial values and a zero P otherwise.
   scf::IfOp buildPrologue(ImplicitLocOpBuilder &b, Value hasTiles) {
@@ -149,15 +168,7 @@ struct OverlapBuilder {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(prologue.thenBlock());
     copyAhead(b, online.copies.key, keyStaged, lb);
-    WaitTilesOp::create(b);
-    ifNextIteration(b, lb, step, ub, [&](Value next) {
-      copyAhead(b, online.copies.key, keyStaged, next);
-    });
-    copyAhead(b, online.copies.value, valueStaged, lb);
-    IRMapping mapping;
-    mapping.map(loop.getInductionVar(), lb);
-    mapping.map(loop.getRegionIterArgs(), loop.getInitArgs());
-    mapping.map(keyStaged, tileSlot(b, keyStaged, lb));
+    IRMapping mapping = startIteration(b, lb, loop.getInitArgs());
     scf::YieldOp::create(b, cloneBodyWithoutValues(b, online, mapping, [] {}));
 
     b.setInsertionPointToStart(prologue.elseBlock());
@@ -178,15 +189,7 @@ struct OverlapBuilder {
     b.setInsertionPointToStart(overlapped.getBody());
     Value j = overlapped.getInductionVar();
     auto carried = overlapped.getRegionIterArgs();
-    WaitTilesOp::create(b);
-    ifNextIteration(b, j, step, ub, [&](Value next) {
-      copyAhead(b, online.copies.key, keyStaged, next);
-    });
-    copyAhead(b, online.copies.value, valueStaged, j);
-    IRMapping mapping;
-    mapping.map(loop.getInductionVar(), j);
-    mapping.map(loop.getRegionIterArgs(), carried.drop_back());
-    mapping.map(keyStaged, tileSlot(b, keyStaged, j));
+    IRMapping mapping = startIteration(b, j, carried.drop_back());
     auto issuePreviousValues = [&] {
       Value previous = arith::SubIOp::create(b, j, step);
       Value acc = TileMatmulOp::create(
@@ -236,49 +239,38 @@ struct OverlapBuilder {
   }
 };
 
-LogicalResult overlapKernel(gpu::GPUFuncOp kernel) {
+/// Rewrites the online loops of `kernel`; errors name `pass`.
+LogicalResult overlapKernel(gpu::GPUFuncOp kernel, StringRef pass) {
   if (getTileConfigEntry(kernel, "overlap_softmax", 0) == 0)
     return success();
   // fa-tile-attention checks the same; this is for IR made otherwise.
   if (failed(checkOverlapSoftmaxConfig(
-          kernel, kPassName, getTileConfigEntry(kernel, "wgmma", 0) != 0,
+          kernel, pass, getTileConfigEntry(kernel, "wgmma", 0) != 0,
           getTileConfigEntry(kernel, "num_stages", 1),
           getTileConfigEntry(kernel, "pipeline_copies", 1) != 0)))
     return failure();
-  SmallVector<OnlineLoop> work;
-  WalkResult walk = kernel.walk([&](scf::ForOp loop) {
+  auto isOnlineLoop = [](scf::ForOp loop) {
     auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
-    if (!phase || phase.getValue() != "online" || loop->hasAttr(kPipelinedAttr))
-      return WalkResult::advance();
-    FailureOr<OnlineLoop> online = matchOnlineLoop(loop);
-    if (failed(online))
-      return WalkResult::interrupt();
-    work.push_back(*online);
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
-
-  for (OnlineLoop online : work) {
-    Value keyTile = online.copies.key.getDest(),
-          valueTile = online.copies.value.getDest();
-    for (Value tile : {keyTile, valueTile})
-      multiBufferTile(tile, /*stages=*/2);
-    OverlapBuilder(online, keyTile, valueTile).rewrite();
-  }
-  if (!work.empty())
-    startQueryCopyEarly(kernel);
-  return success();
+    return phase && phase.getValue() == "online";
+  };
+  return rewriteCopyLoops<OnlineLoop>(
+      kernel, isOnlineLoop,
+      [&](scf::ForOp loop) { return matchOnlineLoop(loop, pass); },
+      [](OnlineLoop &online) {
+        Value keyTile = online.copies.key.getDest(),
+              valueTile = online.copies.value.getDest();
+        for (Value tile : {keyTile, valueTile})
+          multiBufferTile(tile, /*stages=*/2);
+        OverlapBuilder(online, keyTile, valueTile).rewrite();
+      });
 }
 
 struct FAOverlapSoftmaxPass
     : public mlir::fa::impl::FAOverlapSoftmaxBase<FAOverlapSoftmaxPass> {
   void runOnOperation() override {
-    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp kernel) {
-      return failed(overlapKernel(kernel)) ? WalkResult::interrupt()
-                                           : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    if (failed(forEachKernel(getOperation(), [&](gpu::GPUFuncOp kernel) {
+          return overlapKernel(kernel, getArgument());
+        })))
       signalPassFailure();
   }
 };

@@ -17,6 +17,7 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Dialect/FA/Transforms/TileCopies.h"
+#include "fa/Support/PassSupport.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -30,7 +31,8 @@ using namespace mlir::fa;
 
 namespace {
 /// One buffer per tile, copies one step ahead.
-void pipelineSingleBuffered(scf::ForOp loop, LoopCopies copies) {
+void pipelineSingleBuffered(LoopCopies copies) {
+  scf::ForOp loop = copies.loop;
   Value keyTile = copies.key.getDest(), valueTile = copies.value.getDest();
   // Prologue: the first key tile.
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
@@ -51,8 +53,9 @@ void pipelineSingleBuffered(scf::ForOp loop, LoopCopies copies) {
 
 /// Two slots per tile (`keyStaged`, `valueStaged`: `[2][R][C]`): iteration j
 /// computes on slot j % 2 while K[j+1] and V[j+1] land in the other one.
-void pipelineDoubleBuffered(scf::ForOp loop, LoopCopies copies, Value keyStaged,
+void pipelineDoubleBuffered(LoopCopies copies, Value keyStaged,
                             Value valueStaged) {
+  scf::ForOp loop = copies.loop;
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
   // Prologue: both tiles of the first iteration.
   Value lb = loop.getLowerBound();
@@ -80,64 +83,51 @@ void pipelineDoubleBuffered(scf::ForOp loop, LoopCopies copies, Value keyStaged,
   }
 }
 
-LogicalResult pipelineKernel(gpu::GPUFuncOp kernel) {
+/// Pipelines `copies`' loop with `stages` buffers per tile.
+void pipelineLoop(LoopCopies &copies, int64_t stages) {
+  scf::ForOp loop = copies.loop;
+  if (stages == 1) {
+    pipelineSingleBuffered(copies);
+  } else {
+    Value keyTile = copies.key.getDest(), valueTile = copies.value.getDest();
+    for (Value tile : std::initializer_list<Value>{keyTile, valueTile})
+      multiBufferTile(tile, stages);
+    pipelineDoubleBuffered(copies, keyTile, valueTile);
+  }
+  // Epilogue: the buffers are quiet again for whatever follows.
+  ImplicitLocOpBuilder b(loop.getLoc(), loop);
+  b.setInsertionPointAfter(loop);
+  WaitTilesOp::create(b);
+  copies.key.erase();
+  copies.value.erase();
+  loop->setAttr(kPipelinedAttr, b.getUnitAttr());
+}
+
+/// Pipelines the copy loops of `kernel`; errors name `pass`.
+LogicalResult pipelineKernel(gpu::GPUFuncOp kernel, StringRef pass) {
   if (getTileConfigEntry(kernel, "pipeline_copies", 1) == 0)
     return success();
   int64_t stages = getTileConfigEntry(kernel, "num_stages", 1);
   // Which loops: the forward's online-softmax loops, and with two stages the
   // backward's copy loops (see the file comment).
   auto isPipelined = [&](scf::ForOp loop) {
-    if (loop->hasAttr(kPipelinedAttr))
-      return false;
     if (loop->hasAttr(kCopyLoopAttr))
       return stages >= 2;
     auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
     return phase && phase.getValue() == "online";
   };
-  SmallVector<std::pair<scf::ForOp, LoopCopies>> work;
-  WalkResult walk = kernel.walk([&](scf::ForOp loop) {
-    if (!isPipelined(loop))
-      return WalkResult::advance();
-    FailureOr<LoopCopies> copies =
-        findLoopCopies(loop, "fa-pipeline-kv-copies");
-    if (failed(copies))
-      return WalkResult::interrupt();
-    work.push_back({loop, *copies});
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
-
-  for (auto [loop, copies] : work) {
-    if (stages == 1) {
-      pipelineSingleBuffered(loop, copies);
-    } else {
-      Value keyTile = copies.key.getDest(), valueTile = copies.value.getDest();
-      for (Value tile : std::initializer_list<Value>{keyTile, valueTile})
-        multiBufferTile(tile, stages);
-      pipelineDoubleBuffered(loop, copies, keyTile, valueTile);
-    }
-    // Epilogue: the buffers are quiet again for whatever follows.
-    ImplicitLocOpBuilder b(loop.getLoc(), loop);
-    b.setInsertionPointAfter(loop);
-    WaitTilesOp::create(b);
-    copies.key.erase();
-    copies.value.erase();
-    loop->setAttr(kPipelinedAttr, b.getUnitAttr());
-  }
-  if (!work.empty())
-    startQueryCopyEarly(kernel);
-  return success();
+  return rewriteCopyLoops<LoopCopies>(
+      kernel, isPipelined,
+      [&](scf::ForOp loop) { return findLoopCopies(loop, pass); },
+      [&](LoopCopies &copies) { pipelineLoop(copies, stages); });
 }
 
 struct FAPipelineKvCopiesPass
     : public mlir::fa::impl::FAPipelineKvCopiesBase<FAPipelineKvCopiesPass> {
   void runOnOperation() override {
-    WalkResult result = getOperation()->walk([&](gpu::GPUFuncOp kernel) {
-      return failed(pipelineKernel(kernel)) ? WalkResult::interrupt()
-                                            : WalkResult::advance();
-    });
-    if (result.wasInterrupted())
+    if (failed(forEachKernel(getOperation(), [&](gpu::GPUFuncOp kernel) {
+          return pipelineKernel(kernel, getArgument());
+        })))
       signalPassFailure();
   }
 };

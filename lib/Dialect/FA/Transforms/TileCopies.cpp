@@ -1,6 +1,8 @@
 //===- TileCopies.cpp - Building blocks of the tile copy pipelines --------===//
 
 #include "fa/Dialect/FA/Transforms/TileCopies.h"
+#include "fa/Support/Builders.h"
+#include "fa/Support/PassSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -32,7 +34,7 @@ FailureOr<fa::LoopCopies> mlir::fa::findLoopCopies(scf::ForOp loop,
                                                    StringRef passName) {
   auto stages = llvm::to_vector(loop.getBody()->getOps<StageTileOp>());
   auto fail = [&](const Twine &why) {
-    return loop.emitError() << passName << ": " << why;
+    return emitPassError(loop, passName) << why;
   };
   if (stages.size() != 2)
     return fail("expects two tile copies (key and value) in the loop body");
@@ -45,7 +47,7 @@ FailureOr<fa::LoopCopies> mlir::fa::findLoopCopies(scf::ForOp loop,
                     "loop-invariant");
   if (stages[0].getDest() == stages[1].getDest())
     return fail("expects the key and value copies to use different buffers");
-  return LoopCopies{stages[0], stages[1]};
+  return LoopCopies{loop, stages[0], stages[1]};
 }
 
 void mlir::fa::copyTileAhead(ImplicitLocOpBuilder &b, scf::ForOp loop,
@@ -77,8 +79,7 @@ void mlir::fa::multiBufferTile(Value tile, int64_t stages) {
 
 Value mlir::fa::tileSlot(ImplicitLocOpBuilder &b, Value staged, Value j) {
   auto type = cast<MemRefType>(staged.getType());
-  Value slot = arith::RemUIOp::create(
-      b, j, arith::ConstantIndexOp::create(b, type.getDimSize(0)));
+  Value slot = arith::RemUIOp::create(b, j, index(b, type.getDimSize(0)));
   SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
                                        b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),

@@ -3,7 +3,7 @@
 // fa-pipeline-kv-copies and fa-overlap-softmax both turn the synchronous
 // tile copies of a key loop (fa.stage_tile) into asynchronous ones started
 // ahead (fa.copy_tile_async) into multi-buffered shared tiles. These are the
-// pieces they share.
+// pieces they share, and the walk they both are (rewriteCopyLoops).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 #define FA_DIALECT_FA_TRANSFORMS_TILECOPIES_H
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -21,6 +22,7 @@ namespace mlir::fa {
 /// The synchronous copies of one loop, K's then V's (in the backward's dK/dV
 /// loop, Q's then dO's).
 struct LoopCopies {
+  scf::ForOp loop;
   StageTileOp key, value;
 };
 
@@ -52,6 +54,35 @@ Value tileSlot(ImplicitLocOpBuilder &b, Value staged, Value j);
 /// wait of the loop that reads it, instead of stalling the block on its own.
 /// Only key loops read it, and each of their reads follows a wait.
 void startQueryCopyEarly(gpu::GPUFuncOp kernel);
+
+/// Rewrites the loops of `kernel` that `select` accepts and no pass marked
+/// fa.pipelined yet: first matches each with `match` (a failed match has
+/// reported, and then nothing is rewritten), then calls `rewrite` on each
+/// match. Once any loop was rewritten, the query copy starts early
+/// (startQueryCopyEarly).
+template <typename Match>
+LogicalResult rewriteCopyLoops(gpu::GPUFuncOp kernel,
+                               function_ref<bool(scf::ForOp)> select,
+                               function_ref<FailureOr<Match>(scf::ForOp)> match,
+                               function_ref<void(Match &)> rewrite) {
+  SmallVector<Match> work;
+  WalkResult walk = kernel.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kPipelinedAttr) || !select(loop))
+      return WalkResult::advance();
+    FailureOr<Match> matched = match(loop);
+    if (failed(matched))
+      return WalkResult::interrupt();
+    work.push_back(*matched);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (Match &matched : work)
+    rewrite(matched);
+  if (!work.empty())
+    startQueryCopyEarly(kernel);
+  return success();
+}
 
 } // namespace mlir::fa
 
