@@ -18,6 +18,9 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
+/// The pipeline's name on the command line, which its errors start with.
+constexpr StringLiteral kFAToPTXName = "fa-to-ptx";
+
 /// The tiling options given to fa-to-ptx (and only those), in the textual
 /// form of pass options: an option left out keeps each tiling pass's own
 /// default (the backward's num-stages is 2, the forward's 1).
@@ -40,7 +43,8 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   // one that needs a newer PTX version than it is given.
   const ChipInfo *chip = lookupChip(options.chip);
   if (!chip)
-    return errorHandler("fa-to-ptx: unsupported chip '" + options.chip +
+    return errorHandler(Twine(kFAToPTXName) + ": unsupported chip '" +
+                        options.chip +
                         "' (supported: " + getSupportedChipList() + ")");
   // Both attention passes take the tile options (the backward ignored them)
   // and the chip, whose shared memory bounds the tiles.
@@ -99,7 +103,7 @@ void mlir::fa::registerFAPipelines() {
   // PassPipelineRegistration's builders cannot fail; this one refuses
   // options the lowering cannot honour, so it registers the parts itself.
   registerPassPipeline(
-      "fa-to-ptx",
+      kFAToPTXName,
       "Compile fa ops to PTX: tile attention and LayerNorm, fuse the online "
       "softmax, eliminate causal tiles, lower to tensor cores and threads, "
       "then NVVM and PTX (in gpu.binary ops; "

@@ -1,13 +1,8 @@
 //===- FARowsToGPU.cpp - Blocks of rows onto the threads of a block -------===//
 //
-// The thread-level lowering of row-wise kernels (LayerNorm). With R rows per
-// block and T threads, each row gets P = T / R consecutive threads; thread
-// `p` of row `r` (thread id r P + p) owns the 8-column chunks
-// `p, p + P, p + 2P, ...` of that row. Its share of an R x C block is a flat
-// vector<K 8 x T> (K = C / 8P chunks) whose entry 8k + v is column
-// 8(kP + p) + v. A per-column vector<C> has the same share (every row's
-// threads hold the same columns); a per-row vector<R> becomes one scalar, the
-// value of the thread's row.
+// The thread-level lowering of row-wise kernels (LayerNorm): each op on a
+// block of rows becomes code on each thread's share of it (RowLayout.h
+// describes the distribution).
 //
 // Row reductions: a thread reduces its share, then the P threads of the row
 // combine with xor shuffles (and through shared memory when a row spans
@@ -23,6 +18,7 @@
 
 #include "../ElementwiseConversion.h"
 #include "../WarpReduce.h"
+#include "RowLayout.h"
 
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -37,186 +33,6 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-
-/// Maps blocks, per-column and per-row vectors to a thread's share of them.
-class RowsTypeConverter : public TypeConverter {
-public:
-  explicit RowsTypeConverter(const RowsLayout &layout) {
-    addConversion([](Type type) { return type; });
-    addConversion([=](VectorType type) -> Type {
-      bool isBlock =
-          type.getRank() == 2 &&
-          type.getShape() == ArrayRef<int64_t>{layout.rows, layout.cols};
-      bool isColumns = type.getRank() == 1 && type.getDimSize(0) == layout.cols;
-      if (isBlock || isColumns)
-        return VectorType::get({layout.valuesPerThread()},
-                               type.getElementType());
-      if (type.getRank() == 1 && type.getDimSize(0) == layout.rows)
-        return type.getElementType();
-      return type;
-    });
-  }
-};
-
-bool isPerRow(Type type, const RowsLayout &layout) {
-  auto vector = dyn_cast<VectorType>(type);
-  return vector && vector.getRank() == 1 && vector.getDimSize(0) == layout.rows;
-}
-
-/// Where this thread sits in a block of rows.
-struct RowThread {
-  Value threadId, laneId, warpId;
-  Value rowInBlock;  // t / P
-  Value threadInRow; // t % P
-  Value firstColumn; // 8 (t % P): the first column of the first chunk
-};
-
-RowThread rowThreadOf(ImplicitLocOpBuilder &b, const RowsLayout &layout) {
-  RowThread t;
-  t.threadId = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  t.laneId = arith::RemUIOp::create(b, t.threadId, index(b, kThreadsPerWarp));
-  t.warpId = arith::DivUIOp::create(b, t.threadId, index(b, kThreadsPerWarp));
-  Value perRow = index(b, layout.threadsPerRow());
-  t.rowInBlock = arith::DivUIOp::create(b, t.threadId, perRow);
-  t.threadInRow = arith::RemUIOp::create(b, t.threadId, perRow);
-  t.firstColumn = arith::MulIOp::create(b, t.threadInRow, index(b, kRowChunk));
-  return t;
-}
-
-/// Column of chunk `k` of a thread's share, relative to the block's first.
-Value chunkColumn(ImplicitLocOpBuilder &b, const RowsLayout &layout,
-                  const RowThread &t, int64_t k) {
-  return arith::AddIOp::create(
-      b, t.firstColumn, index(b, k * layout.threadsPerRow() * kRowChunk));
-}
-
-VectorType chunkType(Type element) {
-  return VectorType::get({kRowChunk}, element);
-}
-
-/// Alignment of a whole chunk: its size in bytes (a multiple of 16).
-llvm::Align chunkAlignment(Type element) {
-  return llvm::Align(kRowChunk * element.getIntOrFloatBitWidth() / 8);
-}
-
-/// One chunk of a row of `buffer`: at `indices` (the last is the column),
-/// `inside` when its row exists. Whole chunks of rows that start on a chunk
-/// boundary take one aligned vector access, the rest a masked one.
-struct ChunkAccess {
-  Value buffer;
-  SmallVector<Value> indices;
-  Value rowInside; // i1, or null when the buffer has no rows (1-D)
-
-  /// Valid columns of the chunk: clamp(cols - column, 0, 8), 0 outside.
-  Value validColumns(ImplicitLocOpBuilder &b) const {
-    auto type = cast<MemRefType>(buffer.getType());
-    Value cols = memref::DimOp::create(b, buffer, type.getRank() - 1);
-    Value left = arith::SubIOp::create(b, cols, indices.back());
-    Value clamped = arith::MinSIOp::create(
-        b, arith::MaxSIOp::create(b, left, index(b, 0)), index(b, kRowChunk));
-    if (!rowInside)
-      return clamped;
-    return arith::SelectOp::create(b, rowInside, clamped, index(b, 0));
-  }
-
-  /// True when the chunk can be accessed as one aligned vector.
-  Value isWhole(ImplicitLocOpBuilder &b, Value valid) const {
-    Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, valid,
-                                        index(b, kRowChunk));
-    auto type = cast<MemRefType>(buffer.getType());
-    if (type.getRank() == 1)
-      return whole;
-    // Row starts are chunk-aligned when the row length is a whole number of
-    // chunks (buffers themselves are at least 16-byte aligned).
-    Value cols = memref::DimOp::create(b, buffer, 1);
-    Value aligned = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, cols, index(b, kRowChunk)), index(b, 0));
-    return arith::AndIOp::create(b, whole, aligned);
-  }
-
-  Value load(ImplicitLocOpBuilder &b) const {
-    Type element = cast<MemRefType>(buffer.getType()).getElementType();
-    VectorType type = chunkType(element);
-    Value valid = validColumns(b);
-    auto ifOp = scf::IfOp::create(
-        b, isWhole(b, valid),
-        [&](OpBuilder &nested, Location loc) {
-          Value chunk = vector::LoadOp::create(nested, loc, type, buffer,
-                                               indices, /*nontemporal=*/false,
-                                               chunkAlignment(element));
-          scf::YieldOp::create(nested, loc, chunk);
-        },
-        [&](OpBuilder &nested, Location loc) {
-          ImplicitLocOpBuilder nb(loc, nested);
-          Value mask = vector::CreateMaskOp::create(
-              nb, VectorType::get({kRowChunk}, nb.getI1Type()),
-              ValueRange{valid});
-          Value chunk = vector::MaskedLoadOp::create(
-              nb, type, buffer, indices, mask, splatConstant(nb, type, 0.0));
-          scf::YieldOp::create(nb, chunk);
-        });
-    return ifOp.getResult(0);
-  }
-
-  void store(ImplicitLocOpBuilder &b, Value chunk) const {
-    Type element = cast<MemRefType>(buffer.getType()).getElementType();
-    Value valid = validColumns(b);
-    scf::IfOp::create(
-        b, isWhole(b, valid),
-        [&](OpBuilder &nested, Location loc) {
-          vector::StoreOp::create(nested, loc, chunk, buffer, indices,
-                                  /*nontemporal=*/false,
-                                  chunkAlignment(element));
-          scf::YieldOp::create(nested, loc);
-        },
-        [&](OpBuilder &nested, Location loc) {
-          ImplicitLocOpBuilder nb(loc, nested);
-          Value mask = vector::CreateMaskOp::create(
-              nb, VectorType::get({kRowChunk}, nb.getI1Type()),
-              ValueRange{valid});
-          vector::MaskedStoreOp::create(nb, buffer, indices, mask, chunk);
-          scf::YieldOp::create(nb);
-        });
-  }
-};
-
-/// The chunks of a thread's share of the block at `indices` of `buffer`
-/// (rank 2: [row0, col0], the thread's row added; rank 1: [col0]).
-SmallVector<ChunkAccess> shareChunks(ImplicitLocOpBuilder &b,
-                                     const RowsLayout &layout,
-                                     const RowThread &t, Value buffer,
-                                     ValueRange indices) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value row, rowInside;
-  if (type.getRank() == 2) {
-    row = arith::AddIOp::create(b, indices[0], t.rowInBlock);
-    rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                      memref::DimOp::create(b, buffer, 0));
-  }
-  SmallVector<ChunkAccess> chunks;
-  for (int64_t k = 0; k < layout.chunksPerThread(); ++k) {
-    Value col =
-        arith::AddIOp::create(b, indices.back(), chunkColumn(b, layout, t, k));
-    ChunkAccess chunk{buffer, {}, rowInside};
-    if (row)
-      chunk.indices.push_back(row);
-    chunk.indices.push_back(col);
-    chunks.push_back(std::move(chunk));
-  }
-  return chunks;
-}
-
-Value extractChunk(ImplicitLocOpBuilder &b, Value share, int64_t k) {
-  return vector::ExtractStridedSliceOp::create(b, share, {k * kRowChunk},
-                                               {kRowChunk}, {1});
-}
-
-Value insertChunk(ImplicitLocOpBuilder &b, Value chunk, Value share,
-                  int64_t k) {
-  return vector::InsertStridedSliceOp::create(b, chunk, share, {k * kRowChunk},
-                                              {1});
-}
 
 //===----------------------------------------------------------------------===//
 // Patterns
@@ -304,18 +120,8 @@ struct ConvertLoadBlock : RowsPattern<LoadBlockOp> {
     RowThread t = rowThreadOf(b, layout);
     Value source = adaptor.getSource();
     if (isPerRow(op.getType(), layout)) {
-      // The thread's row, zero past the last (its index clamped in bounds).
-      Value row =
-          arith::AddIOp::create(b, adaptor.getIndices()[0], t.rowInBlock);
-      Value rows = memref::DimOp::create(b, source, 0);
-      Value last = arith::SubIOp::create(b, rows, index(b, 1));
-      Value value = memref::LoadOp::create(
-          b, source, ValueRange{arith::MinUIOp::create(b, row, last)});
-      Value inside =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
-      rewriter.replaceOpWithNewOp<arith::SelectOp>(
-          op, inside, value,
-          arith::ConstantOp::create(b, b.getZeroAttr(value.getType())));
+      rewriter.replaceOp(op,
+                         loadRowValue(b, t, source, adaptor.getIndices()[0]));
       return success();
     }
     auto shareType =
@@ -339,20 +145,7 @@ struct ConvertStoreBlock : RowsPattern<StoreBlockOp> {
     Value dest = adaptor.getDest();
     VectorType type = op.getValue().getType();
     if (isPerRow(type, layout)) {
-      // The first thread of each row writes the row's value.
-      Value row =
-          arith::AddIOp::create(b, adaptor.getIndices()[0], t.rowInBlock);
-      Value writes = arith::AndIOp::create(
-          b,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t.threadInRow,
-                                index(b, 0)),
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                memref::DimOp::create(b, dest, 0)));
-      scf::IfOp::create(b, writes, [&](OpBuilder &nested, Location loc) {
-        memref::StoreOp::create(nested, loc, adaptor.getValue(), dest,
-                                ValueRange{row});
-        scf::YieldOp::create(nested, loc);
-      });
+      storeRowValue(b, t, adaptor.getValue(), dest, adaptor.getIndices()[0]);
       rewriter.eraseOp(op);
       return success();
     }
