@@ -13,7 +13,6 @@
 #include "AttentionReport.h"
 #include "HostTensors.h"
 
-#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/Npy.h"
@@ -21,6 +20,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <vector>
 
 namespace fa {
 namespace {
@@ -84,12 +84,6 @@ AttentionRunNeeds runNeeds(const AttentionOptions &options,
   return needs;
 }
 
-/// "fa-run attention batch=... (bf16, forward and backward)" for errors.
-std::string describeRun(const AttentionShape &shape, DType dtype, bool grad) {
-  return std::string("fa-run attention ") + shape.describe() + " " +
-         dtypeName(dtype) + (grad ? " forward and backward" : " forward");
-}
-
 Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
   Problem problem;
   problem.q = readInput(options.qPath, dtype);
@@ -113,24 +107,6 @@ Problem problemFromFiles(const AttentionOptions &options, DType dtype) {
   if (options.grad)
     problem.dout = gradientFromFile(options, shape, dtype);
   return problem;
-}
-
-std::vector<std::string> writeOutputs(const AttentionOptions &options,
-                                      const Outputs &outputs, DType dtype) {
-  std::vector<std::string> written;
-  auto write = [&](const std::string &path, const HostTensor &output,
-                   DType heldIn) {
-    if (path.empty())
-      return;
-    writeOutput(path, output, heldIn);
-    written.push_back(path);
-  };
-  write(options.outPath, outputs.out, dtype);
-  write(options.lsePath, outputs.lse, DType::F32);
-  write(options.dqPath, outputs.dq, dtype);
-  write(options.dkPath, outputs.dk, dtype);
-  write(options.dvPath, outputs.dv, dtype);
-  return written;
 }
 
 /// The tuning cache --tuning names, else the library's if it has one.
@@ -197,50 +173,41 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                        "Key/value sequence length M. Default: N")
           ->group(sizes),
       command->add_option("--dim", o.dim, "Head dimension D")->group(sizes)};
-  command
-      ->add_option("--seed", o.seed,
-                   "Seed of the random inputs (with --q, of dout when --grad "
-                   "has no --dout)")
-      ->capture_default_str()
-      ->group(sizes);
+  addSeedOption(command, o,
+                "Seed of the random inputs (with --q, of dout when --grad has "
+                "no --dout)",
+                sizes);
 
-  const char *files = "Tensors from files (shapes come from the files)";
-  auto file = [&](const char *name, std::string &path, const char *help) {
-    return command->add_option(name, path, help)->group(files);
-  };
-  CLI::Option *q = file("--q", o.qPath,
-                        "Queries, .npy [B, H, N, D] ('<f2', '<f4' or '<f8'; "
-                        "rounded to --dtype)");
-  CLI::Option *k = file("--k", o.kPath, "Keys, .npy [B, Hk, M, D]");
-  CLI::Option *v = file("--v", o.vPath, "Values, .npy [B, Hk, M, D]");
-  CLI::Option *out = file("--out", o.outPath,
-                          "Where to write the output, .npy [B, H, N, D] "
-                          "('<f2' for f16 kernels, else '<f4')");
-  CLI::Option *lse = file("--lse", o.lsePath,
-                          "Where to write the log-sum-exp, .npy [B, H, N] "
-                          "'<f4' (natural log)");
-  CLI::Option *dout = file("--dout", o.doutPath,
-                           "Gradient of out for --grad, .npy [B, H, N, D]. "
-                           "Default: random normal (--seed)");
-  CLI::Option *dq =
-      file("--dq", o.dqPath, "Where to write dq (--grad), .npy [B, H, N, D]");
-  CLI::Option *dk =
-      file("--dk", o.dkPath, "Where to write dk (--grad), .npy [B, Hk, M, D]");
-  CLI::Option *dv =
-      file("--dv", o.dvPath, "Where to write dv (--grad), .npy [B, Hk, M, D]");
-  for (CLI::Option *option : {k, v, out})
-    q->needs(option);
-  for (CLI::Option *option : {k, v, out, lse, dout, dq, dk, dv})
-    option->needs(q);
-  for (CLI::Option *option : sizeOptions)
-    option->excludes(q);
+  std::vector<CLI::Option *> backwardFiles = addTensorFileOptions(
+      command, "Tensors from files (shapes come from the files)",
+      {{"--q", o.qPath,
+        "Queries, .npy [B, H, N, D] ('<f2', '<f4' or '<f8'; rounded to "
+        "--dtype)",
+        TensorFileRole::ShapeSource},
+       {"--k", o.kPath, "Keys, .npy [B, Hk, M, D]", TensorFileRole::Needed},
+       {"--v", o.vPath, "Values, .npy [B, Hk, M, D]", TensorFileRole::Needed},
+       {"--out", o.outPath,
+        "Where to write the output, .npy [B, H, N, D] ('<f2' for f16 "
+        "kernels, else '<f4')",
+        TensorFileRole::Needed},
+       {"--lse", o.lsePath,
+        "Where to write the log-sum-exp, .npy [B, H, N] '<f4' (natural log)",
+        TensorFileRole::Optional},
+       {"--dout", o.doutPath,
+        "Gradient of out for --grad, .npy [B, H, N, D]. Default: random "
+        "normal (--seed)",
+        TensorFileRole::Backward},
+       {"--dq", o.dqPath, "Where to write dq (--grad), .npy [B, H, N, D]",
+        TensorFileRole::Backward},
+       {"--dk", o.dkPath, "Where to write dk (--grad), .npy [B, Hk, M, D]",
+        TensorFileRole::Backward},
+       {"--dv", o.dvPath, "Where to write dv (--grad), .npy [B, Hk, M, D]",
+        TensorFileRole::Backward}},
+      sizeOptions);
 
-  command
-      ->add_option("--dtype", o.dtype,
-                   "Element type of q, k, v, out and, with --grad, dout, dq, "
-                   "dk and dv")
-      ->required()
-      ->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  addDTypeOption(command, o,
+                 "Element type of q, k, v, out and, with --grad, dout, dq, "
+                 "dk and dv");
   command->add_flag("--causal", o.causal,
                     "Causal mask, top-left aligned like PyTorch's is_causal: "
                     "query i sees keys j <= i");
@@ -249,7 +216,7 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
       "Also run the backward: the forward first (for out and lse), then the "
       "library's attention_bwd kernels (delta, dkdv, dq) for dq, dk and dv, "
       "the gradients of sum(dout * out)");
-  for (CLI::Option *option : {dout, dq, dk, dv})
+  for (CLI::Option *option : backwardFiles)
     option->needs(grad);
   command->add_flag("--check", o.check,
                     "Compare out and lse (with --grad also dq, dk and dv) "
@@ -315,130 +282,150 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
   return command;
 }
 
-int runAttention(const AttentionOptions &options) {
-  DType dtype = parseDType(options.dtype);
-  // Everything that can fail without a GPU is done before touching one, and
-  // nothing sized by the problem is allocated before its memory is counted.
-  Problem problem = options.qPath.empty() ? sizedProblem(options)
-                                          : problemFromFiles(options, dtype);
-  const AttentionShape &shape = problem.shape;
-  const std::string run = describeRun(shape, dtype, options.grad);
-  AttentionRunNeeds needs = runNeeds(options, shape);
-  attentionBudget(shape, dtype, needs).checkHost(run, availableHostMemory());
-  std::string kernelDir = options.kernelDirectory();
-  KernelLibrary library = KernelLibrary::load(kernelDir);
-  // find() throws, listing the library, if it has no kernel.
-  KernelQuery query{kAttentionForwardOp, dtype, shape.headDim, options.causal};
-  library.find(query);
-  if (!options.kernelName.empty())
-    chooseNamedKernel(library, query, options.kernelName);
-  KernelQuery backwardQuery{kAttentionBackwardOp, dtype, shape.headDim,
-                            options.causal};
-  if (options.grad)
-    attentionBackwardKernels(
-        library, options.backwardKernelName.empty()
-                     ? library.find(backwardQuery)
-                     : *chooseNamedKernel(library, backwardQuery,
-                                          options.backwardKernelName)
-                            .kernel);
-  std::optional<TuningCache> cache = tuningCache(options, kernelDir);
+namespace {
 
-  Context context(options.device);
-  const DeviceInfo &device = context.device();
-  // The cache applies only to the GPU it was tuned on, so the choice waits
-  // for the device's name.
-  KernelChoice choice =
-      options.kernelName.empty()
-          ? chooseAndWarn(library, query, shape.seqKv, cache, device.name)
-          : chooseNamedKernel(library, query, options.kernelName);
-  const KernelSpec &spec = *choice.kernel;
-  AttentionReport report{spec, choice, device, shape, {}, {}, {}, {}, {}, {}};
-  if (options.grad)
-    report.backward = backwardKernels(
-        library,
-        options.backwardKernelName.empty()
-            ? chooseAndWarn(library, backwardQuery, shape.seqKv, cache,
-                            device.name)
-            : chooseNamedKernel(library, backwardQuery,
-                                options.backwardKernelName),
-        spec);
-  // Grids over the launch limits fail here, before any allocation.
-  attentionGrid(spec, shape);
-  if (report.backward)
-    for (const KernelSpec *kernel :
-         {&report.backward->delta, &report.backward->dkdv,
-          &report.backward->dq})
-      attentionGrid(*kernel, shape);
-  if (options.bench)
-    needs.benchSets = benchmarkSets(shape, dtype, options.grad, device);
-  attentionBudget(shape, dtype, needs).checkDevice(run, freeDeviceMemory());
+/// `fa-run attention`'s steps (OpCommand.h).
+class AttentionRun final : public OpRunOf<AttentionOptions, AttentionReport> {
+public:
+  using OpRunOf::OpRunOf;
 
-  Stream stream;
-  Kernel kernel(spec, device);
-  DeviceTensors tensors(shape, dtype);
-  std::optional<BackwardTensors> backwardTensors;
-  if (options.grad)
-    backwardTensors.emplace(shape, dtype);
-  if (options.qPath.empty()) {
-    fillRandomInputs(options.seed, tensors,
-                     backwardTensors ? &*backwardTensors : nullptr, dtype,
-                     stream);
-    if (needs.hostInputs)
-      downloadInputs(problem, tensors,
-                     backwardTensors ? &*backwardTensors : nullptr, dtype);
-  } else {
-    tensors.upload(problem, dtype);
-    if (backwardTensors)
-      backwardTensors->dout.upload(encode(problem.dout.values, dtype));
-  }
-  Outputs outputs =
-      runOnce(kernel, shape, tensors, stream, needs.downloadOutputs);
+private:
+  Problem problem;
+  AttentionRunNeeds needs;
+  KernelLibrary library;
+  KernelQuery forwardQuery, backwardQuery;
+  std::optional<TuningCache> cache;
+  // On the device.
+  std::optional<Kernel> forward;
   std::optional<BackwardKernels> backward;
-  if (options.grad) {
+  std::optional<DeviceTensors> tensors;
+  std::optional<BackwardTensors> backwardTensors;
+  Outputs outputs;
+
+  void prepare() override {
+    problem = options.qPath.empty() ? sizedProblem(options)
+                                    : problemFromFiles(options, dtype);
+    const AttentionShape &shape = report.shape = problem.shape;
+    needs = runNeeds(options, shape);
+    checkHostMemory(attentionBudget(shape, dtype, needs));
+    std::string kernelDir = options.kernelDirectory();
+    library = KernelLibrary::load(kernelDir);
+    // find() throws, listing the library, if it has no kernel.
+    forwardQuery = {kAttentionForwardOp, dtype, shape.headDim, options.causal};
+    library.find(forwardQuery);
+    if (!options.kernelName.empty())
+      chooseNamedKernel(library, forwardQuery, options.kernelName);
+    backwardQuery = {kAttentionBackwardOp, dtype, shape.headDim,
+                     options.causal};
+    if (options.grad)
+      attentionBackwardKernels(
+          library, options.backwardKernelName.empty()
+                       ? library.find(backwardQuery)
+                       : *chooseNamedKernel(library, backwardQuery,
+                                            options.backwardKernelName)
+                              .kernel);
+    cache = tuningCache(options, kernelDir);
+  }
+
+  void chooseKernels(const DeviceInfo &device) override {
+    const AttentionShape &shape = problem.shape;
+    // The cache applies only to the GPU it was tuned on, so the choice waits
+    // for the device's name.
+    report.choice =
+        options.kernelName.empty()
+            ? chooseAndWarn(library, forwardQuery, shape.seqKv, cache,
+                            device.name)
+            : chooseNamedKernel(library, forwardQuery, options.kernelName);
+    report.kernel = *report.choice.kernel;
+    report.device = device;
+    if (options.grad)
+      report.backward = backwardKernels(
+          library,
+          options.backwardKernelName.empty()
+              ? chooseAndWarn(library, backwardQuery, shape.seqKv, cache,
+                              device.name)
+              : chooseNamedKernel(library, backwardQuery,
+                                  options.backwardKernelName),
+          report.kernel);
+    // Grids over the launch limits fail here, before any allocation.
+    attentionGrid(report.kernel, shape);
+    if (report.backward)
+      for (const KernelSpec *kernel :
+           {&report.backward->delta, &report.backward->dkdv,
+            &report.backward->dq})
+        attentionGrid(*kernel, shape);
+  }
+
+  MemoryBudget deviceBudget(const DeviceInfo &device) override {
+    if (options.bench)
+      needs.benchSets =
+          benchmarkSets(problem.shape, dtype, options.grad, device);
+    return attentionBudget(problem.shape, dtype, needs);
+  }
+
+  void runPasses(const DeviceInfo &device, const Stream &stream) override {
+    const AttentionShape &shape = problem.shape;
+    forward.emplace(report.kernel, device);
+    tensors.emplace(shape, dtype);
+    if (options.grad)
+      backwardTensors.emplace(shape, dtype);
+    loadInputs(attentionInputs(problem, *tensors,
+                               backwardTensors ? &*backwardTensors : nullptr),
+               /*fromFiles=*/!options.qPath.empty(), needs.hostInputs,
+               stream);
+    outputs =
+        runOnce(*forward, shape, *tensors, stream, needs.downloadOutputs);
+    if (!options.grad)
+      return;
     backward.emplace(AttentionBackwardKernels{&report.backward->delta,
                                               &report.backward->dkdv,
                                               &report.backward->dq},
                      device);
-    runBackward(*backward, shape, tensors, *backwardTensors, stream, outputs,
+    runBackward(*backward, shape, *tensors, *backwardTensors, stream, outputs,
                 needs.downloadOutputs);
   }
-  // Allocations sample the GPU's used memory as they raise fa-run's peak;
-  // these samples add what the driver reserved for the launches.
-  DeviceBuffer::sampleDeviceUsage();
 
-  report.filesWritten = writeOutputs(options, outputs, dtype);
-  if (options.check) {
-    bool onCpu = useCpuReference(options, shape);
-    report.check = checkOutputs(
-        problem, spec, tensors, outputs, stream, onCpu,
-        options.rtol > 0 ? options.rtol : defaultRelativeTolerance(dtype));
+  void writeOutputs() override {
+    report.filesWritten =
+        writeOutputFiles({{options.outPath, outputs.out, dtype},
+                          {options.lsePath, outputs.lse, DType::F32},
+                          {options.dqPath, outputs.dq, dtype},
+                          {options.dkPath, outputs.dk, dtype},
+                          {options.dvPath, outputs.dv, dtype}});
+  }
+
+  void checkAgainstReference(const Stream &stream) override {
+    bool onCpu = needs.reference == ReferenceSite::Cpu;
+    report.check =
+        checkOutputs(problem, report.kernel, *tensors, outputs, stream, onCpu,
+                     tolerance(defaultRelativeTolerance(dtype)));
     if (options.grad)
       report.check->gradients = checkGradients(
-          problem, report.backward->dq, tensors, *backwardTensors, outputs,
-          stream, onCpu,
-          options.rtol > 0 ? options.rtol : defaultGradientTolerance(dtype));
+          problem, report.backward->dq, *tensors, *backwardTensors, outputs,
+          stream, onCpu, tolerance(defaultGradientTolerance(dtype)));
   }
-  if (options.bench) {
-    report.bench = benchmark(kernel, shape, device, tensors, stream,
-                             options.warmup, options.runs);
+
+  void benchmarkPasses(const DeviceInfo &device, const Stream &stream,
+                       int warmup, int runs) override {
+    const AttentionShape &shape = problem.shape;
+    report.bench =
+        benchmark(*forward, shape, device, *tensors, stream, warmup, runs);
     if (options.grad)
       report.backwardBench =
-          benchmarkBackward(*backward, shape, device, tensors, *backwardTensors,
-                            stream, options.warmup, options.runs);
+          benchmarkBackward(*backward, shape, device, *tensors,
+                            *backwardTensors, stream, warmup, runs);
   }
-  DeviceBuffer::sampleDeviceUsage();
-  report.memory = processMemoryReport();
 
-  if (options.json)
-    std::cout << toJson(report).dump(2) << "\n";
-  else
-    printText(report, std::cout);
-  if (report.check && !report.check->passed()) {
-    std::cerr << "fa-run: check failed: an output's error is above its rtol "
-                 "or has unwritten elements\n";
-    return 1;
+  /// --rtol, else `byDefault`.
+  double tolerance(double byDefault) const {
+    return options.rtol > 0 ? options.rtol : byDefault;
   }
-  return 0;
+};
+
+} // namespace
+
+int runAttention(const AttentionOptions &options) {
+  return AttentionRun("attention", options).run();
 }
 
 } // namespace fa

@@ -1,18 +1,28 @@
 //===- AttentionCommand.h - `fa-run attention` ------------------*- C++ -*-===//
+//
+//   fa-run attention --batch 2 --heads 16 --kv-heads 4 --seq 4096 --dim 128
+//                    --dtype bf16 --causal --grad --check --bench
+//   fa-run attention --q q.npy --k k.npy --v v.npy --out o.npy --dtype f16
+//
+// One attention forward kernel of the library (with --grad then the
+// backward's three kernels), chosen by the tuning cache or named; run
+// through OpRun's steps (OpCommand.h).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef FA_RUN_ATTENTIONCOMMAND_H
 #define FA_RUN_ATTENTIONCOMMAND_H
 
-#include "GpuRunOptions.h"
-
-#include <CLI/CLI.hpp>
+#include "OpCommand.h"
 
 #include <cstdint>
 #include <string>
 
 namespace fa {
 
-struct AttentionOptions : GpuRunOptions {
+/// What `fa-run attention` adds to the options of every op.
+struct AttentionOptions : OpRunOptions {
+  bool causal = false;
   // Problem from sizes (random inputs)...
   std::int64_t batch = 0;
   std::int64_t heads = 0;
@@ -20,26 +30,18 @@ struct AttentionOptions : GpuRunOptions {
   std::int64_t seq = 0;
   std::int64_t kvSeq = 0; // 0: same as seq.
   std::int64_t dim = 0;
-  std::uint64_t seed = 0;
   // ...or from the user's .npy files.
   std::string qPath, kPath, vPath, outPath, lsePath;
   // The backward's (--grad): dout from a file (else random normal), and where
   // to write the gradients.
   std::string doutPath, dqPath, dkPath, dvPath;
 
-  std::string dtype;
-  bool causal = false;
-  bool grad = false;
-  bool check = false;
   std::string reference = "auto";
-  double rtol = 0; // 0: the default of the dtype and the output.
-  bool bench = false;
   std::string tuningPath; // Empty: <kernelDir>/tuning.json if present.
   bool noTuning = false;
-  std::string kernelName; // --kernel: run this forward kernel of the group.
-  // --backward-kernel: with --grad, this attention_bwd (dq) kernel and its
-  // companions.
-  std::string backwardKernelName;
+  // kernelName (--kernel) is a forward kernel of the group; with --grad,
+  // backwardKernelName (--backward-kernel) an attention_bwd (dq) kernel,
+  // which brings its companions.
 };
 
 /// Declares the subcommand's options on `app`, which fill `options`.

@@ -54,13 +54,6 @@ DeviceTensors::DeviceTensors(const AttentionShape &shape, DType dtype)
       out("out", tensorBytes(shape.query(), dtype)),
       lse("lse", tensorBytes(shape.logSumExp(), DType::F32)) {}
 
-void DeviceTensors::upload(const Problem &problem, DType dtype) {
-  NvtxRange range{"upload inputs"};
-  q.upload(encode(problem.q.values, dtype));
-  k.upload(encode(problem.k.values, dtype));
-  v.upload(encode(problem.v.values, dtype));
-}
-
 BackwardTensors::BackwardTensors(const AttentionShape &shape, DType dtype)
     : dout("dout", tensorBytes(shape.query(), dtype)),
       dq("dq", tensorBytes(shape.query(), dtype)),
@@ -145,24 +138,15 @@ MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
   return budget;
 }
 
-void fillRandomInputs(std::uint64_t seed, DeviceTensors &forward,
-                      BackwardTensors *backward, DType dtype,
-                      const Stream &stream) {
-  NvtxRange range{"random inputs"};
-  DeviceRandom(seed).fillNormal(
-      {&forward.q, &forward.k, &forward.v, backward ? &backward->dout : nullptr},
-      dtype, stream);
-}
-
-void downloadInputs(Problem &problem, const DeviceTensors &forward,
-                    const BackwardTensors *backward, DType dtype) {
-  NvtxRange range{"download inputs"};
+std::vector<RunInput> attentionInputs(Problem &problem, DeviceTensors &forward,
+                                      BackwardTensors *backward) {
   const AttentionShape &shape = problem.shape;
-  problem.q = download(forward.q, shape.query(), dtype);
-  problem.k = download(forward.k, shape.keyValue(), dtype);
-  problem.v = download(forward.v, shape.keyValue(), dtype);
+  std::vector<RunInput> inputs = {{forward.q, problem.q, shape.query()},
+                                  {forward.k, problem.k, shape.keyValue()},
+                                  {forward.v, problem.v, shape.keyValue()}};
   if (backward)
-    problem.dout = download(backward->dout, shape.query(), dtype);
+    inputs.push_back({backward->dout, problem.dout, shape.query()});
+  return inputs;
 }
 
 Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,

@@ -10,21 +10,22 @@
 #define FA_RUN_ATTENTIONPROBLEM_H
 
 #include "AttentionReport.h"
+#include "HostTensors.h"
 
 #include "fa/runtime/Attention.h"
 #include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/MemoryBudget.h"
-#include "fa/runtime/RandomFill.h"
 #include "fa/runtime/Tensor.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fa {
 
 /// A problem's sizes and, where the run needs them on the host (inputs read
 /// from files, or a CPU reference), its inputs, rounded to the kernel's
-/// dtype. Random inputs are drawn on the device (fillRandomInputs) and
+/// dtype. Random inputs are drawn on the device (drawRandomInputs) and
 /// downloaded only for a CPU reference.
 struct Problem {
   AttentionShape shape;
@@ -66,8 +67,6 @@ struct DeviceTensors {
   AttentionBuffers pointers() const {
     return {q.get(), k.get(), v.get(), out.get(), lse.get()};
   }
-  /// Uploads the problem's q, k and v.
-  void upload(const Problem &problem, DType dtype);
 };
 
 /// The backward's own device tensors; it also reads the forward's q, k, v,
@@ -108,18 +107,10 @@ struct Outputs {
   HostTensor dq, dk, dv; // When the backward ran.
 };
 
-/// Random normal q, k and v rounded to the kernel's dtype, drawn on the
-/// device from `seed` (tensors 0, 1 and 2 of DeviceRandom); with
-/// `backward`, dout too (tensor 3). The same seed gives the same tensors
-/// whatever else the run does.
-void fillRandomInputs(std::uint64_t seed, DeviceTensors &forward,
-                      BackwardTensors *backward, DType dtype,
-                      const Stream &stream);
-
-/// Downloads the device inputs into `problem`'s host tensors (for a CPU
-/// reference).
-void downloadInputs(Problem &problem, const DeviceTensors &forward,
-                    const BackwardTensors *backward, DType dtype);
+/// q, k and v (with `backward`, dout too) as the run's inputs, in the order
+/// of their random tensors (HostTensors.h).
+std::vector<RunInput> attentionInputs(Problem &problem, DeviceTensors &forward,
+                                      BackwardTensors *backward);
 
 /// Runs `kernel` once on outputs poisoned with NaN; downloads them when
 /// `download` (a check or output files need them).

@@ -14,7 +14,6 @@
 #include "LayerNormReport.h"
 
 #include "fa/runtime/CheckedMath.h"
-#include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Npy.h"
@@ -82,11 +81,6 @@ MemoryBudget layerNormBudget(const LayerNormShape &shape, DType dtype,
   return budget;
 }
 
-std::string describeRun(const LayerNormShape &shape, DType dtype, bool grad) {
-  return std::string("fa-run layernorm ") + shape.describe() + " " +
-         dtypeName(dtype) + (grad ? " forward and backward" : " forward");
-}
-
 LayerNormProblem problemFromFiles(const LayerNormOptions &options,
                                   DType dtype) {
   LayerNormProblem problem;
@@ -115,29 +109,6 @@ LayerNormProblem problemFromFiles(const LayerNormOptions &options,
   return problem;
 }
 
-std::vector<std::string> writeOutputs(const LayerNormOptions &options,
-                                      const LayerNormProblem &problem,
-                                      const LayerNormOutputs &outputs,
-                                      DType dtype) {
-  std::vector<std::string> written;
-  auto write = [&](const std::string &path, const HostTensor &output,
-                   const Shape &shape, DType heldIn) {
-    if (path.empty())
-      return;
-    writeOutput(path, {shape, output.values}, heldIn);
-    written.push_back(path);
-  };
-  const Shape &x = problem.xShape;
-  Shape leading(x.begin(), x.end() - 1);
-  write(options.yPath, outputs.y, x, dtype);
-  write(options.meanPath, outputs.mean, leading, DType::F32);
-  write(options.rstdPath, outputs.rstd, leading, DType::F32);
-  write(options.dxPath, outputs.dx, x, dtype);
-  write(options.dweightPath, outputs.dweight, problem.shape.row(), DType::F32);
-  write(options.dbiasPath, outputs.dbias, problem.shape.row(), DType::F32);
-  return written;
-}
-
 } // namespace
 
 CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
@@ -156,52 +127,40 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
       command->add_option("--cols", o.cols, "Columns N (normalised)")
           ->group(sizes);
   CLI::Option *seed =
-      command->add_option("--seed", o.seed, "Seed of the random inputs")
-          ->capture_default_str()
-          ->group(sizes);
+      addSeedOption(command, o, "Seed of the random inputs", sizes);
 
-  const char *files = "Tensors from files (the shape comes from x)";
-  auto file = [&](const char *name, std::string &path, const char *help) {
-    return command->add_option(name, path, help)->group(files);
-  };
-  CLI::Option *x = file("--x", o.xPath,
-                        "Input x, .npy of any rank: its last dimension is "
-                        "normalised, the others are rows ('<f2', '<f4' or "
-                        "'<f8'; rounded to --dtype)");
-  CLI::Option *weight = file("--weight", o.weightPath, "Weight, .npy [N]");
-  CLI::Option *bias = file("--bias", o.biasPath, "Bias, .npy [N]");
-  CLI::Option *dy =
-      file("--dy", o.dyPath, "Gradient of y for --grad, .npy with x's shape");
-  CLI::Option *y = file("--y", o.yPath,
-                        "Where to write y, .npy with x's shape ('<f2' for "
-                        "f16 kernels, else '<f4')");
-  CLI::Option *mean = file("--mean", o.meanPath,
-                           "Where to write the row means, .npy '<f4' with "
-                           "x's leading dimensions");
-  CLI::Option *rstd = file("--rstd", o.rstdPath,
-                           "Where to write the rows' 1 / sqrt(variance + "
-                           "eps), .npy '<f4' with x's leading dimensions");
-  CLI::Option *dx =
-      file("--dx", o.dxPath, "Where to write dx (--grad), .npy with x's shape");
-  CLI::Option *dweight = file("--dweight", o.dweightPath,
-                              "Where to write dweight (--grad), .npy '<f4' "
-                              "[N]");
-  CLI::Option *dbias = file("--dbias", o.dbiasPath,
-                            "Where to write dbias (--grad), .npy '<f4' [N]");
-  for (CLI::Option *option : {weight, bias})
-    x->needs(option);
-  for (CLI::Option *option :
-       {weight, bias, dy, y, mean, rstd, dx, dweight, dbias})
-    option->needs(x);
-  for (CLI::Option *option : {rows, cols, seed})
-    option->excludes(x);
+  std::vector<CLI::Option *> backwardFiles = addTensorFileOptions(
+      command, "Tensors from files (the shape comes from x)",
+      {{"--x", o.xPath,
+        "Input x, .npy of any rank: its last dimension is normalised, the "
+        "others are rows ('<f2', '<f4' or '<f8'; rounded to --dtype)",
+        TensorFileRole::ShapeSource},
+       {"--weight", o.weightPath, "Weight, .npy [N]", TensorFileRole::Needed},
+       {"--bias", o.biasPath, "Bias, .npy [N]", TensorFileRole::Needed},
+       {"--dy", o.dyPath, "Gradient of y for --grad, .npy with x's shape",
+        TensorFileRole::Backward},
+       {"--y", o.yPath,
+        "Where to write y, .npy with x's shape ('<f2' for f16 kernels, else "
+        "'<f4')",
+        TensorFileRole::Optional},
+       {"--mean", o.meanPath,
+        "Where to write the row means, .npy '<f4' with x's leading "
+        "dimensions",
+        TensorFileRole::Optional},
+       {"--rstd", o.rstdPath,
+        "Where to write the rows' 1 / sqrt(variance + eps), .npy '<f4' with "
+        "x's leading dimensions",
+        TensorFileRole::Optional},
+       {"--dx", o.dxPath, "Where to write dx (--grad), .npy with x's shape",
+        TensorFileRole::Backward},
+       {"--dweight", o.dweightPath,
+        "Where to write dweight (--grad), .npy '<f4' [N]",
+        TensorFileRole::Backward},
+       {"--dbias", o.dbiasPath, "Where to write dbias (--grad), .npy '<f4' [N]",
+        TensorFileRole::Backward}},
+      {rows, cols, seed});
 
-  command
-      ->add_option("--dtype", o.dtype,
-                   "Element type of x, weight, bias, "
-                   "y, dy and dx")
-      ->required()
-      ->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  addDTypeOption(command, o, "Element type of x, weight, bias, y, dy and dx");
   command
       ->add_option("--eps", o.eps,
                    "Added to the variance: positive and finite in f32 (the "
@@ -221,7 +180,8 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
       "--backward-kernel", o.backwardKernelName,
       "With --grad, run this backward kernel (by name; its params kernel "
       "follows) instead of the one the row length picks");
-  for (CLI::Option *option : {dy, dx, dweight, dbias, backwardKernel})
+  backwardKernel->needs(grad);
+  for (CLI::Option *option : backwardFiles)
     option->needs(grad);
   command->add_flag("--check", o.check,
                     "Compare every output (y, mean, rstd; with --grad also "
@@ -257,36 +217,44 @@ CLI::App *addLayerNormCommand(CLI::App &app, LayerNormOptions &o) {
   return command;
 }
 
-int runLayerNorm(const LayerNormOptions &options) {
-  DType dtype = parseDType(options.dtype);
-  layerNormEps(options.eps); // Checked before anything is read or allocated.
-  // Everything that can fail without a GPU is done before touching one, and
-  // nothing sized by the problem is allocated before its memory is counted.
-  if (options.xPath.empty()) {
-    LayerNormShape shape{options.rows, options.cols};
-    layerNormBudget(shape, dtype, options, 0)
-        .checkHost(describeRun(shape, dtype, options.grad),
-                   availableHostMemory());
-  }
-  LayerNormProblem problem =
-      options.xPath.empty()
-          ? sizedLayerNormProblem({options.rows, options.cols})
-          : problemFromFiles(options, dtype);
-  const LayerNormShape &shape = problem.shape;
-  KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
-  const KernelSpec &forwardSpec =
-      options.kernelName.empty()
-          ? chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                  shape.cols)
-          : namedLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                 shape.cols, options.kernelName);
-  LayerNormReport report;
-  report.dtype = dtype;
-  report.eps = options.eps;
-  report.shape = shape;
-  report.xShape = problem.xShape;
-  report.forward = forwardSpec;
-  if (options.grad) {
+namespace {
+
+/// `fa-run layernorm`'s steps (OpCommand.h).
+class LayerNormRun final : public OpRunOf<LayerNormOptions, LayerNormReport> {
+public:
+  using OpRunOf::OpRunOf;
+
+private:
+  LayerNormProblem problem;
+  // On the device.
+  std::optional<Kernel> forward, backward, params;
+  std::optional<LayerNormForwardTensors> forwardTensors;
+  std::optional<LayerNormBackwardTensors> backwardTensors;
+  LayerNormOutputs outputs;
+
+  void prepare() override {
+    layerNormEps(options.eps); // Checked before anything is read or allocated.
+    if (options.xPath.empty()) {
+      problem = sizedLayerNormProblem({options.rows, options.cols});
+      report.shape = problem.shape;
+      checkHostMemory(layerNormBudget(problem.shape, dtype, options, 0));
+    } else {
+      problem = problemFromFiles(options, dtype);
+      report.shape = problem.shape;
+    }
+    const LayerNormShape &shape = problem.shape;
+    report.dtype = dtype;
+    report.eps = options.eps;
+    report.xShape = problem.xShape;
+    KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
+    report.forward = options.kernelName.empty()
+                         ? chooseLayerNormKernel(library, kLayerNormForwardOp,
+                                                 dtype, shape.cols)
+                         : namedLayerNormKernel(library, kLayerNormForwardOp,
+                                                dtype, shape.cols,
+                                                options.kernelName);
+    if (!options.grad)
+      return;
     report.backward =
         options.backwardKernelName.empty()
             ? chooseLayerNormKernel(library, kLayerNormBackwardOp, dtype,
@@ -296,73 +264,75 @@ int runLayerNorm(const LayerNormOptions &options) {
     report.params = layerNormParamsKernel(library, *report.backward);
   }
 
-  Context context(options.device);
-  report.device = context.device();
-  layerNormBudget(shape, dtype, options,
-                  layerNormBenchmarkSets(shape, dtype, options.grad,
-                                         report.device))
-      .checkDevice(describeRun(shape, dtype, options.grad),
-                   freeDeviceMemory());
-  Stream stream;
-  Kernel forward(forwardSpec, context.device());
-  LayerNormForwardTensors forwardTensors(shape, dtype);
-  std::optional<LayerNormBackwardTensors> backwardTensors;
-  if (options.grad)
-    backwardTensors.emplace(shape, dtype);
-  if (options.xPath.empty()) {
-    fillRandomInputs(options.seed, forwardTensors,
-                     backwardTensors ? &*backwardTensors : nullptr, dtype,
-                     stream);
-    if (hostInputs(options))
-      downloadInputs(problem, forwardTensors,
-                     backwardTensors ? &*backwardTensors : nullptr, dtype);
-  } else {
-    forwardTensors.upload(problem, dtype);
-    if (backwardTensors)
-      backwardTensors->dy.upload(encode(problem.dy.values, dtype));
+  void chooseKernels(const DeviceInfo &device) override {
+    report.device = device;
   }
-  LayerNormOutputs outputs;
-  runForward(forward, shape, options.eps, forwardTensors, stream, outputs,
-             downloadOutputs(options));
 
-  std::optional<Kernel> backward, params;
-  if (options.grad) {
-    backward.emplace(*report.backward, context.device());
-    params.emplace(*report.params, context.device());
-    runBackward(*backward, *params, shape, forwardTensors, *backwardTensors,
+  MemoryBudget deviceBudget(const DeviceInfo &device) override {
+    return layerNormBudget(problem.shape, dtype, options,
+                           layerNormBenchmarkSets(problem.shape, dtype,
+                                                  options.grad, device));
+  }
+
+  void runPasses(const DeviceInfo &device, const Stream &stream) override {
+    const LayerNormShape &shape = problem.shape;
+    forward.emplace(report.forward, device);
+    forwardTensors.emplace(shape, dtype);
+    if (options.grad)
+      backwardTensors.emplace(shape, dtype);
+    loadInputs(layerNormInputs(problem, *forwardTensors,
+                               backwardTensors ? &*backwardTensors : nullptr),
+               /*fromFiles=*/!options.xPath.empty(), hostInputs(options),
+               stream);
+    runForward(*forward, shape, options.eps, *forwardTensors, stream, outputs,
+               downloadOutputs(options));
+    if (!options.grad)
+      return;
+    backward.emplace(*report.backward, device);
+    params.emplace(*report.params, device);
+    runBackward(*backward, *params, shape, *forwardTensors, *backwardTensors,
                 stream, outputs, downloadOutputs(options));
     report.backwardBlocks = outputs.backwardBlocks;
   }
-  // Allocations sample the GPU's used memory as they raise fa-run's peak;
-  // these samples add what the driver reserved for the launches.
-  DeviceBuffer::sampleDeviceUsage();
 
-  report.filesWritten = writeOutputs(options, problem, outputs, dtype);
-  if (options.check)
-    report.check = checkLayerNorm(problem, outputs, dtype, report.eps,
+  void writeOutputs() override {
+    // The kernels see x as a matrix [rows, cols]; the files have x's shape
+    // as given (y and dx) or its leading dimensions (mean and rstd).
+    const Shape &x = problem.xShape;
+    outputs.y.shape = outputs.dx.shape = x;
+    outputs.mean.shape = outputs.rstd.shape = Shape(x.begin(), x.end() - 1);
+    report.filesWritten =
+        writeOutputFiles({{options.yPath, outputs.y, dtype},
+                          {options.meanPath, outputs.mean, DType::F32},
+                          {options.rstdPath, outputs.rstd, DType::F32},
+                          {options.dxPath, outputs.dx, dtype},
+                          {options.dweightPath, outputs.dweight, DType::F32},
+                          {options.dbiasPath, outputs.dbias, DType::F32}});
+  }
+
+  void checkAgainstReference(const Stream &) override {
+    report.check = checkLayerNorm(problem, outputs, dtype, options.eps,
                                   options.grad, options.rtol);
-  if (options.bench) {
-    report.forwardBench =
-        benchmarkForward(forward, shape, options.eps, context.device(),
-                         forwardTensors, stream, options.warmup, options.runs);
-    if (options.grad)
-      report.backwardBench = benchmarkBackward(
-          *backward, *params, shape, context.device(), forwardTensors,
-          *backwardTensors, stream, options.warmup, options.runs);
   }
-  DeviceBuffer::sampleDeviceUsage();
-  report.memory = processMemoryReport();
 
-  if (options.json)
-    std::cout << toJson(report).dump(2) << "\n";
-  else
-    printText(report, std::cout);
-  if (report.check && !report.check->passed()) {
-    std::cerr << "fa-run: check failed: an output's error is above its rtol "
-                 "or has unwritten elements\n";
-    return 1;
+  void benchmarkPasses(const DeviceInfo &device, const Stream &stream,
+                       int warmup, int runs) override {
+    const LayerNormShape &shape = problem.shape;
+    report.forwardBench =
+        benchmarkForward(*forward, shape, options.eps, device,
+                         *forwardTensors, stream, warmup, runs);
+    if (options.grad)
+      report.backwardBench =
+          benchmarkBackward(*backward, *params, shape, device,
+                            *forwardTensors, *backwardTensors, stream, warmup,
+                            runs);
   }
-  return 0;
+};
+
+} // namespace
+
+int runLayerNorm(const LayerNormOptions &options) {
+  return LayerNormRun("layernorm", options).run();
 }
 
 } // namespace fa

@@ -6,7 +6,6 @@
 
 #include "fa/runtime/LayerNormReference.h"
 #include "fa/runtime/Nvtx.h"
-#include "fa/runtime/RandomFill.h"
 
 #include <random>
 #include <vector>
@@ -41,25 +40,17 @@ LayerNormProblem sizedLayerNormProblem(const LayerNormShape &shape) {
   return problem;
 }
 
-void fillRandomInputs(std::uint64_t seed, LayerNormForwardTensors &forward,
-                      LayerNormBackwardTensors *backward, DType dtype,
-                      const Stream &stream) {
-  NvtxRange range{"random inputs"};
-  DeviceRandom(seed).fillNormal({&forward.x, &forward.weight, &forward.bias,
-                                 backward ? &backward->dy : nullptr},
-                                dtype, stream);
-}
-
-void downloadInputs(LayerNormProblem &problem,
-                    const LayerNormForwardTensors &forward,
-                    const LayerNormBackwardTensors *backward, DType dtype) {
-  NvtxRange range{"download inputs"};
+std::vector<RunInput> layerNormInputs(LayerNormProblem &problem,
+                                      LayerNormForwardTensors &forward,
+                                      LayerNormBackwardTensors *backward) {
   const LayerNormShape &shape = problem.shape;
-  problem.x = download(forward.x, shape.matrix(), dtype);
-  problem.weight = download(forward.weight, shape.row(), dtype);
-  problem.bias = download(forward.bias, shape.row(), dtype);
+  std::vector<RunInput> inputs = {
+      {forward.x, problem.x, shape.matrix()},
+      {forward.weight, problem.weight, shape.row()},
+      {forward.bias, problem.bias, shape.row()}};
   if (backward)
-    problem.dy = download(backward->dy, shape.matrix(), dtype);
+    inputs.push_back({backward->dy, problem.dy, shape.matrix()});
+  return inputs;
 }
 
 LayerNormForwardTensors::LayerNormForwardTensors(const LayerNormShape &shape,
@@ -68,15 +59,6 @@ LayerNormForwardTensors::LayerNormForwardTensors(const LayerNormShape &shape,
       weight("weight", rowBytes(shape, dtype)),
       bias("bias", rowBytes(shape, dtype)), y("y", matrixBytes(shape, dtype)),
       mean("mean", perRowBytes(shape)), rstd("rstd", perRowBytes(shape)) {}
-
-
-void LayerNormForwardTensors::upload(const LayerNormProblem &problem,
-                                     DType dtype) {
-  NvtxRange range{"upload inputs"};
-  x.upload(encode(problem.x.values, dtype));
-  weight.upload(encode(problem.weight.values, dtype));
-  bias.upload(encode(problem.bias.values, dtype));
-}
 
 LayerNormBackwardTensors::LayerNormBackwardTensors(const LayerNormShape &shape,
                                                    DType dtype)

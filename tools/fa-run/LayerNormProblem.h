@@ -9,6 +9,7 @@
 #ifndef FA_RUN_LAYERNORMPROBLEM_H
 #define FA_RUN_LAYERNORMPROBLEM_H
 
+#include "HostTensors.h"
 #include "LayerNormReport.h"
 
 #include "fa/runtime/DeviceBuffer.h"
@@ -16,6 +17,7 @@
 #include "fa/runtime/Tensor.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace fa {
 
@@ -29,7 +31,7 @@ struct LayerNormProblem {
 };
 
 /// A problem of these sizes whose inputs are drawn on the device
-/// (fillRandomInputs); its host tensors stay empty until downloadInputs.
+/// (drawRandomInputs); its host tensors stay empty until downloadInputs.
 LayerNormProblem sizedLayerNormProblem(const LayerNormShape &shape);
 
 /// The forward pass's device tensors.
@@ -40,8 +42,6 @@ struct LayerNormForwardTensors {
   LayerNormForwardBuffers buffers() const {
     return {x.get(), weight.get(), bias.get(), y.get(), mean.get(), rstd.get()};
   }
-  /// Uploads x, weight and bias.
-  void upload(const LayerNormProblem &problem, DType dtype);
 };
 
 /// The backward pass's own device tensors; it also reads the forward's x,
@@ -71,18 +71,11 @@ std::size_t layerNormWorkingSetBytes(const LayerNormShape &shape, DType dtype,
 int layerNormBenchmarkSets(const LayerNormShape &shape, DType dtype,
                            bool backward, const DeviceInfo &device);
 
-/// Random normal x [rows, cols], weight, bias (tensors 0, 1 and 2 of
-/// DeviceRandom(seed)) and, with `backward`, dy (tensor 3), rounded to
-/// `dtype`, drawn on the device.
-void fillRandomInputs(std::uint64_t seed, LayerNormForwardTensors &forward,
-                      LayerNormBackwardTensors *backward, DType dtype,
-                      const Stream &stream);
-
-/// Downloads the device inputs into `problem`'s host tensors (for the CPU
-/// reference of --check).
-void downloadInputs(LayerNormProblem &problem,
-                    const LayerNormForwardTensors &forward,
-                    const LayerNormBackwardTensors *backward, DType dtype);
+/// x [rows, cols], weight and bias (with `backward`, dy too) as the run's
+/// inputs, in the order of their random tensors (HostTensors.h).
+std::vector<RunInput> layerNormInputs(LayerNormProblem &problem,
+                                      LayerNormForwardTensors &forward,
+                                      LayerNormBackwardTensors *backward);
 
 struct LayerNormOutputs {
   HostTensor y, mean, rstd;      // The forward's.

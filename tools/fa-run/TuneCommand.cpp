@@ -90,7 +90,8 @@ Candidate checkCandidate(const KernelSpec &spec, const DeviceInfo &device,
     shape.headDim = spec.headDim;
     Problem problem{shape, {}, {}, {}, {}};
     DeviceTensors tensors(shape, spec.dtype);
-    fillRandomInputs(kSeed, tensors, nullptr, spec.dtype, stream);
+    drawRandomInputs(kSeed, attentionInputs(problem, tensors, nullptr),
+                     spec.dtype, stream);
     Outputs outputs = runOnce(*kernel, shape, tensors, stream);
     CheckReport check =
         checkOutputs(problem, spec, tensors, outputs, stream, /*onCpu=*/false,
@@ -119,8 +120,10 @@ void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
   // Every class's problem has kTuningTokens tokens of the same heads, so one
   // set of tensors, viewed with each class's shape, serves them all.
   AttentionShape anyClass = tuningShape(kSeqClasses.front(), group.headDim);
+  Problem problem{anyClass, {}, {}, {}, {}};
   DeviceTensors tensors(anyClass, group.dtype);
-  fillRandomInputs(kSeed, tensors, nullptr, group.dtype, stream);
+  drawRandomInputs(kSeed, attentionInputs(problem, tensors, nullptr),
+                   group.dtype, stream);
 
   for (const SeqClass &seqClass : kSeqClasses) {
     NvtxRange range{"tune " + group.describe() + ", " + seqClass.name};
