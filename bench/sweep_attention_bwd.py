@@ -73,7 +73,7 @@ def check(args, kernel) -> str:
 
 
 def tile_attribute(config: str) -> tuple[str, str]:
-    """The fa.tile entries and the name suffix of one candidate."""
+    """The #fa.tile<...> and the name suffix of one candidate."""
     words = config.split()
     wgmma = words[-1] == "wgmma"
     fields = [int(word) for word in (words[:-1] if wgmma else words)]
@@ -85,9 +85,9 @@ def tile_attribute(config: str) -> tuple[str, str]:
         attr += f", dq_block_m = {qm}, dq_block_n = {qn}, dq_num_warps = {qw}"
         suffix += f"_q{qm}x{qn}w{qw}"
     if wgmma:
-        attr += ", wgmma = 1"
+        attr += ", wgmma = true"
         suffix += "g"
-    return attr, suffix
+    return f"#fa.tile<{attr}>", suffix
 
 
 def emit(path: str) -> None:
@@ -110,7 +110,7 @@ def emit(path: str) -> None:
             functions.append(
                 f"func.func @{name}(%q: {t}, %k: {t}, %v: {t}, %out: {t}, %dout: {t}, "
                 f"%lse: {stats}, %dq: {t}, %dk: {t}, %dv: {t}) attributes "
-                f"{{fa.tile = {{{attr}}}}} {{\n"
+                f"{{fa.tile = {attr}}} {{\n"
                 f"  fa.attention_grad ins(%q, %k, %v, %out, %dout, %lse : {t}, {t}, {t}, "
                 f"{t}, {t}, {stats}) outs(%dq, %dk, %dv : {t}, {t}, {t}) {causal}\n"
                 f"  return\n}}\n")

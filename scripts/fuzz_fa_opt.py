@@ -192,13 +192,28 @@ def harvest_attribute_keys(seeds: list[Seed]) -> list[str]:
     return sorted(keys)
 
 
+# A named fa attribute holding a dictionary or a typed configuration (`fa.tile = #fa.tile<...>`).
+NAMED_FA_ATTRIBUTE = re.compile(r"\b(fa\.[\w.]+) = (?:\{([^{}]*)\}|#fa\.\w+<([^<>]*)>)")
+# The attributes whose value is a typed configuration of the same name.
+TYPED_CONFIGS = ("fa.tile", "fa.rows")
+
+
 def harvest_dictionary_keys(seeds: list[Seed]) -> dict[str, list[str]]:
-    """The entries each named fa dictionary takes in the seeds: fa.tile -> block_m, wgmma ..."""
+    """The entries each named fa attribute takes in the seeds: fa.tile -> block_m, wgmma ..."""
     keys: dict[str, set[str]] = {}
     for seed in seeds:
-        for name, body in re.findall(r"\b(fa\.[\w.]+) = \{([^{}]*)\}", seed.text):
-            keys.setdefault(name, set()).update(re.findall(r"([a-z_]\w*) = ", body))
+        for name, dictionary, typed in NAMED_FA_ATTRIBUTE.findall(seed.text):
+            keys.setdefault(name, set()).update(re.findall(r"([a-z_]\w*) = ", dictionary or typed))
     return {name: sorted(entries) for name, entries in sorted(keys.items()) if entries}
+
+
+def harvest_flag_keys(seeds: list[Seed]) -> set[str]:
+    """Entries the seeds' typed configurations give `true` or `false` (q_in_shared, wgmma ...)."""
+    flags: set[str] = set()
+    for seed in seeds:
+        for body in re.findall(r"#fa\.(?:tile|rows)<([^<>]*)>", seed.text):
+            flags.update(re.findall(r"([a-z_]\w*) = (?:true|false)\b", body))
+    return flags
 
 
 # --------------------------------------------------------------------------
@@ -211,7 +226,7 @@ INTERESTING_INTS = [
     "8192", "65536", "1048576", str(2**31 - 1), str(2**31), str(2**32), str(2**32 + 1),
     str(2**63 - 1), str(2**63), str(-2**63), str(2**64),
 ]
-PLAUSIBLE_INTS = ["0", "1", "1", "2", "4", "8", "16", "32", "64", "128", "256"]  # 0/1: flags
+PLAUSIBLE_INTS = ["0", "1", "1", "2", "4", "8", "16", "32", "64", "128", "256"]
 INTERESTING_FLOATS = ["0.0", "-0.0", "-1.0", "1.0e-45", "3.4e38", "1.0e300", "1.0e-300",
                       "0x7FC00000", "0x7F800000", "0xFF800000", "1.0"]
 ELEMENT_TYPES = ["bf16", "f16", "f32", "f64", "i8", "i32", "i1", "i64", "index", "f8E4M3FN"]
@@ -256,10 +271,12 @@ class Corpus:
     seeds: list[Seed]
     attribute_keys: list[str]
     dictionary_keys: dict[str, list[str]]
+    flag_keys: set[str]
 
     @staticmethod
     def of(seeds: list[Seed]) -> "Corpus":
-        return Corpus(seeds, harvest_attribute_keys(seeds), harvest_dictionary_keys(seeds))
+        return Corpus(seeds, harvest_attribute_keys(seeds), harvest_dictionary_keys(seeds),
+                      harvest_flag_keys(seeds))
 
     def pick_seed(self, rng: random.Random) -> Seed:
         """A file first, then one of its cases: invalid.mlir's many small cases (which stop at
@@ -394,21 +411,32 @@ def mutate_attribute(text: str, rng: random.Random, corpus: Corpus) -> Optional[
 
 
 def random_entries(rng: random.Random, corpus: Corpus, dictionary: Optional[str]) -> str:
-    """1-4 entries, mostly keys that this dictionary takes in the seeds, mostly integers."""
+    """1-4 entries, mostly keys that this attribute takes in the seeds, mostly values of the
+    key's kind (`true`/`false` for a flag, else an integer); now and then a key misspelt, which
+    must be a clean parse error."""
     known = corpus.dictionary_keys.get(dictionary or "")
     pool = known if known and rng.random() < 0.9 else corpus.attribute_keys
     keys = rng.sample(pool, min(len(pool), rng.randint(1, 4)))
-    return ", ".join(f"{k} = {pick_int(rng) if rng.random() < 0.85 else rng.choice(WRONG_TYPED_VALUES)}"
-                     for k in keys)
+
+    def value(key: str) -> str:
+        if rng.random() >= 0.85:
+            return rng.choice(WRONG_TYPED_VALUES)
+        if key in corpus.flag_keys:
+            return rng.choice(["true", "false"])
+        return pick_int(rng)
+
+    return ", ".join(f"{misspell(k, rng) if rng.random() < 0.1 else k} = {value(k)}" for k in keys)
 
 
 def add_attribute(text: str, rng: random.Random, corpus: Corpus) -> Optional[str]:
-    """A new entry in an existing dictionary, or an `fa.tile` dictionary on a function."""
-    dictionaries = list(re.finditer(r"(?:([\w.]+) = |attributes )\{", text))
-    if dictionaries and rng.random() < 0.5:
-        opening = rng.choice(dictionaries)
+    """A new entry in an existing dictionary or typed configuration, or an `fa.tile` (or other)
+    attribute on a function."""
+    openings = list(re.finditer(r"(?:([\w.]+) = |attributes )\{|([\w.]+) = #fa\.\w+<", text))
+    if openings and rng.random() < 0.5:
+        opening = rng.choice(openings)
+        name = opening.group(1) or opening.group(2)
         return replace_span(text, opening.end(), opening.end(),
-                            random_entries(rng, corpus, opening.group(1)) + ", ")
+                            random_entries(rng, corpus, name) + ", ")
     bodies = [m for m in re.finditer(r"^(func\.func @[^\n]*?)(\)\s*)\{\s*$", text, re.M)
               if "attributes" not in m.group(0)]
     signature_ends = [m.start(2) + 1 for m in bodies]
@@ -417,9 +445,10 @@ def add_attribute(text: str, rng: random.Random, corpus: Corpus) -> Optional[str
         return None
     at = rng.choice(signature_ends)
     names = sorted(corpus.dictionary_keys) or ["fa.tile"]
-    dictionary = "fa.tile" if "fa.tile" in names and rng.random() < 0.6 else rng.choice(names)
-    entries = random_entries(rng, corpus, dictionary)
-    return replace_span(text, at, at, f" attributes {{{dictionary} = {{{entries}}}}}")
+    name = "fa.tile" if "fa.tile" in names and rng.random() < 0.6 else rng.choice(names)
+    entries = random_entries(rng, corpus, name)
+    value = f"#{name}<{entries}>" if name in TYPED_CONFIGS else f"{{{entries}}}"
+    return replace_span(text, at, at, f" attributes {{{name} = {value}}}")
 
 
 FA_OP_OPERANDS = re.compile(r"(fa\.(?:attention|attention_grad|layernorm|layernorm_grad)\b[^@]*?"

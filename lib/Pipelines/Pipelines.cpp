@@ -27,7 +27,7 @@ constexpr StringLiteral kFAToPTXName = "fa-to-ptx";
 std::string givenTileOptions(const FAToPTXOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  for (const detail::PassOptions::Option<int64_t> *option :
+  for (const mlir::detail::PassOptions::Option<int64_t> *option :
        {&options.blockM, &options.blockN, &options.numWarps,
         &options.numStages})
     if (option->hasValue())
@@ -115,7 +115,7 @@ void mlir::fa::registerFAPipelines() {
           return failure();
         return buildFAToPTXPipeline(pm, options, errorHandler);
       },
-      [](function_ref<void(const detail::PassOptions &)> printOptions) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
         printOptions(FAToPTXOptions());
       });
 }

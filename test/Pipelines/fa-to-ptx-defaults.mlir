@@ -83,7 +83,7 @@ func.func @fwd_f32(%q: !f, %k: !f, %v: !f, %o: !f) {
   return
 }
 
-func.func @fwd_tiled(%q: !h, %k: !h, %v: !h, %o: !h) attributes {fa.tile = {block_n = 32}} {
+func.func @fwd_tiled(%q: !h, %k: !h, %v: !h, %o: !h) attributes {fa.tile = #fa.tile<block_n = 32>} {
   fa.attention ins(%q, %k, %v : !h, !h, !h) outs(%o : !h)
   return
 }

@@ -33,7 +33,7 @@ func.func @attn_bf16(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: m
 }
 
 func.func @attn_f16(%q: memref<?x?x?x128xf16>, %k: memref<?x?x?x128xf16>, %v: memref<?x?x?x128xf16>,
-                    %o: memref<?x?x?x128xf16>) attributes {fa.tile = {block_n = 32}} {
+                    %o: memref<?x?x?x128xf16>) attributes {fa.tile = #fa.tile<block_n = 32>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x128xf16>, memref<?x?x?x128xf16>, memref<?x?x?x128xf16>)
                outs(%o : memref<?x?x?x128xf16>)
   return
@@ -43,7 +43,7 @@ func.func @attn_f16(%q: memref<?x?x?x128xf16>, %k: memref<?x?x?x128xf16>, %v: me
 // CHECK: gpu.binary @attn_f32
 // CHECK-SAME: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 func.func @attn_f32(%q: memref<?x?x?x64xf32>, %k: memref<?x?x?x64xf32>, %v: memref<?x?x?x64xf32>,
-                    %o: memref<?x?x?x64xf32>) attributes {fa.tile = {block_n = 16}} {
+                    %o: memref<?x?x?x64xf32>) attributes {fa.tile = #fa.tile<block_n = 16>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>)
                outs(%o : memref<?x?x?x64xf32>)
   return

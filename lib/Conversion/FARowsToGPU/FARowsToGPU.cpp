@@ -337,9 +337,10 @@ struct ConvertFARowsToGPUPass
       return emitPassError(func, getArgument())
                  << "expects known_block_size = [threads, 1, 1]",
              failure();
-    RowsLayout layout{getRowsConfigEntry(func, "rows", 1),
-                      getRowsConfigEntry(func, "block_cols", 0),
-                      (*blockSize)[0]};
+    // The dialect verified that fa.rows, which the kernel has, is a RowsAttr.
+    auto config = func->getAttrOfType<RowsAttr>(kRowsConfigAttr);
+    RowsLayout layout{config.getRows().value_or(1),
+                      config.getBlockCols().value_or(0), (*blockSize)[0]};
     if (std::string why = layout.whyInvalid(); !why.empty())
       return emitPassError(func, getArgument()) << why, failure();
     return layout;

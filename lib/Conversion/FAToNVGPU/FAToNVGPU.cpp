@@ -75,7 +75,8 @@ namespace {
 /// without a block_m. Errors name `pass`.
 FailureOr<int64_t> rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps,
                                     StringRef pass) {
-  int64_t blockM = getTileConfigEntry(func, "block_m", numWarps * kMmaRows);
+  int64_t blockM =
+      getTileConfig(func).getBlockM().value_or(numWarps * kMmaRows);
   for (int64_t rowBlocks : {1, 2})
     if (blockM == rowBlocks * numWarps * kMmaRows)
       return rowBlocks;
@@ -137,9 +138,9 @@ struct ConvertFAToNVGPUPass
         [&](Operation *op) { return converter.isLegal(op); });
     FAToNVGPUPatternOptions options;
     options.numThreads = numThreads;
-    options.skipUnitRescale =
-        getTileConfigEntry(func, "skip_unit_rescale", 1) != 0;
-    options.warpgroupMma = getTileConfigEntry(func, "wgmma", 0) != 0;
+    TileAttr config = getTileConfig(func);
+    options.skipUnitRescale = config.getSkipUnitRescale();
+    options.warpgroupMma = config.getWgmma();
     // wgmma exists only in sm_90a's architecture-specific instruction set.
     if (options.warpgroupMma && !targetChip->warpgroupMma)
       return emitPassError(func, getArgument())

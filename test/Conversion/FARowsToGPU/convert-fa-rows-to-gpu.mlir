@@ -35,7 +35,7 @@
 // CHECK: scf.if
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<?xf32>
 gpu.module @m {
-  gpu.func @row_sum(%x: memref<?x?xbf16>, %sums: memref<?xf32>, %row: index) kernel attributes {fa.rows = {rows = 1, block_cols = 1024}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @row_sum(%x: memref<?x?xbf16>, %sums: memref<?xf32>, %row: index) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024>, known_block_size = array<i32: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
     %zero = arith.constant dense<0.0> : vector<1xf32>
     %b = fa.load_block %x[%row, %c0] : memref<?x?xbf16> -> vector<1x1024xbf16>
@@ -69,7 +69,7 @@ gpu.module @m {
 // CHECK:   gpu.barrier
 // CHECK:   memref.load %[[C]]
 gpu.module @m {
-  gpu.func @reductions_in_loops(%x: memref<?x?xf32>, %n: index) kernel attributes {fa.rows = {rows = 1, block_cols = 1024}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @reductions_in_loops(%x: memref<?x?xf32>, %n: index) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024>, known_block_size = array<i32: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %zero = arith.constant dense<0.0> : vector<1xf32>
@@ -106,7 +106,7 @@ gpu.module @m {
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 gpu.module @m {
-  gpu.func @row_per_warp(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %row: index) kernel attributes {fa.rows = {rows = 4, block_cols = 256}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @row_per_warp(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %row: index) kernel attributes {fa.rows = #fa.rows<rows = 4, block_cols = 256>, known_block_size = array<i32: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
     %init = arith.constant dense<0xFF800000> : vector<4xf32>
     %b = fa.load_block %x[%row, %c0] : memref<?x?xf32> -> vector<4x256xf32>
@@ -139,7 +139,7 @@ gpu.module @m {
 // CHECK: scf.if %[[FIRST]] {
 // CHECK:   vector.store %{{.*}}, %{{.*}} {alignment = 32 : i64} : memref<?xf32>, vector<8xf32>
 gpu.module @m {
-  gpu.func @column_sum(%p: memref<?x?xf32>, %out: memref<?xf32>, %col: index) kernel attributes {fa.rows = {rows = 64, block_cols = 32}, known_block_size = array<i32: 256, 1, 1>} {
+  gpu.func @column_sum(%p: memref<?x?xf32>, %out: memref<?xf32>, %col: index) kernel attributes {fa.rows = #fa.rows<rows = 64, block_cols = 32>, known_block_size = array<i32: 256, 1, 1>} {
     %c0 = arith.constant 0 : index
     %zero = arith.constant dense<0.0> : vector<32xf32>
     %b = fa.load_block %p[%c0, %col] : memref<?x?xf32> -> vector<64x32xf32>
@@ -164,7 +164,7 @@ gpu.module @m {
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]}
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [8], sizes = [8], strides = [1]}
 gpu.module @m {
-  gpu.func @zero_past_end(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %row: index, %col: index, %limit: index) kernel attributes {fa.rows = {rows = 4, block_cols = 512}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @zero_past_end(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %row: index, %col: index, %limit: index) kernel attributes {fa.rows = #fa.rows<rows = 4, block_cols = 512>, known_block_size = array<i32: 128, 1, 1>} {
     %b = fa.load_block %x[%row, %col] : memref<?x?xf32> -> vector<4x512xf32>
     %z = fa.zero_columns %b cols(%col) limit(%limit) : vector<4x512xf32>
     fa.store_block %z, %y[%row, %col] : vector<4x512xf32>, memref<?x?xf32>
@@ -176,7 +176,7 @@ gpu.module @m {
 
 gpu.module @m {
   // expected-error @+1 {{convert-fa-rows-to-gpu: a column reduction needs at most 32 threads per row, got 128}}
-  gpu.func @wide_column_sum(%p: memref<?x?xf32>, %out: memref<?xf32>) kernel attributes {fa.rows = {rows = 1, block_cols = 1024}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @wide_column_sum(%p: memref<?x?xf32>, %out: memref<?xf32>) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024>, known_block_size = array<i32: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
     %zero = arith.constant dense<0.0> : vector<1024xf32>
     %b = fa.load_block %p[%c0, %c0] : memref<?x?xf32> -> vector<1x1024xf32>
@@ -190,7 +190,7 @@ gpu.module @m {
 
 gpu.module @m {
   // expected-error @+1 {{convert-fa-rows-to-gpu: block_cols (100) must be a multiple of 1024}}
-  gpu.func @bad_layout(%x: memref<?x?xf32>) kernel attributes {fa.rows = {rows = 1, block_cols = 100}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @bad_layout(%x: memref<?x?xf32>) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 100>, known_block_size = array<i32: 128, 1, 1>} {
     gpu.return
   }
 }

@@ -22,7 +22,7 @@
 // CHECK: arith.ori
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[COLS]] : vector<8x4xi1>, vector<8x4xf32>
 gpu.module @m {
-  gpu.func @stats(%lse: memref<?x?x?xf32>, %o: memref<?x?x?x64xf32>, %b: index, %h: index, %r: index, %c: index, %n: index) kernel attributes {fa.tile = {block_m = 64, num_warps = 4}, known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @stats(%lse: memref<?x?x?xf32>, %o: memref<?x?x?x64xf32>, %b: index, %h: index, %r: index, %c: index, %n: index) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
     %rows = fa.load_rows %lse[%b, %h, %r] : memref<?x?x?xf32> -> vector<64xf32>
     %cols = fa.column_broadcast %lse[%b, %h, %c] : memref<?x?x?xf32> -> vector<64x64xf32>
     %m = fa.apply_mask %cols rows(%r) cols(%c) kv_len(%n) causal transposed : vector<64x64xf32>

@@ -27,7 +27,7 @@
 // CHECK: } {fa.kv_tiles = "partial"
 // CHECK-COUNT-32: vector.store %{{.*}} : memref<?x?x?x64xbf16>, vector<2xbf16>
 func.func @two_row_blocks(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                          %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, q_in_shared = 1}} {
+                          %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 4, q_in_shared = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return
@@ -38,7 +38,7 @@ func.func @two_row_blocks(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, 
 // CHECK-NOT: nvvm.vote.sync
 // CHECK: gpu.return
 func.func @always_rescale(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                          %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, skip_unit_rescale = 0}} {
+                          %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 4, skip_unit_rescale = false>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return

@@ -15,7 +15,7 @@
 // CHECK: scf.if
 // CHECK-NEXT: vector.store %[[CHUNK]], %arg3[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x64xbf16>, vector<8xbf16>
 func.func @staged(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                  %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, stage_output = 1}} {
+                  %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, stage_output = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return

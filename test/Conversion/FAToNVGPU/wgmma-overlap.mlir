@@ -26,14 +26,14 @@
 // CHECK-NOT: wgmma
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
 // CHECK-NOT: wgmma
-// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK-NEXT: scf.if
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}wgmma.commit_group.sync.aligned;\0A}"
 // CHECK-NOT: wgmma
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = 1, wgmma = 1, overlap_softmax = 1}} {
+                %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return

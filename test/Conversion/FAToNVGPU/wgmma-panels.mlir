@@ -28,7 +28,7 @@
 // CHECK: arith.addi %[[K]], %c8224 : index
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 
-func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %o: memref<?x?x?x128xbf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, q_in_shared = 1, wgmma = 1}} {
+func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, q_in_shared = true, wgmma = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>) outs(%o : memref<?x?x?x128xbf16>)
   return
 }

@@ -1,6 +1,7 @@
 //===- FADialect.cpp - The fa dialect -------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FADialect.h"
+#include "fa/Dialect/FA/IR/FAAttrs.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
 
 using namespace mlir;
@@ -13,4 +14,5 @@ void FADialect::initialize() {
 #define GET_OP_LIST
 #include "fa/Dialect/FA/IR/FAOps.cpp.inc"
       >();
+  registerAttributes();
 }

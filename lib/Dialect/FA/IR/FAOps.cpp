@@ -25,52 +25,6 @@ ArrayRef<int64_t> mlir::fa::getSupportedHeadDims() {
   return dims;
 }
 
-int64_t mlir::fa::getTileConfigEntry(Operation *kernel, StringRef name,
-                                     int64_t fallback) {
-  auto config = kernel->getAttrOfType<DictionaryAttr>(kTileConfigAttr);
-  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
-  return value ? value.getInt() : fallback;
-}
-
-int64_t mlir::fa::getRowsConfigEntry(Operation *kernel, StringRef name,
-                                     int64_t fallback) {
-  auto config = kernel->getAttrOfType<DictionaryAttr>(kRowsConfigAttr);
-  auto value = config ? config.getAs<IntegerAttr>(name) : IntegerAttr();
-  return value ? value.getInt() : fallback;
-}
-
-LogicalResult
-mlir::fa::readConfigEntries(Operation *op, StringRef attrName,
-                            ArrayRef<std::pair<StringRef, int64_t *>> fields) {
-  Attribute attr = op->getAttr(attrName);
-  if (!attr)
-    return success();
-  auto dict = dyn_cast<DictionaryAttr>(attr);
-  if (!dict)
-    return op->emitError() << attrName << " must be a dictionary";
-  return readConfigEntries(op, attrName, dict, fields);
-}
-
-LogicalResult
-mlir::fa::readConfigEntries(Operation *op, StringRef attrName,
-                            DictionaryAttr dict,
-                            ArrayRef<std::pair<StringRef, int64_t *>> fields) {
-  for (NamedAttribute entry : dict) {
-    const auto *field = llvm::find_if(
-        fields, [&](auto &f) { return f.first == entry.getName().strref(); });
-    auto value = dyn_cast<IntegerAttr>(entry.getValue());
-    if (field == fields.end() || !value) {
-      InFlightDiagnostic diag =
-          op->emitError() << attrName << ": unknown or non-integer entry '"
-                          << entry.getName().strref() << "' (expected ";
-      llvm::interleaveComma(fields, diag, [&](auto &f) { diag << f.first; });
-      return diag << ")";
-    }
-    *field->second = value.getInt();
-  }
-  return success();
-}
-
 std::string mlir::fa::RowsLayout::whyInvalid() const {
   auto str = [](int64_t v) { return std::to_string(v); };
   if (rows < 1 || threads < kThreadsPerWarp || threads % kThreadsPerWarp != 0)

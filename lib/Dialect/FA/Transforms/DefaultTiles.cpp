@@ -15,12 +15,12 @@ namespace {
 struct DefaultTile {
   StringLiteral chip, direction, dtypes;
   int64_t headDim;
-  StringLiteral causal, entries;
+  StringLiteral causal, config;
 };
 
 const DefaultTile kDefaultTiles[] = {
-#define FA_DEFAULT_TILE(chip, direction, dtypes, headDim, causal, entries)     \
-  {#chip, #direction, #dtypes, headDim, #causal, entries},
+#define FA_DEFAULT_TILE(chip, direction, dtypes, headDim, causal, config)      \
+  {#chip, #direction, #dtypes, headDim, #causal, config},
 #include "fa/Dialect/FA/Transforms/DefaultTiles.def"
 };
 
@@ -36,32 +36,36 @@ bool matches(const DefaultTile &tile, StringRef chip,
 }
 } // namespace
 
-FailureOr<DictionaryAttr>
-mlir::fa::lookupDefaultTile(Operation *op, StringRef chip,
-                            AttentionDirection direction, Type element,
-                            int64_t headDim, bool causal) {
+FailureOr<TileAttr> mlir::fa::lookupDefaultTile(Operation *op, StringRef chip,
+                                                AttentionDirection direction,
+                                                Type element, int64_t headDim,
+                                                bool causal) {
   const DefaultTile *tile = llvm::find_if(kDefaultTiles, [&](auto &entry) {
     return matches(entry, chip, direction, element, headDim, causal);
   });
   if (tile == std::end(kDefaultTiles))
-    return DictionaryAttr();
-  std::string text = ("{" + tile->entries + "}").str();
-  auto entries =
-      dyn_cast_or_null<DictionaryAttr>(parseAttribute(text, op->getContext()));
-  if (!entries)
+    return TileAttr();
+  auto config =
+      dyn_cast_or_null<TileAttr>(parseAttribute(tile->config, op->getContext()));
+  if (!config)
     return op->emitError() << "DefaultTiles.def: the " << tile->chip << " "
                            << tile->direction << " entry for " << tile->dtypes
                            << " head_dim " << tile->headDim
-                           << " is not a dictionary's entries: "
-                           << tile->entries,
+                           << " is not a #fa.tile<...>: " << tile->config,
            failure();
-  return entries;
+  return config;
 }
 
-FailureOr<DictionaryAttr> mlir::fa::getDefaultTileEntries(
+FailureOr<TileAttr> mlir::fa::getFunctionTileConfig(
     Operation *func, StringRef chip, bool tileOptionsGiven,
     AttentionDirection direction, Type element, int64_t headDim, bool causal) {
-  if (tileOptionsGiven || func->hasAttr(kTileConfigAttr))
-    return DictionaryAttr();
-  return lookupDefaultTile(func, chip, direction, element, headDim, causal);
+  if (auto config = func->getAttrOfType<TileAttr>(kTileConfigAttr))
+    return config;
+  if (!tileOptionsGiven) {
+    FailureOr<TileAttr> config =
+        lookupDefaultTile(func, chip, direction, element, headDim, causal);
+    if (failed(config) || *config)
+      return config;
+  }
+  return TileAttr::get(func->getContext());
 }

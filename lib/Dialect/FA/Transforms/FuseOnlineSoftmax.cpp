@@ -62,19 +62,15 @@ OpTy findUnique(scf::ForOp loop, function_ref<bool(OpTy)> pred) {
 FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func, StringRef pass) {
   SoftmaxPhases phases;
   WalkResult walk = func.walk([&](scf::ForOp loop) {
-    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
-    if (!phase)
+    std::optional<SoftmaxPhase> phase = getSoftmaxPhase(loop);
+    if (!phase || *phase == SoftmaxPhase::Online)
       return WalkResult::advance();
-    scf::ForOp *slot = llvm::StringSwitch<scf::ForOp *>(phase.getValue())
-                           .Case("max", &phases.maxLoop)
-                           .Case("sum", &phases.sumLoop)
-                           .Case("accumulate", &phases.accLoop)
-                           .Default(nullptr);
-    if (!slot)
-      return WalkResult::advance();
+    scf::ForOp *slot = *phase == SoftmaxPhase::Max   ? &phases.maxLoop
+                       : *phase == SoftmaxPhase::Sum ? &phases.sumLoop
+                                                     : &phases.accLoop;
     if (*slot) {
       emitPassError(loop, pass)
-          << "more than one '" << phase.getValue()
+          << "more than one '" << stringifySoftmaxPhase(*phase)
           << "' loop (run it before fa-eliminate-causal-tiles)";
       return WalkResult::interrupt();
     }
@@ -231,7 +227,8 @@ void fuse(SoftmaxPhases &phases) {
                            valueMap.lookup(phases.valueMatmul.getResult())});
       });
   fused->setAttr(kKvLoopAttr, b.getUnitAttr());
-  fused->setAttr(kSoftmaxPhaseAttr, b.getStringAttr("online"));
+  fused->setAttr(kSoftmaxPhaseAttr,
+                 SoftmaxPhaseAttr::get(b.getContext(), SoftmaxPhase::Online));
 
   b.setInsertionPointAfter(fused);
   Value naturalMax = arith::MulFOp::create(b, fused.getResult(0),
@@ -253,38 +250,11 @@ struct FAFuseOnlineSoftmaxPass
       signalPassFailure();
   }
 
-  /// Every fa.softmax_phase must name a phase fa-tile-attention writes
-  /// ("max", "sum", "accumulate") or this pass's "online": a loop marked
-  /// otherwise is an error on that loop (it crashed when not a string, and
-  /// failed without a message when another string).
-  LogicalResult verifyPhaseMarks(gpu::GPUFuncOp func) {
-    WalkResult walk = func.walk([&](scf::ForOp loop) {
-      Attribute mark = loop->getAttr(kSoftmaxPhaseAttr);
-      if (!mark)
-        return WalkResult::advance();
-      auto phase = dyn_cast<StringAttr>(mark);
-      if (phase && llvm::is_contained(ArrayRef<StringRef>{"max", "sum",
-                                                          "accumulate",
-                                                          "online"},
-                                      phase.getValue()))
-        return WalkResult::advance();
-      emitPassError(loop, getArgument())
-          << kSoftmaxPhaseAttr
-          << " must be \"max\", \"sum\", \"accumulate\" or "
-             "\"online\", got "
-          << mark;
-      return WalkResult::interrupt();
-    });
-    return failure(walk.wasInterrupted());
-  }
-
   LogicalResult fuseFunction(gpu::GPUFuncOp func) {
-    if (failed(verifyPhaseMarks(func)))
-      return failure();
     bool hasPhases = false;
     func.walk([&](scf::ForOp loop) {
-      auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
-      hasPhases |= phase && phase.getValue() != "online";
+      std::optional<SoftmaxPhase> phase = getSoftmaxPhase(loop);
+      hasPhases |= phase && *phase != SoftmaxPhase::Online;
     });
     if (!hasPhases)
       return success();

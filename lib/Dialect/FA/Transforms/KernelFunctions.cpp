@@ -112,14 +112,6 @@ LogicalResult mlir::fa::checkTileValuesPerThread(Operation *op, StringRef pass,
                          << element << "; use more warps or smaller tiles";
 }
 
-LogicalResult mlir::fa::checkConfigFlag(Operation *op, StringRef pass,
-                                        StringRef name, int64_t value) {
-  if (value == 0 || value == 1)
-    return success();
-  return op->emitError() << pass << ": " << name << " must be 0 or 1, got "
-                         << value;
-}
-
 LogicalResult mlir::fa::checkTileCopy(Operation *op, StringRef pass,
                                       StringRef tile, int64_t rows,
                                       int64_t headDim, Type element,

@@ -241,17 +241,16 @@ struct OverlapBuilder {
 
 /// Rewrites the online loops of `kernel`; errors name `pass`.
 LogicalResult overlapKernel(gpu::GPUFuncOp kernel, StringRef pass) {
-  if (getTileConfigEntry(kernel, "overlap_softmax", 0) == 0)
+  TileAttr config = getTileConfig(kernel);
+  if (!config.getOverlapSoftmax())
     return success();
   // fa-tile-attention checks the same; this is for IR made otherwise.
-  if (failed(checkOverlapSoftmaxConfig(
-          kernel, pass, getTileConfigEntry(kernel, "wgmma", 0) != 0,
-          getTileConfigEntry(kernel, "num_stages", 1),
-          getTileConfigEntry(kernel, "pipeline_copies", 1) != 0)))
+  if (failed(checkOverlapSoftmaxConfig(kernel, pass, config.getWgmma(),
+                                       config.getStageCount(),
+                                       config.getPipelineCopies())))
     return failure();
   auto isOnlineLoop = [](scf::ForOp loop) {
-    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
-    return phase && phase.getValue() == "online";
+    return getSoftmaxPhase(loop) == SoftmaxPhase::Online;
   };
   return rewriteCopyLoops<OnlineLoop>(
       kernel, isOnlineLoop,

@@ -105,16 +105,16 @@ void pipelineLoop(LoopCopies &copies, int64_t stages) {
 
 /// Pipelines the copy loops of `kernel`; errors name `pass`.
 LogicalResult pipelineKernel(gpu::GPUFuncOp kernel, StringRef pass) {
-  if (getTileConfigEntry(kernel, "pipeline_copies", 1) == 0)
+  TileAttr config = getTileConfig(kernel);
+  if (!config.getPipelineCopies())
     return success();
-  int64_t stages = getTileConfigEntry(kernel, "num_stages", 1);
+  int64_t stages = config.getStageCount();
   // Which loops: the forward's online-softmax loops, and with two stages the
   // backward's copy loops (see the file comment).
   auto isPipelined = [&](scf::ForOp loop) {
     if (loop->hasAttr(kCopyLoopAttr))
       return stages >= 2;
-    auto phase = loop->getAttrOfType<StringAttr>(kSoftmaxPhaseAttr);
-    return phase && phase.getValue() == "online";
+    return getSoftmaxPhase(loop) == SoftmaxPhase::Online;
   };
   return rewriteCopyLoops<LoopCopies>(
       kernel, isPipelined,

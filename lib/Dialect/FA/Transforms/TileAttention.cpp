@@ -27,45 +27,45 @@ using namespace mlir::fa;
 
 namespace {
 
+/// The kernel's configuration: its fa.tile with every size resolved (the
+/// record on the kernel), the sizes copied out for the arithmetic. The flags
+/// (TileAttr's getters): q_in_shared keeps the query tile in shared memory
+/// (fewer registers, one more shared read per product); pipeline_copies lets
+/// fa-pipeline-kv-copies overlap the K/V copies with compute;
+/// skip_unit_rescale lets the lowering skip the accumulator rescale of warps
+/// whose row maxima did not change (pays at D=128, costs at D=64; see
+/// kernels/CMakeLists.txt); stage_output writes the output through shared
+/// memory in 16-byte chunks (off by default: +3% at D=128 N=1024, up to -5%
+/// causal on an H100); wgmma runs both products as Hopper warpgroup MMAs,
+/// each 4-warp group owning 64 query rows; overlap_softmax lets
+/// fa-overlap-softmax run each tile's softmax during the previous P @ V.
 struct TileConfig {
+  explicit TileConfig(TileAttr resolved)
+      : attr(resolved), blockM(*resolved.getBlockM()),
+        blockN(*resolved.getBlockN()), numWarps(*resolved.getNumWarps()),
+        numStages(*resolved.getNumStages()) {}
+
+  TileAttr attr;
   int64_t blockM, blockN, numWarps, numStages;
-  /// Keep the query tile in shared memory instead of registers: fewer
-  /// registers, one more shared-memory read per product.
-  bool queryInShared = false;
-  /// Let fa-pipeline-kv-copies overlap the K/V copies with compute.
-  bool pipelineCopies = true;
-  /// Let the warp-level lowering skip the accumulator rescale of warps whose
-  /// row maxima did not change (a vote and a branch per key tile): pays at
-  /// D=128, costs at D=64 (measured; see kernels/CMakeLists.txt).
-  bool skipUnitRescale = true;
-  /// Write the output tile through shared memory in coalesced 16-byte
-  /// chunks rather than as each lane's 4-byte pairs. Off by default: on an
-  /// H100 it gained 3% at D=128 N=1024 and lost up to 5% with a causal mask
-  /// (and costs registers), once the pairs were stored 4-byte aligned.
-  bool stageOutput = false;
-  /// Run both products as Hopper warpgroup MMAs (wgmma) reading their
-  /// shared operands through matrix descriptors, instead of ldmatrix and
-  /// mma.sync per warp. Each 4-warp group owns 64 query rows.
-  bool warpgroupMma = false;
-  /// Let fa-overlap-softmax run each key tile's softmax while the previous
-  /// tile's P @ V is on the tensor cores (needs wgmma and two stages).
-  bool overlapSoftmax = false;
+  bool queryInShared() const { return attr.getQInShared(); }
+  bool stageOutput() const { return attr.getStageOutput(); }
+  bool warpgroupMma() const { return attr.getWgmma(); }
 };
 
-/// The configuration as recorded on the kernel (`fa.tile`) and in the
-/// manifest; every entry an integer.
+/// The configuration as the manifest records it; every entry an integer.
 DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
   auto entry = [&](StringRef name, int64_t value) {
     return b.getNamedAttr(name, b.getI64IntegerAttr(value));
   };
+  TileAttr t = c.attr;
   return b.getDictionaryAttr(
       {entry("block_m", c.blockM), entry("block_n", c.blockN),
        entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
-       entry("pipeline_copies", c.pipelineCopies),
-       entry("skip_unit_rescale", c.skipUnitRescale),
-       entry("stage_output", c.stageOutput),
-       entry("q_in_shared", c.queryInShared), entry("wgmma", c.warpgroupMma),
-       entry("overlap_softmax", c.overlapSoftmax)});
+       entry("pipeline_copies", t.getPipelineCopies()),
+       entry("skip_unit_rescale", t.getSkipUnitRescale()),
+       entry("stage_output", t.getStageOutput()),
+       entry("q_in_shared", t.getQInShared()), entry("wgmma", t.getWgmma()),
+       entry("overlap_softmax", t.getOverlapSoftmax())});
 }
 
 /// The kernel's static shared memory: num_stages slots of the K and V tiles
@@ -75,7 +75,7 @@ DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
 int64_t sharedBytes(const TileConfig &c, int64_t headDim, Type element) {
   int64_t rowBytes = headDim * element.getIntOrFloatBitWidth() / 8;
   int64_t bytes = 2 * c.numStages * c.blockN * rowBytes;
-  if (c.queryInShared || c.stageOutput)
+  if (c.queryInShared() || c.stageOutput())
     bytes += c.blockM * rowBytes;
   return bytes;
 }
@@ -87,8 +87,8 @@ std::string formatSharedTiles(const TileConfig &c, int64_t headDim,
   llvm::raw_string_ostream os(text);
   os << "K and V: " << c.numStages << " x " << c.blockN << " x " << headDim
      << " " << element << " each";
-  if (c.queryInShared || c.stageOutput)
-    os << ", " << (c.queryInShared ? "Q" : "the output") << ": " << c.blockM
+  if (c.queryInShared() || c.stageOutput())
+    os << ", " << (c.queryInShared() ? "Q" : "the output") << ": " << c.blockM
        << " x " << headDim;
   return text;
 }
@@ -143,7 +143,7 @@ Value buildProbabilities(ImplicitLocOpBuilder &b, Value scores, Value rowMax) {
 
 /// One loop over all key tiles carrying `init`; `body` returns the new value.
 Value buildKvLoop(
-    ImplicitLocOpBuilder &b, KernelContext &ctx, StringRef phase, Value init,
+    ImplicitLocOpBuilder &b, KernelContext &ctx, SoftmaxPhase phase, Value init,
     function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> body) {
   auto loop = scf::ForOp::create(
       b, ctx.zero, ctx.numKvTiles, ctx.one, ValueRange{init},
@@ -152,7 +152,7 @@ Value buildKvLoop(
         scf::YieldOp::create(nb, body(nb, j, carried.front()));
       });
   loop->setAttr(kKvLoopAttr, b.getUnitAttr());
-  loop->setAttr(kSoftmaxPhaseAttr, b.getStringAttr(phase));
+  loop->setAttr(kSoftmaxPhaseAttr, SoftmaxPhaseAttr::get(b.getContext(), phase));
   return loop.getResult(0);
 }
 
@@ -163,7 +163,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
   auto rowsType = VectorType::get({c.blockM}, f32);
 
   Value rowMax = buildKvLoop(
-      b, ctx, "max",
+      b, ctx, SoftmaxPhase::Max,
       splat(b, rowsType, -std::numeric_limits<double>::infinity()),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningMax) -> Value {
         return vector::MultiDimReductionOp::create(
@@ -172,7 +172,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
       });
 
   Value rowSum = buildKvLoop(
-      b, ctx, "sum", splat(b, rowsType, 0.0),
+      b, ctx, SoftmaxPhase::Sum, splat(b, rowsType, 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningSum) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
         return vector::MultiDimReductionOp::create(nb, p, runningSum,
@@ -183,7 +183,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
   Type element = op.getQuery().getType().getElementType();
   int64_t headDim = op.getHeadDim();
   Value acc = buildKvLoop(
-      b, ctx, "accumulate", splat(b, tileType(c.blockM, headDim, f32), 0.0),
+      b, ctx, SoftmaxPhase::Accumulate, splat(b, tileType(c.blockM, headDim, f32), 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
         // f16/bf16 operands for the tensor cores; f32 stays f32 (the
@@ -274,70 +274,43 @@ struct FATileAttentionPass
     : public mlir::fa::impl::FATileAttentionBase<FATileAttentionPass> {
   using Base::Base;
 
-  /// The pass options, overridden by the function's `fa.tile` dictionary
-  /// (`{block_m = 64, block_n = 32, num_warps = 4, num_stages = 1}`), so one
-  /// library can hold kernels of different configurations. A function
-  /// without fa.tile, when no tile option was given, takes the chip's default
-  /// (DefaultTiles.def), as the library's kernels do.
+  /// The function's fa.tile (`#fa.tile<block_m = 64, block_n = 32, ...>`),
+  /// its absent sizes from the pass options, so one library can hold kernels
+  /// of different configurations. A function without fa.tile, when no tile
+  /// option was given, takes the chip's default (DefaultTiles.def), as the
+  /// library's kernels do.
   FailureOr<TileConfig> configFor(func::FuncOp func, AttentionOp op) {
-    TileConfig config{blockM, blockN, numWarps, numStages};
-    int64_t queryInShared = 0, pipelineCopies = 1, skipUnitRescale = 1,
-            stageOutput = 0, warpgroupMma = 0, overlapSoftmax = 0;
-    std::pair<StringRef, int64_t *> fields[] = {
-        {"block_m", &config.blockM},
-        {"block_n", &config.blockN},
-        {"num_warps", &config.numWarps},
-        {"num_stages", &config.numStages},
-        {"q_in_shared", &queryInShared},
-        {"pipeline_copies", &pipelineCopies},
-        {"skip_unit_rescale", &skipUnitRescale},
-        {"stage_output", &stageOutput},
-        {"wgmma", &warpgroupMma},
-        {"overlap_softmax", &overlapSoftmax}};
-    FailureOr<DictionaryAttr> defaults = getDefaultTileEntries(
+    FailureOr<TileAttr> tile = getFunctionTileConfig(
         func, chip,
         blockM.hasValue() || blockN.hasValue() || numWarps.hasValue() ||
             numStages.hasValue(),
         AttentionDirection::Forward, op.getQuery().getType().getElementType(),
         op.getHeadDim(), op.getCausal());
-    if (failed(defaults) ||
-        (*defaults &&
-         failed(readConfigEntries(func, kTileConfigAttr, *defaults, fields))) ||
-        failed(readConfigEntries(func, kTileConfigAttr, fields)))
+    if (failed(tile))
       return failure();
-    if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
-                                 config.blockN, config.numWarps, "queries")))
-      return failure();
-    std::pair<StringRef, int64_t> flags[] = {
-        {"q_in_shared", queryInShared},
-        {"pipeline_copies", pipelineCopies},
-        {"skip_unit_rescale", skipUnitRescale},
-        {"stage_output", stageOutput},
-        {"wgmma", warpgroupMma},
-        {"overlap_softmax", overlapSoftmax}};
-    for (auto [name, value] : flags)
-      if (failed(checkConfigFlag(func, "fa-tile-attention", name, value)))
-        return failure();
     auto fail = [&](const Twine &message) {
       func.emitError() << "fa-tile-attention: " << message;
       return failure();
     };
-    config.queryInShared = queryInShared != 0;
-    config.pipelineCopies = pipelineCopies != 0;
-    config.skipUnitRescale = skipUnitRescale != 0;
-    config.stageOutput = stageOutput != 0;
-    config.warpgroupMma = warpgroupMma != 0;
-    config.overlapSoftmax = overlapSoftmax != 0;
+    if (tile->hasDqEntries())
+      return fail("dq_block_m, dq_block_n and dq_num_warps configure the "
+                  "backward's dQ kernel (fa-tile-attention-grad)");
+    TileConfig config(
+        tile->withDefaultSizes(blockM, blockN, numWarps, numStages));
+    if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
+                                 config.blockN, config.numWarps, "queries")))
+      return failure();
     if (config.numStages != 1 && config.numStages != 2)
       return fail("num-stages " + Twine(config.numStages) +
                   " is not supported (1: one K and one V buffer, 2: two each)");
-    if (config.numStages == 2 && !config.pipelineCopies)
+    bool pipelineCopies = config.attr.getPipelineCopies();
+    if (config.numStages == 2 && !pipelineCopies)
       return fail("num-stages 2 needs pipeline_copies: the second buffers "
                   "only serve copies started ahead");
-    if (config.overlapSoftmax &&
+    if (config.attr.getOverlapSoftmax() &&
         failed(checkOverlapSoftmaxConfig(func, "fa-tile-attention",
-                                         config.warpgroupMma, config.numStages,
-                                         config.pipelineCopies)))
+                                         config.warpgroupMma(),
+                                         config.numStages, pipelineCopies)))
       return failure();
     return config;
   }
@@ -349,13 +322,13 @@ struct FATileAttentionPass
   /// ones are stored as 128-byte panels.
   LogicalResult checkWarpgroupMma(func::FuncOp func, AttentionOp op,
                                   const TileConfig &c) {
-    if (!c.warpgroupMma)
+    if (!c.warpgroupMma())
       return success();
     if (failed(checkWarpgroupTileShape(func, "fa-tile-attention",
                                        op.getQuery().getType().getElementType(),
                                        c.blockM, c.numWarps, "query rows")))
       return failure();
-    if (!c.queryInShared)
+    if (!c.queryInShared())
       return func.emitError() << "fa-tile-attention: wgmma reads the query "
                                  "tile from shared memory: set q_in_shared";
     return success();
@@ -378,8 +351,8 @@ struct FATileAttentionPass
             "head_dim)",
             element, c.blockM * (c.blockN + op.getHeadDim()), c.numWarps)))
       return failure();
-    if ((c.queryInShared || c.stageOutput) &&
-        failed(check(c.queryInShared ? "query" : "output", c.blockM)))
+    if ((c.queryInShared() || c.stageOutput()) &&
+        failed(check(c.queryInShared() ? "query" : "output", c.blockM)))
       return failure();
     return checkSharedMemory(func, "fa-tile-attention", "kernel",
                              formatSharedTiles(c, op.getHeadDim(), element),
@@ -416,13 +389,13 @@ struct FATileAttentionPass
     SmallVector<Type> buffers = {sharedTile(config.blockN),
                                  sharedTile(config.blockN)};
     // The query tile when in shared memory, else the output staging tile.
-    if (config.queryInShared || config.stageOutput)
+    if (config.queryInShared() || config.stageOutput())
       buffers.push_back(sharedTile(config.blockM));
     auto kernel = gpu::GPUFuncOp::create(b, func.getName(),
                                          func.getFunctionType(), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    kernel->setAttr(kTileConfigAttr, configAttr(b, config));
-    int64_t alignment = sharedTileAlignment(config.warpgroupMma);
+    kernel->setAttr(kTileConfigAttr, config.attr);
+    int64_t alignment = sharedTileAlignment(config.warpgroupMma());
     for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
       kernel.setWorkgroupAttributionAttr(i, "llvm.align",
                                          b.getI64IntegerAttr(alignment));
@@ -466,13 +439,13 @@ struct FATileAttentionPass
         b, ctx.kvLen, arith::ConstantIndexOp::create(b, config.blockN));
     ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
     ctx.valueBuffer = kernel.getWorkgroupAttributions()[1];
-    if (config.queryInShared || config.stageOutput) {
+    if (config.queryInShared() || config.stageOutput()) {
       Value tile = kernel.getWorkgroupAttributions()[2];
-      ctx.outputStaging = config.stageOutput ? tile : Value();
-      if (config.queryInShared)
+      ctx.outputStaging = config.stageOutput() ? tile : Value();
+      if (config.queryInShared())
         ctx.queryTile = tile;
     }
-    if (config.queryInShared) {
+    if (config.queryInShared()) {
       StageTileOp::create(b, kernelOp.getQuery(), ctx.batch, ctx.head, ctx.row0,
                           ctx.queryTile);
     } else {

@@ -306,8 +306,21 @@ struct Param {
   Type type;
 };
 
-/// The configuration recorded on a kernel (kTileConfigAttr) and in the
-/// manifest; the warp-level lowering reads block_m, and skips nothing.
+/// The configuration recorded on a kernel (kTileConfigAttr): its sizes, its
+/// wgmma, and the forward's flags at their defaults but skip_unit_rescale,
+/// which the warp-level lowering must not apply (the backward has no online
+/// rescale).
+TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
+  TileAttr none = TileAttr::get(context);
+  return TileAttr::get(context, c.blockM, c.blockN, c.numWarps, c.numStages,
+                       none.getQInShared(), none.getPipelineCopies(),
+                       /*skip_unit_rescale=*/false, none.getStageOutput(),
+                       c.warpgroupMma, none.getOverlapSoftmax(),
+                       /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
+                       /*dq_num_warps=*/std::nullopt);
+}
+
+/// The configuration as the manifest records it; every entry an integer.
 DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
   auto entry = [&](StringRef name, int64_t value) {
     return b.getNamedAttr(name, b.getI64IntegerAttr(value));
@@ -316,6 +329,24 @@ DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
       {entry("block_m", c.blockM), entry("block_n", c.blockN),
        entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
        entry("skip_unit_rescale", 0), entry("wgmma", c.warpgroupMma)});
+}
+
+/// The forward-only flags `tile` sets to other than their defaults, which
+/// the backward refuses.
+SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
+  TileAttr none = TileAttr::get(tile.getContext());
+  std::pair<StringRef, bool> flags[] = {
+      {"q_in_shared", tile.getQInShared() != none.getQInShared()},
+      {"pipeline_copies", tile.getPipelineCopies() != none.getPipelineCopies()},
+      {"skip_unit_rescale",
+       tile.getSkipUnitRescale() != none.getSkipUnitRescale()},
+      {"stage_output", tile.getStageOutput() != none.getStageOutput()},
+      {"overlap_softmax", tile.getOverlapSoftmax() != none.getOverlapSoftmax()}};
+  SmallVector<StringRef> set;
+  for (auto [name, isSet] : flags)
+    if (isSet)
+      set.push_back(name);
+  return set;
 }
 
 struct FATileAttentionGradPass
@@ -329,37 +360,30 @@ struct FATileAttentionGradPass
   FailureOr<std::pair<GradConfig, GradConfig>> configsFor(func::FuncOp func,
                                                           AttentionGradOp op) {
     Type element = op.getQuery().getType().getElementType();
-    GradConfig config{blockM, blockN, numWarps, numStages};
-    const int64_t unset = -1;
-    GradConfig dq{unset, unset, unset, unset};
-    int64_t warpgroupMma = 0;
-    std::pair<StringRef, int64_t *> fields[] = {
-        {"block_m", &config.blockM},     {"block_n", &config.blockN},
-        {"num_warps", &config.numWarps}, {"num_stages", &config.numStages},
-        {"dq_block_m", &dq.blockM},      {"dq_block_n", &dq.blockN},
-        {"dq_num_warps", &dq.numWarps},  {"wgmma", &warpgroupMma}};
-    FailureOr<DictionaryAttr> defaults = getDefaultTileEntries(
+    FailureOr<TileAttr> tile = getFunctionTileConfig(
         func, chip,
         blockM.hasValue() || blockN.hasValue() || numWarps.hasValue() ||
             numStages.hasValue(),
         AttentionDirection::Backward, element,
         op.getQuery().getType().getDimSize(3), op.getCausal());
-    if (failed(defaults) ||
-        (*defaults &&
-         failed(readConfigEntries(func, kTileConfigAttr, *defaults, fields))) ||
-        failed(readConfigEntries(func, kTileConfigAttr, fields)))
+    if (failed(tile))
       return failure();
-    if (failed(checkConfigFlag(func, "fa-tile-attention-grad", "wgmma",
-                               warpgroupMma)))
-      return failure();
-    config.warpgroupMma = warpgroupMma != 0;
-    auto orShared = [](int64_t value, int64_t shared) {
-      return value == unset ? shared : value;
-    };
-    dq = {orShared(dq.blockM, config.blockM),
-          orShared(dq.blockN, config.blockN),
-          orShared(dq.numWarps, config.numWarps), config.numStages,
-          config.warpgroupMma};
+    if (SmallVector<StringRef> flags = forwardOnlyFlags(*tile); !flags.empty())
+      return func.emitError()
+                 << "fa-tile-attention-grad: fa.tile " << flags.front()
+                 << " configures the forward (fa-tile-attention); the "
+                    "backward takes block_m, block_n, num_warps, num_stages, "
+                    "dq_block_m, dq_block_n, dq_num_warps and wgmma",
+             failure();
+    TileAttr resolved =
+        tile->withDefaultSizes(blockM, blockN, numWarps, numStages);
+    GradConfig config{*resolved.getBlockM(), *resolved.getBlockN(),
+                      *resolved.getNumWarps(), *resolved.getNumStages(),
+                      resolved.getWgmma()};
+    GradConfig dq{resolved.getDqBlockM().value_or(config.blockM),
+                  resolved.getDqBlockN().value_or(config.blockN),
+                  resolved.getDqNumWarps().value_or(config.numWarps),
+                  config.numStages, config.warpgroupMma};
     if (config.numStages < 1 || config.numStages > 2)
       return func.emitError() << "fa-tile-attention-grad: num_stages must be 1 "
                                  "(synchronous copies) or 2, not "
@@ -445,7 +469,7 @@ struct FATileAttentionGradPass
     auto kernel =
         gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}), buffers);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    kernel->setAttr(kTileConfigAttr, configAttr(b, c));
+    kernel->setAttr(kTileConfigAttr, kernelConfigAttr(b.getContext(), c));
     for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
       kernel.setWorkgroupAttributionAttr(
           i, "llvm.align",

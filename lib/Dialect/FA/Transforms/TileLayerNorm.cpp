@@ -25,16 +25,18 @@ using namespace mlir::fa;
 
 namespace {
 
+/// A function's fa.rows with the entries it leaves out taken from the pass
+/// options.
 struct RowsConfig {
   int64_t rows, blockCols, numWarps;
   /// The whole row stays in registers: one read of each input.
   bool resident;
   /// Forward only: a grid of resident blocks, each walking many row blocks
   /// and loading the next while it works on the current.
-  bool persistent = false;
+  bool persistent;
   /// The backward's second kernel, which sums the partial rows: many rows in
   /// flight per block, a few columns per thread.
-  int64_t reduceRows = 64, reduceCols = 32, reduceWarps = 8;
+  int64_t reduceRows, reduceCols, reduceWarps;
 
   RowsLayout layout() const {
     return {rows, blockCols, numWarps * kThreadsPerWarp};
@@ -460,16 +462,25 @@ DictionaryAttr paramsInfo(Builder &b, ArrayRef<KernelParam> params) {
   return b.getDictionaryAttr(b.getNamedAttr("params", b.getArrayAttr(entries)));
 }
 
-DictionaryAttr layoutAttr(Builder &b, const RowsLayout &layout,
-                          std::optional<bool> resident) {
+/// The configuration a kernel records (kRowsConfigAttr) for its `layout`.
+RowsAttr kernelConfigAttr(MLIRContext *context, const RowsLayout &layout,
+                          std::optional<bool> resident, bool persistent) {
+  return RowsAttr::get(context, layout.rows, layout.cols,
+                       layout.threads / kThreadsPerWarp, resident, persistent);
+}
+
+/// The configuration as the manifest records it: every entry an integer,
+/// persistent only where set.
+DictionaryAttr manifestConfig(Builder &b, RowsAttr config) {
   SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("rows", b.getI64IntegerAttr(layout.rows)),
-      b.getNamedAttr("block_cols", b.getI64IntegerAttr(layout.cols)),
-      b.getNamedAttr("num_warps",
-                     b.getI64IntegerAttr(layout.threads / kThreadsPerWarp))};
-  if (resident)
+      b.getNamedAttr("rows", b.getI64IntegerAttr(*config.getRows())),
+      b.getNamedAttr("block_cols", b.getI64IntegerAttr(*config.getBlockCols())),
+      b.getNamedAttr("num_warps", b.getI64IntegerAttr(*config.getNumWarps()))};
+  if (std::optional<bool> resident = config.getResident())
     entries.push_back(
         b.getNamedAttr("resident", b.getI64IntegerAttr(*resident)));
+  if (config.getPersistent())
+    entries.push_back(b.getNamedAttr("persistent", b.getI64IntegerAttr(1)));
   return b.getDictionaryAttr(entries);
 }
 
@@ -477,7 +488,7 @@ DictionaryAttr layoutAttr(Builder &b, const RowsLayout &layout,
 /// the builder is left at the start of its body.
 gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, Operation *before,
                             StringRef name, ArrayRef<KernelParam> params,
-                            const RowsLayout &layout, DictionaryAttr config) {
+                            const RowsLayout &layout, RowsAttr config) {
   b.setInsertionPoint(before);
   auto module = gpu::GPUModuleOp::create(b, name);
   b.setInsertionPointToStart(module.getBody());
@@ -508,14 +519,14 @@ Value colsAsF32(ImplicitLocOpBuilder &b, Value cols) {
 }
 
 NamedAttribute kernelEntry(Builder &b, StringRef name, StringRef op,
-                           Type element, DictionaryAttr config,
+                           Type element, RowsAttr config,
                            const RowsLayout &layout, StringRef gridSymbol,
                            ArrayRef<KernelParam> params,
                            ArrayRef<NamedAttribute> extra) {
   SmallVector<NamedAttribute> info = {
       b.getNamedAttr("op", b.getStringAttr(op)),
       b.getNamedAttr("dtype", b.getStringAttr(dtypeName(element))),
-      b.getNamedAttr("config", config),
+      b.getNamedAttr("config", manifestConfig(b, config)),
       b.getNamedAttr("block", b.getI64ArrayAttr({layout.threads, 1, 1})),
       b.getNamedAttr("grid", b.getStrArrayAttr({gridSymbol, "one", "one"}))};
   llvm::append_range(info, paramsInfo(b, params).getValue());
@@ -527,21 +538,19 @@ struct FATileLayerNormPass
     : public mlir::fa::impl::FATileLayerNormBase<FATileLayerNormPass> {
   using Base::Base;
 
+  /// The function's fa.rows, the entries it leaves out from the options.
   FailureOr<RowsConfig> configFor(func::FuncOp func) {
-    RowsConfig config{rows, blockCols, numWarps, resident};
-    int64_t residentEntry = resident, persistentEntry = 0;
-    if (failed(readConfigEntries(func, kRowsConfigAttr,
-                                 {{"rows", &config.rows},
-                                  {"block_cols", &config.blockCols},
-                                  {"num_warps", &config.numWarps},
-                                  {"resident", &residentEntry},
-                                  {"persistent", &persistentEntry},
-                                  {"reduce_rows", &config.reduceRows},
-                                  {"reduce_cols", &config.reduceCols},
-                                  {"reduce_warps", &config.reduceWarps}})))
-      return failure();
-    config.resident = residentEntry != 0;
-    config.persistent = persistentEntry != 0;
+    auto attr = func->getAttrOfType<RowsAttr>(kRowsConfigAttr);
+    if (!attr)
+      attr = RowsAttr::get(func.getContext());
+    RowsConfig config{attr.getRows().value_or(rows),
+                      attr.getBlockCols().value_or(blockCols),
+                      attr.getNumWarps().value_or(numWarps),
+                      attr.getResident().value_or(resident),
+                      attr.getPersistent(),
+                      attr.getReduceRows(),
+                      attr.getReduceCols(),
+                      attr.getReduceWarps()};
     if (config.persistent && !config.resident)
       return func.emitError() << "fa-tile-layernorm: persistent needs "
                                  "resident (the next rows are prefetched "
@@ -618,15 +627,11 @@ struct FATileLayerNormPass
     // Last, so that the memrefs' parameters keep their positions.
     params.push_back({"eps", op.getEps(), op.getEps().getType()});
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
-    DictionaryAttr configDict =
-        layoutAttr(b, config->layout(), config->resident);
-    if (config->persistent)
-      configDict = b.getDictionaryAttr(
-          llvm::to_vector(llvm::concat<const NamedAttribute>(
-              configDict.getValue(),
-              ArrayRef{b.getNamedAttr("persistent", b.getI64IntegerAttr(1))})));
+    RowsAttr kernelConfig = kernelConfigAttr(b.getContext(), config->layout(),
+                                           config->resident,
+                                           config->persistent);
     gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
-                                         config->layout(), configDict);
+                                         config->layout(), kernelConfig);
     IRMapping mapping;
     mapParams(mapping, kernel, params);
     auto kernelOp = cast<LayerNormOp>(b.clone(*op, mapping));
@@ -637,7 +642,7 @@ struct FATileLayerNormPass
 
     kernels.push_back(kernelEntry(
         b, func.getName(), "layernorm_fwd",
-        op.getX().getType().getElementType(), configDict, config->layout(),
+        op.getX().getType().getElementType(), kernelConfig, config->layout(),
         config->persistent ? "persistent_row_tiles" : "row_tiles", params, {}));
     return success();
   }
@@ -662,10 +667,11 @@ struct FATileLayerNormPass
         {"partial_dbias", Value(), partialType}};
     ImplicitLocOpBuilder b(func.getLoc(), context);
     std::string paramsName = (func.getName() + "_params").str();
-    DictionaryAttr configDict =
-        layoutAttr(b, config->layout(), config->resident);
+    RowsAttr kernelConfig = kernelConfigAttr(b.getContext(), config->layout(),
+                                           config->resident,
+                                           /*persistent=*/false);
     gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
-                                         config->layout(), configDict);
+                                         config->layout(), kernelConfig);
     IRMapping mapping;
     mapParams(mapping, kernel, params);
     auto kernelOp = cast<LayerNormGradOp>(b.clone(*op, mapping));
@@ -679,7 +685,7 @@ struct FATileLayerNormPass
     kernelOp.erase();
     kernels.push_back(kernelEntry(
         b, func.getName(), "layernorm_bwd",
-        op.getX().getType().getElementType(), configDict, config->layout(),
+        op.getX().getType().getElementType(), kernelConfig, config->layout(),
         "persistent_row_tiles", params,
         {b.getNamedAttr("params_kernel", b.getStringAttr(paramsName))}));
 
@@ -688,8 +694,9 @@ struct FATileLayerNormPass
         {"partial_dbias", Value(), partialType},
         {"dweight", op.getDweight(), op.getDweight().getType()},
         {"dbias", op.getDbias(), op.getDbias().getType()}};
-    DictionaryAttr reduceConfig =
-        layoutAttr(b, config->reduceLayout(), std::nullopt);
+    RowsAttr reduceConfig =
+        kernelConfigAttr(b.getContext(), config->reduceLayout(),
+                         /*resident=*/std::nullopt, /*persistent=*/false);
     gpu::GPUFuncOp reduce = createKernel(b, func, paramsName, reduceParams,
                                          config->reduceLayout(), reduceConfig);
     RowsKernel r{b, config->reduceLayout(), Value(), Value(), Value()};

@@ -17,10 +17,10 @@
 // CHECK: %[[FULL:.*]] = arith.minui %[[FULL0]], %[[VISIT]]
 // CHECK: %[[A:.*]]:3 = scf.for %{{.*}} = %c0 to %[[FULL]] step %c1
 // CHECK-NOT: fa.apply_mask
-// CHECK: } {fa.kv_tiles = "full", fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "full", fa.softmax_phase = #fa<phase online>}
 // CHECK: scf.for %{{.*}} = %[[FULL]] to %[[VISIT]] step %c1 iter_args(%{{.*}} = %[[A]]#0, %{{.*}} = %[[A]]#1, %{{.*}} = %[[A]]#2)
 // CHECK: fa.apply_mask {{.*}} causal
-// CHECK: } {fa.kv_tiles = "partial", fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "partial", fa.softmax_phase = #fa<phase online>}
 // CHECK-NOT: scf.for
 func.func @causal(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                   %o: memref<?x?x?x64xbf16>) {

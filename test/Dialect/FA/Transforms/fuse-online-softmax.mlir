@@ -33,7 +33,7 @@
 // CHECK: fa.stage_tile
 // CHECK: %[[ACCNEW:.*]] = fa.tile_matmul %[[PB]], %{{.*}}, %[[ACCSCALED]] :
 // CHECK: scf.yield %[[MNEW]], %[[LNEW]], %[[ACCNEW]]
-// CHECK: } {fa.kv_loop, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_loop, fa.softmax_phase = #fa<phase online>}
 // CHECK-NOT: scf.for
 // CHECK-NOT: math.exp {{.*}}
 // CHECK: %[[SCALE:.*]] = arith.constant dense<1.250000e-01> : vector<64xf32>

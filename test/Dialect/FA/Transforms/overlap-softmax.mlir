@@ -49,7 +49,7 @@
 // CHECK:      %[[SCALED:.*]] = arith.mulf %[[PV]], %{{.*}} : vector<128x64xf32>
 // CHECK-NEXT: %[[PNEXT:.*]] = arith.truncf
 // CHECK-NEXT: scf.yield %{{.*}}, %{{.*}}, %[[SCALED]], %[[PNEXT]]
-// CHECK-NEXT: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK-NEXT: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK-NEXT: %[[OUT:.*]] = scf.if %[[HAS]] -> (vector<128x64xf32>) {
 // CHECK-NEXT:   fa.wait_tiles
 // CHECK-NEXT:   %[[LAST:.*]] = arith.subi %[[TILES]], %c1
@@ -61,7 +61,7 @@
 // CHECK-NEXT:   scf.yield %[[LOOP]]#2
 // CHECK-NEXT: }
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = 1, wgmma = 1, overlap_softmax = 1}} {
+                %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return
@@ -75,7 +75,7 @@ func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref
 // CHECK-LABEL: gpu.func @causal
 // CHECK: scf.if %{{.*}} -> ({{.*}}vector<128x64xbf16>)
 // CHECK: scf.for {{.*}} -> ({{.*}}vector<128x64xbf16>)
-// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK: scf.if %{{.*}} -> (vector<128x64xf32>)
 // CHECK: scf.if %{{.*}} -> ({{.*}}vector<128x64xbf16>)
 // CHECK: fa.apply_mask
@@ -86,11 +86,11 @@ func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref
 // CHECK-NEXT: memref.subview
 // CHECK-NEXT: fa.tile_matmul
 // CHECK-NEXT: fa.apply_mask %[[S]]
-// CHECK: } {fa.kv_tiles = "partial", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "partial", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK: scf.if %{{.*}} -> (vector<128x64xf32>)
 // CHECK: fa.store_tile
 func.func @causal(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                  %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, q_in_shared = 1, wgmma = 1, overlap_softmax = 1}} {
+                  %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>) causal
   return
@@ -102,9 +102,9 @@ func.func @causal(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memr
 // iteration of its scores, nothing carried besides m, l and acc).
 // CHECK-LABEL: gpu.func @plain
 // CHECK: scf.for {{.*}} -> (vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
-// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 func.func @plain(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                 %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = 1, wgmma = 1}} {
+                 %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return
@@ -116,7 +116,7 @@ func.func @plain(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memre
 module attributes {gpu.container_module} {
   gpu.module @m {
     // expected-error @+1 {{fa-overlap-softmax: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
-    gpu.func @no_wgmma() kernel attributes {fa.tile = {num_stages = 2, overlap_softmax = 1}} {
+    gpu.func @no_wgmma() kernel attributes {fa.tile = #fa.tile<num_stages = 2, overlap_softmax = true>} {
       gpu.return
     }
   }
@@ -128,7 +128,7 @@ module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @one_product(%k: memref<?x?x?x64xbf16>, %q: memref<64x64xbf16, #gpu.address_space<workgroup>>)
         workgroup(%kb : memref<64x64xbf16, #gpu.address_space<workgroup>>, %vb : memref<64x64xbf16, #gpu.address_space<workgroup>>)
-        kernel attributes {fa.tile = {num_stages = 2, wgmma = 1, overlap_softmax = 1}} {
+        kernel attributes {fa.tile = #fa.tile<num_stages = 2, wgmma = true, overlap_softmax = true>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
@@ -139,7 +139,7 @@ module attributes {gpu.container_module} {
         fa.stage_tile %k[%c0, %c0, %j] into %vb : memref<?x?x?x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>>
         %s = fa.tile_matmul %q, %kb, %acc transpose_b : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
         scf.yield %s : vector<64x64xf32>
-      } {fa.softmax_phase = "online"}
+      } {fa.softmax_phase = #fa<phase online>}
       gpu.return
     }
   }
@@ -154,7 +154,7 @@ module attributes {gpu.container_module} {
     gpu.func @shared_p(%k: memref<?x?x?x64xbf16>, %q: memref<64x64xbf16, #gpu.address_space<workgroup>>,
                        %p: memref<64x64xbf16, #gpu.address_space<workgroup>>)
         workgroup(%kb : memref<64x64xbf16, #gpu.address_space<workgroup>>, %vb : memref<64x64xbf16, #gpu.address_space<workgroup>>)
-        kernel attributes {fa.tile = {num_stages = 2, wgmma = 1, overlap_softmax = 1}} {
+        kernel attributes {fa.tile = #fa.tile<num_stages = 2, wgmma = true, overlap_softmax = true>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
@@ -166,7 +166,7 @@ module attributes {gpu.container_module} {
         %s = fa.tile_matmul %q, %kb, %zero transpose_b : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
         %o = fa.tile_matmul %p, %vb, %acc : memref<64x64xbf16, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
         scf.yield %o : vector<64x64xf32>
-      } {fa.softmax_phase = "online"}
+      } {fa.softmax_phase = #fa<phase online>}
       gpu.return
     }
   }

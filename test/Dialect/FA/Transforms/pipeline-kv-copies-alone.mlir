@@ -9,13 +9,13 @@
 // CHECK: scf.for
 // CHECK: fa.wait_tiles
 // CHECK: memref.subview %[[KB]]
-// CHECK: } {fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK-NEXT: fa.wait_tiles
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @no_memref_ops(%k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %q: vector<64x64xbf16>)
         workgroup(%kb : memref<64x64xbf16, #gpu.address_space<workgroup>>, %vb : memref<64x64xbf16, #gpu.address_space<workgroup>>)
-        kernel attributes {fa.tile = {num_stages = 2}} {
+        kernel attributes {fa.tile = #fa.tile<num_stages = 2>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
@@ -27,7 +27,7 @@ module attributes {gpu.container_module} {
         fa.stage_tile %v[%c0, %c0, %j] into %vb : memref<?x?x?x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>>
         %o = fa.tile_matmul %p, %vb, %acc : vector<64x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
         scf.yield %o : vector<64x64xf32>
-      } {fa.softmax_phase = "online"}
+      } {fa.softmax_phase = #fa<phase online>}
       gpu.return
     }
   }

@@ -19,13 +19,13 @@
 // CHECK-NEXT:   fa.copy_tile_async %[[K]][%{{.*}}, %{{.*}}, %[[NCOL]]] into %[[KB]]
 // CHECK-NEXT: }
 // CHECK-NEXT: fa.tile_matmul %{{.*}}, %[[VB]], %{{.*}} :
-// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK-NEXT: fa.wait_tiles
 // The partial (diagonal) loop gets the same treatment.
 // CHECK: fa.copy_tile_async %[[K]]
 // CHECK: scf.for
 // CHECK: fa.apply_mask
-// CHECK: } {fa.kv_tiles = "partial", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK: } {fa.kv_tiles = "partial", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK-NEXT: fa.wait_tiles
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                 %o: memref<?x?x?x64xbf16>) {
@@ -41,7 +41,7 @@ func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref
 // CHECK-NOT: fa.copy_tile_async
 // CHECK: fa.stage_tile
 func.func @off(%q: memref<?x?x?x64xf32>, %k: memref<?x?x?x64xf32>, %v: memref<?x?x?x64xf32>,
-               %o: memref<?x?x?x64xf32>) attributes {fa.tile = {block_n = 16, pipeline_copies = 0}} {
+               %o: memref<?x?x?x64xf32>) attributes {fa.tile = #fa.tile<block_n = 16, pipeline_copies = false>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xf32>, memref<?x?x?x64xf32>, memref<?x?x?x64xf32>)
                outs(%o : memref<?x?x?x64xf32>)
   return
@@ -73,10 +73,10 @@ func.func @off(%q: memref<?x?x?x64xf32>, %k: memref<?x?x?x64xf32>, %v: memref<?x
 // CHECK-NOT: fa.wait_tiles
 // CHECK: fa.tile_matmul %{{.*}}, %[[VSLOT]], %{{.*}} :
 // CHECK-NEXT: scf.yield
-// CHECK-NEXT: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = "online"}
+// CHECK-NEXT: } {fa.kv_tiles = "full", fa.pipelined, fa.softmax_phase = #fa<phase online>}
 // CHECK-NEXT: fa.wait_tiles
 func.func @double_buffered(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, num_stages = 2}} {
+                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return
@@ -95,7 +95,7 @@ func.func @double_buffered(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>,
 // CHECK-NEXT: fa.wait_tiles
 // CHECK: fa.tile_matmul %[[QB]]
 func.func @query_in_shared(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
-                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = {block_m = 128, block_n = 64, num_warps = 4, num_stages = 2, q_in_shared = 1}} {
+                           %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 4, num_stages = 2, q_in_shared = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>)
   return

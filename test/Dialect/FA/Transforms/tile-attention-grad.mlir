@@ -85,7 +85,7 @@ func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t
 // CHECK-LABEL: gpu.func @full(
 // CHECK: scf.for
 // CHECK: } {fa.copy_loop, fa.kv_loop}
-func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 32, block_n = 16, num_warps = 2}} {
+func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 32, block_n = 16, num_warps = 2>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -95,7 +95,7 @@ func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk:
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 // expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of keys of the dK/dV kernel}}
-func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
+func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 48, num_warps = 4>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -104,8 +104,8 @@ func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa.tile: unknown or non-integer entry 'q_in_shared' (expected block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps, wgmma)}}
-func.func @unknown_entry(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {q_in_shared = 1}} {
+// expected-error @+1 {{fa-tile-attention-grad: fa.tile q_in_shared configures the forward (fa-tile-attention); the backward takes block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps and wgmma}}
+func.func @forward_flag(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<q_in_shared = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -123,7 +123,7 @@ func.func @unknown_entry(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq:
 // CHECK: gpu.func @own_dq_dkdv({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16
 // CHECK: gpu.func @own_dq({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-func.func @own_dq(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, dq_block_m = 128, dq_block_n = 64, dq_num_warps = 8}} {
+func.func @own_dq(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, dq_block_m = 128, dq_block_n = 64, dq_num_warps = 8>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -133,20 +133,11 @@ func.func @own_dq(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %d
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 // expected-error @+1 {{fa-tile-attention-grad: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of queries of the dQ kernel}}
-func.func @bad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {dq_block_m = 48, dq_num_warps = 4}} {
+func.func @bad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<dq_block_m = 48, dq_num_warps = 4>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
 
-// -----
-
-!t = memref<?x?x?x64xbf16>
-!s = memref<?x?x?xf32>
-// expected-error @+1 {{fa-tile-attention-grad: num_stages must be 1 (synchronous copies) or 2, not 3}}
-func.func @bad_stages(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {num_stages = 3}} {
-  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
-  return
-}
 
 // -----
 
@@ -160,7 +151,7 @@ func.func @bad_stages(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t
 // CHECK-SAME: wg_dkdv = {{{.*}}config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 2 : i64, num_warps = 8 : i64, skip_unit_rescale = 0 : i64, wgmma = 1 : i64}
 // CHECK: gpu.func @wg_dkdv({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}
 // CHECK: gpu.func @wg({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}
-func.func @wg(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 128, block_n = 32, num_warps = 8, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = 1}} {
+func.func @wg(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -170,7 +161,7 @@ func.func @wg(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 // expected-error @+1 {{fa-tile-attention-grad: wgmma needs whole warpgroups with 64 queries of the dQ kernel each (block_m = 16 x num_warps, num_warps a multiple of 4); got block_m 128 on 4 warps}}
-func.func @wgmma_two_row_blocks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, num_warps = 4, dq_block_m = 128, wgmma = 1}} {
+func.func @wgmma_two_row_blocks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4, dq_block_m = 128, wgmma = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -180,7 +171,7 @@ func.func @wgmma_two_row_blocks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !
 !t = memref<?x?x?x64xf32>
 !s = memref<?x?x?xf32>
 // expected-error @+1 {{fa-tile-attention-grad: wgmma needs f16 or bf16 operands}}
-func.func @wgmma_f32(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {wgmma = 1}} {
+func.func @wgmma_f32(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<wgmma = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
@@ -190,7 +181,7 @@ func.func @wgmma_f32(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t,
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 // expected-error @+1 {{fa-tile-attention-grad: block-n (512) must be a multiple of 16 from 16 to 256}}
-func.func @wgmma_wide(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = {block_m = 64, block_n = 512, num_warps = 4, wgmma = 1}} {
+func.func @wgmma_wide(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 512, num_warps = 4, wgmma = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }

@@ -5,7 +5,7 @@
 // CHECK: module attributes {fa.kernels = {attn = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_fwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "out"{{.*}}name = "lse"{{.*}}], scale = 1.250000e-01 : f32}}, gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @attn
-// CHECK: gpu.func @attn(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[O:.*]]: memref<?x?x?x64xbf16>, %[[L:.*]]: memref<?x?x?xf32>) workgroup(%[[KB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {fa.tile = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @attn(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[O:.*]]: memref<?x?x?x64xbf16>, %[[L:.*]]: memref<?x?x?xf32>) workgroup(%[[KB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 1>, known_block_size = array<i32: 128, 1, 1>}
 // Causal: block x takes query tile (tiles - 1 - x), so the longest tiles
 // start first.
 // CHECK: %[[BX:.*]] = gpu.block_id x
@@ -22,16 +22,16 @@
 // CHECK:   fa.tile_matmul %[[QT]], %[[KB]], %{{.*}} transpose_b
 // CHECK:   fa.apply_mask %{{.*}} rows(%[[ROW0]]) cols(%{{.*}}) kv_len(%[[KVLEN]]) causal
 // CHECK:   vector.multi_reduction <maxnumf>
-// CHECK: } {fa.kv_loop, fa.softmax_phase = "max"}
+// CHECK: } {fa.kv_loop, fa.softmax_phase = #fa<phase max>}
 // CHECK: %[[SUM:.*]] = scf.for
 // CHECK:   math.exp
 // CHECK:   vector.multi_reduction <add>
-// CHECK: } {fa.kv_loop, fa.softmax_phase = "sum"}
+// CHECK: } {fa.kv_loop, fa.softmax_phase = #fa<phase sum>}
 // CHECK: %[[ACC:.*]] = scf.for
 // CHECK:   arith.truncf %{{.*}} : vector<64x64xf32> to vector<64x64xbf16>
 // CHECK:   fa.stage_tile %[[V]][{{.*}}] into %[[VB]]
 // CHECK:   fa.tile_matmul %{{.*}}, %[[VB]], %{{.*}} :
-// CHECK: } {fa.kv_loop, fa.softmax_phase = "accumulate"}
+// CHECK: } {fa.kv_loop, fa.softmax_phase = #fa<phase accumulate>}
 // Normalisation: one reciprocal per row, one multiply per element.
 // CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SUM]] : vector<64xf32>
 // CHECK: %[[INVB:.*]] = fa.row_broadcast %[[INV]]
@@ -62,7 +62,7 @@ func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref
 // CONFIG-LABEL: gpu.func @tuned
 // CONFIG-SAME: known_block_size = array<i32: 64, 1, 1>
 func.func @tuned(%q: memref<1x2x100x128xf16>, %k: memref<1x2x100x128xf16>, %v: memref<1x2x100x128xf16>,
-                 %o: memref<1x2x100x128xf16>) attributes {fa.tile = {block_m = 32, block_n = 32, num_warps = 2}} {
+                 %o: memref<1x2x100x128xf16>) attributes {fa.tile = #fa.tile<block_m = 32, block_n = 32, num_warps = 2>} {
   fa.attention ins(%q, %k, %v : memref<1x2x100x128xf16>, memref<1x2x100x128xf16>, memref<1x2x100x128xf16>)
                outs(%o : memref<1x2x100x128xf16>)
   return
@@ -71,7 +71,7 @@ func.func @tuned(%q: memref<1x2x100x128xf16>, %k: memref<1x2x100x128xf16>, %v: m
 // -----
 
 // expected-error @+1 {{fa-tile-attention: block-m (48) must be 16 or 32 x num-warps (4): each warp owns one or two 16-row blocks of queries}}
-func.func @bad_block_m(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 48, num_warps = 4}} {
+func.func @bad_block_m(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<block_m = 48, num_warps = 4>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }
@@ -79,15 +79,7 @@ func.func @bad_block_m(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m 
 // -----
 
 // expected-error @+1 {{fa-tile-attention: block-n (24) must be a multiple of 16 from 16 to 256}}
-func.func @bad_block_n(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_n = 24}} {
-  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
-  return
-}
-
-// -----
-
-// expected-error @+1 {{fa.tile: unknown or non-integer entry 'block_k'}}
-func.func @bad_tile_key(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_k = 16}} {
+func.func @bad_block_n(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<block_n = 24>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }
@@ -111,7 +103,7 @@ func.func @not_alone(%q: memref<1x1x8x64xf16>) {
 // CHECK: fa.stage_tile %{{.*}} into %[[QB]]
 // CHECK: fa.tile_matmul %[[QB]], %[[KB]], %{{.*}} transpose_b : memref<64x128xf32, #gpu.address_space<workgroup>>
 // CONFIG-LABEL: gpu.func @query_in_shared
-func.func @query_in_shared(%q: memref<1x2x100x128xf32>) attributes {fa.tile = {block_m = 64, block_n = 16, num_warps = 4, q_in_shared = 1}} {
+func.func @query_in_shared(%q: memref<1x2x100x128xf32>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 16, num_warps = 4, q_in_shared = true>} {
   fa.attention ins(%q, %q, %q : memref<1x2x100x128xf32>, memref<1x2x100x128xf32>, memref<1x2x100x128xf32>) outs(%q : memref<1x2x100x128xf32>)
   return
 }
@@ -125,15 +117,7 @@ func.func @query_in_shared(%q: memref<1x2x100x128xf32>) attributes {fa.tile = {b
 // CHECK: fa.tile_matmul %[[QH]], %{{.*}} transpose_b : memref<128x64xf16, #gpu.address_space<workgroup>>
 // CONFIG-LABEL: gpu.func @query_in_shared_half
 // CONFIG-SAME: known_block_size = array<i32: 128, 1, 1>
-func.func @query_in_shared_half(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 128, num_warps = 4, q_in_shared = 1}} {
-  fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
-  return
-}
-
-// -----
-
-// expected-error @+1 {{fa-tile-attention: num-stages 3 is not supported (1: one K and one V buffer, 2: two each)}}
-func.func @bad_num_stages(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 3}} {
+func.func @query_in_shared_half(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<block_m = 128, num_warps = 4, q_in_shared = true>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }
@@ -141,7 +125,7 @@ func.func @bad_num_stages(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_s
 // -----
 
 // expected-error @+1 {{fa-tile-attention: num-stages 2 needs pipeline_copies: the second buffers only serve copies started ahead}}
-func.func @two_stages_without_pipelining(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 2, pipeline_copies = 0}} {
+func.func @two_stages_without_pipelining(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<num_stages = 2, pipeline_copies = false>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }
@@ -149,7 +133,7 @@ func.func @two_stages_without_pipelining(%q: memref<1x1x8x64xf16>) attributes {f
 // -----
 
 // expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
-func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {num_stages = 2, overlap_softmax = 1}} {
+func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<num_stages = 2, overlap_softmax = true>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }
@@ -157,7 +141,7 @@ func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile =
 // -----
 
 // expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
-func.func @overlap_single_stage(%q: memref<1x1x8x64xf16>) attributes {fa.tile = {block_m = 64, block_n = 64, num_warps = 4, q_in_shared = 1, wgmma = 1, overlap_softmax = 1}} {
+func.func @overlap_single_stage(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, q_in_shared = true, wgmma = true, overlap_softmax = true>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
 }

@@ -9,7 +9,7 @@
 // CHECK-LABEL: module attributes {fa.kernels = {ln_resident = {block = [128, 1, 1], config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, dtype = "bf16", grid = ["row_tiles", "one", "one"], op = "layernorm_fwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "bias"{{.*}}name = "y"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}{kind = "f32", name = "eps"}]}}, gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @ln_resident
-// CHECK: gpu.func @ln_resident(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[B:.*]]: memref<?xbf16>, %[[Y:.*]]: memref<?x?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>, %[[EPS:.*]]: f32) kernel attributes {fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @ln_resident(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[B:.*]]: memref<?xbf16>, %[[Y:.*]]: memref<?x?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>, %[[EPS:.*]]: f32) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>, known_block_size = array<i32: 128, 1, 1>}
 // CHECK: %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c1
 // CHECK-NOT: scf.for
@@ -34,7 +34,7 @@
 // CHECK: fa.store_block %[[M]], %[[MEAN]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // CHECK: fa.store_block %[[R]], %[[RSTD]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // OPTIONS: config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}
-func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %eps: f32) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
+func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %eps: f32) attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) stats(%mean, %rstd : memref<?xf32>, memref<?xf32>) eps(%eps : f32)
   return
 }
@@ -62,7 +62,7 @@ func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf
 // CHECK:   math.rsqrt
 // CHECK:   fa.store_block
 // CHECK:   scf.yield %[[NEXT]]
-func.func @ln_persistent(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>, %eps: f32) attributes {fa.rows = {rows = 2, block_cols = 1024, num_warps = 4, resident = 1, persistent = 1}} {
+func.func @ln_persistent(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>, %eps: f32) attributes {fa.rows = #fa.rows<rows = 2, block_cols = 1024, num_warps = 4, resident = true, persistent = true>} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(%eps : f32)
   return
 }
@@ -70,7 +70,7 @@ func.func @ln_persistent(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf1
 // -----
 
 // expected-error @+1 {{fa-tile-layernorm: persistent needs resident (the next rows are prefetched into registers)}}
-func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>, %eps: f32) attributes {fa.rows = {persistent = 1, resident = 0}} {
+func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>, %eps: f32) attributes {fa.rows = #fa.rows<persistent = true, resident = false>} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xf16>, memref<?xf16>, memref<?xf16>) outs(%y : memref<?x?xf16>) eps(%eps : f32)
   return
 }
@@ -82,7 +82,7 @@ func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<
 // nothing but y is written.
 // CHECK-LABEL: gpu.func @ln_looped
 // CHECK-SAME: %[[EPS:[^:]*]]: f32)
-// CHECK-SAME: fa.rows = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 0 : i64, rows = 1 : i64}
+// CHECK-SAME: fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = false>
 // CHECK: %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK: %[[SUM:.*]] = scf.for %[[C:.*]] = %{{.*}} to %[[COLS]] step %c1024{{.*}} iter_args
 // CHECK:   fa.load_block %{{.*}}[%{{.*}}, %[[C]]]
@@ -96,7 +96,7 @@ func.func @persistent_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %b: memref<
 // CHECK-NOT: fa.store_block
 // CHECK: gpu.return
 // OPTIONS-LABEL: gpu.func @ln_looped
-// OPTIONS-SAME: fa.rows = {block_cols = 512 : i64, num_warps = 2 : i64, resident = 1 : i64, rows = 2 : i64}, known_block_size = array<i32: 64, 1, 1>
+// OPTIONS-SAME: fa.rows = #fa.rows<rows = 2, block_cols = 512, num_warps = 2, resident = true>, known_block_size = array<i32: 64, 1, 1>
 // OPTIONS: fa.load_block %{{.*}} -> vector<2x512xf32>
 func.func @ln_looped(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>, %eps: f32) {
   fa.layernorm ins(%x, %w, %b : memref<?x?xf32>, memref<?xf32>, memref<?xf32>) outs(%y : memref<?x?xf32>) eps(%eps : f32)
@@ -136,7 +136,7 @@ func.func @ln_looped(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, 
 // CHECK:   fa.load_block %[[PW2]]{{.*}} -> vector<64x32xf32>
 // CHECK: %[[SW:.*]] = vector.multi_reduction <add>, %[[P]]#0, %{{.*}} [0] : vector<64x32xf32> to vector<32xf32>
 // CHECK: fa.store_block %[[SW]], %[[DWO]][%[[COL0]]]
-func.func @lnb(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>, %dw: memref<?xf32>, %db: memref<?xf32>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 1}} {
+func.func @lnb(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>, %dw: memref<?xf32>, %db: memref<?xf32>) attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>} {
   fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<?x?xbf16>, memref<?xbf16>, memref<?xf32>, memref<?xf32>, memref<?x?xbf16>) outs(%dx, %dw, %db : memref<?x?xbf16>, memref<?xf32>, memref<?xf32>)
   return
 }
@@ -159,7 +159,7 @@ func.func @lnb(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %
 // CHECK: gpu.func @lnb_looped_params
 // The parameter gradients in the weight's element type.
 // CHECK: arith.truncf %{{.*}} : vector<32xf32> to vector<32xf16>
-func.func @lnb_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xf16>, %dx: memref<?x?xf16>, %dw: memref<?xf16>, %db: memref<?xf16>) attributes {fa.rows = {rows = 1, block_cols = 1024, num_warps = 4, resident = 0}} {
+func.func @lnb_looped(%x: memref<?x?xf16>, %w: memref<?xf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xf16>, %dx: memref<?x?xf16>, %dw: memref<?xf16>, %db: memref<?xf16>) attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = false>} {
   fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<?x?xf16>, memref<?xf16>, memref<?xf32>, memref<?xf32>, memref<?x?xf16>) outs(%dx, %dw, %db : memref<?x?xf16>, memref<?xf16>, memref<?xf16>)
   return
 }
@@ -178,7 +178,7 @@ func.func @rank3(%x: memref<?x?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>,
 // DEFAULTS: block_cols (1000) must be a multiple of 1024 (8 columns for each of the 128 threads of a row)
 // DEFAULTS: rows (3) must divide the 128 threads into a power-of-two number of threads per row
 // expected-error @+1 {{fa-tile-layernorm: block_cols (1000) must be a multiple of}}
-func.func @cols_not_multiple(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = {block_cols = 1000}} {
+func.func @cols_not_multiple(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = #fa.rows<block_cols = 1000>} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
   return
 }
@@ -186,15 +186,7 @@ func.func @cols_not_multiple(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memre
 // -----
 
 // expected-error @+1 {{fa-tile-layernorm: rows (3) must divide the}}
-func.func @rows_not_dividing(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = {rows = 3}} {
-  fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
-  return
-}
-
-// -----
-
-// expected-error @+1 {{fa.rows: unknown or non-integer entry 'block_m'}}
-func.func @unknown_entry(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = {block_m = 64}} {
+func.func @rows_not_dividing(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %eps: f32) attributes {fa.rows = #fa.rows<rows = 3>} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
   return
 }
@@ -202,7 +194,7 @@ func.func @unknown_entry(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?x
 // -----
 
 // expected-error @+1 {{fa-tile-layernorm: the reduction kernel needs at most 32 threads per row (reduce_rows >= 8)}}
-func.func @reduce_rows_too_few(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>, %dw: memref<?xf32>, %db: memref<?xf32>) attributes {fa.rows = {reduce_rows = 4, reduce_cols = 512}} {
+func.func @reduce_rows_too_few(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %dy: memref<?x?xbf16>, %dx: memref<?x?xbf16>, %dw: memref<?xf32>, %db: memref<?xf32>) attributes {fa.rows = #fa.rows<reduce_rows = 4, reduce_cols = 512>} {
   fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : memref<?x?xbf16>, memref<?xbf16>, memref<?xf32>, memref<?xf32>, memref<?x?xbf16>) outs(%dx, %dw, %db : memref<?x?xbf16>, memref<?xf32>, memref<?xf32>)
   return
 }

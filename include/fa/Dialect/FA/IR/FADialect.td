@@ -21,6 +21,17 @@ def FA_Dialect : Dialect {
     `[batch, heads, seq, head_dim]`; key and value may have fewer heads than
     the query (grouped-query and multi-query attention). Ops work on memrefs
     in destination-passing style: inputs first, then the buffers they write.
+
+    Kernel configuration travels in typed attributes (FAAttrs.td):
+    `fa.tile = #fa.tile<...>` and `fa.rows = #fa.rows<...>` on functions and
+    kernels, `fa.softmax_phase = #fa<phase ...>` on loops, the module's
+    `fa.kernels`; the dialect checks that each holds its type.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Adds the attributes of FAAttrs.td (FAAttrs.cpp).
+    void registerAttributes();
   }];
 }
 

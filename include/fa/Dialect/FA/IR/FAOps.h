@@ -3,6 +3,7 @@
 #ifndef FA_DIALECT_FA_IR_FAOPS_H
 #define FA_DIALECT_FA_IR_FAOPS_H
 
+#include "fa/Dialect/FA/IR/FAAttrs.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -28,31 +29,6 @@ inline constexpr int64_t kMaxAttentionWarps = 16;
 /// Longer tiles only made compile time and memory grow (the copies are
 /// unrolled) until the shared memory was too small.
 inline constexpr int64_t kMaxBlockN = 256;
-/// Function attribute overriding the tiling options for one kernel, recorded
-/// on the generated kernel for the passes after tiling.
-inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
-/// Integer entry `name` of `kernel`'s tile configuration (kTileConfigAttr),
-/// or `fallback` when the kernel has no such entry.
-int64_t getTileConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
-
-/// Reads the integer entries of `op`'s dictionary attribute `attrName` into
-/// `fields` (entry name -> destination), leaving absent ones untouched.
-/// Emits an error on `op` naming the expected entries for anything else.
-LogicalResult
-readConfigEntries(Operation *op, StringRef attrName,
-                  ArrayRef<std::pair<StringRef, int64_t *>> fields);
-/// The same for the entries of `dict` (reported as `attrName` of `op`).
-LogicalResult
-readConfigEntries(Operation *op, StringRef attrName, DictionaryAttr dict,
-                  ArrayRef<std::pair<StringRef, int64_t *>> fields);
-
-/// Function attribute holding a row-wise (LayerNorm) kernel's configuration
-/// (`rows`, `block_cols`, `num_warps`, ...), as kTileConfigAttr does for
-/// attention.
-inline constexpr llvm::StringLiteral kRowsConfigAttr = "fa.rows";
-/// Integer entry `name` of `kernel`'s kRowsConfigAttr, or `fallback`.
-int64_t getRowsConfigEntry(Operation *kernel, StringRef name, int64_t fallback);
-
 /// Consecutive columns a thread of a row-wise kernel owns together: 16 bytes
 /// of f16/bf16, the unit of a vectorised access.
 inline constexpr int64_t kRowChunk = 8;

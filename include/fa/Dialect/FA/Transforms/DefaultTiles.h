@@ -9,6 +9,8 @@
 #ifndef FA_DIALECT_FA_TRANSFORMS_DEFAULTTILES_H
 #define FA_DIALECT_FA_TRANSFORMS_DEFAULTTILES_H
 
+#include "fa/Dialect/FA/IR/FAAttrs.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
@@ -17,24 +19,24 @@ namespace mlir::fa {
 /// Which kernels of an attention a default configures.
 enum class AttentionDirection { Forward, Backward };
 
-/// The fa.tile entries DefaultTiles.def gives the attention kernels of `op`
+/// The fa.tile DefaultTiles.def gives the attention kernels of `op`
 /// (`direction`, operands of `element`, `headDim`, `causal`) on `chip`, or a
-/// null dictionary when it has none. Fails, reporting on `op`, for an entry
-/// that does not parse as a dictionary's entries.
-FailureOr<DictionaryAttr> lookupDefaultTile(Operation *op, StringRef chip,
-                                            AttentionDirection direction,
-                                            Type element, int64_t headDim,
-                                            bool causal);
+/// null attribute when it has none. Fails, reporting on `op`, for an entry
+/// that does not parse as a #fa.tile.
+FailureOr<TileAttr> lookupDefaultTile(Operation *op, StringRef chip,
+                                      AttentionDirection direction,
+                                      Type element, int64_t headDim,
+                                      bool causal);
 
-/// The configuration the kernels of `func` start from before its own
-/// fa.tile: the chip's default (lookupDefaultTile) for a function without
-/// fa.tile when no tile option was given (`tileOptionsGiven`), else a null
-/// dictionary (the pass options).
-FailureOr<DictionaryAttr> getDefaultTileEntries(Operation *func, StringRef chip,
-                                                bool tileOptionsGiven,
-                                                AttentionDirection direction,
-                                                Type element, int64_t headDim,
-                                                bool causal);
+/// The configuration the kernels of `func` are built from: its fa.tile; for
+/// a function without one, the chip's default (lookupDefaultTile) when no
+/// tile option was given (`tileOptionsGiven`), else the attribute without
+/// entries (the pass options then supply every size).
+FailureOr<TileAttr> getFunctionTileConfig(Operation *func, StringRef chip,
+                                          bool tileOptionsGiven,
+                                          AttentionDirection direction,
+                                          Type element, int64_t headDim,
+                                          bool causal);
 
 } // namespace mlir::fa
 

@@ -77,11 +77,6 @@ LogicalResult checkTileValuesPerThread(Operation *op, StringRef pass,
                                        StringRef tiles, Type element,
                                        int64_t values, int64_t numWarps);
 
-/// Checks that a flag entry `name` of a configuration dictionary is 0 or 1.
-/// Reports on `op`, prefixed with `pass`.
-LogicalResult checkConfigFlag(Operation *op, StringRef pass, StringRef name,
-                              int64_t value);
-
 /// Checks that the `numWarps` warps of a kernel can copy its `tile` (`rows` x
 /// `headDim` of `element`) into shared memory: the lowering gives every thread
 /// the same number of the tile's 16-byte chunks. Reports on `op`, prefixed

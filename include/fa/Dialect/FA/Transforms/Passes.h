@@ -3,6 +3,7 @@
 #ifndef FA_DIALECT_FA_TRANSFORMS_PASSES_H
 #define FA_DIALECT_FA_TRANSFORMS_PASSES_H
 
+#include "fa/Dialect/FA/IR/FAAttrs.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,9 +20,6 @@ namespace mlir::fa {
 /// Discardable attributes the passes use to hand structure to each other.
 /// A key/value sweep (`scf.for` over key tiles), for causal-tile elimination.
 inline constexpr llvm::StringLiteral kKvLoopAttr = "fa.kv_loop";
-/// Which phase of the safe softmax a key/value loop computes: "max", "sum" or
-/// "accumulate"; the fusion pass replaces the three by one loop.
-inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
 /// A loop over tiles whose body stages two tiles (fa.stage_tile into
 /// loop-invariant buffers) that it may read anywhere in the body, as the
 /// backward's loops do: fa-pipeline-kv-copies double-buffers it when the
@@ -30,8 +28,6 @@ inline constexpr llvm::StringLiteral kCopyLoopAttr = "fa.copy_loop";
 /// A key loop whose tile copies are already asynchronous (by
 /// fa-overlap-softmax or fa-pipeline-kv-copies), which the others leave.
 inline constexpr llvm::StringLiteral kPipelinedAttr = "fa.pipelined";
-/// Module attribute: kernel name -> dictionary describing the kernel.
-inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
 
 #define GEN_PASS_DECL
 #include "fa/Dialect/FA/Transforms/Passes.h.inc"

@@ -1,0 +1,46 @@
+//===- FAAttrs.h - Attributes of the fa dialect -----------------*- C++ -*-===//
+
+#ifndef FA_DIALECT_FA_IR_FAATTRS_H
+#define FA_DIALECT_FA_IR_FAATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <optional>
+
+#include "fa/Dialect/FA/IR/FAEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa/Dialect/FA/IR/FAAttrs.h.inc"
+
+namespace mlir::fa {
+/// Discardable attributes of the dialect, each of one type (checked by
+/// FADialect::verifyOperationAttribute).
+/// A function's (or kernel's) attention tile configuration: FATileAttr.
+inline constexpr llvm::StringLiteral kTileConfigAttr = "fa.tile";
+/// A function's (or kernel's) row-wise kernel configuration: FARowsAttr.
+inline constexpr llvm::StringLiteral kRowsConfigAttr = "fa.rows";
+/// Which phase of the softmax a key/value loop computes: SoftmaxPhaseAttr.
+inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
+/// Module attribute: kernel name -> the kernel's manifest entry.
+inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
+
+/// The tile configuration of `kernel`, or the one without entries (every
+/// flag at its default, no size) when it has none.
+TileAttr getTileConfig(Operation *kernel);
+
+/// The softmax phase `loop` is marked with, if any.
+std::optional<SoftmaxPhase> getSoftmaxPhase(Operation *loop);
+
+/// Parses a size of a configuration attribute: an integer.
+FailureOr<int64_t> parseSize(AsmParser &parser);
+/// The same, for a size a pass option supplies when absent.
+FailureOr<std::optional<int64_t>> parseOptionalSize(AsmParser &parser);
+/// Parses a flag of a configuration attribute: `true` or `false`.
+FailureOr<bool> parseFlag(AsmParser &parser);
+/// The same, for a flag a pass option supplies when absent.
+FailureOr<std::optional<bool>> parseOptionalFlag(AsmParser &parser);
+} // namespace mlir::fa
+
+#endif // FA_DIALECT_FA_IR_FAATTRS_H

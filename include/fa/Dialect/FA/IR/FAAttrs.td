@@ -1,0 +1,208 @@
+//===- FAAttrs.td - Attributes of the fa dialect ------------*- tablegen -*-===//
+//
+// The configuration a kernel is built with, as typed attributes: the tiling
+// passes read them from a function (`fa.tile`, `fa.rows`), record the
+// resolved ones on the kernels they build, and the passes after tiling and
+// the lowerings read them from there. A misspelt key or a value of the wrong
+// kind is a parse error; each default is written once, here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DIALECT_FA_IR_FAATTRS_TD
+#define FA_DIALECT_FA_IR_FAATTRS_TD
+
+include "fa/Dialect/FA/IR/FADialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class FA_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<FA_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+// A size a pass option supplies where the attribute leaves it out. (The
+// parser refuses `true` and `false`, which MLIR's integer parser takes as 1
+// and -1.)
+class FA_SizeParameter<string desc>
+    : OptionalParameter<"std::optional<int64_t>", desc> {
+  let parser = "::mlir::fa::parseOptionalSize($_parser)";
+  let printer = "$_printer << *$_self";
+}
+
+// A size whose default is fixed.
+class FA_FixedSizeParameter<string default, string desc>
+    : DefaultValuedParameter<"int64_t", default, desc> {
+  let parser = "::mlir::fa::parseSize($_parser)";
+}
+
+// A flag, `true` or `false`, whose default is fixed.
+class FA_FlagParameter<string default, string desc>
+    : DefaultValuedParameter<"bool", default, desc> {
+  let parser = "::mlir::fa::parseFlag($_parser)";
+}
+
+// A flag a pass option supplies where the attribute leaves it out.
+class FA_OptionalFlagParameter<string desc>
+    : OptionalParameter<"std::optional<bool>", desc> {
+  let parser = "::mlir::fa::parseOptionalFlag($_parser)";
+  let printer = "$_printer << *$_self";
+}
+
+// The defaults of the flags and fixed sizes, for their parameters and for the
+// builders of attributes without entries.
+defvar FA_QInSharedDefault = "false";
+defvar FA_PipelineCopiesDefault = "true";
+defvar FA_SkipUnitRescaleDefault = "true";
+defvar FA_StageOutputDefault = "false";
+defvar FA_WgmmaDefault = "false";
+defvar FA_OverlapSoftmaxDefault = "false";
+defvar FA_PersistentDefault = "false";
+defvar FA_ReduceRowsDefault = "64";
+defvar FA_ReduceColsDefault = "32";
+defvar FA_ReduceWarpsDefault = "8";
+
+def FA_TileAttr : FA_Attr<"Tile", "tile"> {
+  let summary = "tile configuration of an attention kernel";
+  let description = [{
+    How `fa-tile-attention` and `fa-tile-attention-grad` tile an attention
+    function, written on it as `fa.tile` and recorded, every size resolved,
+    on each kernel they build (where fa-pipeline-kv-copies,
+    fa-overlap-softmax and convert-fa-to-nvgpu read it):
+
+    ```mlir
+    func.func @attn(...) attributes {fa.tile = #fa.tile<block_m = 128,
+        block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true,
+        wgmma = true>}
+    ```
+
+    A size left out takes the pass option (`block-m`, ...); a flag left out
+    its default. `block_m` is the rows of a kernel's tiles (queries, or keys
+    in the backward's dK/dV kernel), `block_n` the length of the tiles its
+    loop walks. The flags other than `wgmma` configure the forward only, and
+    the backward's dQ kernel takes `dq_block_m`, `dq_block_n` and
+    `dq_num_warps` where given (else the entries without `dq_`): one
+    attribute serves both directions so that DefaultTiles.def and the kernel
+    library describe every attention kernel the same way, and each pass
+    refuses the other direction's entries.
+  }];
+  let parameters = (ins
+    FA_SizeParameter<"query rows (or keys) per thread block">:$block_m,
+    FA_SizeParameter<"keys (or queries) per tile of the loop">:$block_n,
+    FA_SizeParameter<"warps per thread block">:$num_warps,
+    FA_SizeParameter<"shared-memory slots per loop tile: 1 or 2">:$num_stages,
+    FA_FlagParameter<FA_QInSharedDefault, "keep the query tile in shared memory">
+        :$q_in_shared,
+    FA_FlagParameter<FA_PipelineCopiesDefault, "let fa-pipeline-kv-copies make the K/V copies "
+        "asynchronous">:$pipeline_copies,
+    FA_FlagParameter<FA_SkipUnitRescaleDefault, "skip the accumulator rescale of warps whose row "
+        "maxima did not change">:$skip_unit_rescale,
+    FA_FlagParameter<FA_StageOutputDefault, "store the output tile through shared memory">
+        :$stage_output,
+    FA_FlagParameter<FA_WgmmaDefault, "run the products as Hopper warpgroup MMAs">
+        :$wgmma,
+    FA_FlagParameter<FA_OverlapSoftmaxDefault, "run each key tile's softmax during the previous "
+        "tile's P @ V (fa-overlap-softmax)">:$overlap_softmax,
+    FA_SizeParameter<"the backward's dQ kernel: query rows per block">
+        :$dq_block_m,
+    FA_SizeParameter<"the backward's dQ kernel: keys per tile">:$dq_block_n,
+    FA_SizeParameter<"the backward's dQ kernel: warps per block">
+        :$dq_num_warps
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [
+    // No entries: no size, every flag at its default.
+    AttrBuilder<(ins), !strconcat("return $_get($_ctxt, std::nullopt, "
+        "std::nullopt, std::nullopt, std::nullopt, ", FA_QInSharedDefault,
+        ", ", FA_PipelineCopiesDefault, ", ", FA_SkipUnitRescaleDefault, ", ",
+        FA_StageOutputDefault, ", ", FA_WgmmaDefault, ", ",
+        FA_OverlapSoftmaxDefault,
+        ", std::nullopt, std::nullopt, std::nullopt);")>
+  ];
+  let extraClassDeclaration = [{
+    /// This configuration with the sizes it leaves out (block_m, block_n,
+    /// num_warps, num_stages) set to the given ones.
+    TileAttr withDefaultSizes(int64_t blockM, int64_t blockN,
+                              int64_t numWarps, int64_t numStages) const;
+    /// The shared-memory slots per loop tile of a kernel: 1 where num_stages
+    /// is absent (a kernel made by other means than the tiling passes).
+    int64_t getStageCount() const { return getNumStages().value_or(1); }
+    /// Whether any dq_* entry is given.
+    bool hasDqEntries() const {
+      return getDqBlockM() || getDqBlockN() || getDqNumWarps();
+    }
+  }];
+}
+
+def FA_RowsAttr : FA_Attr<"Rows", "rows"> {
+  let summary = "configuration of a row-wise (LayerNorm) kernel";
+  let description = [{
+    How `fa-tile-layernorm` blocks the rows of a LayerNorm function, written
+    on it as `fa.rows` and recorded on each kernel it builds (where
+    convert-fa-rows-to-gpu reads `rows` and `block_cols`):
+
+    ```mlir
+    func.func @ln(...) attributes {fa.rows = #fa.rows<rows = 1,
+        block_cols = 4096, num_warps = 8, resident = true>}
+    ```
+
+    `rows`, `block_cols`, `num_warps` and `resident` left out take the pass
+    options. `persistent` (forward only) walks many row blocks per thread
+    block; `reduce_rows`, `reduce_cols` and `reduce_warps` are the layout of
+    the backward's second kernel, which sums the partial rows.
+  }];
+  let parameters = (ins
+    FA_SizeParameter<"rows per block of rows">:$rows,
+    FA_SizeParameter<"columns per block of rows">:$block_cols,
+    FA_SizeParameter<"warps per thread block">:$num_warps,
+    FA_OptionalFlagParameter<"the whole row stays in registers">:$resident,
+    FA_FlagParameter<FA_PersistentDefault, "forward: each block walks many row blocks, "
+        "loading the next while it works on the current">:$persistent,
+    FA_FixedSizeParameter<FA_ReduceRowsDefault, "the backward's reduction kernel: "
+        "rows in flight per block">:$reduce_rows,
+    FA_FixedSizeParameter<FA_ReduceColsDefault, "the backward's reduction kernel: "
+        "columns per block">:$reduce_cols,
+    FA_FixedSizeParameter<FA_ReduceWarpsDefault, "the backward's reduction kernel: "
+        "warps per block">:$reduce_warps
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [
+    // No entries: no size, persistent and the reduction kernel's entries at
+    // their defaults.
+    AttrBuilder<(ins), !strconcat("return $_get($_ctxt, std::nullopt, "
+        "std::nullopt, std::nullopt, std::nullopt, ", FA_PersistentDefault,
+        ", ", FA_ReduceRowsDefault, ", ", FA_ReduceColsDefault, ", ",
+        FA_ReduceWarpsDefault, ");")>,
+    // A kernel's layout, the reduction kernel's entries at their defaults.
+    AttrBuilder<(ins "int64_t":$rows, "int64_t":$blockCols,
+                     "int64_t":$numWarps, "std::optional<bool>":$resident,
+                     "bool":$persistent),
+        !strconcat("return $_get($_ctxt, rows, blockCols, numWarps, "
+            "resident, persistent, ", FA_ReduceRowsDefault, ", ",
+            FA_ReduceColsDefault, ", ", FA_ReduceWarpsDefault, ");")>
+  ];
+}
+
+def FA_SoftmaxPhase : I32EnumAttr<"SoftmaxPhase",
+    "which phase of the softmax a key/value loop computes", [
+      I32EnumAttrCase<"Max", 0, "max">,
+      I32EnumAttrCase<"Sum", 1, "sum">,
+      I32EnumAttrCase<"Accumulate", 2, "accumulate">,
+      I32EnumAttrCase<"Online", 3, "online">
+    ]> {
+  let cppNamespace = "::mlir::fa";
+  let genSpecializedAttr = 0;
+}
+
+def FA_SoftmaxPhaseAttr : EnumAttr<FA_Dialect, FA_SoftmaxPhase, "phase"> {
+  let summary = "the softmax phase of a key/value loop (fa.softmax_phase)";
+  let description = [{
+    `fa-tile-attention` marks its three key/value loops `#fa<phase max>`,
+    `#fa<phase sum>` and `#fa<phase accumulate>` (the safe softmax);
+    `fa-fuse-online-softmax` replaces them by one `#fa<phase online>` loop,
+    which fa-pipeline-kv-copies and fa-overlap-softmax then rewrite.
+  }];
+}
+
+#endif // FA_DIALECT_FA_IR_FAATTRS_TD

@@ -1,0 +1,169 @@
+//===- FAAttrs.cpp - Attributes of the fa dialect -------------------------===//
+//
+// The configuration attributes' verifiers check what holds for any kernel
+// (positive sizes, a CUDA block's warps, one or two stages); what a
+// particular pass can build (tile shapes, shared memory) is that pass's
+// check, since its options take part.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAAttrs.h"
+
+#include "fa/Dialect/FA/IR/FADialect.h"
+#include "fa/Dialect/FA/IR/FAOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+FailureOr<int64_t> mlir::fa::parseSize(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (succeeded(parser.parseOptionalKeyword(&keyword)))
+    return parser.emitError(loc, "expected an integer, got '")
+           << keyword << "'";
+  int64_t value;
+  if (parser.parseInteger(value))
+    return failure();
+  return value;
+}
+
+FailureOr<std::optional<int64_t>> mlir::fa::parseOptionalSize(AsmParser &parser) {
+  FailureOr<int64_t> size = parseSize(parser);
+  if (failed(size))
+    return failure();
+  return std::optional<int64_t>(*size);
+}
+
+FailureOr<bool> mlir::fa::parseFlag(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected `true` or `false`");
+}
+
+FailureOr<std::optional<bool>> mlir::fa::parseOptionalFlag(AsmParser &parser) {
+  FailureOr<bool> flag = parseFlag(parser);
+  if (failed(flag))
+    return failure();
+  return std::optional<bool>(*flag);
+}
+
+#include "fa/Dialect/FA/IR/FAEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa/Dialect/FA/IR/FAAttrs.cpp.inc"
+
+namespace {
+/// Checks that the size `name`, where given, lies in [`min`, `max`].
+LogicalResult checkSize(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, std::optional<int64_t> value,
+                        int64_t min = 1,
+                        int64_t max = std::numeric_limits<int64_t>::max()) {
+  if (!value || (*value >= min && *value <= max))
+    return success();
+  InFlightDiagnostic diag = emitError() << name << " must be ";
+  if (max == std::numeric_limits<int64_t>::max())
+    diag << "at least " << min;
+  else
+    diag << "from " << min << " to " << max;
+  return diag << ", got " << *value;
+}
+
+/// The most warps of a thread block: a CUDA block's 1024 threads.
+constexpr int64_t kMaxWarpsPerBlock = kMaxThreadsPerBlock / kThreadsPerWarp;
+} // namespace
+
+LogicalResult
+TileAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                 std::optional<int64_t> blockM, std::optional<int64_t> blockN,
+                 std::optional<int64_t> numWarps,
+                 std::optional<int64_t> numStages, bool, bool, bool, bool, bool,
+                 bool, std::optional<int64_t> dqBlockM,
+                 std::optional<int64_t> dqBlockN,
+                 std::optional<int64_t> dqNumWarps) {
+  return success(
+      succeeded(checkSize(emitError, "block_m", blockM)) &&
+      succeeded(checkSize(emitError, "block_n", blockN)) &&
+      succeeded(checkSize(emitError, "num_warps", numWarps, 1,
+                          kMaxWarpsPerBlock)) &&
+      succeeded(checkSize(emitError, "num_stages", numStages, 1, 2)) &&
+      succeeded(checkSize(emitError, "dq_block_m", dqBlockM)) &&
+      succeeded(checkSize(emitError, "dq_block_n", dqBlockN)) &&
+      succeeded(checkSize(emitError, "dq_num_warps", dqNumWarps, 1,
+                          kMaxWarpsPerBlock)));
+}
+
+LogicalResult RowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               std::optional<int64_t> rows,
+                               std::optional<int64_t> blockCols,
+                               std::optional<int64_t> numWarps,
+                               std::optional<bool>, bool, int64_t reduceRows,
+                               int64_t reduceCols, int64_t reduceWarps) {
+  return success(
+      succeeded(checkSize(emitError, "rows", rows)) &&
+      succeeded(checkSize(emitError, "block_cols", blockCols)) &&
+      succeeded(checkSize(emitError, "num_warps", numWarps, 1,
+                          kMaxWarpsPerBlock)) &&
+      succeeded(checkSize(emitError, "reduce_rows", reduceRows)) &&
+      succeeded(checkSize(emitError, "reduce_cols", reduceCols)) &&
+      succeeded(checkSize(emitError, "reduce_warps", reduceWarps, 1,
+                          kMaxWarpsPerBlock)));
+}
+
+TileAttr mlir::fa::getTileConfig(Operation *kernel) {
+  if (auto config = kernel->getAttrOfType<TileAttr>(kTileConfigAttr))
+    return config;
+  return TileAttr::get(kernel->getContext());
+}
+
+TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
+                                    int64_t numWarps, int64_t numStages) const {
+  return get(getContext(), getBlockM().value_or(blockM),
+             getBlockN().value_or(blockN), getNumWarps().value_or(numWarps),
+             getNumStages().value_or(numStages), getQInShared(),
+             getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
+             getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
+             getDqNumWarps());
+}
+
+std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {
+  if (auto phase = loop->getAttrOfType<SoftmaxPhaseAttr>(kSoftmaxPhaseAttr))
+    return phase.getValue();
+  return std::nullopt;
+}
+
+void FADialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fa/Dialect/FA/IR/FAAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult FADialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  Attribute value = attribute.getValue();
+  auto expect = [&](bool holds, StringRef what) -> LogicalResult {
+    if (holds)
+      return success();
+    return op->emitError() << "attribute '" << name << "' must be " << what
+                           << ", got " << value;
+  };
+  if (name == kTileConfigAttr)
+    return expect(isa<TileAttr>(value), "a tile configuration #fa.tile<...>");
+  if (name == kRowsConfigAttr)
+    return expect(isa<RowsAttr>(value), "a rows configuration #fa.rows<...>");
+  if (name == kSoftmaxPhaseAttr)
+    return expect(isa<SoftmaxPhaseAttr>(value),
+                  "a softmax phase #fa<phase max|sum|accumulate|online>");
+  if (name == kKernelsAttr)
+    return expect(isa<DictionaryAttr>(value),
+                  "a dictionary of kernel entries");
+  return success();
+}

@@ -1,0 +1,153 @@
+// RUN: fa-opt %s -split-input-file -verify-diagnostics
+// The kernel configuration attributes: a misspelt key, a value of the wrong
+// kind or out of range is an error at the attribute, before any pass runs;
+// a discardable fa attribute holding another type is an error on its op.
+
+// expected-error @+1 {{duplicate or unknown struct parameter name: block_k}}
+func.func @misspelt_tile_key() attributes {fa.tile = #fa.tile<block_m = 64, block_k = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{duplicate or unknown struct parameter name: block_m}}
+func.func @tile_key_twice() attributes {fa.tile = #fa.tile<block_m = 64, block_m = 128>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected `true` or `false`}}
+// expected-error @+1 {{failed to parse FA_TileAttr parameter 'wgmma' which is to be a `bool`}}
+func.func @flag_as_integer() attributes {fa.tile = #fa.tile<wgmma = 1>} {
+  return
+}
+
+// -----
+
+// MLIR's integer parser reads `true` as 1 (and a 1-bit -1): refused.
+// expected-error @+2 {{expected an integer, got 'true'}}
+// expected-error @+1 {{failed to parse FA_TileAttr parameter 'block_m'}}
+func.func @size_as_flag() attributes {fa.tile = #fa.tile<block_m = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'fa.tile' must be a tile configuration #fa.tile<...>, got {block_m = 64 : i64}}}
+func.func @tile_dictionary() attributes {fa.tile = {block_m = 64}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'fa.tile' must be a tile configuration #fa.tile<...>, got #fa.rows<rows = 1>}}
+func.func @rows_as_tile() attributes {fa.tile = #fa.rows<rows = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{num_warps must be from 1 to 32, got 64}}
+func.func @tile_warps_range() attributes {fa.tile = #fa.tile<num_warps = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{num_stages must be from 1 to 2, got 3}}
+func.func @tile_stages_range() attributes {fa.tile = #fa.tile<num_stages = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{block_n must be at least 1, got 0}}
+func.func @tile_empty_block() attributes {fa.tile = #fa.tile<block_n = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{dq_block_m must be at least 1, got -16}}
+func.func @tile_negative_dq_block() attributes {fa.tile = #fa.tile<dq_block_m = -16>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{duplicate or unknown struct parameter name: block_m}}
+func.func @misspelt_rows_key() attributes {fa.rows = #fa.rows<block_m = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected `true` or `false`}}
+// expected-error @+1 {{failed to parse FA_RowsAttr parameter 'resident'}}
+func.func @rows_flag_as_integer() attributes {fa.rows = #fa.rows<resident = 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'fa.rows' must be a rows configuration #fa.rows<...>, got {rows = 1 : i64}}}
+func.func @rows_dictionary() attributes {fa.rows = {rows = 1}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{rows must be at least 1, got 0}}
+func.func @rows_range() attributes {fa.rows = #fa.rows<rows = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{reduce_warps must be from 1 to 32, got 33}}
+func.func @rows_reduce_warps_range() attributes {fa.rows = #fa.rows<reduce_warps = 33>} {
+  return
+}
+
+// -----
+
+func.func @bad_phase(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+  // expected-error @+2 {{expected ::mlir::fa::SoftmaxPhase to be one of: max, sum, accumulate, online}}
+  // expected-error @+1 {{failed to parse FA_SoftmaxPhaseAttr parameter 'value'}}
+  } {fa.softmax_phase = #fa<phase bogus>}
+  return
+}
+
+// -----
+
+// A phase mark that is not a phase crashed fa-fuse-online-softmax (found by
+// scripts/fuzz_fa_opt.py when it was a string attribute).
+func.func @phase_string(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{attribute 'fa.softmax_phase' must be a softmax phase #fa<phase max|sum|accumulate|online>, got "max"}}
+  scf.for %i = %c0 to %n step %c1 {
+  } {fa.softmax_phase = "max"}
+  return
+}
+
+// -----
+
+func.func @phase_unit(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{attribute 'fa.softmax_phase' must be a softmax phase #fa<phase max|sum|accumulate|online>, got unit}}
+  scf.for %i = %c0 to %n step %c1 {
+  } {fa.softmax_phase}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'fa.kernels' must be a dictionary of kernel entries, got ["attn"]}}
+module attributes {fa.kernels = ["attn"]} {
+}
