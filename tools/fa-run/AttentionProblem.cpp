@@ -16,15 +16,6 @@
 namespace fa {
 namespace {
 
-/// Times `launches[run % size]`: each run on the next buffer set.
-template <typename Launch>
-Timing timeRotating(std::vector<Launch> &launches, const Stream &stream,
-                    int warmup, int runs) {
-  return timeOnStream(stream, warmup, runs, [&](int run) {
-    launches[run % launches.size()].enqueue(stream);
-  });
-}
-
 /// Times `launches` as timeRotating does and counts `flops` per run.
 template <typename Launch>
 BenchReport timeLaunches(std::vector<Launch> &launches, double flops,

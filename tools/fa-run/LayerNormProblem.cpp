@@ -4,6 +4,7 @@
 
 #include "HostTensors.h"
 
+#include "fa/runtime/Benchmark.h"
 #include "fa/runtime/LayerNormReference.h"
 #include "fa/runtime/Nvtx.h"
 
@@ -168,10 +169,8 @@ LayerNormBench benchmarkForward(const Kernel &kernel,
     set.bias.copyFrom(inputs.bias);
     launches.emplace_back(kernel, shape, set.buffers(), eps);
   }
-  Timing timing = timeOnStream(stream, warmup, runs, [&](int run) {
-    launches[run % launches.size()].enqueue(stream);
-  });
-  return benchReport(timing, copies, shape.forwardBytes(dtype));
+  return benchReport(timeRotating(launches, stream, warmup, runs), copies,
+                     shape.forwardBytes(dtype));
 }
 
 LayerNormBench benchmarkBackward(const Kernel &backward, const Kernel &params,
@@ -198,10 +197,8 @@ LayerNormBench benchmarkBackward(const Kernel &backward, const Kernel &params,
     set.dy.copyFrom(inputs.dy);
     launches.emplace_back(backward, params, shape, set.buffers(forwardSet));
   }
-  Timing timing = timeOnStream(stream, warmup, runs, [&](int run) {
-    launches[run % launches.size()].enqueue(stream);
-  });
-  return benchReport(timing, copies, shape.backwardBytes(dtype));
+  return benchReport(timeRotating(launches, stream, warmup, runs), copies,
+                     shape.backwardBytes(dtype));
 }
 
 } // namespace fa

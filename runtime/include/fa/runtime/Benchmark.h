@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace fa {
 
@@ -22,6 +23,17 @@ struct Timing {
 /// callers can rotate buffers with it.
 Timing timeOnStream(const Stream &stream, int warmup, int runs,
                     const std::function<void(int run)> &enqueue);
+
+/// timeOnStream where run i enqueues launches[i % size] (each a launch with
+/// an `enqueue(const Stream &)` on its own buffer set), so that the runs
+/// rotate through a benchmark's buffer sets.
+template <typename Launch>
+Timing timeRotating(std::vector<Launch> &launches, const Stream &stream,
+                    int warmup, int runs) {
+  return timeOnStream(stream, warmup, runs, [&](int run) {
+    launches[run % launches.size()].enqueue(stream);
+  });
+}
 
 /// How many copies of a `workingSetBytes` working set to rotate through so
 /// that no run finds its inputs in L2 from the previous ones: enough to span
