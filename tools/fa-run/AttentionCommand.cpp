@@ -148,15 +148,10 @@ BackwardKernelsReport backwardKernels(const KernelLibrary &library,
   return {*kernels.delta, *kernels.dkdv, *kernels.dq, choice};
 }
 
-} // namespace
-
-CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
-  CLI::App *command = app.add_subcommand(
-      "attention",
-      "Run an attention forward kernel from the kernel library (and with "
-      "--grad the backward's kernels), on random inputs of the given sizes "
-      "or on .npy tensors; optionally check every output against an fp64 "
-      "reference and time the passes.");
+/// The problem's options: its sizes and --seed, or its .npy files. Returns
+/// the files of the backward.
+std::vector<CLI::Option *> addProblemOptions(CLI::App *command,
+                                             AttentionOptions &o) {
   const char *sizes = "Sizes (random normal inputs)";
   std::vector<CLI::Option *> sizeOptions = {
       command->add_option("--batch", o.batch, "Batch size B")->group(sizes),
@@ -177,8 +172,7 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                 "Seed of the random inputs (with --q, of dout when --grad has "
                 "no --dout)",
                 sizes);
-
-  std::vector<CLI::Option *> backwardFiles = addTensorFileOptions(
+  return addTensorFileOptions(
       command, "Tensors from files (shapes come from the files)",
       {{"--q", o.qPath,
         "Queries, .npy [B, H, N, D] ('<f2', '<f4' or '<f8'; rounded to "
@@ -204,7 +198,50 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
        {"--dv", o.dvPath, "Where to write dv (--grad), .npy [B, Hk, M, D]",
         TensorFileRole::Backward}},
       sizeOptions);
+}
 
+/// --tuning, --no-tuning, --kernel and --backward-kernel (with --grad):
+/// which kernels of their groups run.
+void addKernelChoiceOptions(CLI::App *command, AttentionOptions &o,
+                            CLI::Option *grad) {
+  CLI::Option *tuning =
+      command->add_option("--tuning", o.tuningPath,
+                          "Tuning cache (from `fa-run tune`) that picks the "
+                          "kernel of the group per seq_kv class. Default: "
+                          "<kernel dir>/tuning.json when it exists");
+  CLI::Option *noTuning = command->add_flag(
+      "--no-tuning", o.noTuning,
+      "Ignore any tuning cache: run the group's default kernel");
+  noTuning->excludes(tuning);
+  command
+      ->add_option("--kernel", o.kernelName,
+                   "Run this forward kernel of the library (by name; it must "
+                   "compute the problem's dtype, head_dim and mask) instead "
+                   "of the tuned or default one: for comparing "
+                   "configurations one at a time")
+      ->excludes(tuning)
+      ->excludes(noTuning);
+  command
+      ->add_option("--backward-kernel", o.backwardKernelName,
+                   "With --grad, run this attention_bwd kernel of the library "
+                   "(by name, with its delta and dkdv kernels; it must compute "
+                   "the problem's dtype, head_dim and mask) instead of the "
+                   "tuned or default one")
+      ->needs(grad)
+      ->excludes(tuning)
+      ->excludes(noTuning);
+}
+
+} // namespace
+
+CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
+  CLI::App *command = app.add_subcommand(
+      "attention",
+      "Run an attention forward kernel from the kernel library (and with "
+      "--grad the backward's kernels), on random inputs of the given sizes "
+      "or on .npy tensors; optionally check every output against an fp64 "
+      "reference and time the passes.");
+  std::vector<CLI::Option *> backwardFiles = addProblemOptions(command, o);
   addDTypeOption(command, o,
                  "Element type of q, k, v, out and, with --grad, dout, dq, "
                  "dk and dv");
@@ -244,32 +281,7 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                     "half if causal");
   addTimingOptions(command, o, "Timed runs of each pass");
   addKernelsOption(command, o);
-  CLI::Option *tuning =
-      command->add_option("--tuning", o.tuningPath,
-                          "Tuning cache (from `fa-run tune`) that picks the "
-                          "kernel of the group per seq_kv class. Default: "
-                          "<kernel dir>/tuning.json when it exists");
-  CLI::Option *noTuning = command->add_flag(
-      "--no-tuning", o.noTuning,
-      "Ignore any tuning cache: run the group's default kernel");
-  noTuning->excludes(tuning);
-  command
-      ->add_option("--kernel", o.kernelName,
-                   "Run this forward kernel of the library (by name; it must "
-                   "compute the problem's dtype, head_dim and mask) instead "
-                   "of the tuned or default one: for comparing "
-                   "configurations one at a time")
-      ->excludes(tuning)
-      ->excludes(noTuning);
-  command
-      ->add_option("--backward-kernel", o.backwardKernelName,
-                   "With --grad, run this attention_bwd kernel of the library "
-                   "(by name, with its delta and dkdv kernels; it must compute "
-                   "the problem's dtype, head_dim and mask) instead of the "
-                   "tuned or default one")
-      ->needs(grad)
-      ->excludes(tuning)
-      ->excludes(noTuning);
+  addKernelChoiceOptions(command, o, grad);
   addDeviceOptions(command, o);
   addJsonOption(command, o);
 
