@@ -1,0 +1,136 @@
+// RUN: fa-opt %s --convert-fa-to-nvgpu --canonicalize --cse --split-input-file | FileCheck %s
+
+// Input: fa.tile_matmul and copies in kernels with fa.tile wgmma = 1: one
+// warpgroup (known_block_size 128, 64 rows), bf16 tiles of head_dim 64 in
+// shared memory (one 128-byte swizzle atom per row).
+
+// A product is one asm block that issues it (fence, one wgmma per 16-wide
+// k step, commit) and one that waits for it, the results passing through as
+// tied operands. Shared operands go through matrix descriptors: address bits
+// 4-17, stride byte offset 1024 (64 at bit 32), leading byte offset 1 (bit
+// 16), 128-byte swizzle (bit 62); the k steps advance 32 bytes each. The
+// scores start from zero: the first step's scale-d is 0 (operand $16 is 0),
+// the others accumulate. Q and K are K-major (transpose-a 0, transpose-b 0).
+// CHECK-LABEL: gpu.func @scores
+// CHECK-SAME: workgroup(%[[QB:[^ ]+]] : {{.*}}, %[[KB:[^ ]+]] :
+// CHECK: %[[Q:.*]] = memref.extract_aligned_pointer_as_index %[[QB]]
+// CHECK: %[[Q_ADDRESS:.*]] = arith.addi %[[Q]], %{{.*}} : index
+// CHECK: %[[Q_ADDRESS_I64:.*]] = arith.index_castui %[[Q_ADDRESS]] : index to i64
+// CHECK: %[[Q_LOW:.*]] = arith.andi %[[Q_ADDRESS_I64]], %c262143_i64
+// CHECK: %[[Q_UNITS:.*]] = arith.shrui %[[Q_LOW]], %c4_i64
+// CHECK: %[[Q_DESC:.*]] = arith.ori %[[Q_UNITS]], %c4611686293305360384_i64
+// CHECK: %[[K:.*]] = memref.extract_aligned_pointer_as_index %[[KB]]
+// CHECK: %[[K_DESC:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64
+// CHECK: arith.addi %[[K]], %c32
+// CHECK: arith.addi %[[K]], %c64
+// CHECK: arith.addi %[[K]], %c96
+// CHECK: %[[ISSUE:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred first, rest;
+// CHECK-SAME: setp.ne.b32 first, $16, 0;
+// CHECK-SAME: wgmma.fence.sync.aligned;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {$0, $1, $2, $3, $4, $5, $6, $7}, $8, $9, first, 1, 1, 0, 0;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, $10, $11, rest, 1, 1, 0, 0;
+// CHECK-SAME: $12, $13, rest, 1, 1, 0, 0;
+// CHECK-SAME: $14, $15, rest, 1, 1, 0, 0;
+// CHECK-SAME: wgmma.commit_group.sync.aligned;\0A}"
+// CHECK-SAME: "=f,=f,=f,=f,=f,=f,=f,=f,l,l,l,l,l,l,l,l,r,r,~{memory}" %[[Q_DESC]], %[[K_DESC]],
+// CHECK-SAME: %c0_i32, %c1_i32 :
+// CHECK: %[[ISSUED0:.*]] = llvm.extractvalue %[[ISSUE]][0]
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
+// CHECK-SAME: "=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,~{memory}" %[[ISSUED0]],
+// CHECK-NOT: llvm.inline_asm
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK-NOT: nvvm.mma.sync
+!q = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!k = memref<16x64xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @scores(%o: memref<?x?x?x16xf32>, %b: index, %h: index, %row0: index) workgroup(%qb : !q, %kb : !k) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<64x16xf32>
+    %s = fa.tile_matmul %qb, %kb, %zero transpose_b : !q, !k, vector<64x16xf32>
+    fa.store_tile %s, %o[%b, %h, %row0] : vector<64x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Each product is waited for just before its first use, leaving pending
+// the products issued after it (commit groups complete in order): two
+// products go out back to back, the first is waited for with one pending
+// (wait 1), the second with none (wait 0). P @ V takes P from registers
+// ({$64, ...}: the accumulator fragment layout as it is) and V through an
+// MN-major descriptor (transpose-b 1), accumulating (scale-d operand 1, the
+// accumulator tied to the results).
+// CHECK-LABEL: gpu.func @pending_products
+// CHECK: %[[FIRST:.*]] = llvm.inline_asm {{.*}}wgmma.commit_group.sync.aligned
+// CHECK: %[[FIRST0:.*]] = llvm.extractvalue %[[FIRST]][0]
+// CHECK-NOT: wgmma.wait_group
+// CHECK: %[[SECOND:.*]] = llvm.inline_asm {{.*}}wgmma.commit_group.sync.aligned
+// CHECK: %[[SECOND0:.*]] = llvm.extractvalue %[[SECOND]][0]
+// CHECK-NOT: math.exp2
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 1;"
+// CHECK-SAME: %[[FIRST0]],
+// CHECK: math.exp2
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
+// CHECK-SAME: %[[SECOND0]],
+// CHECK: arith.addf
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred first, rest;
+// CHECK-SAME: setp.ne.b32 first, $69, 0;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, first, 1, 1, 1;
+// CHECK-SAME: "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,r,r,~{memory}"
+// CHECK-SAME: %c1_i32, %c1_i32 :
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
+// CHECK-NOT: llvm.inline_asm
+!kv = memref<?x?x?x64xbf16>
+!q = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!k = memref<16x64xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @pending_products(%o: !kv, %acc_in: memref<?x?x?x64xf32>, %b: index, %h: index, %row0: index) workgroup(%qb : !q, %kb : !k, %vb : !k) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<64x16xf32>
+    %acc = fa.load_tile %acc_in[%b, %h, %row0] : memref<?x?x?x64xf32> -> vector<64x64xf32>
+    %s = fa.tile_matmul %qb, %kb, %zero transpose_b : !q, !k, vector<64x16xf32>
+    %s2 = fa.tile_matmul %qb, %vb, %zero transpose_b : !q, !k, vector<64x16xf32>
+    %e = math.exp2 %s : vector<64x16xf32>
+    %sum = arith.addf %e, %s2 : vector<64x16xf32>
+    %p = arith.truncf %sum : vector<64x16xf32> to vector<64x16xbf16>
+    %out = fa.tile_matmul %p, %vb, %acc : vector<64x16xbf16>, !k, vector<64x64xf32>
+    %out_bf16 = arith.truncf %out : vector<64x64xf32> to vector<64x64xbf16>
+    fa.store_tile %out_bf16, %o[%b, %h, %row0] : vector<64x64xbf16>, !kv
+    gpu.return
+  }
+}
+
+// -----
+
+// Copies for wgmma write the 128-byte swizzle wgmma reads, rows longer
+// than 128 bytes as 128-byte panels: with 256-byte rows, panel row
+// r = panel * 16 + row lands at memref row r / 2, half r % 2. A wait adds an
+// async-proxy fence before the barrier, so that wgmma (the async proxy) sees
+// the copied tiles.
+// CHECK-LABEL: gpu.func @panels
+// CHECK-SAME: workgroup(%[[KB:[^ ]+]] :
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[ROW:.*]] = arith.divui %[[TID]], %c16
+// CHECK: %[[CHUNK:.*]] = arith.remui %[[TID]], %c16
+// CHECK: %[[PANEL:.*]] = arith.divui %[[CHUNK]], %c8
+// CHECK: %[[PANEL_ROW0:.*]] = arith.muli %[[PANEL]], %c16
+// CHECK: %[[PANEL_ROW:.*]] = arith.addi %[[PANEL_ROW0]], %[[ROW]]
+// CHECK: %[[MEMREF_ROW:.*]] = arith.divui %[[PANEL_ROW]], %c2
+// CHECK: %[[HALF:.*]] = arith.remui %[[PANEL_ROW]], %c2
+// CHECK: %[[HALF_CHUNKS:.*]] = arith.muli %[[HALF]], %c8
+// CHECK: %[[DEST_CHUNK:.*]] = arith.addi %[[HALF_CHUNKS]], %{{.*}}
+// CHECK: %[[DEST_COL:.*]] = arith.muli %[[DEST_CHUNK]], %c8
+// CHECK: nvgpu.device_async_copy {{.*}}, %{{.*}}[%[[MEMREF_ROW]], %[[DEST_COL]]], 8,
+// CHECK: nvgpu.device_async_copy
+// CHECK-NEXT: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+!t = memref<?x?x?x128xbf16>
+!smem = memref<16x128xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @panels(%k: !t, %b: index, %h: index, %row0: index) workgroup(%kb : !smem) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
+    fa.copy_tile_async %k[%b, %h, %row0] into %kb : !t, !smem
+    fa.wait_tiles
+    gpu.return
+  }
+}
