@@ -194,3 +194,31 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{convert-fa-rows-to-gpu: needs at most 1024 threads (a CUDA block's limit), got 2048}}
+  gpu.func @rows_block(%x: memref<?x?xf32>) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 16384>, known_block_size = array<i32: 2048, 1, 1>} {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  // expected-error @+1 {{convert-fa-rows-to-gpu: block_cols (1048576) gives each of the 128 threads of a row 8192 values to hold, more than 64}}
+  gpu.func @rows_values(%x: memref<?x?xf32>) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1048576>, known_block_size = array<i32: 128, 1, 1>} {
+    gpu.return
+  }
+}
+
+// -----
+
+// The thread layout follows from the block size.
+gpu.module @m {
+  // expected-error @+1 {{convert-fa-rows-to-gpu: expects known_block_size = [threads, 1, 1]}}
+  gpu.func @no_block_size(%x: memref<?x?xf32>) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024>} {
+    gpu.return
+  }
+}

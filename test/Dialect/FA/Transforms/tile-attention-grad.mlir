@@ -185,3 +185,35 @@ func.func @wgmma_wide(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
+
+// -----
+
+!t = memref<?x?x?x128xf32>
+!s = memref<?x?x?xf32>
+// f32 runs three TF32 products per product: a lower limit.
+// expected-error @+1 {{fa-tile-attention-grad: the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and dV (block_m x head_dim) give each of the 32 threads 256 values to hold, more than 160 for 'f32'; use more warps or smaller tiles}}
+func.func @grad_register_tiles(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 16, block_n = 128, num_warps = 1>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// A zero-length dQ tile passed the wgmma check (a multiple of 16 up to 256).
+// expected-error @+1 {{dq_block_n must be at least 1, got 0}}
+func.func @grad_empty_dq_tiles(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, dq_block_m = 64, dq_block_n = 0, dq_num_warps = 4, wgmma = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// expected-error @+1 {{dq_num_warps must be from 1 to 32, got 9223372036854775807}}
+func.func @grad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<dq_num_warps = 9223372036854775807>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}

@@ -1,5 +1,6 @@
 // RUN: fa-opt %s --fa-tile-attention --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: fa-opt %s --fa-tile-attention="block-m=128 block-n=32 num-warps=8" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=CONFIG
+// RUN: not fa-opt %s --split-input-file --fa-tile-attention="num-warps=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=WARPS
 
 // The function becomes a kernel; grid mapping explicit; three key loops.
 // CHECK: module attributes {fa.kernels = {attn = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_fwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "out"{{.*}}name = "lse"{{.*}}], scale = 1.250000e-01 : f32}}, gpu.container_module}
@@ -143,5 +144,61 @@ func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile =
 // expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
 func.func @overlap_single_stage(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, q_in_shared = true, wgmma = true, overlap_softmax = true>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
+  return
+}
+
+// -----
+
+// Limits: each tile size against what the lowering handles (sizes out of
+// any kernel's range are #fa.tile verifier errors, at the attribute). Past
+// them the lowering unrolled the copies of ever longer tiles (minutes, then
+// out of memory), a product of warps overflowed (a kernel of 0 threads), or
+// a later pass refused the kernel in terms of ops the user never wrote.
+// The num-warps option is checked like the entry:
+// WARPS: error: fa-tile-attention: num-warps (9223372036854775807) must be a power of two from 1 to 16
+
+!t = memref<?x?x?x64xbf16>
+// expected-error @+1 {{fa-tile-attention: block-n (1024) must be a multiple of 16 from 16 to 256}}
+func.func @long_key_tiles(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_n = 1024>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// 2^62 warps of 16 rows made block_m 0 (a kernel of 0 threads).
+// expected-error @+1 {{num_warps must be from 1 to 32, got 4611686018427387904}}
+func.func @overflowing_warps(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<num_warps = 4611686018427387904>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// expected-error @+1 {{fa-tile-attention: num-warps (6) must be a power of two from 1 to 16}}
+func.func @odd_warps(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_m = 96, num_warps = 6>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// 16 keys x 64 columns of bf16 are 128 chunks: fewer than 256 threads.
+// expected-error @+1 {{fa-tile-attention: the key/value tile (16 x 64) is 128 16-byte chunks, which the 256 threads of 8 warps cannot copy in equal shares; use fewer warps or longer tiles}}
+func.func @uneven_copies(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 16, num_warps = 8>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x128xbf16>
+// One warp holding 32 x 256 scores and a 32 x 128 accumulator.
+// expected-error @+1 {{fa-tile-attention: the scores (block_m x block_n) and the accumulator (block_m x head_dim) give each of the 32 threads 384 values to hold, more than 256 for 'bf16'; use more warps or smaller tiles}}
+func.func @register_tiles(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_m = 32, block_n = 256, num_warps = 1>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
   return
 }

@@ -1,6 +1,7 @@
 // RUN: fa-opt %s --fa-tile-layernorm --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: not fa-opt %s --fa-tile-layernorm --split-input-file 2>&1 | FileCheck %s --check-prefix=DEFAULTS
 // RUN: fa-opt %s --fa-tile-layernorm="rows=2 block-cols=512 num-warps=2 resident=1" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=OPTIONS
+// RUN: not fa-opt %s --split-input-file --fa-tile-layernorm="block-cols=1048576 resident=1" 2>&1 | FileCheck %s --check-prefix=COLS-OPTION
 
 // Forward, whole rows in registers: one read of x, the mean, the variance
 // from the centred values (padding columns zeroed), then y and the stats.
@@ -204,5 +205,32 @@ func.func @reduce_rows_too_few(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %mean: 
 // expected-error @+1 {{argument #4 is not used by the layernorm op}}
 func.func @unused_argument(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %extra: memref<?xf32>, %eps: f32) {
   fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) eps(%eps : f32)
+  return
+}
+
+// -----
+
+// Limits. The block-cols option is checked like the entry (the functions
+// without fa.rows take it):
+// COLS-OPTION: error: fa-tile-layernorm: block_cols (1048576) gives each of the 128 threads of a row 8192 values to hold, more than 64 (use more warps, or a shorter block_cols with resident = 0)
+
+!x = memref<?x?xbf16>
+!c = memref<?xbf16>
+!r = memref<?xf32>
+// 2^59 + 1 warps made 32 threads once multiplied by 32.
+// expected-error @+1 {{num_warps must be from 1 to 32, got 576460752303423489}}
+func.func @ln_overflowing_warps(%x: !x, %w: !c, %b: !c, %y: !x, %eps: f32) attributes {fa.rows = #fa.rows<rows = 1, block_cols = 256, num_warps = 576460752303423489, resident = true>} {
+  fa.layernorm ins(%x, %w, %b : !x, !c, !c) outs(%y : !x) eps(%eps : f32)
+  return
+}
+
+// -----
+
+!x = memref<?x?xbf16>
+!c = memref<?xbf16>
+!r = memref<?xf32>
+// expected-error @+1 {{reduce_warps must be from 1 to 32, got 64}}
+func.func @ln_grad_reduce_warps(%x: !x, %w: !c, %mean: !r, %rstd: !r, %dy: !x, %dx: !x, %dw: !r, %db: !r) attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true, reduce_warps = 64>} {
+  fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : !x, !c, !r, !r, !x) outs(%dx, %dw, %db : !x, !r, !r)
   return
 }
