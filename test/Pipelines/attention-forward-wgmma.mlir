@@ -20,10 +20,19 @@
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK: memref.extract_aligned_pointer_as_index
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"{\0A.reg .pred first, rest;\0Asetp.ne.b32 first, $40, 0;\0Asetp.ne.b32 rest, $41, 0;\0Awgmma.fence.sync.aligned;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $32, $33, first, 1, 1, 0, 0;\0Awgmma.mma_async{{.*}}, $38, $39, rest, 1, 1, 0, 0;\0Awgmma.commit_group.sync.aligned;\0A}", "=f,{{.*}},=f,l,l,l,l,l,l,l,l,r,r,~{memory}"
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
-// CHECK: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, first, 1, 1, 1;{{.*}}"=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,{{.*}}~{memory}"
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"wgmma.wait_group.sync.aligned 0;"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred first, rest;
+// CHECK-SAME: setp.ne.b32 first, $40, 0;\0Asetp.ne.b32 rest, $41, 0;
+// CHECK-SAME: wgmma.fence.sync.aligned;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $32, $33, first, 1, 1, 0, 0;
+// CHECK-SAME: $38, $39, rest, 1, 1, 0, 0;
+// CHECK-SAME: wgmma.commit_group.sync.aligned;\0A}"
+// CHECK-SAME: "=f,{{.*}},=f,l,l,l,l,l,l,l,l,r,r,~{memory}"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
+// CHECK-SAME: "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred first, rest;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, first, 1, 1, 1;
+// CHECK-SAME: "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,{{.*}}~{memory}"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK-NOT: nvvm.mma.sync
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>, %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, q_in_shared = true, wgmma = true>} {

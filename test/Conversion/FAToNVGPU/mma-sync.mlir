@@ -20,7 +20,8 @@
 // CHECK: %[[B:.*]] = nvgpu.ldmatrix %[[KB]][%{{.*}}, %[[CHUNK_COL]]] {numTiles = 4 : i32, transpose = false} : memref<16x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: %[[B0:.*]] = vector.extract %[[B]][0]
 // CHECK: %[[B1:.*]] = vector.extract %[[B]][1]
-// CHECK: nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]] B[%[[B0]], %[[B1]]] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]] B[%[[B0]], %[[B1]]] C[{{.*}}]
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: %[[B2:.*]] = vector.extract %[[B]][2]
 // CHECK: %[[B3:.*]] = vector.extract %[[B]][3]
 // CHECK: nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]] B[%[[B2]], %[[B3]]]
@@ -45,7 +46,9 @@ gpu.module @m {
 // CHECK-LABEL: gpu.func @transposed_b
 // CHECK-SAME: workgroup(%[[VB:[^ ]+]] :
 // CHECK: %[[B:.*]] = nvgpu.ldmatrix %[[VB]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
-// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}]
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32)
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 !t = memref<?x?x?x16xbf16>

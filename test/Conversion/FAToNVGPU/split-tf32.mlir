@@ -25,7 +25,9 @@
 // CHECK: %[[A0_REST_BITS:.*]] = arith.bitcast %[[A0_REST]] : f32 to i32
 // CHECK: %[[A0_REST_PLUS_HALF:.*]] = arith.addi %[[A0_REST_BITS]], %c4096_i32
 // CHECK: %[[A0_SMALL:.*]] = arith.andi %[[A0_REST_PLUS_HALF]], %c-8192_i32
-// CHECK: %[[SMALL_BIG:.*]] = nvvm.mma.sync A[%[[A0_SMALL]], {{.*}}] B[%[[B0_BIG]], {{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32)
+// CHECK: %[[SMALL_BIG:.*]] = nvvm.mma.sync A[%[[A0_SMALL]], {{.*}}] B[%[[B0_BIG]], {{.*}}] C[{{.*}}]
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32)
 // CHECK: %[[C1:.*]] = llvm.extractvalue %[[SMALL_BIG]][0]
 // CHECK: %[[BIG_SMALL:.*]] = nvvm.mma.sync A[%[[A0_BIG]], {{.*}}] B[%[[B0_SMALL]], {{.*}}] C[%[[C1]], {{.*}}]
 // CHECK: %[[C2:.*]] = llvm.extractvalue %[[BIG_SMALL]][0]
