@@ -2,7 +2,8 @@
 //
 // Both distributions (tensor-core tiles, rows of blocks) map a block-level
 // vector to the part one thread holds, element for element in the same
-// order, so elementwise arith/math ops apply to the shares unchanged.
+// order, so elementwise arith/math ops apply to the shares unchanged, and a
+// splat constant becomes a splat of the share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,27 @@ struct ConvertElementwise : ConversionPattern {
     if (failed(converted))
       return failure();
     rewriter.replaceOp(op, (*converted)->getResults());
+    return success();
+  }
+};
+
+/// Splat constants become splats of the share (a scalar where the share of
+/// a vector is one value, as a per-row vector's is in the rows lowering).
+struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto value = dyn_cast<SplatElementsAttr>(op.getValue());
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!value || !type)
+      return rewriter.notifyMatchFailure(op, "only splat constants");
+    auto element = value.getSplatValue<TypedAttr>();
+    if (auto vector = dyn_cast<VectorType>(type))
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, vector, DenseElementsAttr::get(vector, element));
+    else
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, element);
     return success();
   }
 };

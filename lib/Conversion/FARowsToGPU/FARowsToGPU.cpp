@@ -59,26 +59,6 @@ template <typename Op> struct RowsPattern : OpConversionPattern<Op> {
   const ScratchMap &scratch;
 };
 
-/// Splat constants become splats of the share (a scalar for per-row ones).
-struct ConvertSplatConstant : RowsPattern<arith::ConstantOp> {
-  using RowsPattern::RowsPattern;
-  LogicalResult
-  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto value = dyn_cast<SplatElementsAttr>(op.getValue());
-    Type type = getTypeConverter()->convertType(op.getType());
-    if (!value || !type)
-      return rewriter.notifyMatchFailure(op, "only splat blocks");
-    auto element = value.getSplatValue<TypedAttr>();
-    if (auto vector = dyn_cast<VectorType>(type))
-      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-          op, vector, DenseElementsAttr::get(vector, element));
-    else
-      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, element);
-    return success();
-  }
-};
-
 /// Broadcasts into per-row values or blocks. A per-column vector already has
 /// its block share (every row's threads hold the same columns).
 struct ConvertBroadcast : RowsPattern<vector::BroadcastOp> {
@@ -415,10 +395,10 @@ struct ConvertFARowsToGPUPass
       return !original.contains(op) || converter.isLegal(op);
     };
     RewritePatternSet patterns(context);
-    patterns.add<ConvertElementwise>(converter, context);
-    patterns.add<ConvertSplatConstant, ConvertBroadcast, ConvertRowBroadcast,
-                 ConvertLoadBlock, ConvertStoreBlock, ConvertZeroColumns,
-                 ConvertReduction>(converter, context, *layout, scratch);
+    patterns.add<ConvertElementwise, ConvertSplatConstant>(converter, context);
+    patterns.add<ConvertBroadcast, ConvertRowBroadcast, ConvertLoadBlock,
+                 ConvertStoreBlock, ConvertZeroColumns, ConvertReduction>(
+        converter, context, *layout, scratch);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     target.markUnknownOpDynamicallyLegal(isLegal);

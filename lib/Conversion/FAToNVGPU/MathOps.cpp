@@ -1,6 +1,6 @@
 //===- MathOps.cpp - Math on a lane's share of a tile ---------------------===//
 //
-// Constants, row reductions (shuffles within the four lanes of a row), row
+// Row reductions (shuffles within the four lanes of a row), row
 // broadcasts, the online softmax's rescale and the attention mask, all on the
 // lane's share of a tile (TileLayout.h).
 //
@@ -17,19 +17,6 @@
 
 using namespace mlir;
 using namespace mlir::fa;
-
-LogicalResult ConvertSplatConstant::matchAndRewrite(
-    arith::ConstantOp op, OpAdaptor adaptor,
-    ConversionPatternRewriter &rewriter) const {
-  auto type =
-      dyn_cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-  auto value = dyn_cast<SplatElementsAttr>(op.getValue());
-  if (!type || !value)
-    return rewriter.notifyMatchFailure(op, "only splat tiles are supported");
-  rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-      op, type, DenseElementsAttr::get(type, value.getSplatValue<Attribute>()));
-  return success();
-}
 
 LogicalResult ConvertRowReduction::matchAndRewrite(
     vector::MultiDimReductionOp op, OpAdaptor adaptor,

@@ -30,16 +30,9 @@ template <typename Op> struct KernelPattern : OpConversionPattern<Op> {
 };
 
 //===----------------------------------------------------------------------===//
-// Math on a lane's share (MathOps.cpp)
+// Math on a lane's share (MathOps.cpp; splat constants and elementwise ops
+// in ../ElementwiseConversion.h)
 //===----------------------------------------------------------------------===//
-
-/// Splat tile constants become splats of the lane's share.
-struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override;
-};
 
 /// Row reduction: combine the lane's values of each of its two rows, then
 /// across the four lanes that share the row (xor 1, xor 2), then with `acc`.
