@@ -148,6 +148,50 @@ func.func @phase_unit(%n: index) {
 
 // -----
 
-// expected-error @+1 {{attribute 'fa.kernels' must be a dictionary of kernel entries, got ["attn"]}}
+// expected-error @+1 {{attribute 'fa.kernels' must be a dictionary of kernel entries (name = #fa.kernel<...>), got ["attn"]}}
 module attributes {fa.kernels = ["attn"]} {
+}
+
+// -----
+
+// expected-error @+1 {{the config of a layernorm_fwd kernel must be a #fa.rows, got #fa.tile<block_m = 64>}}
+module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.tile<block_m = 64>, block = [128, 1, 1], grid = [row_tiles, one, one], params = []>}} {
+}
+
+// -----
+
+// expected-error @+1 {{head_dim, causal and scale are required for a attention_fwd kernel}}
+module attributes {fa.kernels = {attn = #fa.kernel<op = attention_fwd, dtype = bf16, head_dim = 64, config = #fa.tile<block_m = 64>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = []>}} {
+}
+
+// -----
+
+// expected-error @+1 {{delta_kernel and dkdv_kernel name the companions of an attention_bwd kernel, which has both}}
+module attributes {fa.kernels = {dq = #fa.kernel<op = attention_bwd, dtype = bf16, head_dim = 64, causal = false, scale = 1.0 : f32, config = #fa.tile<block_m = 64>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [], delta_kernel = "dq_delta">}} {
+}
+
+// -----
+
+// expected-error @+1 {{block must be 3 positive thread counts and grid 3 dimensions}}
+module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1], grid = [row_tiles, one, one], params = []>}} {
+}
+
+// -----
+
+// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
+// expected-error @+1 {{failed to parse FA_KernelAttr parameter 'grid'}}
+module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [rows, one, one], params = []>}} {
+}
+
+// -----
+
+// expected-error @+2 {{kernel parameter 'x' must be a memref of f16, bf16 or f32, or an f32 scalar, got 'i32'}}
+// expected-error @+1 {{failed to parse FA_KernelAttr parameter 'params'}}
+module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [row_tiles, one, one], params = [#fa.param<"x" : i32>]>}} {
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'fa.kernels' must be a dictionary of kernel entries (name = #fa.kernel<...>), got {attn = {op = "attention_fwd"}}}}
+module attributes {fa.kernels = {attn = {op = "attention_fwd"}}} {
 }

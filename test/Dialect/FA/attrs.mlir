@@ -60,3 +60,12 @@ func.func @phases(%n: index) {
   } {fa.softmax_phase = #fa<phase online>}
   return
 }
+
+// The manifest entries the tiling passes record in fa.kernels.
+// CHECK-LABEL: module @kernels attributes {fa.kernels = {
+// CHECK-SAME: attn = #fa.kernel<op = attention_bwd, dtype = bf16, head_dim = 64, causal = true, scale = 1.250000e-01 : f32, config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, skip_unit_rescale = false>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, #fa.param<"lse" : memref<?x?x?xf32>>], delta_kernel = "attn_delta", dkdv_kernel = "attn_dkdv">
+// CHECK-SAME: ln = #fa.kernel<op = layernorm_bwd, dtype = f32, config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = false>, block = [128, 1, 1], grid = [persistent_row_tiles, one, one], params = [#fa.param<"eps" : f32>], params_kernel = "ln_params">
+module @kernels attributes {fa.kernels = {
+    attn = #fa.kernel<dkdv_kernel = "attn_dkdv", op = attention_bwd, dtype = bf16, head_dim = 64, causal = true, scale = 0.125 : f32, config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, skip_unit_rescale = false>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, #fa.param<"lse" : memref<?x?x?xf32>>], delta_kernel = "attn_delta">,
+    ln = #fa.kernel<op = layernorm_bwd, dtype = f32, config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = false>, block = [128, 1, 1], grid = [persistent_row_tiles, one, one], params = [#fa.param<"eps" : f32>], params_kernel = "ln_params">}} {
+}

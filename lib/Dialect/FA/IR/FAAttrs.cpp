@@ -54,6 +54,28 @@ FailureOr<std::optional<bool>> mlir::fa::parseOptionalFlag(AsmParser &parser) {
   return std::optional<bool>(*flag);
 }
 
+/// Parses `[element, ...]`.
+template <typename T>
+FailureOr<SmallVector<T>> mlir::fa::parseSquareList(AsmParser &parser) {
+  SmallVector<T> elements;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        FailureOr<T> element = FieldParser<T>::parse(parser);
+        if (failed(element))
+          return failure();
+        elements.push_back(*element);
+        return success();
+      }))
+    return failure();
+  return elements;
+}
+
+template <typename T>
+void mlir::fa::printSquareList(AsmPrinter &printer, ArrayRef<T> elements) {
+  printer << '[';
+  llvm::interleaveComma(elements, printer);
+  printer << ']';
+}
+
 #include "fa/Dialect/FA/IR/FAEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -116,6 +138,62 @@ LogicalResult RowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           kMaxWarpsPerBlock)));
 }
 
+LogicalResult
+KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, Type type) {
+  if (name.empty())
+    return emitError() << "a kernel parameter needs a name";
+  auto memref = dyn_cast<MemRefType>(type);
+  if (type.isF32() ||
+      (memref && isa<Float16Type, BFloat16Type, Float32Type>(
+                     memref.getElementType())))
+    return success();
+  return emitError() << "kernel parameter '" << name
+                     << "' must be a memref of f16, bf16 or f32, or an f32 "
+                        "scalar, got "
+                     << type;
+}
+
+namespace {
+bool isAttentionKernel(KernelOp op) {
+  return op == KernelOp::AttentionFwd || op == KernelOp::AttentionBwd ||
+         op == KernelOp::AttentionBwdDelta || op == KernelOp::AttentionBwdDkdv;
+}
+} // namespace
+
+LogicalResult KernelAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, KernelOp op, Type dtype,
+    std::optional<int64_t> headDim, std::optional<bool> causal,
+    FloatAttr scale, Attribute config, ArrayRef<int64_t> block,
+    ArrayRef<GridDim> grid, ArrayRef<KernelParamAttr> params,
+    StringAttr deltaKernel, StringAttr dkdvKernel, StringAttr paramsKernel) {
+  StringRef name = stringifyKernelOp(op);
+  if (!isa<Float16Type, BFloat16Type, Float32Type>(dtype))
+    return emitError() << "dtype must be f16, bf16 or f32, got " << dtype;
+  bool attention = isAttentionKernel(op);
+  if (attention != isa<TileAttr>(config) || !isa<TileAttr, RowsAttr>(config))
+    return emitError() << "the config of a " << name << " kernel must be a "
+                       << (attention ? "#fa.tile" : "#fa.rows") << ", got "
+                       << config;
+  if (attention != (headDim && causal && scale))
+    return emitError() << "head_dim, causal and scale are "
+                       << (attention ? "required for" : "only for attention, "
+                                                        "not for")
+                       << " a " << name << " kernel";
+  if (block.size() != 3 || grid.size() != 3 ||
+      llvm::any_of(block, [](int64_t threads) { return threads < 1; }))
+    return emitError() << "block must be 3 positive thread counts and grid 3 "
+                          "dimensions";
+  if ((deltaKernel || dkdvKernel) != (op == KernelOp::AttentionBwd) ||
+      bool(deltaKernel) != bool(dkdvKernel))
+    return emitError() << "delta_kernel and dkdv_kernel name the companions "
+                          "of an attention_bwd kernel, which has both";
+  if (bool(paramsKernel) != (op == KernelOp::LayerNormBwd))
+    return emitError() << "params_kernel names the companion of a "
+                          "layernorm_bwd kernel, which has one";
+  return success();
+}
+
 TileAttr mlir::fa::getTileConfig(Operation *kernel) {
   if (auto config = kernel->getAttrOfType<TileAttr>(kTileConfigAttr))
     return config;
@@ -162,8 +240,12 @@ LogicalResult FADialect::verifyOperationAttribute(Operation *op,
   if (name == kSoftmaxPhaseAttr)
     return expect(isa<SoftmaxPhaseAttr>(value),
                   "a softmax phase #fa<phase max|sum|accumulate|online>");
-  if (name == kKernelsAttr)
-    return expect(isa<DictionaryAttr>(value),
-                  "a dictionary of kernel entries");
+  if (name == kKernelsAttr) {
+    auto kernels = dyn_cast<DictionaryAttr>(value);
+    return expect(kernels && llvm::all_of(kernels, [](NamedAttribute entry) {
+                    return isa<KernelAttr>(entry.getValue());
+                  }),
+                  "a dictionary of kernel entries (name = #fa.kernel<...>)");
+  }
   return success();
 }

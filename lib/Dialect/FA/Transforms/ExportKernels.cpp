@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Support/PassSupport.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -26,38 +28,91 @@ using namespace mlir;
 using namespace mlir::fa;
 
 namespace {
-llvm::json::Value toJson(Attribute attr) {
-  if (auto s = dyn_cast<StringAttr>(attr))
-    return s.getValue().str();
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return i.getInt();
-  if (auto f = dyn_cast<FloatAttr>(attr))
-    return f.getValueAsDouble();
-  if (auto array = dyn_cast<ArrayAttr>(attr)) {
-    llvm::json::Array out;
-    for (Attribute element : array)
-      out.push_back(toJson(element));
-    return out;
+/// The manifest's configuration of an attention kernel: its fa.tile, every
+/// entry an integer (flags 0 or 1). The forward's kernels give every size
+/// and flag; the backward's the entries the backward takes (sizes, wgmma)
+/// and skip_unit_rescale, which their lowering reads.
+llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
+  llvm::json::Object config{{"block_m", *tile.getBlockM()},
+                            {"block_n", *tile.getBlockN()},
+                            {"num_warps", *tile.getNumWarps()},
+                            {"num_stages", *tile.getNumStages()}};
+  if (op == KernelOp::AttentionFwd) {
+    config["q_in_shared"] = int64_t(tile.getQInShared());
+    config["pipeline_copies"] = int64_t(tile.getPipelineCopies());
+    config["stage_output"] = int64_t(tile.getStageOutput());
+    config["overlap_softmax"] = int64_t(tile.getOverlapSoftmax());
   }
-  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
-    llvm::json::Object out;
-    for (NamedAttribute entry : dict)
-      out[entry.getName().strref()] = toJson(entry.getValue());
-    return out;
-  }
-  return nullptr;
+  config["skip_unit_rescale"] = int64_t(tile.getSkipUnitRescale());
+  config["wgmma"] = int64_t(tile.getWgmma());
+  return config;
+}
+
+/// The manifest's configuration of a row-wise kernel: its fa.rows layout
+/// (resident where the kernel has it, persistent where set), as integers.
+llvm::json::Object rowsConfig(RowsAttr rows) {
+  llvm::json::Object config{{"rows", *rows.getRows()},
+                            {"block_cols", *rows.getBlockCols()},
+                            {"num_warps", *rows.getNumWarps()}};
+  if (std::optional<bool> resident = rows.getResident())
+    config["resident"] = int64_t(*resident);
+  if (rows.getPersistent())
+    config["persistent"] = 1;
+  return config;
+}
+
+/// A kernel parameter: a memref (passed as its descriptor) with its dtype
+/// and rank, or an f32 passed by value.
+llvm::json::Object paramEntry(KernelParamAttr param) {
+  auto memref = dyn_cast<MemRefType>(param.getType());
+  if (!memref)
+    return llvm::json::Object{{"name", param.getName()}, {"kind", "f32"}};
+  return llvm::json::Object{{"name", param.getName()},
+                            {"kind", "memref"},
+                            {"dtype", dtypeName(memref.getElementType())},
+                            {"rank", memref.getRank()}};
+}
+
+/// The manifest entry of a kernel, from its #fa.kernel.
+llvm::json::Object manifestEntry(KernelAttr kernel) {
+  llvm::json::Array block, grid, params;
+  llvm::append_range(block, kernel.getBlock());
+  for (GridDim dim : kernel.getGrid())
+    grid.push_back(stringifyGridDim(dim));
+  for (KernelParamAttr param : kernel.getParams())
+    params.push_back(paramEntry(param));
+  llvm::json::Object entry{{"op", stringifyKernelOp(kernel.getOp())},
+                           {"dtype", dtypeName(kernel.getDtype())},
+                           {"block", std::move(block)},
+                           {"grid", std::move(grid)},
+                           {"params", std::move(params)}};
+  if (auto tile = dyn_cast<TileAttr>(kernel.getConfig()))
+    entry["config"] = tileConfig(tile, kernel.getOp());
+  else
+    entry["config"] = rowsConfig(cast<RowsAttr>(kernel.getConfig()));
+  if (std::optional<int64_t> headDim = kernel.getHeadDim())
+    entry["head_dim"] = *headDim;
+  if (std::optional<bool> causal = kernel.getCausal())
+    entry["causal"] = *causal;
+  if (FloatAttr scale = kernel.getScale())
+    entry["scale"] = scale.getValueAsDouble();
+  for (auto [key, companion] :
+       {std::pair{"delta_kernel", kernel.getDeltaKernel()},
+        std::pair{"dkdv_kernel", kernel.getDkdvKernel()},
+        std::pair{"params_kernel", kernel.getParamsKernel()}})
+    if (companion)
+      entry[key] = companion.getValue();
+  return entry;
 }
 
 /// Writes `contents` to `path` atomically enough for a build: to a temporary
-/// file kept only when the write succeeded.
-LogicalResult writeFile(Operation *op, StringRef path, StringRef contents) {
+/// file kept only when the write succeeded. Errors name `pass`.
+LogicalResult writeFile(Operation *op, StringRef pass, StringRef path,
+                        StringRef contents) {
   std::string error;
   auto file = openOutputFile(path, &error);
   if (!file)
-    return op->emitError() << "fa-export-kernels: cannot write " << path
-                           << ": " << error;
+    return emitPassError(op, pass) << "cannot write " << path << ": " << error;
   file->os() << contents;
   file->keep();
   return success();
@@ -67,71 +122,84 @@ struct FAExportKernelsPass
     : public mlir::fa::impl::FAExportKernelsBase<FAExportKernelsPass> {
   using Base::Base;
 
+  /// The PTX of `binary`, checked: assembly for an NVVM target, the same
+  /// chip as the kernels before it (`target`, set by the first), every
+  /// function it calls defined.
+  FailureOr<StringRef> checkedPtx(gpu::BinaryOp binary, std::string &target) {
+    auto object = dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+      return emitPassError(binary, getArgument())
+                 << "expects PTX (run gpu-module-to-binary with format=isa)",
+             failure();
+    auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+    if (!nvvmTarget)
+      return emitPassError(binary, getArgument())
+                 << "expects a kernel compiled for an NVVM target",
+             failure();
+    if (target.empty())
+      target = nvvmTarget.getChip().str();
+    if (nvvmTarget.getChip() != target)
+      return emitPassError(binary, getArgument())
+                 << binary.getName() << " is compiled for "
+                 << nvvmTarget.getChip() << ", the kernels before it for "
+                 << target << ": one manifest holds kernels of one chip",
+             failure();
+    // An unresolved call (libdevice not linked) would only fail when the
+    // driver loads the module, on another machine; refuse it here.
+    StringRef ptx = object.getObject().getValue();
+    if (ptx.contains(".extern .func"))
+      return emitPassError(binary, getArgument())
+                 << "the PTX of " << binary.getName()
+                 << " calls functions it does not define (is libdevice "
+                    "missing? set fa-to-ptx cuda-path)",
+             failure();
+    return ptx;
+  }
+
+  /// Writes the PTX of `binary` and appends its manifest entry (from
+  /// `kernels`, the module's fa.kernels) to `manifestKernels`.
+  LogicalResult exportKernel(gpu::BinaryOp binary, DictionaryAttr kernels,
+                             std::string &target,
+                             llvm::json::Array &manifestKernels) {
+    FailureOr<StringRef> ptx = checkedPtx(binary, target);
+    if (failed(ptx))
+      return failure();
+    StringRef name = binary.getName();
+    std::string ptxFile = (name + ".ptx").str();
+    SmallString<128> path(outputDir);
+    llvm::sys::path::append(path, ptxFile);
+    if (failed(writeFile(binary, getArgument(), path, *ptx)))
+      return failure();
+    auto kernel = kernels ? kernels.getAs<KernelAttr>(name) : KernelAttr();
+    if (!kernel)
+      return emitPassError(binary, getArgument())
+             << "no fa.kernels entry for " << name
+             << " (was it made by fa-tile-attention?)";
+    llvm::json::Object entry = manifestEntry(kernel);
+    entry["name"] = name.str();
+    entry["entry"] = name.str();
+    entry["ptx"] = ptxFile;
+    entry["dynamic_shared_bytes"] = 0;
+    manifestKernels.push_back(std::move(entry));
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto kernels = module->getAttrOfType<DictionaryAttr>(kKernelsAttr);
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      module.emitError() << "fa-export-kernels: cannot create directory "
-                         << outputDir << ": " << ec.message();
+      emitPassError(module, getArgument())
+          << "cannot create directory " << outputDir << ": " << ec.message();
       return signalPassFailure();
     }
-
     llvm::json::Array manifestKernels;
     // The chip every kernel was compiled for; the runtime checks it against
     // the device.
     std::string target;
     WalkResult walk = module.walk([&](gpu::BinaryOp binary) {
-      StringRef name = binary.getName();
-      auto object = dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
-        binary.emitError("fa-export-kernels: expects PTX (run "
-                         "gpu-module-to-binary with format=isa)");
-        return WalkResult::interrupt();
-      }
-      auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
-      if (!nvvmTarget) {
-        binary.emitError("fa-export-kernels: expects a kernel compiled for "
-                         "an NVVM target");
-        return WalkResult::interrupt();
-      }
-      if (target.empty())
-        target = nvvmTarget.getChip().str();
-      if (nvvmTarget.getChip() != target) {
-        binary.emitError() << "fa-export-kernels: " << name
-                           << " is compiled for " << nvvmTarget.getChip()
-                           << ", the kernels before it for " << target
-                           << ": one manifest holds kernels of one chip";
-        return WalkResult::interrupt();
-      }
-      // An unresolved call (libdevice not linked) would only fail when the
-      // driver loads the module, on another machine; refuse it here.
-      StringRef ptx = object.getObject().getValue();
-      if (ptx.contains(".extern .func")) {
-        binary.emitError() << "fa-export-kernels: the PTX of " << name
-                           << " calls functions it does not define (is "
-                              "libdevice missing? set fa-to-ptx cuda-path)";
-        return WalkResult::interrupt();
-      }
-      std::string ptxFile = (name + ".ptx").str();
-      SmallString<128> path(outputDir);
-      llvm::sys::path::append(path, ptxFile);
-      if (failed(writeFile(binary, path, ptx)))
-        return WalkResult::interrupt();
-
-      DictionaryAttr info =
-          kernels ? kernels.getAs<DictionaryAttr>(name) : DictionaryAttr();
-      if (!info) {
-        binary.emitError() << "fa-export-kernels: no fa.kernels entry for "
-                           << name << " (was it made by fa-tile-attention?)";
-        return WalkResult::interrupt();
-      }
-      llvm::json::Object entry = *toJson(info).getAsObject();
-      entry["name"] = name.str();
-      entry["entry"] = name.str();
-      entry["ptx"] = ptxFile;
-      entry["dynamic_shared_bytes"] = 0;
-      manifestKernels.push_back(std::move(entry));
-      return WalkResult::advance();
+      return failed(exportKernel(binary, kernels, target, manifestKernels))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
@@ -146,7 +214,7 @@ struct FAExportKernelsPass
        << "\n";
     SmallString<128> path(outputDir);
     llvm::sys::path::append(path, "manifest.json");
-    if (failed(writeFile(module, path, text)))
+    if (failed(writeFile(module, getArgument(), path, text)))
       return signalPassFailure();
   }
 };

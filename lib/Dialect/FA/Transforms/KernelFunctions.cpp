@@ -4,6 +4,7 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Support/PassSupport.h"
 #include "fa/Target/Chips.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -55,15 +56,61 @@ StringRef mlir::fa::dtypeName(Type element) {
   return "f32";
 }
 
-DictionaryAttr mlir::fa::memrefParamInfo(Builder &b, StringRef name,
-                                         Type memrefType) {
-  auto memref = cast<MemRefType>(memrefType);
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("name", b.getStringAttr(name)),
-       b.getNamedAttr("kind", b.getStringAttr("memref")),
-       b.getNamedAttr("dtype",
-                      b.getStringAttr(dtypeName(memref.getElementType()))),
-       b.getNamedAttr("rank", b.getI64IntegerAttr(memref.getRank()))});
+fa::KernelAttr mlir::fa::getKernelEntry(MLIRContext *context, KernelOp op,
+                                    Type element, Attribute config,
+                                    int64_t threads, ArrayRef<GridDim> grid,
+                                    ArrayRef<KernelParam> params,
+                                    std::optional<AttentionEntry> attention,
+                                    KernelCompanions companions) {
+  SmallVector<KernelParamAttr> paramAttrs;
+  for (const KernelParam &param : params)
+    paramAttrs.push_back(KernelParamAttr::get(context, param.name, param.type));
+  auto name = [&](StringRef kernel) {
+    return kernel.empty() ? StringAttr() : StringAttr::get(context, kernel);
+  };
+  std::optional<int64_t> headDim;
+  std::optional<bool> causal;
+  FloatAttr scale;
+  if (attention) {
+    headDim = attention->headDim;
+    causal = attention->causal;
+    scale = FloatAttr::get(Float32Type::get(context), attention->scale);
+  }
+  return KernelAttr::get(context, op, element, headDim, causal, scale, config,
+                         {threads, 1, 1}, grid, paramAttrs,
+                         name(companions.deltaKernel),
+                         name(companions.dkdvKernel),
+                         name(companions.paramsKernel));
+}
+
+gpu::GPUFuncOp mlir::fa::createKernel(ImplicitLocOpBuilder &b,
+                                      Operation *before, StringRef name,
+                                      KernelAttr entry,
+                                      SmallVectorImpl<NamedAttribute> &kernels,
+                                      ArrayRef<Type> sharedTiles,
+                                      int64_t sharedAlignment) {
+  b.setInsertionPoint(before);
+  auto module = gpu::GPUModuleOp::create(b, name);
+  b.setInsertionPointToStart(module.getBody());
+  SmallVector<Type> types;
+  for (KernelParamAttr param : entry.getParams())
+    types.push_back(param.getType());
+  auto kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}),
+                                       sharedTiles);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  Attribute config = entry.getConfig();
+  kernel->setAttr(isa<TileAttr>(config) ? kTileConfigAttr : kRowsConfigAttr,
+                  config);
+  for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+    kernel.setWorkgroupAttributionAttr(i, "llvm.align",
+                                       b.getI64IntegerAttr(sharedAlignment));
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      llvm::to_vector(llvm::map_range(entry.getBlock(), [](int64_t threads) {
+        return static_cast<int32_t>(threads);
+      }))));
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  kernels.push_back(b.getNamedAttr(name, entry));
+  return kernel;
 }
 
 LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
@@ -72,17 +119,17 @@ LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
   // First, so that the products below cannot overflow.
   if (numWarps < 1 || numWarps > kMaxAttentionWarps ||
       !llvm::isPowerOf2_64(numWarps))
-    return func.emitError()
-           << pass << ": num-warps (" << numWarps
+    return emitPassError(func, pass)
+           << "num-warps (" << numWarps
            << ") must be a power of two from 1 to " << kMaxAttentionWarps;
   if (blockM != numWarps * kMmaRows && blockM != 2 * numWarps * kMmaRows)
-    return func.emitError()
-           << pass << ": block-m (" << blockM << ") must be 16 or 32 x "
+    return emitPassError(func, pass)
+           << "block-m (" << blockM << ") must be 16 or 32 x "
            << "num-warps (" << numWarps
            << "): each warp owns one or two 16-row blocks of " << rows;
   if (blockN < 16 || blockN % 16 != 0 || blockN > kMaxBlockN)
-    return func.emitError()
-           << pass << ": block-n (" << blockN
+    return emitPassError(func, pass)
+           << "block-n (" << blockN
            << ") must be a multiple of 16 from 16 to " << kMaxBlockN;
   return success();
 }
@@ -92,7 +139,7 @@ LogicalResult mlir::fa::checkConfigRange(Operation *op, StringRef pass,
                                          int64_t min, int64_t max) {
   if (value >= min && value <= max)
     return success();
-  return op->emitError() << pass << ": " << name << " must be from " << min
+  return emitPassError(op, pass) << name << " must be from " << min
                          << " to " << max << ", got " << value;
 }
 
@@ -106,7 +153,7 @@ LogicalResult mlir::fa::checkTileValuesPerThread(Operation *op, StringRef pass,
       element.isF32() ? kMaxF32TileValuesPerThread : kMaxTileValuesPerThread;
   if (perThread <= limit)
     return success();
-  return op->emitError() << pass << ": " << tiles << " give each of the "
+  return emitPassError(op, pass) << tiles << " give each of the "
                          << threads << " threads " << perThread
                          << " values to hold, more than " << limit << " for "
                          << element << "; use more warps or smaller tiles";
@@ -122,7 +169,7 @@ LogicalResult mlir::fa::checkTileCopy(Operation *op, StringRef pass,
   int64_t threads = numWarps * kThreadsPerWarp;
   if (chunks % threads == 0)
     return success();
-  return op->emitError() << pass << ": the " << tile << " tile (" << rows
+  return emitPassError(op, pass) << "the " << tile << " tile (" << rows
                          << " x " << headDim << ") is " << chunks
                          << " 16-byte chunks, which the " << threads
                          << " threads of " << numWarps
@@ -136,10 +183,10 @@ LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
                                                 int64_t numWarps,
                                                 StringRef rows) {
   if (!element.isF16() && !element.isBF16())
-    return func.emitError() << pass << ": wgmma needs f16 or bf16 operands";
+    return emitPassError(func, pass) << "wgmma needs f16 or bf16 operands";
   if (numWarps % 4 != 0 || blockM != 4 * kMmaRows * (numWarps / 4))
-    return func.emitError()
-           << pass << ": wgmma needs whole warpgroups with 64 " << rows
+    return emitPassError(func, pass)
+           << "wgmma needs whole warpgroups with 64 " << rows
            << " each (block_m = 16 x num_warps, num_warps a multiple of 4); "
            << "got block_m " << blockM << " on " << numWarps << " warps";
   return success();
@@ -151,8 +198,8 @@ mlir::fa::getSharedMemoryBudget(Operation *op, StringRef pass, StringRef chip) {
     return getLargestStaticSharedBytes();
   if (const ChipInfo *info = lookupChip(chip))
     return info->staticSharedBytes;
-  return emitError(op->getLoc())
-             << pass << ": unsupported chip '" << chip
+  return emitPassError(op->getLoc(), pass)
+             << "unsupported chip '" << chip
              << "' (supported: " << getSupportedChipList() << ")",
          failure();
 }
@@ -164,7 +211,7 @@ LogicalResult mlir::fa::checkSharedMemory(Operation *op, StringRef pass,
   if (bytes <= budget)
     return success();
   InFlightDiagnostic diag =
-      op->emitError() << pass << ": the " << kernel << "'s shared tiles take "
+      emitPassError(op, pass) << "the " << kernel << "'s shared tiles take "
                       << bytes << " bytes of static shared memory (" << config
                       << "), more than the " << budget << " bytes a block ";
   if (chip.empty())
@@ -180,9 +227,8 @@ LogicalResult mlir::fa::checkOverlapSoftmaxConfig(Operation *op, StringRef pass,
                                                   bool pipelineCopies) {
   if (warpgroupMma && numStages == 2 && pipelineCopies)
     return success();
-  return op->emitError()
-         << pass
-         << ": overlap_softmax needs wgmma = 1 (products that run while the "
+  return emitPassError(op, pass)
+         << "overlap_softmax needs wgmma = 1 (products that run while the "
             "warps work) and num_stages = 2 (two slots per tile)";
 }
 

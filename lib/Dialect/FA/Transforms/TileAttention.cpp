@@ -12,6 +12,9 @@
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
+#include "fa/Support/Builders.h"
+#include "fa/Support/PassSupport.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -51,22 +54,6 @@ struct TileConfig {
   bool stageOutput() const { return attr.getStageOutput(); }
   bool warpgroupMma() const { return attr.getWgmma(); }
 };
-
-/// The configuration as the manifest records it; every entry an integer.
-DictionaryAttr configAttr(Builder &b, const TileConfig &c) {
-  auto entry = [&](StringRef name, int64_t value) {
-    return b.getNamedAttr(name, b.getI64IntegerAttr(value));
-  };
-  TileAttr t = c.attr;
-  return b.getDictionaryAttr(
-      {entry("block_m", c.blockM), entry("block_n", c.blockN),
-       entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
-       entry("pipeline_copies", t.getPipelineCopies()),
-       entry("skip_unit_rescale", t.getSkipUnitRescale()),
-       entry("stage_output", t.getStageOutput()),
-       entry("q_in_shared", t.getQInShared()), entry("wgmma", t.getWgmma()),
-       entry("overlap_softmax", t.getOverlapSoftmax())});
-}
 
 /// The kernel's static shared memory: num_stages slots of the K and V tiles
 /// (fa-pipeline-kv-copies or fa-overlap-softmax add the second), and the
@@ -111,26 +98,19 @@ VectorType tileType(int64_t rows, int64_t cols, Type element) {
   return VectorType::get({rows, cols}, element);
 }
 
-Value splat(ImplicitLocOpBuilder &b, VectorType type, double value) {
-  return arith::ConstantOp::create(
-      b, type,
-      DenseElementsAttr::get(type,
-                             b.getFloatAttr(type.getElementType(), value)));
-}
-
 /// The scaled, masked scores of key tile `j`: scale * q @ k_j^T, masked.
 Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
   const TileConfig &c = ctx.config;
   Value col0 =
-      arith::MulIOp::create(b, j, arith::ConstantIndexOp::create(b, c.blockN));
+      arith::MulIOp::create(b, j, index(b, c.blockN));
   Value key = ctx.op.getKey();
   StageTileOp::create(b, key, ctx.batch, ctx.kvHead, col0, ctx.keyBuffer);
   VectorType scoresType = tileType(c.blockM, c.blockN, b.getF32Type());
   Value scores =
       TileMatmulOp::create(b, scoresType, ctx.queryTile, ctx.keyBuffer,
-                           splat(b, scoresType, 0.0), /*transpose_b=*/true);
+                           splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
   scores = arith::MulFOp::create(
-      b, scores, splat(b, scoresType, ctx.op.getScaleOrDefault()));
+      b, scores, splatConstant(b, scoresType, ctx.op.getScaleOrDefault()));
   return ApplyMaskOp::create(b, scoresType, scores, ctx.row0, col0, ctx.kvLen,
                              ctx.op.getCausal());
 }
@@ -164,7 +144,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
 
   Value rowMax = buildKvLoop(
       b, ctx, SoftmaxPhase::Max,
-      splat(b, rowsType, -std::numeric_limits<double>::infinity()),
+      splatConstant(b, rowsType, -std::numeric_limits<double>::infinity()),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningMax) -> Value {
         return vector::MultiDimReductionOp::create(
             nb, buildScores(nb, ctx, j), runningMax,
@@ -172,7 +152,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
       });
 
   Value rowSum = buildKvLoop(
-      b, ctx, SoftmaxPhase::Sum, splat(b, rowsType, 0.0),
+      b, ctx, SoftmaxPhase::Sum, splatConstant(b, rowsType, 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningSum) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
         return vector::MultiDimReductionOp::create(nb, p, runningSum,
@@ -183,7 +163,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
   Type element = op.getQuery().getType().getElementType();
   int64_t headDim = op.getHeadDim();
   Value acc = buildKvLoop(
-      b, ctx, SoftmaxPhase::Accumulate, splat(b, tileType(c.blockM, headDim, f32), 0.0),
+      b, ctx, SoftmaxPhase::Accumulate, splatConstant(b, tileType(c.blockM, headDim, f32), 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
         // f16/bf16 operands for the tensor cores; f32 stays f32 (the
@@ -193,7 +173,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
                             : arith::TruncFOp::create(
                                   nb, tileType(c.blockM, c.blockN, element), p);
         Value col0 = arith::MulIOp::create(
-            nb, j, arith::ConstantIndexOp::create(nb, c.blockN));
+            nb, j, index(nb, c.blockN));
         StageTileOp::create(nb, op.getValue(), ctx.batch, ctx.kvHead, col0,
                             ctx.valueBuffer);
         return TileMatmulOp::create(nb, runningAcc.getType(), pOperand,
@@ -204,7 +184,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
   // Normalise once: one reciprocal per row, then a multiply per element
   // (a full-precision division per element cost about 10 instructions each).
   Value inverseSum = arith::DivFOp::create(
-      b, splat(b, cast<VectorType>(rowSum.getType()), 1.0), rowSum);
+      b, splatConstant(b, cast<VectorType>(rowSum.getType()), 1.0), rowSum);
   Value out = arith::MulFOp::create(
       b, acc, RowBroadcastOp::create(b, acc.getType(), inverseSum));
   if (element != f32)
@@ -215,7 +195,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
     // log(l) as log2(l) * ln(2): the GPU has a fast log2, not a natural log.
     Value logSum = arith::MulFOp::create(
         b, math::Log2Op::create(b, rowSum),
-        splat(b, cast<VectorType>(rowSum.getType()), M_LN2));
+        splatConstant(b, cast<VectorType>(rowSum.getType()), M_LN2));
     Value logSumExp = arith::AddFOp::create(b, rowMax, logSum);
     StoreRowsOp::create(b, logSumExp, lse, ctx.batch, ctx.head, ctx.row0);
   }
@@ -248,26 +228,87 @@ FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
   return names;
 }
 
-DictionaryAttr kernelInfo(Builder &b, AttentionOp op, const TileConfig &c,
-                          ArrayRef<StringRef> paramNames,
-                          TypeRange paramTypes) {
-  SmallVector<Attribute> params;
-  for (auto [name, type] : llvm::zip_equal(paramNames, paramTypes))
-    params.push_back(memrefParamInfo(b, name, type));
-  SmallVector<NamedAttribute> info = {
-      b.getNamedAttr("op", b.getStringAttr("attention_fwd")),
-      b.getNamedAttr("dtype", b.getStringAttr(dtypeName(
-                                  op.getQuery().getType().getElementType()))),
-      b.getNamedAttr("head_dim", b.getI64IntegerAttr(op.getHeadDim())),
-      b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
-      b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
-      b.getNamedAttr("config", configAttr(b, c)),
-      b.getNamedAttr("block",
-                     b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
-      b.getNamedAttr("grid",
-                     b.getStrArrayAttr({"query_tiles", "batch_heads", "one"})),
-      b.getNamedAttr("params", b.getArrayAttr(params))};
-  return b.getDictionaryAttr(info);
+/// The kernel of `func` (whose body is `op`), with its manifest entry: the
+/// function's parameters, named by role; the K and V tiles in shared memory,
+/// and the query or output tile where it passes through shared memory.
+gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b,
+                                     func::FuncOp func, AttentionOp op,
+                                     const TileConfig &config,
+                                     ArrayRef<StringRef> names,
+                                     SmallVectorImpl<NamedAttribute> &kernels) {
+  Type element = op.getQuery().getType().getElementType();
+  int64_t headDim = op.getHeadDim();
+  SmallVector<KernelParam> params;
+  for (auto [name, type] : llvm::zip_equal(names, func.getArgumentTypes()))
+    params.push_back({name, type});
+  KernelAttr entry = getKernelEntry(
+      b.getContext(), KernelOp::AttentionFwd, element, config.attr,
+      config.numWarps * kThreadsPerWarp,
+      {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, params,
+      AttentionEntry{headDim, op.getCausal(), op.getScaleOrDefault()});
+  auto shared = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto sharedTile = [&](int64_t rows) -> Type {
+    return MemRefType::get({rows, headDim}, element,
+                           MemRefLayoutAttrInterface{}, shared);
+  };
+  SmallVector<Type> sharedTiles = {sharedTile(config.blockN),
+                                   sharedTile(config.blockN)};
+  if (config.queryInShared() || config.stageOutput())
+    sharedTiles.push_back(sharedTile(config.blockM));
+  return createKernel(b, func, func.getName(), entry, kernels, sharedTiles,
+                      sharedTileAlignment(config.warpgroupMma()));
+}
+
+/// The grid mapping of `kernel` (block (x, y): query tile x of (batch, head)
+/// = divmod(y, heads)) and its shared tiles, for the body of `op`, its copy
+/// in the kernel; loads or stages the query tile.
+KernelContext buildKernelContext(ImplicitLocOpBuilder &b,
+                                 gpu::GPUFuncOp kernel, AttentionOp op,
+                                 const TileConfig &config) {
+  KernelContext ctx{op, config};
+  ctx.zero = index(b, 0);
+  ctx.one = index(b, 1);
+  Value queryTileIndex = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (op.getCausal()) {
+    // Blocks start roughly in index order; under a causal mask the last
+    // query tiles have the most key tiles, so they go first and the short
+    // ones fill the tail of the grid.
+    Value numQueryTiles = arith::CeilDivUIOp::create(
+        b, memref::DimOp::create(b, op.getQuery(), 2), index(b, config.blockM));
+    queryTileIndex = arith::SubIOp::create(
+        b, arith::SubIOp::create(b, numQueryTiles, queryTileIndex),
+        index(b, 1));
+  }
+  Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  Value heads = memref::DimOp::create(b, op.getQuery(), 1);
+  Value kvHeads = memref::DimOp::create(b, op.getKey(), 1);
+  ctx.kvLen = memref::DimOp::create(b, op.getKey(), 2);
+  ctx.batch = arith::DivUIOp::create(b, batchHead, heads);
+  ctx.head = arith::RemUIOp::create(b, batchHead, heads);
+  Value group = arith::DivUIOp::create(b, heads, kvHeads);
+  ctx.kvHead = arith::DivUIOp::create(b, ctx.head, group);
+  ctx.row0 =
+      arith::MulIOp::create(b, queryTileIndex, index(b, config.blockM));
+  ctx.numKvTiles =
+      arith::CeilDivUIOp::create(b, ctx.kvLen, index(b, config.blockN));
+  ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
+  ctx.valueBuffer = kernel.getWorkgroupAttributions()[1];
+  if (config.queryInShared() || config.stageOutput()) {
+    Value tile = kernel.getWorkgroupAttributions()[2];
+    ctx.outputStaging = config.stageOutput() ? tile : Value();
+    if (config.queryInShared())
+      ctx.queryTile = tile;
+  }
+  if (config.queryInShared()) {
+    StageTileOp::create(b, op.getQuery(), ctx.batch, ctx.head, ctx.row0,
+                        ctx.queryTile);
+  } else {
+    ctx.queryTile = LoadTileOp::create(
+        b, tileType(config.blockM, op.getHeadDim(), op.getQuery().getType().getElementType()), op.getQuery(),
+        ctx.batch, ctx.head, ctx.row0);
+  }
+  return ctx;
 }
 
 struct FATileAttentionPass
@@ -289,7 +330,7 @@ struct FATileAttentionPass
     if (failed(tile))
       return failure();
     auto fail = [&](const Twine &message) {
-      func.emitError() << "fa-tile-attention: " << message;
+      emitPassError(func, getArgument()) << message;
       return failure();
     };
     if (tile->hasDqEntries())
@@ -297,7 +338,7 @@ struct FATileAttentionPass
                   "backward's dQ kernel (fa-tile-attention-grad)");
     TileConfig config(
         tile->withDefaultSizes(blockM, blockN, numWarps, numStages));
-    if (failed(checkMmaTileShape(func, "fa-tile-attention", config.blockM,
+    if (failed(checkMmaTileShape(func, getArgument(), config.blockM,
                                  config.blockN, config.numWarps, "queries")))
       return failure();
     if (config.numStages != 1 && config.numStages != 2)
@@ -308,7 +349,7 @@ struct FATileAttentionPass
       return fail("num-stages 2 needs pipeline_copies: the second buffers "
                   "only serve copies started ahead");
     if (config.attr.getOverlapSoftmax() &&
-        failed(checkOverlapSoftmaxConfig(func, "fa-tile-attention",
+        failed(checkOverlapSoftmaxConfig(func, getArgument(),
                                          config.warpgroupMma(),
                                          config.numStages, pipelineCopies)))
       return failure();
@@ -324,13 +365,14 @@ struct FATileAttentionPass
                                   const TileConfig &c) {
     if (!c.warpgroupMma())
       return success();
-    if (failed(checkWarpgroupTileShape(func, "fa-tile-attention",
+    if (failed(checkWarpgroupTileShape(func, getArgument(),
                                        op.getQuery().getType().getElementType(),
                                        c.blockM, c.numWarps, "query rows")))
       return failure();
     if (!c.queryInShared())
-      return func.emitError() << "fa-tile-attention: wgmma reads the query "
-                                 "tile from shared memory: set q_in_shared";
+      return emitPassError(func, getArgument())
+             << "wgmma reads the query tile from shared memory: set "
+                "q_in_shared";
     return success();
   }
 
@@ -340,13 +382,13 @@ struct FATileAttentionPass
                                const TileConfig &c) {
     Type element = op.getQuery().getType().getElementType();
     auto check = [&](StringRef tile, int64_t rows) {
-      return checkTileCopy(func, "fa-tile-attention", tile, rows,
+      return checkTileCopy(func, getArgument(), tile, rows,
                            op.getHeadDim(), element, c.numWarps);
     };
     if (failed(check("key/value", c.blockN)))
       return failure();
     if (failed(checkTileValuesPerThread(
-            func, "fa-tile-attention",
+            func, getArgument(),
             "the scores (block_m x block_n) and the accumulator (block_m x "
             "head_dim)",
             element, c.blockM * (c.blockN + op.getHeadDim()), c.numWarps)))
@@ -354,7 +396,7 @@ struct FATileAttentionPass
     if ((c.queryInShared() || c.stageOutput()) &&
         failed(check(c.queryInShared() ? "query" : "output", c.blockM)))
       return failure();
-    return checkSharedMemory(func, "fa-tile-attention", "kernel",
+    return checkSharedMemory(func, getArgument(), "kernel",
                              formatSharedTiles(c, op.getHeadDim(), element),
                              sharedBytes(c, op.getHeadDim(), element), chip,
                              sharedBudget);
@@ -365,107 +407,29 @@ struct FATileAttentionPass
     FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
     if (failed(names))
       return failure();
-    FailureOr<TileConfig> maybeConfig = configFor(func, op);
-    if (failed(maybeConfig) ||
-        failed(checkWarpgroupMma(func, op, *maybeConfig)) ||
-        failed(checkTileSizes(func, op, *maybeConfig)))
+    FailureOr<TileConfig> config = configFor(func, op);
+    if (failed(config) || failed(checkWarpgroupMma(func, op, *config)) ||
+        failed(checkTileSizes(func, op, *config)))
       return failure();
-    TileConfig config = *maybeConfig;
 
-    ModuleOp module = getOperation();
-    ImplicitLocOpBuilder b(func.getLoc(), module.getContext());
-    b.setInsertionPoint(func);
-    auto gpuModule = gpu::GPUModuleOp::create(b, func.getName());
-    b.setInsertionPointToStart(gpuModule.getBody());
-
-    Type element = op.getQuery().getType().getElementType();
-    int64_t headDim = op.getHeadDim();
-    auto shared = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto sharedTile = [&](int64_t rows) {
-      return MemRefType::get({rows, headDim}, element,
-                             MemRefLayoutAttrInterface{}, shared);
-    };
-    SmallVector<Type> buffers = {sharedTile(config.blockN),
-                                 sharedTile(config.blockN)};
-    // The query tile when in shared memory, else the output staging tile.
-    if (config.queryInShared() || config.stageOutput())
-      buffers.push_back(sharedTile(config.blockM));
-    auto kernel = gpu::GPUFuncOp::create(b, func.getName(),
-                                         func.getFunctionType(), buffers);
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    kernel->setAttr(kTileConfigAttr, config.attr);
-    int64_t alignment = sharedTileAlignment(config.warpgroupMma());
-    for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
-      kernel.setWorkgroupAttributionAttr(i, "llvm.align",
-                                         b.getI64IntegerAttr(alignment));
-    kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-        {static_cast<int32_t>(config.numWarps * kThreadsPerWarp), 1, 1}));
-
+    ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
+    gpu::GPUFuncOp kernel =
+        createAttentionKernel(b, func, op, *config, *names, kernels);
     // Rebuild the op inside the kernel on the kernel's arguments.
-    Block &entry = kernel.getBody().front();
     IRMapping mapping;
     mapping.map(func.getArguments(),
-                entry.getArguments().take_front(func.getNumArguments()));
-    b.setInsertionPointToStart(&entry);
+                kernel.getArguments().take_front(func.getNumArguments()));
     auto kernelOp = cast<AttentionOp>(b.clone(*op, mapping));
-
-    KernelContext ctx{kernelOp, config};
-    ctx.zero = arith::ConstantIndexOp::create(b, 0);
-    ctx.one = arith::ConstantIndexOp::create(b, 1);
-    Value queryTileIndex = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    if (kernelOp.getCausal()) {
-      // Blocks start roughly in index order; under a causal mask the last
-      // query tiles have the most key tiles, so they go first and the short
-      // ones fill the tail of the grid.
-      Value numQueryTiles = arith::CeilDivUIOp::create(
-          b, memref::DimOp::create(b, kernelOp.getQuery(), 2),
-          arith::ConstantIndexOp::create(b, config.blockM));
-      queryTileIndex = arith::SubIOp::create(
-          b, arith::SubIOp::create(b, numQueryTiles, queryTileIndex),
-          arith::ConstantIndexOp::create(b, 1));
-    }
-    Value batchHead = gpu::BlockIdOp::create(b, gpu::Dimension::y);
-    Value heads = memref::DimOp::create(b, kernelOp.getQuery(), 1);
-    Value kvHeads = memref::DimOp::create(b, kernelOp.getKey(), 1);
-    ctx.kvLen = memref::DimOp::create(b, kernelOp.getKey(), 2);
-    ctx.batch = arith::DivUIOp::create(b, batchHead, heads);
-    ctx.head = arith::RemUIOp::create(b, batchHead, heads);
-    Value group = arith::DivUIOp::create(b, heads, kvHeads);
-    ctx.kvHead = arith::DivUIOp::create(b, ctx.head, group);
-    ctx.row0 = arith::MulIOp::create(
-        b, queryTileIndex, arith::ConstantIndexOp::create(b, config.blockM));
-    ctx.numKvTiles = arith::CeilDivUIOp::create(
-        b, ctx.kvLen, arith::ConstantIndexOp::create(b, config.blockN));
-    ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
-    ctx.valueBuffer = kernel.getWorkgroupAttributions()[1];
-    if (config.queryInShared() || config.stageOutput()) {
-      Value tile = kernel.getWorkgroupAttributions()[2];
-      ctx.outputStaging = config.stageOutput() ? tile : Value();
-      if (config.queryInShared())
-        ctx.queryTile = tile;
-    }
-    if (config.queryInShared()) {
-      StageTileOp::create(b, kernelOp.getQuery(), ctx.batch, ctx.head, ctx.row0,
-                          ctx.queryTile);
-    } else {
-      ctx.queryTile = LoadTileOp::create(
-          b, tileType(config.blockM, headDim, element), kernelOp.getQuery(),
-          ctx.batch, ctx.head, ctx.row0);
-    }
+    KernelContext ctx = buildKernelContext(b, kernel, kernelOp, *config);
     buildAttentionBody(b, ctx);
     gpu::ReturnOp::create(b);
     kernelOp.erase();
-
-    kernels.push_back(
-        b.getNamedAttr(func.getName(), kernelInfo(b, op, config, *names,
-                                                  func.getArgumentTypes())));
     return success();
   }
 
   void runOnOperation() override {
     FailureOr<int64_t> budget =
-        getSharedMemoryBudget(getOperation(), "fa-tile-attention", chip);
+        getSharedMemoryBudget(getOperation(), getArgument(), chip);
     if (failed(budget))
       return signalPassFailure();
     sharedBudget = *budget;

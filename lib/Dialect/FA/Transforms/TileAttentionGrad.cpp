@@ -25,6 +25,9 @@
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
+#include "fa/Support/Builders.h"
+#include "fa/Support/PassSupport.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -69,13 +72,6 @@ struct GradKernel {
   VectorType tile(int64_t rows, int64_t cols, Type type) {
     return VectorType::get({rows, cols}, type);
   }
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value splat(VectorType type, double value) {
-    return arith::ConstantOp::create(
-        b, type,
-        DenseElementsAttr::get(type,
-                               b.getFloatAttr(type.getElementType(), value)));
-  }
   /// A product operand: f16/bf16 for the tensor cores; f32 stays f32 (the
   /// lowering splits it into TF32 parts).
   Value operand(Value tileF32) {
@@ -90,8 +86,8 @@ struct GradKernel {
   /// shape.
   Value probabilities(Value scores, Value lseTile) {
     auto type = cast<VectorType>(scores.getType());
-    Value scaled = arith::MulFOp::create(b, scores, splat(type, scoreScale));
-    Value shift = arith::MulFOp::create(b, lseTile, splat(type, log2e));
+    Value scaled = arith::MulFOp::create(b, scores, splatConstant(b, type, scoreScale));
+    Value shift = arith::MulFOp::create(b, lseTile, splatConstant(b, type, log2e));
     return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
   }
 
@@ -103,7 +99,7 @@ struct GradKernel {
                   function_ref<SmallVector<Value>(Value, ValueRange)> body,
                   bool keyLoop = false, bool copyLoop = false) {
     auto forOp = scf::ForOp::create(
-        b, lower, upper, index(1), inits,
+        b, lower, upper, index(b, 1), inits,
         [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
@@ -136,7 +132,7 @@ void buildDelta(GradKernel &k, Value out, Value dout, Value delta) {
   auto [batch, head] =
       batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), heads);
   Value row0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(c.blockM));
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(b, c.blockM));
   VectorType tileType = k.tile(c.blockM, k.headDim, k.element);
   auto loadF32 = [&](Value source) -> Value {
     Value tile = LoadTileOp::create(b, tileType, source, batch, head, row0);
@@ -147,7 +143,7 @@ void buildDelta(GradKernel &k, Value out, Value dout, Value delta) {
   Value product = arith::MulFOp::create(b, loadF32(out), loadF32(dout));
   auto rowsType = VectorType::get({c.blockM}, k.f32());
   Value sums = vector::MultiDimReductionOp::create(
-      b, product, k.splat(rowsType, 0.0), ArrayRef<bool>{false, true},
+      b, product, splatConstant(b, rowsType, 0.0), ArrayRef<bool>{false, true},
       vector::CombiningKind::ADD);
   StoreRowsOp::create(b, sums, delta, batch, head, row0);
 }
@@ -172,29 +168,29 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
   auto [batch, kvHead] =
       batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), kvHeads);
   Value key0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(c.blockM));
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(b, c.blockM));
   StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
   StageTileOp::create(b, k.value, batch, kvHead, key0, shared.value);
 
-  Value numQueryTiles = arith::CeilDivUIOp::create(b, seqQ, k.index(c.blockN));
+  Value numQueryTiles = arith::CeilDivUIOp::create(b, seqQ, index(b, c.blockN));
   // Under a causal mask the query tiles wholly before the key tile see none
   // of its keys.
   Value firstQueryTile =
-      k.causal ? arith::DivUIOp::create(b, key0, k.index(c.blockN))
-               : k.index(0);
+      k.causal ? arith::DivUIOp::create(b, key0, index(b, c.blockN))
+               : index(b, 0);
   VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
-  Value zeroAcc = k.splat(accType, 0.0);
+  Value zeroAcc = splatConstant(b, accType, 0.0);
 
   ValueRange sums = k.loop(
-      k.index(0), group, {zeroAcc, zeroAcc},
+      index(b, 0), group, {zeroAcc, zeroAcc},
       [&](Value h, ValueRange acc) -> SmallVector<Value> {
         Value head = arith::AddIOp::create(
             b, arith::MulIOp::create(b, kvHead, group), h);
         ValueRange inner = k.loop(
             firstQueryTile, numQueryTiles, acc,
             [&](Value j, ValueRange acc) -> SmallVector<Value> {
-              Value q0 = arith::MulIOp::create(b, j, k.index(c.blockN));
+              Value q0 = arith::MulIOp::create(b, j, index(b, c.blockN));
               StageTileOp::create(b, query, batch, head, q0, shared.query);
               StageTileOp::create(b, k.dout, batch, head, q0, shared.dout);
               // Both score-like products first: with wgmma the second runs
@@ -202,10 +198,10 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
               // they compute dS (see warpgroupWaitPoint).
               Value scores = TileMatmulOp::create(
                   b, scoresType, shared.key, shared.query,
-                  k.splat(scoresType, 0.0), /*transpose_b=*/true);
+                  splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
               Value dprobs = TileMatmulOp::create(
                   b, scoresType, shared.value, shared.dout,
-                  k.splat(scoresType, 0.0), /*transpose_b=*/true);
+                  splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
               // Queries past the end and (causal) before the key: -inf.
               scores = ApplyMaskOp::create(b, scoresType, scores, key0, q0,
                                            seqQ, k.causal,
@@ -229,7 +225,7 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
         return SmallVector<Value>(inner.begin(), inner.end());
       });
   // dS holds the derivative by the scaled score; the scale comes in once.
-  Value dkTile = arith::MulFOp::create(b, sums[0], k.splat(accType, k.scale));
+  Value dkTile = arith::MulFOp::create(b, sums[0], splatConstant(b, accType, k.scale));
   StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0, Value());
   StoreTileOp::create(b, k.toElement(sums[1]), dv, batch, kvHead, key0,
                       Value());
@@ -255,7 +251,7 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
   Value kvHead = arith::DivUIOp::create(
       b, head, arith::DivUIOp::create(b, heads, kvHeads));
   Value row0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(c.blockM));
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(b, c.blockM));
   StageTileOp::create(b, k.query, batch, head, row0, shared.query);
   StageTileOp::create(b, k.dout, batch, head, row0, shared.dout);
   auto rowsType = VectorType::get({c.blockM}, k.f32());
@@ -265,23 +261,23 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
   // Every key tile, every tile masked, as in the forward's tiled form:
   // fa-eliminate-causal-tiles stops the loop at the diagonal and drops the
   // mask from the tiles before it.
-  Value numKeyTiles = arith::CeilDivUIOp::create(b, seqKv, k.index(c.blockN));
+  Value numKeyTiles = arith::CeilDivUIOp::create(b, seqKv, index(b, c.blockN));
   VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
   Value lseTile = RowBroadcastOp::create(b, scoresType, lseRows);
   Value deltaTile = RowBroadcastOp::create(b, scoresType, deltaRows);
   Value sum = k.loop(
-      k.index(0), numKeyTiles, {k.splat(accType, 0.0)},
+      index(b, 0), numKeyTiles, {splatConstant(b, accType, 0.0)},
       [&](Value j, ValueRange acc) -> SmallVector<Value> {
-        Value col0 = arith::MulIOp::create(b, j, k.index(c.blockN));
+        Value col0 = arith::MulIOp::create(b, j, index(b, c.blockN));
         StageTileOp::create(b, k.key, batch, kvHead, col0, shared.key);
         StageTileOp::create(b, k.value, batch, kvHead, col0, shared.value);
         // dP issued right after S runs during the probabilities (wgmma).
         Value scores = TileMatmulOp::create(
-            b, scoresType, shared.query, shared.key, k.splat(scoresType, 0.0),
+            b, scoresType, shared.query, shared.key, splatConstant(b, scoresType, 0.0),
             /*transpose_b=*/true);
         Value dprobs = TileMatmulOp::create(
-            b, scoresType, shared.dout, shared.value, k.splat(scoresType, 0.0),
+            b, scoresType, shared.dout, shared.value, splatConstant(b, scoresType, 0.0),
             /*transpose_b=*/true);
         scores = ApplyMaskOp::create(b, scoresType, scores, row0, col0, seqKv,
                                      k.causal, /*transposed=*/false);
@@ -293,18 +289,13 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
                                      /*transpose_b=*/false)};
       },
       /*keyLoop=*/true, /*copyLoop=*/true)[0];
-  Value dqTile = arith::MulFOp::create(b, sum, k.splat(accType, k.scale));
+  Value dqTile = arith::MulFOp::create(b, sum, splatConstant(b, accType, k.scale));
   StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
 }
 
 //===----------------------------------------------------------------------===//
 // Kernels and their manifest entries
 //===----------------------------------------------------------------------===//
-
-struct Param {
-  StringRef name;
-  Type type;
-};
 
 /// The configuration recorded on a kernel (kTileConfigAttr): its sizes, its
 /// wgmma, and the forward's flags at their defaults but skip_unit_rescale,
@@ -318,17 +309,6 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        c.warpgroupMma, none.getOverlapSoftmax(),
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
                        /*dq_num_warps=*/std::nullopt);
-}
-
-/// The configuration as the manifest records it; every entry an integer.
-DictionaryAttr configAttr(Builder &b, const GradConfig &c) {
-  auto entry = [&](StringRef name, int64_t value) {
-    return b.getNamedAttr(name, b.getI64IntegerAttr(value));
-  };
-  return b.getDictionaryAttr(
-      {entry("block_m", c.blockM), entry("block_n", c.blockN),
-       entry("num_warps", c.numWarps), entry("num_stages", c.numStages),
-       entry("skip_unit_rescale", 0), entry("wgmma", c.warpgroupMma)});
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -347,6 +327,54 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
     if (isSet)
       set.push_back(name);
   return set;
+}
+
+/// The kernels of one attention_grad, as its function gives them.
+struct GradFunction {
+  func::FuncOp func;
+  AttentionGradOp op;
+  /// The kernels' shared tiles have the query's element type and head_dim.
+  Type sharedTile(int64_t rows) {
+    MemRefType query = op.getQuery().getType();
+    return MemRefType::get({rows, query.getDimSize(3)},
+                           query.getElementType(), MemRefLayoutAttrInterface{},
+                           gpu::AddressSpaceAttr::get(
+                               func.getContext(),
+                               gpu::GPUDialect::getWorkgroupAddressSpace()));
+  }
+  /// The delta, lse and partial statistics: [batch, heads, seq] in f32.
+  Type statsType() {
+    return MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+        Float32Type::get(func.getContext()));
+  }
+};
+
+/// Builds kernel `name` of `g` computing `kernelOp` on `params` with
+/// configuration `c` over `grid`, and records its manifest entry in
+/// `kernels`. A kernel that stages tiles (`stagesTiles`: the dK/dV and dQ
+/// kernels) gets four shared tiles, two of block_m rows and two of block_n.
+/// The builder is left in its body.
+gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
+                                StringRef name, KernelOp kernelOp,
+                                const GradConfig &c, ArrayRef<GridDim> grid,
+                                ArrayRef<KernelParam> params, bool stagesTiles,
+                                SmallVectorImpl<NamedAttribute> &kernels,
+                                KernelCompanions companions = {}) {
+  MemRefType query = g.op.getQuery().getType();
+  KernelAttr entry = getKernelEntry(
+      b.getContext(), kernelOp, query.getElementType(),
+      kernelConfigAttr(b.getContext(), c), c.numWarps * kThreadsPerWarp, grid,
+      params,
+      AttentionEntry{query.getDimSize(3), g.op.getCausal(),
+                     g.op.getScaleOrDefault()},
+      companions);
+  SmallVector<Type> sharedTiles;
+  if (stagesTiles)
+    sharedTiles = {g.sharedTile(c.blockM), g.sharedTile(c.blockM),
+                   g.sharedTile(c.blockN), g.sharedTile(c.blockN)};
+  return createKernel(b, g.func, name, entry, kernels, sharedTiles,
+                      sharedTileAlignment(c.warpgroupMma));
 }
 
 struct FATileAttentionGradPass
@@ -369,8 +397,8 @@ struct FATileAttentionGradPass
     if (failed(tile))
       return failure();
     if (SmallVector<StringRef> flags = forwardOnlyFlags(*tile); !flags.empty())
-      return func.emitError()
-                 << "fa-tile-attention-grad: fa.tile " << flags.front()
+      return emitPassError(func, getArgument())
+                 << "fa.tile " << flags.front()
                  << " configures the forward (fa-tile-attention); the "
                     "backward takes block_m, block_n, num_warps, num_stages, "
                     "dq_block_m, dq_block_n, dq_num_warps and wgmma",
@@ -385,16 +413,16 @@ struct FATileAttentionGradPass
                   resolved.getDqNumWarps().value_or(config.numWarps),
                   config.numStages, config.warpgroupMma};
     if (config.numStages < 1 || config.numStages > 2)
-      return func.emitError() << "fa-tile-attention-grad: num_stages must be 1 "
-                                 "(synchronous copies) or 2, not "
-                              << config.numStages;
+      return emitPassError(func, getArgument())
+             << "num_stages must be 1 (synchronous copies) or 2, not "
+             << config.numStages;
     auto checkShape = [&](const GradConfig &c, StringRef rows) {
-      if (failed(checkMmaTileShape(func, "fa-tile-attention-grad", c.blockM,
+      if (failed(checkMmaTileShape(func, getArgument(), c.blockM,
                                    c.blockN, c.numWarps, rows)))
         return failure();
       if (!c.warpgroupMma)
         return success();
-      return checkWarpgroupTileShape(func, "fa-tile-attention-grad", element,
+      return checkWarpgroupTileShape(func, getArgument(), element,
                                      c.blockM, c.numWarps, rows);
     };
     if (failed(checkShape(config, "keys of the dK/dV kernel")) ||
@@ -409,7 +437,7 @@ struct FATileAttentionGradPass
   /// score-like tiles, the dQ kernel one and two.
   LogicalResult checkTileSizes(func::FuncOp func, Type element, int64_t headDim,
                                const GradConfig &dkdv, const GradConfig &dq) {
-    StringRef pass = "fa-tile-attention-grad";
+    StringRef pass = getArgument();
     auto check = [&](StringRef tile, int64_t rows, const GradConfig &c) {
       return checkTileCopy(func, pass, tile, rows, headDim, element,
                            c.numWarps);
@@ -451,57 +479,8 @@ struct FATileAttentionGradPass
     os << blockMTiles << ": " << c.blockM << " x " << headDim << " " << element
        << " each, " << blockNTiles << ": " << c.numStages << " x " << c.blockN
        << " x " << headDim << " each";
-    return checkSharedMemory(func, "fa-tile-attention-grad", kernel, config,
+    return checkSharedMemory(func, getArgument(), kernel, config,
                              bytes, chip, sharedBudget);
-  }
-
-  /// A kernel `name` taking `params` and the shared tiles `buffers`, in a
-  /// gpu.module of its own before `func`; the builder is left in its body.
-  gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
-                              StringRef name, ArrayRef<Param> params,
-                              ArrayRef<Type> buffers, const GradConfig &c) {
-    b.setInsertionPoint(func);
-    auto module = gpu::GPUModuleOp::create(b, name);
-    b.setInsertionPointToStart(module.getBody());
-    SmallVector<Type> types;
-    for (const Param &param : params)
-      types.push_back(param.type);
-    auto kernel =
-        gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}), buffers);
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    kernel->setAttr(kTileConfigAttr, kernelConfigAttr(b.getContext(), c));
-    for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
-      kernel.setWorkgroupAttributionAttr(
-          i, "llvm.align",
-          b.getI64IntegerAttr(sharedTileAlignment(c.warpgroupMma)));
-    kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-        {static_cast<int32_t>(c.numWarps * kThreadsPerWarp), 1, 1}));
-    b.setInsertionPointToStart(&kernel.getBody().front());
-    return kernel;
-  }
-
-  NamedAttribute kernelEntry(Builder &b, StringRef name, StringRef opName,
-                             AttentionGradOp op, const GradConfig &c,
-                             ArrayRef<StringRef> grid, ArrayRef<Param> params,
-                             ArrayRef<NamedAttribute> extra) {
-    SmallVector<Attribute> paramInfo;
-    for (const Param &param : params)
-      paramInfo.push_back(memrefParamInfo(b, param.name, param.type));
-    SmallVector<NamedAttribute> info = {
-        b.getNamedAttr("op", b.getStringAttr(opName)),
-        b.getNamedAttr("dtype", b.getStringAttr(dtypeName(
-                                    op.getQuery().getType().getElementType()))),
-        b.getNamedAttr("head_dim", b.getI64IntegerAttr(
-                                       op.getQuery().getType().getDimSize(3))),
-        b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
-        b.getNamedAttr("scale", b.getF32FloatAttr(op.getScaleOrDefault())),
-        b.getNamedAttr("config", configAttr(b, c)),
-        b.getNamedAttr("block",
-                       b.getI64ArrayAttr({c.numWarps * kThreadsPerWarp, 1, 1})),
-        b.getNamedAttr("grid", b.getStrArrayAttr(grid)),
-        b.getNamedAttr("params", b.getArrayAttr(paramInfo))};
-    llvm::append_range(info, extra);
-    return b.getNamedAttr(name, b.getDictionaryAttr(info));
   }
 
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
@@ -513,36 +492,34 @@ struct FATileAttentionGradPass
                               queryType.getDimSize(3), configs->first,
                               configs->second)))
       return failure();
-    const GradConfig *config = &configs->first, &dqConfig = configs->second;
     for (Value operand : op->getOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
       if (!arg || arg.getOwner() != &func.getBody().front())
         return op.emitOpError("expects every operand to be an argument of "
                               "the enclosing function");
     }
-    MLIRContext *context = func.getContext();
-    ImplicitLocOpBuilder b(func.getLoc(), context);
-    Type element = queryType.getElementType();
-    int64_t headDim = queryType.getDimSize(3);
-    Type stats = MemRefType::get(
-        {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
-        b.getF32Type());
-    auto shared = gpu::AddressSpaceAttr::get(
-        context, gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto sharedTile = [&](int64_t rows) -> Type {
-      return MemRefType::get({rows, headDim}, element,
-                             MemRefLayoutAttrInterface{}, shared);
-    };
+    ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
     float scale = op.getScaleOrDefault();
     GradKernel k{b,
-                 *config,
+                 configs->first,
                  op.getCausal(),
                  scale,
-                 headDim,
-                 element,
+                 queryType.getDimSize(3),
+                 queryType.getElementType(),
                  static_cast<float>(scale * M_LOG2E),
                  static_cast<float>(M_LOG2E)};
-    std::string name = func.getName().str();
+    buildKernels({func, op}, k, configs->second, kernels);
+    return success();
+  }
+
+  /// The three kernels of `g`, in the order the runtime launches them:
+  /// delta, dK/dV (both with `k`'s configuration) and dQ (with `dq`).
+  void buildKernels(GradFunction g, GradKernel &k, const GradConfig &dq,
+                    SmallVectorImpl<NamedAttribute> &kernels) {
+    ImplicitLocOpBuilder &b = k.b;
+    AttentionGradOp op = g.op;
+    Type stats = g.statsType();
+    std::string name = g.func.getName().str();
     std::string deltaName = name + "_delta", dkdvName = name + "_dkdv";
     // The q, k, v, dout of a kernel taking them first.
     auto withOperands = [&](gpu::GPUFuncOp kernel, const GradConfig &c) {
@@ -554,78 +531,59 @@ struct FATileAttentionGradPass
       copy.dout = kernel.getArgument(3);
       return copy;
     };
+    auto sharedBuffers = [](gpu::GPUFuncOp kernel) {
+      auto buffers = kernel.getWorkgroupAttributions();
+      return std::array<Value, 4>{buffers[0], buffers[1], buffers[2],
+                                  buffers[3]};
+    };
 
-    SmallVector<Param> deltaParams = {{"out", op.getOut().getType()},
-                                      {"dout", op.getDout().getType()},
-                                      {"delta", stats}};
-    gpu::GPUFuncOp deltaKernel =
-        createKernel(b, func, deltaName, deltaParams, {}, *config);
-    {
-      buildDelta(k, deltaKernel.getArgument(0), deltaKernel.getArgument(1),
-                 deltaKernel.getArgument(2));
-      gpu::ReturnOp::create(b);
-    }
+    gpu::GPUFuncOp deltaKernel = createGradKernel(
+        b, g, deltaName, KernelOp::AttentionBwdDelta, k.config,
+        {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One},
+        {{"out", op.getOut().getType()},
+         {"dout", op.getDout().getType()},
+         {"delta", stats}},
+        /*stagesTiles=*/false, kernels);
+    buildDelta(k, deltaKernel.getArgument(0), deltaKernel.getArgument(1),
+               deltaKernel.getArgument(2));
+    gpu::ReturnOp::create(b);
 
-    SmallVector<Param> dkdvParams = {{"q", queryType},
-                                     {"k", op.getKey().getType()},
-                                     {"v", op.getValue().getType()},
-                                     {"dout", op.getDout().getType()},
-                                     {"lse", stats},
-                                     {"delta", stats},
-                                     {"dk", op.getDkey().getType()},
-                                     {"dv", op.getDvalue().getType()}};
-    gpu::GPUFuncOp dkdvKernel =
-        createKernel(b, func, dkdvName, dkdvParams,
-                     {sharedTile(config->blockM), sharedTile(config->blockM),
-                      sharedTile(config->blockN), sharedTile(config->blockN)},
-                     *config);
-    {
-      GradKernel kk = withOperands(dkdvKernel, *config);
-      auto buffers = dkdvKernel.getWorkgroupAttributions();
-      buildDkDv(kk, {buffers[0], buffers[1], buffers[2], buffers[3]},
-                dkdvKernel.getArgument(4), dkdvKernel.getArgument(5),
-                dkdvKernel.getArgument(6), dkdvKernel.getArgument(7));
-      gpu::ReturnOp::create(b);
-    }
+    SmallVector<KernelParam> params = {{"q", op.getQuery().getType()},
+                                       {"k", op.getKey().getType()},
+                                       {"v", op.getValue().getType()},
+                                       {"dout", op.getDout().getType()},
+                                       {"lse", stats},
+                                       {"delta", stats}};
+    SmallVector<KernelParam> dkdvParams = params;
+    dkdvParams.append({{"dk", op.getDkey().getType()},
+                       {"dv", op.getDvalue().getType()}});
+    gpu::GPUFuncOp dkdvKernel = createGradKernel(
+        b, g, dkdvName, KernelOp::AttentionBwdDkdv, k.config,
+        {GridDim::KeyTiles, GridDim::BatchKvHeads, GridDim::One}, dkdvParams,
+        /*stagesTiles=*/true, kernels);
+    auto [key, value, query, dout] = sharedBuffers(dkdvKernel);
+    GradKernel kk = withOperands(dkdvKernel, k.config);
+    buildDkDv(kk, {key, value, query, dout}, dkdvKernel.getArgument(4),
+              dkdvKernel.getArgument(5), dkdvKernel.getArgument(6),
+              dkdvKernel.getArgument(7));
+    gpu::ReturnOp::create(b);
 
-    SmallVector<Param> dqParams = {{"q", queryType},
-                                   {"k", op.getKey().getType()},
-                                   {"v", op.getValue().getType()},
-                                   {"dout", op.getDout().getType()},
-                                   {"lse", stats},
-                                   {"delta", stats},
-                                   {"dq", op.getDquery().getType()}};
-    gpu::GPUFuncOp dqKernel =
-        createKernel(b, func, name, dqParams,
-                     {sharedTile(dqConfig.blockM), sharedTile(dqConfig.blockM),
-                      sharedTile(dqConfig.blockN), sharedTile(dqConfig.blockN)},
-                     dqConfig);
-    {
-      GradKernel kq = withOperands(dqKernel, dqConfig);
-      auto buffers = dqKernel.getWorkgroupAttributions();
-      buildDq(kq, {buffers[0], buffers[1], buffers[2], buffers[3]},
-              dqKernel.getArgument(4), dqKernel.getArgument(5),
-              dqKernel.getArgument(6));
-      gpu::ReturnOp::create(b);
-    }
-
-    kernels.push_back(
-        kernelEntry(b, deltaName, "attention_bwd_delta", op, *config,
-                    {"query_tiles", "batch_heads", "one"}, deltaParams, {}));
-    kernels.push_back(
-        kernelEntry(b, dkdvName, "attention_bwd_dkdv", op, *config,
-                    {"key_tiles", "batch_kv_heads", "one"}, dkdvParams, {}));
-    kernels.push_back(kernelEntry(
-        b, name, "attention_bwd", op, dqConfig,
-        {"query_tiles", "batch_heads", "one"}, dqParams,
-        {b.getNamedAttr("delta_kernel", b.getStringAttr(deltaName)),
-         b.getNamedAttr("dkdv_kernel", b.getStringAttr(dkdvName))}));
-    return success();
+    SmallVector<KernelParam> dqParams = params;
+    dqParams.push_back({"dq", op.getDquery().getType()});
+    gpu::GPUFuncOp dqKernel = createGradKernel(
+        b, g, name, KernelOp::AttentionBwd, dq,
+        {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, dqParams,
+        /*stagesTiles=*/true, kernels, {deltaName, dkdvName});
+    auto [dqQuery, dqDout, dqKey, dqValue] = sharedBuffers(dqKernel);
+    GradKernel kq = withOperands(dqKernel, dq);
+    buildDq(kq, {dqQuery, dqDout, dqKey, dqValue}, dqKernel.getArgument(4),
+            dqKernel.getArgument(5), dqKernel.getArgument(6));
+    gpu::ReturnOp::create(b);
   }
 
   void runOnOperation() override {
     FailureOr<int64_t> budget =
-        getSharedMemoryBudget(getOperation(), "fa-tile-attention-grad", chip);
+        getSharedMemoryBudget(getOperation(), getArgument(), chip);
     if (failed(budget))
       return signalPassFailure();
     sharedBudget = *budget;

@@ -12,6 +12,9 @@
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
+#include "fa/Support/Builders.h"
+#include "fa/Support/PassSupport.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -65,14 +68,6 @@ struct RowsKernel {
     return VectorType::get({layout.cols}, element);
   }
 
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-
-  Value splat(VectorType type, double value) {
-    return arith::ConstantOp::create(
-        b, type,
-        DenseElementsAttr::get(type,
-                               b.getFloatAttr(type.getElementType(), value)));
-  }
 
   /// Values of any float type computed with in f32.
   Value toF32(Value value) {
@@ -130,7 +125,7 @@ struct RowsKernel {
   forColumnBlocks(ValueRange inits,
                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
     auto loop = scf::ForOp::create(
-        b, index(0), numCols, index(layout.cols), inits,
+        b, index(b, 0), numCols, index(b, layout.cols), inits,
         [&](OpBuilder &nested, Location loc, Value col0, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
@@ -193,8 +188,8 @@ void storeStats(RowsKernel &k, LayerNormOp op, Value row0, Value mean,
 void normaliseResidentRows(RowsKernel &k, LayerNormOp op, Value row0, Value x,
                            const Affine &affine) {
   ImplicitLocOpBuilder &b = k.b;
-  Value zero = k.index(0);
-  Value zeroRows = k.splat(k.rowsType(), 0.0);
+  Value zero = index(k.b, 0);
+  Value zeroRows = splatConstant(k.b, k.rowsType(), 0.0);
   Value mean = k.rowMean(k.addRowSums(x, zeroRows));
   Value centred = centre(k, x, mean, zero);
   Value rstd = reciprocalStd(
@@ -208,7 +203,7 @@ void normaliseResidentRows(RowsKernel &k, LayerNormOp op, Value row0, Value x,
 /// squares, one for y.
 void normaliseLoopedRows(RowsKernel &k, LayerNormOp op, Value row0) {
   ImplicitLocOpBuilder &b = k.b;
-  Value zeroRows = k.splat(k.rowsType(), 0.0);
+  Value zeroRows = splatConstant(k.b, k.rowsType(), 0.0);
   Value sums = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
     return SmallVector<Value>{
         k.addRowSums(k.loadBlock(op.getX(), row0, col0), acc[0])};
@@ -231,8 +226,8 @@ void normaliseLoopedRows(RowsKernel &k, LayerNormOp op, Value row0) {
 
 void buildForward(RowsKernel &k, LayerNormOp op, const RowsConfig &config) {
   ImplicitLocOpBuilder &b = k.b;
-  Value zero = k.index(0);
-  Value rowsPerBlock = k.index(config.rows);
+  Value zero = index(k.b, 0);
+  Value rowsPerBlock = index(k.b, config.rows);
   Value blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   if (!config.resident) {
     normaliseLoopedRows(k, op, arith::MulIOp::create(b, blockId, rowsPerBlock));
@@ -317,8 +312,8 @@ SmallVector<Value> buildGradRows(RowsKernel &k, LayerNormGradOp op, Value row0,
                                  ValueRange accumulators,
                                  const PartialRows &partial) {
   ImplicitLocOpBuilder &b = k.b;
-  Value zero = k.index(0);
-  Value zeroRows = k.splat(k.rowsType(), 0.0);
+  Value zero = index(k.b, 0);
+  Value zeroRows = splatConstant(k.b, k.rowsType(), 0.0);
   Value mean = k.loadRowStats(op.getMean(), row0);
   Value rstd = k.loadRowStats(op.getRstd(), row0);
   auto gXhat = [&](const GradTerms &t) {
@@ -363,9 +358,9 @@ SmallVector<Value> buildGradRows(RowsKernel &k, LayerNormGradOp op, Value row0,
 void buildBackward(RowsKernel &k, LayerNormGradOp op, bool resident,
                    const PartialRows &partial) {
   ImplicitLocOpBuilder &b = k.b;
-  Value zero = k.index(0);
-  Value zeroBlock = k.splat(k.blockType(), 0.0);
-  Value rowsPerBlock = k.index(k.layout.rows);
+  Value zero = index(k.b, 0);
+  Value zeroBlock = splatConstant(k.b, k.blockType(), 0.0);
+  Value rowsPerBlock = index(k.b, k.layout.rows);
   Value numRowBlocks = arith::CeilDivUIOp::create(b, k.numRows, rowsPerBlock);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value step = gpu::GridDimOp::create(b, gpu::Dimension::x);
@@ -406,11 +401,11 @@ void buildParamsReduction(RowsKernel &k, Value partialDweight,
                           Value partialDbias, Value dweight, Value dbias) {
   ImplicitLocOpBuilder &b = k.b;
   Value col0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), k.index(k.layout.cols));
-  Value zeroBlock = k.splat(k.blockType(), 0.0);
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(k.b, k.layout.cols));
+  Value zeroBlock = splatConstant(k.b, k.blockType(), 0.0);
   Value numPartialRows = memref::DimOp::create(b, partialDweight, 0);
   auto loop = scf::ForOp::create(
-      b, k.index(0), numPartialRows, k.index(k.layout.rows),
+      b, index(k.b, 0), numPartialRows, index(k.b, k.layout.rows),
       ValueRange{zeroBlock, zeroBlock},
       [&](OpBuilder &nested, Location loc, Value row0, ValueRange acc) {
         OpBuilder::InsertionGuard guard(b);
@@ -425,7 +420,7 @@ void buildParamsReduction(RowsKernel &k, Value partialDweight,
       });
   auto storeColumnSums = [&](Value block, Value dest) {
     Value sums = vector::MultiDimReductionOp::create(
-        b, block, k.splat(k.colsType(k.f32()), 0.0),
+        b, block, splatConstant(k.b, k.colsType(k.f32()), 0.0),
         ArrayRef<bool>{true, false}, vector::CombiningKind::ADD);
     Type element = cast<MemRefType>(dest.getType()).getElementType();
     StoreBlockOp::create(b, k.fromF32(sums, element), dest, ValueRange{col0});
@@ -438,30 +433,6 @@ void buildParamsReduction(RowsKernel &k, Value partialDweight,
 // Kernels and their manifest entries
 //===----------------------------------------------------------------------===//
 
-struct KernelParam {
-  StringRef name;
-  Value value; // in the function, or null for a workspace
-  Type type;   // a memref, or f32 (eps)
-};
-
-/// The manifest entry of a parameter: a memref's, or {name, kind = "f32"}
-/// for a scalar, which the runtime passes by value.
-DictionaryAttr paramInfo(Builder &b, const KernelParam &param) {
-  if (isa<MemRefType>(param.type))
-    return memrefParamInfo(b, param.name, param.type);
-  assert(param.type.isF32() && "LayerNorm's only scalar parameter is eps");
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("name", b.getStringAttr(param.name)),
-       b.getNamedAttr("kind", b.getStringAttr("f32"))});
-}
-
-DictionaryAttr paramsInfo(Builder &b, ArrayRef<KernelParam> params) {
-  SmallVector<Attribute> entries;
-  for (const KernelParam &param : params)
-    entries.push_back(paramInfo(b, param));
-  return b.getDictionaryAttr(b.getNamedAttr("params", b.getArrayAttr(entries)));
-}
-
 /// The configuration a kernel records (kRowsConfigAttr) for its `layout`.
 RowsAttr kernelConfigAttr(MLIRContext *context, const RowsLayout &layout,
                           std::optional<bool> resident, bool persistent) {
@@ -469,39 +440,23 @@ RowsAttr kernelConfigAttr(MLIRContext *context, const RowsLayout &layout,
                        layout.threads / kThreadsPerWarp, resident, persistent);
 }
 
-/// The configuration as the manifest records it: every entry an integer,
-/// persistent only where set.
-DictionaryAttr manifestConfig(Builder &b, RowsAttr config) {
-  SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("rows", b.getI64IntegerAttr(*config.getRows())),
-      b.getNamedAttr("block_cols", b.getI64IntegerAttr(*config.getBlockCols())),
-      b.getNamedAttr("num_warps", b.getI64IntegerAttr(*config.getNumWarps()))};
-  if (std::optional<bool> resident = config.getResident())
-    entries.push_back(
-        b.getNamedAttr("resident", b.getI64IntegerAttr(*resident)));
-  if (config.getPersistent())
-    entries.push_back(b.getNamedAttr("persistent", b.getI64IntegerAttr(1)));
-  return b.getDictionaryAttr(entries);
-}
-
-/// A kernel in a gpu.module of its own, both called `name`, taking `params`;
-/// the builder is left at the start of its body.
-gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, Operation *before,
-                            StringRef name, ArrayRef<KernelParam> params,
-                            const RowsLayout &layout, RowsAttr config) {
-  b.setInsertionPoint(before);
-  auto module = gpu::GPUModuleOp::create(b, name);
-  b.setInsertionPointToStart(module.getBody());
-  SmallVector<Type> types;
-  for (const KernelParam &param : params)
-    types.push_back(param.type);
-  auto kernel = gpu::GPUFuncOp::create(b, name, b.getFunctionType(types, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  kernel->setAttr(kRowsConfigAttr, config);
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(layout.threads), 1, 1}));
-  b.setInsertionPointToStart(&kernel.getBody().front());
-  return kernel;
+/// Builds kernel `name` computing `kernelOp` on `element`s, its `params`,
+/// block and configuration from `layout` (recorded as fa.rows with
+/// `resident` and `persistent`), over `grid` rows of blocks; records its
+/// manifest entry in `kernels`. The builder is left in its body.
+gpu::GPUFuncOp createRowsKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
+                                StringRef name, KernelOp kernelOp,
+                                Type element, const RowsLayout &layout,
+                                std::optional<bool> resident, bool persistent,
+                                GridDim grid, ArrayRef<KernelParam> params,
+                                SmallVectorImpl<NamedAttribute> &kernels,
+                                KernelCompanions companions = {}) {
+  KernelAttr entry = getKernelEntry(
+      b.getContext(), kernelOp, element,
+      kernelConfigAttr(b.getContext(), layout, resident, persistent),
+      layout.threads, {grid, GridDim::One, GridDim::One}, params,
+      /*attention=*/std::nullopt, companions);
+  return createKernel(b, func, name, entry, kernels);
 }
 
 /// Maps each function-level parameter to the kernel argument at its position.
@@ -516,22 +471,6 @@ void mapParams(IRMapping &mapping, gpu::GPUFuncOp kernel,
 Value colsAsF32(ImplicitLocOpBuilder &b, Value cols) {
   Value asInt = arith::IndexCastUIOp::create(b, b.getI64Type(), cols);
   return arith::UIToFPOp::create(b, b.getF32Type(), asInt);
-}
-
-NamedAttribute kernelEntry(Builder &b, StringRef name, StringRef op,
-                           Type element, RowsAttr config,
-                           const RowsLayout &layout, StringRef gridSymbol,
-                           ArrayRef<KernelParam> params,
-                           ArrayRef<NamedAttribute> extra) {
-  SmallVector<NamedAttribute> info = {
-      b.getNamedAttr("op", b.getStringAttr(op)),
-      b.getNamedAttr("dtype", b.getStringAttr(dtypeName(element))),
-      b.getNamedAttr("config", manifestConfig(b, config)),
-      b.getNamedAttr("block", b.getI64ArrayAttr({layout.threads, 1, 1})),
-      b.getNamedAttr("grid", b.getStrArrayAttr({gridSymbol, "one", "one"}))};
-  llvm::append_range(info, paramsInfo(b, params).getValue());
-  llvm::append_range(info, extra);
-  return b.getNamedAttr(name, b.getDictionaryAttr(info));
 }
 
 struct FATileLayerNormPass
@@ -552,24 +491,24 @@ struct FATileLayerNormPass
                       attr.getReduceCols(),
                       attr.getReduceWarps()};
     if (config.persistent && !config.resident)
-      return func.emitError() << "fa-tile-layernorm: persistent needs "
-                                 "resident (the next rows are prefetched "
-                                 "into registers)",
+      return emitPassError(func, getArgument())
+                 << "persistent needs resident (the next rows are prefetched "
+                    "into registers)",
              failure();
     for (auto [name, warps] : {std::pair{"num_warps", config.numWarps},
                                std::pair{"reduce_warps", config.reduceWarps}})
-      if (failed(checkConfigRange(func, "fa-tile-layernorm", name, warps, 1,
+      if (failed(checkConfigRange(func, getArgument(), name, warps, 1,
                                   kMaxThreadsPerBlock / kThreadsPerWarp)))
         return failure();
     if (std::string why = config.layout().whyInvalid(); !why.empty())
-      return func.emitError() << "fa-tile-layernorm: " << why, failure();
+      return emitPassError(func, getArgument()) << why, failure();
     if (std::string why = config.reduceLayout().whyInvalid(); !why.empty())
-      return func.emitError()
-                 << "fa-tile-layernorm: the reduction kernel's " << why,
+      return emitPassError(func, getArgument())
+                 << "the reduction kernel's " << why,
              failure();
     if (config.reduceLayout().threadsPerRow() > kThreadsPerWarp)
-      return func.emitError()
-                 << "fa-tile-layernorm: the reduction kernel needs at most "
+      return emitPassError(func, getArgument())
+                 << "the reduction kernel needs at most "
                  << kThreadsPerWarp
                  << " threads per row (reduce_rows >= " << config.reduceWarps
                  << ")",
@@ -597,8 +536,7 @@ struct FATileLayerNormPass
   LogicalResult checkRank2(Operation *op, MemRefType x) {
     if (x.getRank() != 2)
       return op->emitOpError()
-             << "fa-tile-layernorm expects x of rank 2 (rows x cols), got "
-                "rank "
+             << getArgument() << " expects x of rank 2 (rows x cols), got rank "
              << x.getRank() << "; collapse the leading dimensions first";
     return success();
   }
@@ -616,22 +554,23 @@ struct FATileLayerNormPass
     if (failed(config) || failed(checkRank2(op, op.getX().getType())))
       return failure();
     SmallVector<KernelParam> params = {
-        {"x", op.getX(), op.getX().getType()},
-        {"weight", op.getWeight(), op.getWeight().getType()},
-        {"bias", op.getBias(), op.getBias().getType()},
-        {"y", op.getY(), op.getY().getType()}};
+        {"x", op.getX().getType(), op.getX()},
+        {"weight", op.getWeight().getType(), op.getWeight()},
+        {"bias", op.getBias().getType(), op.getBias()},
+        {"y", op.getY().getType(), op.getY()}};
     if (op.getMean()) {
-      params.push_back({"mean", op.getMean(), op.getMean().getType()});
-      params.push_back({"rstd", op.getRstd(), op.getRstd().getType()});
+      params.push_back({"mean", op.getMean().getType(), op.getMean()});
+      params.push_back({"rstd", op.getRstd().getType(), op.getRstd()});
     }
     // Last, so that the memrefs' parameters keep their positions.
-    params.push_back({"eps", op.getEps(), op.getEps().getType()});
+    params.push_back({"eps", op.getEps().getType(), op.getEps()});
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
-    RowsAttr kernelConfig = kernelConfigAttr(b.getContext(), config->layout(),
-                                           config->resident,
-                                           config->persistent);
-    gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
-                                         config->layout(), kernelConfig);
+    gpu::GPUFuncOp kernel = createRowsKernel(
+        b, func, func.getName(), KernelOp::LayerNormFwd,
+        op.getX().getType().getElementType(), config->layout(),
+        config->resident, config->persistent,
+        config->persistent ? GridDim::PersistentRowTiles : GridDim::RowTiles,
+        params, kernels);
     IRMapping mapping;
     mapParams(mapping, kernel, params);
     auto kernelOp = cast<LayerNormOp>(b.clone(*op, mapping));
@@ -639,11 +578,6 @@ struct FATileLayerNormPass
     buildForward(k, kernelOp, *config);
     gpu::ReturnOp::create(b);
     kernelOp.erase();
-
-    kernels.push_back(kernelEntry(
-        b, func.getName(), "layernorm_fwd",
-        op.getX().getType().getElementType(), kernelConfig, config->layout(),
-        config->persistent ? "persistent_row_tiles" : "row_tiles", params, {}));
     return success();
   }
 
@@ -657,21 +591,22 @@ struct FATileLayerNormPass
         MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
                         Float32Type::get(context));
     SmallVector<KernelParam> params = {
-        {"x", op.getX(), op.getX().getType()},
-        {"weight", op.getWeight(), op.getWeight().getType()},
-        {"mean", op.getMean(), op.getMean().getType()},
-        {"rstd", op.getRstd(), op.getRstd().getType()},
-        {"dy", op.getDy(), op.getDy().getType()},
-        {"dx", op.getDx(), op.getDx().getType()},
-        {"partial_dweight", Value(), partialType},
-        {"partial_dbias", Value(), partialType}};
+        {"x", op.getX().getType(), op.getX()},
+        {"weight", op.getWeight().getType(), op.getWeight()},
+        {"mean", op.getMean().getType(), op.getMean()},
+        {"rstd", op.getRstd().getType(), op.getRstd()},
+        {"dy", op.getDy().getType(), op.getDy()},
+        {"dx", op.getDx().getType(), op.getDx()},
+        {"partial_dweight", partialType},
+        {"partial_dbias", partialType}};
     ImplicitLocOpBuilder b(func.getLoc(), context);
     std::string paramsName = (func.getName() + "_params").str();
-    RowsAttr kernelConfig = kernelConfigAttr(b.getContext(), config->layout(),
-                                           config->resident,
-                                           /*persistent=*/false);
-    gpu::GPUFuncOp kernel = createKernel(b, func, func.getName(), params,
-                                         config->layout(), kernelConfig);
+    Type element = op.getX().getType().getElementType();
+    gpu::GPUFuncOp kernel = createRowsKernel(
+        b, func, func.getName(), KernelOp::LayerNormBwd, element,
+        config->layout(), config->resident, /*persistent=*/false,
+        GridDim::PersistentRowTiles, params, kernels,
+        KernelCompanions{/*deltaKernel=*/"", /*dkdvKernel=*/"", paramsName});
     IRMapping mapping;
     mapParams(mapping, kernel, params);
     auto kernelOp = cast<LayerNormGradOp>(b.clone(*op, mapping));
@@ -679,34 +614,24 @@ struct FATileLayerNormPass
     PartialRows partial{
         kernel.getArgument(6), kernel.getArgument(7),
         arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                              k.index(config->rows))};
+                              index(k.b, config->rows))};
     buildBackward(k, kernelOp, config->resident, partial);
     gpu::ReturnOp::create(b);
     kernelOp.erase();
-    kernels.push_back(kernelEntry(
-        b, func.getName(), "layernorm_bwd",
-        op.getX().getType().getElementType(), kernelConfig, config->layout(),
-        "persistent_row_tiles", params,
-        {b.getNamedAttr("params_kernel", b.getStringAttr(paramsName))}));
 
     SmallVector<KernelParam> reduceParams = {
-        {"partial_dweight", Value(), partialType},
-        {"partial_dbias", Value(), partialType},
-        {"dweight", op.getDweight(), op.getDweight().getType()},
-        {"dbias", op.getDbias(), op.getDbias().getType()}};
-    RowsAttr reduceConfig =
-        kernelConfigAttr(b.getContext(), config->reduceLayout(),
-                         /*resident=*/std::nullopt, /*persistent=*/false);
-    gpu::GPUFuncOp reduce = createKernel(b, func, paramsName, reduceParams,
-                                         config->reduceLayout(), reduceConfig);
+        {"partial_dweight", partialType},
+        {"partial_dbias", partialType},
+        {"dweight", op.getDweight().getType(), op.getDweight()},
+        {"dbias", op.getDbias().getType(), op.getDbias()}};
+    gpu::GPUFuncOp reduce = createRowsKernel(
+        b, func, paramsName, KernelOp::LayerNormBwdParams, element,
+        config->reduceLayout(), /*resident=*/std::nullopt,
+        /*persistent=*/false, GridDim::ColumnTiles, reduceParams, kernels);
     RowsKernel r{b, config->reduceLayout(), Value(), Value(), Value()};
     buildParamsReduction(r, reduce.getArgument(0), reduce.getArgument(1),
                          reduce.getArgument(2), reduce.getArgument(3));
     gpu::ReturnOp::create(b);
-    kernels.push_back(kernelEntry(b, paramsName, "layernorm_bwd_params",
-                                  op.getX().getType().getElementType(),
-                                  reduceConfig, config->reduceLayout(),
-                                  "column_tiles", reduceParams, {}));
     return success();
   }
 

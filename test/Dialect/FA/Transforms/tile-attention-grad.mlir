@@ -6,9 +6,9 @@
 
 // Three kernels, the dq one carrying its companions' names; GQA and causal.
 // CHECK-LABEL: module attributes {fa.kernels = {
-// CHECK-SAME: g = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 2 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64, wgmma = 0 : i64}, delta_kernel = "g_delta", dkdv_kernel = "g_dkdv", dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_bwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dq", rank = 4 : i64}], scale = 1.250000e-01 : f32}
-// CHECK-SAME: g_delta = {{{.*}}grid = ["query_tiles", "batch_heads", "one"]{{.*}}op = "attention_bwd_delta", params = [{{.*}}name = "out"{{.*}}name = "dout"{{.*}}name = "delta", rank = 3 : i64}]
-// CHECK-SAME: g_dkdv = {{{.*}}grid = ["key_tiles", "batch_kv_heads", "one"]{{.*}}op = "attention_bwd_dkdv", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "dout"{{.*}}name = "lse"{{.*}}name = "delta"{{.*}}name = "dk"{{.*}}name = "dv", rank = 4 : i64}]
+// CHECK-SAME: g = #fa.kernel<op = attention_bwd, dtype = bf16, head_dim = 64, causal = true, scale = 1.250000e-01 : f32, config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, skip_unit_rescale = false>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [#fa.param<"q" : {{.*}}>, #fa.param<"k" : {{.*}}>, #fa.param<"v" : {{.*}}>, #fa.param<"dout" : {{.*}}>, #fa.param<"lse" : {{.*}}>, #fa.param<"delta" : {{.*}}>, #fa.param<"dq" : memref<?x?x?x64xbf16>>], delta_kernel = "g_delta", dkdv_kernel = "g_dkdv">
+// CHECK-SAME: g_delta = #fa.kernel<op = attention_bwd_delta,{{.*}}grid = [query_tiles, batch_heads, one], params = [#fa.param<"out" : {{.*}}>, #fa.param<"dout" : {{.*}}>, #fa.param<"delta" : memref<?x?x?xf32>>]>
+// CHECK-SAME: g_dkdv = #fa.kernel<op = attention_bwd_dkdv,{{.*}}grid = [key_tiles, batch_kv_heads, one], params = [#fa.param<"q" : {{.*}}>, #fa.param<"k" : {{.*}}>, #fa.param<"v" : {{.*}}>, #fa.param<"dout" : {{.*}}>, #fa.param<"lse" : {{.*}}>, #fa.param<"delta" : {{.*}}>, #fa.param<"dk" : {{.*}}>, #fa.param<"dv" : memref<?x?x?x64xbf16>>]>
 // CHECK-NOT: func.func
 
 // delta = rowsum(dout * out), one f32 per query row.
@@ -64,7 +64,7 @@
 // CHECK:   math.exp2
 // CHECK:   fa.tile_matmul %{{.*}} :
 // CHECK: } {fa.copy_loop, fa.kv_loop}
-// OPTIONS: config = {block_m = 32 : i64, block_n = 16 : i64, num_stages = 2 : i64, num_warps = 2 : i64, skip_unit_rescale = 0 : i64, wgmma = 0 : i64}
+// OPTIONS: config = #fa.tile<block_m = 32, block_n = 16, num_warps = 2, num_stages = 2, skip_unit_rescale = false>,
 func.func @g(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
   return
@@ -117,9 +117,9 @@ func.func @forward_flag(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: 
 !t = memref<?x?x?x128xbf16>
 !s = memref<?x?x?xf32>
 // CHECK-LABEL: module attributes {fa.kernels = {
-// CHECK-SAME: own_dq = {block = [256, 1, 1], causal = false, config = {block_m = 128 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 8 : i64
-// CHECK-SAME: own_dq_delta = {block = [128, 1, 1], causal = false, config = {block_m = 64 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 4 : i64
-// CHECK-SAME: own_dq_dkdv = {block = [128, 1, 1], causal = false, config = {block_m = 64 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 4 : i64
+// CHECK-SAME: own_dq = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 1, skip_unit_rescale = false>, block = [256, 1, 1]
+// CHECK-SAME: own_dq_delta = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, skip_unit_rescale = false>, block = [128, 1, 1]
+// CHECK-SAME: own_dq_dkdv = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, skip_unit_rescale = false>, block = [128, 1, 1]
 // CHECK: gpu.func @own_dq_dkdv({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16
 // CHECK: gpu.func @own_dq({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -147,8 +147,8 @@ func.func @bad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: 
 !t = memref<?x?x?x128xbf16>
 !s = memref<?x?x?xf32>
 // CHECK-LABEL: module attributes {fa.kernels = {
-// CHECK-SAME: wg = {{{.*}}config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 2 : i64, num_warps = 4 : i64, skip_unit_rescale = 0 : i64, wgmma = 1 : i64}
-// CHECK-SAME: wg_dkdv = {{{.*}}config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 2 : i64, num_warps = 8 : i64, skip_unit_rescale = 0 : i64, wgmma = 1 : i64}
+// CHECK-SAME: wg = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, skip_unit_rescale = false, wgmma = true>
+// CHECK-SAME: wg_dkdv = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, skip_unit_rescale = false, wgmma = true>
 // CHECK: gpu.func @wg_dkdv({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}
 // CHECK: gpu.func @wg({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}
 func.func @wg(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {

@@ -1,8 +1,8 @@
 // RUN: fa-opt %s --fa-tile-attention --split-input-file --verify-diagnostics | FileCheck %s
 
-// wgmma = 1 is recorded in the configuration, and every shared tile is
+// wgmma = true is recorded in the configuration, and every shared tile is
 // 1024-byte aligned (wgmma swizzles by address bits 4-9).
-// CHECK: config = {{{.*}}wgmma = 1 : i64}
+// CHECK: config = #fa.tile<{{.*}}wgmma = true>
 // CHECK: gpu.func @ok
 // CHECK-SAME: {llvm.align = 1024 : i64}
 // CHECK-SAME: {llvm.align = 1024 : i64}

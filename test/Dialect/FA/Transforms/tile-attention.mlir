@@ -3,7 +3,7 @@
 // RUN: not fa-opt %s --split-input-file --fa-tile-attention="num-warps=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=WARPS
 
 // The function becomes a kernel; grid mapping explicit; three key loops.
-// CHECK: module attributes {fa.kernels = {attn = {block = [128, 1, 1], causal = true, config = {block_m = 64 : i64, block_n = 64 : i64, num_stages = 1 : i64, num_warps = 4 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}, dtype = "bf16", grid = ["query_tiles", "batch_heads", "one"], head_dim = 64 : i64, op = "attention_fwd", params = [{{.*}}name = "q"{{.*}}name = "k"{{.*}}name = "v"{{.*}}name = "out"{{.*}}name = "lse"{{.*}}], scale = 1.250000e-01 : f32}}, gpu.container_module}
+// CHECK: module attributes {fa.kernels = {attn = #fa.kernel<op = attention_fwd, dtype = bf16, head_dim = 64, causal = true, scale = 1.250000e-01 : f32, config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 1>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, #fa.param<"k" : memref<?x?x?x64xbf16>>, #fa.param<"v" : memref<?x?x?x64xbf16>>, #fa.param<"out" : memref<?x?x?x64xbf16>>, #fa.param<"lse" : memref<?x?x?xf32>>]>}, gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @attn
 // CHECK: gpu.func @attn(%[[Q:.*]]: memref<?x?x?x64xbf16>, %[[K:.*]]: memref<?x?x?x64xbf16>, %[[V:.*]]: memref<?x?x?x64xbf16>, %[[O:.*]]: memref<?x?x?x64xbf16>, %[[L:.*]]: memref<?x?x?xf32>) workgroup(%[[KB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 1>, known_block_size = array<i32: 128, 1, 1>}
@@ -40,7 +40,7 @@
 // CHECK: fa.store_tile %{{.*}}, %[[O]][{{.*}}, {{.*}}, %[[ROW0]]]
 // CHECK: math.log2 %[[SUM]]
 // CHECK: fa.store_rows %{{.*}}, %[[L]]
-// CONFIG: config = {block_m = 128 : i64, block_n = 32 : i64, num_stages = 1 : i64, num_warps = 8 : i64, overlap_softmax = 0 : i64, pipeline_copies = 1 : i64, q_in_shared = 0 : i64, skip_unit_rescale = 1 : i64, stage_output = 0 : i64, wgmma = 0 : i64}
+// CONFIG: config = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 1>,
 // CONFIG: known_block_size = array<i32: 256, 1, 1>
 func.func @attn(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                 %o: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>) {

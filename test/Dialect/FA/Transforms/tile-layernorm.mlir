@@ -7,7 +7,7 @@
 // from the centred values (padding columns zeroed), then y and the stats.
 // eps is the kernel's last parameter (an f32 the runtime passes), not a
 // constant: the manifest lists it among the params and has no eps entry.
-// CHECK-LABEL: module attributes {fa.kernels = {ln_resident = {block = [128, 1, 1], config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}, dtype = "bf16", grid = ["row_tiles", "one", "one"], op = "layernorm_fwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "bias"{{.*}}name = "y"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}{kind = "f32", name = "eps"}]}}, gpu.container_module}
+// CHECK-LABEL: module attributes {fa.kernels = {ln_resident = #fa.kernel<op = layernorm_fwd, dtype = bf16, config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>, block = [128, 1, 1], grid = [row_tiles, one, one], params = [#fa.param<"x" : memref<?x?xbf16>>, #fa.param<"weight" : memref<?xbf16>>, #fa.param<"bias" : memref<?xbf16>>, #fa.param<"y" : memref<?x?xbf16>>, #fa.param<"mean" : memref<?xf32>>, #fa.param<"rstd" : memref<?xf32>>, #fa.param<"eps" : f32>]>}, gpu.container_module}
 // CHECK-NOT: func.func
 // CHECK: gpu.module @ln_resident
 // CHECK: gpu.func @ln_resident(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[B:.*]]: memref<?xbf16>, %[[Y:.*]]: memref<?x?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>, %[[EPS:.*]]: f32) kernel attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>, known_block_size = array<i32: 128, 1, 1>}
@@ -34,7 +34,7 @@
 // CHECK: fa.store_block %{{.*}}, %[[Y]][%[[ROW0]], %{{.*}}] : vector<1x1024xbf16>, memref<?x?xbf16>
 // CHECK: fa.store_block %[[M]], %[[MEAN]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
 // CHECK: fa.store_block %[[R]], %[[RSTD]][%[[ROW0]]] : vector<1xf32>, memref<?xf32>
-// OPTIONS: config = {block_cols = 1024 : i64, num_warps = 4 : i64, resident = 1 : i64, rows = 1 : i64}
+// OPTIONS: config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>,
 func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf16>, %y: memref<?x?xbf16>, %mean: memref<?xf32>, %rstd: memref<?xf32>, %eps: f32) attributes {fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = true>} {
   fa.layernorm ins(%x, %w, %b : memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>) outs(%y : memref<?x?xbf16>) stats(%mean, %rstd : memref<?xf32>, memref<?xf32>) eps(%eps : f32)
   return
@@ -45,7 +45,7 @@ func.func @ln_resident(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<?xbf
 // Persistent: block i takes row blocks i, i + grid, ...; the weight and bias
 // load once, and each iteration loads the next row block's x (carried raw)
 // before working on the current one.
-// CHECK-LABEL: module attributes {fa.kernels = {ln_persistent = {{{.*}}config = {block_cols = 1024 : i64, num_warps = 4 : i64, persistent = 1 : i64, resident = 1 : i64, rows = 2 : i64}{{.*}}grid = ["persistent_row_tiles", "one", "one"]
+// CHECK-LABEL: module attributes {fa.kernels = {ln_persistent = #fa.kernel<{{.*}}config = #fa.rows<rows = 2, block_cols = 1024, num_warps = 4, resident = true, persistent = true>, block = [128, 1, 1], grid = [persistent_row_tiles, one, one]
 // CHECK: gpu.func @ln_persistent(%[[X:[^:]*]]: memref<?x?xf16>{{.*}}, %[[EPS:[^:]*]]: f32)
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: fa.load_block %arg1
@@ -110,7 +110,7 @@ func.func @ln_looped(%x: memref<?x?xf32>, %w: memref<?xf32>, %b: memref<?xf32>, 
 // number of blocks, step the grid) keeps the parameter-gradient sums in
 // registers and writes them once to this block's partial rows; a second
 // kernel sums the partial rows per column.
-// CHECK-LABEL: module attributes {fa.kernels = {lnb = {{{.*}}grid = ["persistent_row_tiles", "one", "one"], op = "layernorm_bwd", params = [{{.*}}name = "x"{{.*}}name = "weight"{{.*}}name = "mean"{{.*}}name = "rstd"{{.*}}name = "dy"{{.*}}name = "dx"{{.*}}name = "partial_dweight"{{.*}}name = "partial_dbias"{{.*}}], params_kernel = "lnb_params"}, lnb_params = {block = [256, 1, 1], config = {block_cols = 32 : i64, num_warps = 8 : i64, rows = 64 : i64}, dtype = "bf16", grid = ["column_tiles", "one", "one"], op = "layernorm_bwd_params", params = [{{.*}}name = "partial_dweight"{{.*}}name = "partial_dbias"{{.*}}name = "dweight"{{.*}}name = "dbias"{{.*}}]}}
+// CHECK-LABEL: module attributes {fa.kernels = {lnb = #fa.kernel<op = layernorm_bwd, {{.*}}grid = [persistent_row_tiles, one, one], params = [#fa.param<"x" : {{.*}}>, #fa.param<"weight" : {{.*}}>, #fa.param<"mean" : {{.*}}>, #fa.param<"rstd" : {{.*}}>, #fa.param<"dy" : {{.*}}>, #fa.param<"dx" : {{.*}}>, #fa.param<"partial_dweight" : {{.*}}>, #fa.param<"partial_dbias" : memref<?x?xf32>>], params_kernel = "lnb_params">, lnb_params = #fa.kernel<op = layernorm_bwd_params, dtype = bf16, config = #fa.rows<rows = 64, block_cols = 32, num_warps = 8>, block = [256, 1, 1], grid = [column_tiles, one, one], params = [#fa.param<"partial_dweight" : {{.*}}>, #fa.param<"partial_dbias" : {{.*}}>, #fa.param<"dweight" : {{.*}}>, #fa.param<"dbias" : memref<?xf32>>]>}
 // CHECK: gpu.func @lnb(%[[X:.*]]: memref<?x?xbf16>, %[[W:.*]]: memref<?xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[RSTD:.*]]: memref<?xf32>, %[[DY:.*]]: memref<?x?xbf16>, %[[DX:.*]]: memref<?x?xbf16>, %[[PW:.*]]: memref<?x?xf32>, %[[PB:.*]]: memref<?x?xf32>)
 // CHECK: %[[ROWS:.*]] = memref.dim %[[X]], %c0
 // CHECK: %[[PROW:.*]] = arith.muli %{{.*}}, %c1

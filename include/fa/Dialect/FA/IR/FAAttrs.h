@@ -11,6 +11,15 @@
 
 #include "fa/Dialect/FA/IR/FAEnums.h.inc"
 
+namespace mlir::fa {
+/// Parses a list in square brackets, the elements with FieldParser<T>.
+template <typename T>
+FailureOr<SmallVector<T>> parseSquareList(AsmParser &parser);
+/// Prints `[element, ...]`.
+template <typename T>
+void printSquareList(AsmPrinter &printer, ArrayRef<T> elements);
+} // namespace mlir::fa
+
 #define GET_ATTRDEF_CLASSES
 #include "fa/Dialect/FA/IR/FAAttrs.h.inc"
 

@@ -205,4 +205,100 @@ def FA_SoftmaxPhaseAttr : EnumAttr<FA_Dialect, FA_SoftmaxPhase, "phase"> {
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// The manifest entry of a kernel
+//===----------------------------------------------------------------------===//
+
+def FA_KernelOp : I32EnumAttr<"KernelOp",
+    "what a kernel of the library computes (the manifest's op)", [
+      I32EnumAttrCase<"AttentionFwd", 0, "attention_fwd">,
+      I32EnumAttrCase<"AttentionBwd", 1, "attention_bwd">,
+      I32EnumAttrCase<"AttentionBwdDelta", 2, "attention_bwd_delta">,
+      I32EnumAttrCase<"AttentionBwdDkdv", 3, "attention_bwd_dkdv">,
+      I32EnumAttrCase<"LayerNormFwd", 4, "layernorm_fwd">,
+      I32EnumAttrCase<"LayerNormBwd", 5, "layernorm_bwd">,
+      I32EnumAttrCase<"LayerNormBwdParams", 6, "layernorm_bwd_params">
+    ]> {
+  let cppNamespace = "::mlir::fa";
+  let genSpecializedAttr = 0;
+}
+
+def FA_GridDim : I32EnumAttr<"GridDim",
+    "what the runtime sizes a grid dimension of a kernel by", [
+      I32EnumAttrCase<"QueryTiles", 0, "query_tiles">,
+      I32EnumAttrCase<"KeyTiles", 1, "key_tiles">,
+      I32EnumAttrCase<"BatchHeads", 2, "batch_heads">,
+      I32EnumAttrCase<"BatchKvHeads", 3, "batch_kv_heads">,
+      I32EnumAttrCase<"RowTiles", 4, "row_tiles">,
+      I32EnumAttrCase<"PersistentRowTiles", 5, "persistent_row_tiles">,
+      I32EnumAttrCase<"ColumnTiles", 6, "column_tiles">,
+      I32EnumAttrCase<"One", 7, "one">
+    ]> {
+  let cppNamespace = "::mlir::fa";
+  let genSpecializedAttr = 0;
+}
+
+// A list in square brackets (a struct's entries are separated by commas).
+class FA_ListParameter<string element, string desc>
+    : ArrayRefParameter<element, desc> {
+  let parser = "::mlir::fa::parseSquareList<" # element # ">($_parser)";
+  let printer = "::mlir::fa::printSquareList($_printer, $_self)";
+}
+
+def FA_KernelParamAttr : FA_Attr<"KernelParam", "param"> {
+  let summary = "a kernel parameter of the manifest: its name and type";
+  let description = [{
+    `#fa.param<"q" : memref<?x?x?x64xbf16>>`: a memref parameter (passed in
+    MLIR's memref-descriptor ABI; the manifest gives its dtype and rank) or
+    `#fa.param<"eps" : f32>`, a scalar passed by value.
+  }];
+  let parameters = (ins StringRefParameter<"the name the runtime binds">:$name,
+                        "Type":$type);
+  let assemblyFormat = "`<` $name `:` $type `>`";
+  let genVerifyDecl = 1;
+}
+
+def FA_KernelAttr : FA_Attr<"Kernel", "kernel"> {
+  let summary = "how the runtime launches a kernel (its manifest entry)";
+  let description = [{
+    The tiling passes record one per kernel in the module's `fa.kernels`
+    (kernel name -> `#fa.kernel<...>`), and fa-export-kernels writes each as
+    the kernel's entry of manifest.json:
+
+    ```mlir
+    #fa.kernel<op = attention_fwd, dtype = bf16, head_dim = 64,
+               causal = true, scale = 1.250000e-01 : f32,
+               config = #fa.tile<block_m = 64, ...>, block = [128, 1, 1],
+               grid = [query_tiles, batch_heads, one],
+               params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, ...]>
+    ```
+
+    `head_dim`, `causal` and `scale` are the attention kernels'; the
+    backward's dQ kernel names its companions (`delta_kernel`,
+    `dkdv_kernel`), the LayerNorm backward its reduction kernel
+    (`params_kernel`). `config` is the kernel's own configuration, the one it
+    carries as `fa.tile` or `fa.rows`.
+  }];
+  let parameters = (ins
+    "KernelOp":$op,
+    "Type":$dtype,
+    FA_SizeParameter<"attention: the head dimension">:$head_dim,
+    FA_OptionalFlagParameter<"attention: the causal mask">:$causal,
+    OptionalParameter<"FloatAttr", "attention: the softmax scale">:$scale,
+    "Attribute":$config,
+    FA_ListParameter<"int64_t", "threads of a block in x, y, z">:$block,
+    FA_ListParameter<"GridDim", "the grid's x, y, z">:$grid,
+    FA_ListParameter<"KernelParamAttr", "the parameters, in order">:$params,
+    OptionalParameter<"StringAttr", "attention_bwd: the delta kernel">
+        :$delta_kernel,
+    OptionalParameter<"StringAttr", "attention_bwd: the dK/dV kernel">
+        :$dkdv_kernel,
+    OptionalParameter<"StringAttr", "layernorm_bwd: the reduction kernel">
+        :$params_kernel
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // FA_DIALECT_FA_IR_FAATTRS_TD

@@ -9,9 +9,13 @@
 #ifndef FA_DIALECT_FA_TRANSFORMS_KERNELFUNCTIONS_H
 #define FA_DIALECT_FA_TRANSFORMS_KERNELFUNCTIONS_H
 
+#include "fa/Dialect/FA/IR/FAAttrs.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::fa {
 
@@ -32,8 +36,48 @@ LogicalResult tileKernelFunctions(ModuleOp module,
 /// The manifest's name of a kernel element type: "bf16", "f16" or "f32".
 StringRef dtypeName(Type element);
 
-/// The manifest entry of a memref kernel parameter: name, kind, dtype, rank.
-DictionaryAttr memrefParamInfo(Builder &b, StringRef name, Type memrefType);
+/// A kernel parameter: the name the manifest gives it, its type, and the
+/// function's value it stands for (null for a buffer the runtime adds).
+struct KernelParam {
+  StringRef name;
+  Type type;
+  Value value = {};
+};
+
+/// What the manifest records of an attention kernel beyond what every kernel
+/// has.
+struct AttentionEntry {
+  int64_t headDim;
+  bool causal;
+  float scale;
+};
+
+/// The kernels the runtime launches before one (attention_bwd: delta and
+/// dK/dV; layernorm_bwd: the reduction after it), by name.
+struct KernelCompanions {
+  StringRef deltaKernel, dkdvKernel, paramsKernel;
+};
+
+/// The manifest entry of a kernel computing `op` on `element`s with
+/// configuration `config` (a TileAttr or RowsAttr), `threads` per block, the
+/// `grid` and the `params` given; `attention` for an attention kernel.
+KernelAttr getKernelEntry(MLIRContext *context, KernelOp op, Type element,
+                          Attribute config, int64_t threads,
+                          ArrayRef<GridDim> grid, ArrayRef<KernelParam> params,
+                          std::optional<AttentionEntry> attention = {},
+                          KernelCompanions companions = {});
+
+/// Builds the kernel `entry` describes: gpu.func @name in a gpu.module
+/// @name of its own before `before`, taking the entry's parameters and the
+/// shared tiles `sharedTiles` (workgroup attributions, `sharedAlignment`
+/// bytes aligned), marked with the entry's configuration (fa.tile or
+/// fa.rows) and its block size. Records (name, entry) in `kernels`, the
+/// module's fa.kernels to be; leaves `b` at the start of the kernel's body.
+gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, Operation *before,
+                            StringRef name, KernelAttr entry,
+                            SmallVectorImpl<NamedAttribute> &kernels,
+                            ArrayRef<Type> sharedTiles = {},
+                            int64_t sharedAlignment = 0);
 
 /// Checks the tile shape of a kernel whose tiles take the tensor-core
 /// accumulator layout: `numWarps` a power of two up to kMaxAttentionWarps,
