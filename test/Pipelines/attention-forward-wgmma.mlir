@@ -2,7 +2,7 @@
 // RUN: not fa-opt %s --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-pipeline-kv-copies --convert-fa-to-nvgpu=chip=sm_80 2>&1 | FileCheck %s --check-prefix=SM80
 
 // wgmma is sm_90a's alone: another chip is an error, not mma.sync.
-// SM80: error: convert-fa-to-nvgpu: wgmma = 1 needs chip sm_90a (Hopper's wgmma.mma_async), not sm_80
+// SM80: error: convert-fa-to-nvgpu: wgmma = true needs chip sm_90a (Hopper's wgmma.mma_async), not sm_80
 
 // wgmma = 1: each product is one asm block that issues it (fence, one
 // wgmma per 16-wide k step, commit) and one that waits for it, its results

@@ -27,9 +27,9 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
     loops carrying tiles follow the type conversion. A product of a tile and
     a row broadcast (the online softmax's accumulator rescale) runs only in
     warps where some row's factor differs from 1 (a vote; bit-identical),
-    unless the kernel's `fa.tile` says `skip_unit_rescale = 0`.
+    unless the kernel's `fa.tile` says `skip_unit_rescale = false`.
 
-    With `wgmma = 1` in the kernel's `fa.tile` (Hopper, sm_90a only), each
+    With `wgmma = true` in the kernel's `fa.tile` (Hopper, sm_90a only), each
     4-warp group computes its 64 rows of every f16/bf16 product with
     `wgmma.mma_async`: shared operands through 128-byte-swizzle matrix
     descriptors (rows longer than 128 bytes stored as 128-byte panels), a
@@ -39,7 +39,7 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "The GPU the kernels are for: kernels with wgmma = 1 need "
+           "The GPU the kernels are for: kernels with wgmma = true need "
            "sm_90a">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",

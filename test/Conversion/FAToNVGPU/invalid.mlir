@@ -5,7 +5,7 @@
 
 // wgmma is sm_90a's alone: on another chip it is an error, not mma.sync.
 gpu.module @m {
-  // expected-error @+1 {{convert-fa-to-nvgpu: wgmma = 1 needs chip sm_90a (Hopper's wgmma.mma_async), not sm_80}}
+  // expected-error @+1 {{convert-fa-to-nvgpu: wgmma = true needs chip sm_90a (Hopper's wgmma.mma_async), not sm_80}}
   gpu.func @wgmma_on_sm80(%q: memref<?x?x?x64xbf16>, %i: index) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
     %t = fa.load_tile %q[%i, %i, %i] : memref<?x?x?x64xbf16> -> vector<64x64xbf16>
     gpu.return

@@ -48,7 +48,7 @@ std::string mlir::fa::RowsLayout::whyInvalid() const {
            str(threadsPerRow()) + " threads of a row " +
            str(valuesPerThread()) + " values to hold, more than " +
            str(kMaxRowValuesPerThread) +
-           " (use more warps, or a shorter block_cols with resident = 0)";
+           " (use more warps, or a shorter block_cols with resident = false)";
   // Per-row and per-column vectors are both 1-D; their sizes tell them apart.
   if (cols == rows)
     return "block_cols must differ from rows (both " + str(rows) + ")";

@@ -228,7 +228,7 @@ LogicalResult mlir::fa::checkOverlapSoftmaxConfig(Operation *op, StringRef pass,
   if (warpgroupMma && numStages == 2 && pipelineCopies)
     return success();
   return emitPassError(op, pass)
-         << "overlap_softmax needs wgmma = 1 (products that run while the "
+         << "overlap_softmax needs wgmma = true (products that run while the "
             "warps work) and num_stages = 2 (two slots per tile)";
 }
 

@@ -46,7 +46,7 @@ namespace {
 /// of the tiles its loop walks.
 struct GradConfig {
   int64_t blockM, blockN, numWarps, numStages;
-  /// Every product as a Hopper warpgroup MMA (fa.tile `wgmma = 1`, both the
+  /// Every product as a Hopper warpgroup MMA (fa.tile `wgmma = true`, both the
   /// dK/dV and the dQ kernel). The products already have wgmma's operand
   /// forms: the two score-like ones (S^T = K Q^T, dP^T = V dO^T and their dQ
   /// kernel counterparts) read A and a transposed B from shared memory

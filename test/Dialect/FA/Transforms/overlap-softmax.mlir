@@ -125,7 +125,7 @@ gpu.module @m {
 
 // The configuration is checked on kernels not made by fa-tile-attention too.
 gpu.module @m {
-  // expected-error @+1 {{fa-overlap-softmax: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
+  // expected-error @+1 {{fa-overlap-softmax: overlap_softmax needs wgmma = true (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
   gpu.func @no_wgmma() kernel attributes {fa.tile = #fa.tile<num_stages = 2, overlap_softmax = true>} {
     gpu.return
   }
@@ -134,7 +134,7 @@ gpu.module @m {
 // -----
 
 gpu.module @m {
-  // expected-error @+1 {{fa-overlap-softmax: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
+  // expected-error @+1 {{fa-overlap-softmax: overlap_softmax needs wgmma = true (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
   gpu.func @one_stage() kernel attributes {fa.tile = #fa.tile<wgmma = true, overlap_softmax = true>} {
     gpu.return
   }

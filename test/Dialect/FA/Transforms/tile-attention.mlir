@@ -133,7 +133,7 @@ func.func @two_stages_without_pipelining(%q: memref<1x1x8x64xf16>) attributes {f
 
 // -----
 
-// expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
+// expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = true (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
 func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<num_stages = 2, overlap_softmax = true>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
@@ -141,7 +141,7 @@ func.func @overlap_without_wgmma(%q: memref<1x1x8x64xf16>) attributes {fa.tile =
 
 // -----
 
-// expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = 1 (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
+// expected-error @+1 {{fa-tile-attention: overlap_softmax needs wgmma = true (products that run while the warps work) and num_stages = 2 (two slots per tile)}}
 func.func @overlap_single_stage(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, q_in_shared = true, wgmma = true, overlap_softmax = true>} {
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return

@@ -212,7 +212,7 @@ func.func @unused_argument(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %b: memref<
 
 // Limits. The block-cols option is checked like the entry (the functions
 // without fa.rows take it):
-// COLS-OPTION: error: fa-tile-layernorm: block_cols (1048576) gives each of the 128 threads of a row 8192 values to hold, more than 64 (use more warps, or a shorter block_cols with resident = 0)
+// COLS-OPTION: error: fa-tile-layernorm: block_cols (1048576) gives each of the 128 threads of a row 8192 values to hold, more than 64 (use more warps, or a shorter block_cols with resident = false)
 
 !x = memref<?x?xbf16>
 !c = memref<?xbf16>

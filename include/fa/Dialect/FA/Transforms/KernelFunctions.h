@@ -89,7 +89,7 @@ LogicalResult checkMmaTileShape(func::FuncOp func, StringRef pass,
                                 int64_t numWarps, StringRef rows);
 
 /// Checks a kernel whose products run as Hopper warpgroup MMAs (fa.tile
-/// wgmma = 1), after checkMmaTileShape (whose block_n limit is wgmma's N):
+/// wgmma = true), after checkMmaTileShape (whose block_n limit is wgmma's N):
 /// f16 or bf16 operands, whole 4-warp groups of 64 rows each (`blockM` = 16 x
 /// `numWarps`, `numWarps` a multiple of 4). Reports on `func`, prefixed with
 /// `pass`.
@@ -144,7 +144,7 @@ LogicalResult checkSharedMemory(Operation *op, StringRef pass, StringRef kernel,
                                 int64_t budget);
 
 /// Checks what fa-overlap-softmax relies on in a kernel with
-/// overlap_softmax = 1: wgmma products (which run while the warps work) and
+/// overlap_softmax = true: wgmma products (which run while the warps work) and
 /// two asynchronously filled slots per tile. Reports on `op`, prefixed with
 /// `pass`.
 LogicalResult checkOverlapSoftmaxConfig(Operation *op, StringRef pass,

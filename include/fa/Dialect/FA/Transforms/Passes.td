@@ -120,7 +120,7 @@ def FATileLayerNorm : Pass<"fa-tile-layernorm", "ModuleOp"> {
 
     Forward: block `i` normalises rows `[i R, (i + 1) R)`: the mean, then the
     variance as the mean of `(x - mean)^2` (two passes, not `E[x^2] -
-    mean^2`, which cancels badly), statistics in f32. With `resident = 1`
+    mean^2`, which cancels badly), statistics in f32. With `resident = true`
     the row is read once and kept in registers (the kernel then requires
     cols <= block_cols); otherwise every pass loops over column blocks and
     rows may have any length. `eps`, an f32 argument, becomes the kernel's
@@ -137,8 +137,8 @@ def FATileLayerNorm : Pass<"fa-tile-layernorm", "ModuleOp"> {
     or locks.
 
     The configuration comes from the pass options, overridden per function
-    by its `fa.rows` dictionary (`{rows = 1, block_cols = 1024, num_warps =
-    4, resident = 1}`; the reduction kernel's `reduce_rows`, `reduce_cols`,
+    by its `fa.rows` (`#fa.rows<rows = 1, block_cols = 1024, num_warps =
+    4, resident = true>`; the reduction kernel's `reduce_rows`, `reduce_cols`,
     `reduce_warps`).
   }];
   let options = [
@@ -193,7 +193,7 @@ def FAEliminateCausalTiles : Pass<"fa-eliminate-causal-tiles"> {
 def FAOverlapSoftmax : Pass<"fa-overlap-softmax"> {
   let summary = "Run each key tile's softmax during the previous tile's P @ V";
   let description = [{
-    For kernels whose `fa.tile` says `overlap_softmax = 1` (with `wgmma = 1`
+    For kernels whose `fa.tile` says `overlap_softmax = true` (with `wgmma = true`
     and `num_stages = 2`): FlashAttention-3's intra-warpgroup pipelining.
     Warpgroup MMAs are issued and waited for separately, but in the online
     loop every step needs the one before. This pass moves each tile's
@@ -248,7 +248,7 @@ def FAPipelineKvCopies : Pass<"fa-pipeline-kv-copies"> {
 
     The wait's barrier at the top of iteration j also guarantees every warp
     is done with iteration j - 1, whose slot the new copies overwrite. A
-    kernel with `pipeline_copies = 0` keeps its synchronous copies.
+    kernel with `pipeline_copies = false` keeps its synchronous copies.
   }];
   // Multi-buffered tiles are read through memref.subview slots.
   let dependentDialects = ["::mlir::fa::FADialect",
