@@ -202,3 +202,13 @@ func.func @register_tiles(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = 
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
   return
 }
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// #fa.tile describes both directions; the forward refuses the dQ kernel's.
+// expected-error @+1 {{fa-tile-attention: dq_block_m, dq_block_n and dq_num_warps configure the backward's dQ kernel (fa-tile-attention-grad)}}
+func.func @backward_entry(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_m = 64, dq_block_m = 64>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}
