@@ -88,6 +88,14 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func, StringRef pass) {
   };
   if (!phases.maxLoop || !phases.sumLoop || !phases.accLoop)
     return fail("expects the max, sum and accumulate loops together");
+  // The fused loop carries each phase's one value (row maxima, row sums,
+  // accumulator) in its place; other loops would lose theirs.
+  for (scf::ForOp loop : {phases.maxLoop, phases.sumLoop, phases.accLoop})
+    if (loop.getNumRegionIterArgs() != 1)
+      return fail(Twine("expects the '") +
+                  stringifySoftmaxPhase(*getSoftmaxPhase(loop)) +
+                  "' loop to carry one value, not " +
+                  Twine(loop.getNumRegionIterArgs()));
 
   Value maxCarried = phases.maxLoop.getRegionIterArgs().front();
   phases.maxReduction = findUnique<vector::MultiDimReductionOp>(

@@ -164,6 +164,29 @@ gpu.module @m {
 
 // -----
 
+// Each phase loop carries exactly its one value (here the sum loop carries
+// none; this crashed the pass before).
+gpu.module @m {
+  // expected-error @+1 {{fa-fuse-online-softmax: expects the 'sum' loop to carry one value, not 0}}
+  gpu.func @sum_carries_nothing(%tiles: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant dense<0.0> : vector<16xf32>
+    %acc = arith.constant dense<0.0> : vector<16x64xf32>
+    %m = scf.for %j = %c0 to %tiles step %c1 iter_args(%m = %rows) -> (vector<16xf32>) {
+      scf.yield %m : vector<16xf32>
+    } {fa.softmax_phase = #fa<phase max>}
+    scf.for %j = %c0 to %tiles step %c1 {
+    } {fa.softmax_phase = #fa<phase sum>}
+    %o = scf.for %j = %c0 to %tiles step %c1 iter_args(%a = %acc) -> (vector<16x64xf32>) {
+      scf.yield %a : vector<16x64xf32>
+    } {fa.softmax_phase = #fa<phase accumulate>}
+    gpu.return
+  }
+}
+
+// -----
+
 // The max loop must reduce into its carried value (here it restarts from
 // zero every tile).
 gpu.module @m {
