@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev googletest nlohmann-json3-dev libcli11-dev
+  clang-format-22
 )
 
 missing=()

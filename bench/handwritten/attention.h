@@ -5,9 +5,9 @@
 // generated kernels are benchmarked against. They compute exactly what the
 // runtime's fp64 reference does (runtime/include/fa/runtime/Reference.h):
 //
-//   s_ij       = scale * dot(q[b,h,i,:], k[b,kvh,j,:])    kvh = h / (heads / kvHeads)
-//   lse[b,h,i] = log(sum_j exp(s_ij))                      natural log, f32
-//   out[b,h,i] = sum_j exp(s_ij - lse[b,h,i]) * v[b,kvh,j,:]
+//   s_ij       = scale * dot(q[b,h,i,:], k[b,kvh,j,:])    kvh = h / (heads /
+//   kvHeads) lse[b,h,i] = log(sum_j exp(s_ij))                      natural
+//   log, f32 out[b,h,i] = sum_j exp(s_ij - lse[b,h,i]) * v[b,kvh,j,:]
 //
 // over the keys j < seqKv, or j <= i when causal (top-left aligned, as
 // PyTorch's is_causal), and the gradients dq, dk, dv of Reference.h (dk and

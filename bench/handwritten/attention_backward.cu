@@ -9,10 +9,10 @@
 //     query head of the kv head's group and, for each, over the query tiles
 //     that see its keys (causal: from the tile holding its first key on).
 //     Per query tile, with P and dS recomputed from Q, K and lse:
-//       S^T  = K Q^T                     P^T = exp2(S^T * scale * log2 e - lse * log2 e)
-//       dV  += P^T dO                    dP^T = V dO^T
-//       dS^T = P^T * (dP^T - delta)      dK += dS^T Q
-//       dQ  += dS K                      (f32 atomics into the workspace)
+//       S^T  = K Q^T                     P^T = exp2(S^T * scale * log2 e - lse
+//       * log2 e) dV  += P^T dO                    dP^T = V dO^T dS^T = P^T *
+//       (dP^T - delta)      dK += dS^T Q dQ  += dS K                      (f32
+//       atomics into the workspace)
 //     dK and dV stay in registers across the whole loop, the group's query
 //     heads included, so grouped-query attention needs no atomics for them.
 //  3. convert: dq = scale * accumulator, rounded to the element type.
@@ -219,11 +219,13 @@ template <typename T, int D> struct BackwardBlock {
 
   __device__ void copyKeysAsync() const {
     TileCopy<Tiles::kThreads, KVTile> copy;
-    const size_t first = (static_cast<size_t>(blockIdx.x) * p.seqKv + keyStart) * D;
-    copy.template copy<Tiles::kBlockN>(KVTile{shared},
-                                       static_cast<const T *>(p.k) + first, keys);
+    const size_t first =
+        (static_cast<size_t>(blockIdx.x) * p.seqKv + keyStart) * D;
+    copy.template copy<Tiles::kBlockN>(
+        KVTile{shared}, static_cast<const T *>(p.k) + first, keys);
     copy.template copy<Tiles::kBlockN>(KVTile{shared + Tiles::kVOffset},
-                                       static_cast<const T *>(p.v) + first, keys);
+                                       static_cast<const T *>(p.v) + first,
+                                       keys);
   }
 
   /// Q, dO, lse and delta of step `step` into stage `stage`.
@@ -248,13 +250,13 @@ template <typename T, int D> struct BackwardBlock {
 
   /// The per-query values lse or delta of stage kStage, for this lane's
   /// two columns 2t, 2t+1 of n8 tile nt.
-  template <int kStage>
-  __device__ float2 perQuery(int offset, int nt) const {
+  template <int kStage> __device__ float2 perQuery(int offset, int nt) const {
     float2 value;
-    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
-                 : "=f"(value.x), "=f"(value.y)
-                 : "r"(shared + offset +
-                       (kStage * Tiles::kBlockM + nt * 8 + 2 * (lane % 4)) * 4));
+    asm volatile(
+        "ld.shared.v2.f32 {%0, %1}, [%2];\n"
+        : "=f"(value.x), "=f"(value.y)
+        : "r"(shared + offset +
+              (kStage * Tiles::kBlockM + nt * 8 + 2 * (lane % 4)) * 4));
     return value;
   }
 

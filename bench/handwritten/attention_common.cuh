@@ -56,8 +56,8 @@ template <> struct Element<__nv_bfloat16> {
     return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 *>(&bits));
   }
   /// c += a * b, one m16n8k16 tile.
-  static __device__ void mma(float (&c)[4], const uint32_t (&a)[4],
-                             uint32_t b0, uint32_t b1) {
+  static __device__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                             uint32_t b1) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -73,8 +73,8 @@ template <> struct Element<__half> {
   static __device__ float2 unpack(uint32_t bits) {
     return __half22float2(*reinterpret_cast<__half2 *>(&bits));
   }
-  static __device__ void mma(float (&c)[4], const uint32_t (&a)[4],
-                             uint32_t b0, uint32_t b1) {
+  static __device__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                             uint32_t b1) {
     asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -265,9 +265,9 @@ template <int kThreads, typename TileType> struct TileCopy {
                 "every step covers whole groups of 8 rows");
   static constexpr int kRowsPerStep = kThreads / kChunks;
 
-  int row0;         // This thread's row in step 0.
-  int offset;       // Its chunk's element offset in step 0, global.
-  uint32_t shared;  // Its chunk's byte offset in step 0, in the tile.
+  int row0;        // This thread's row in step 0.
+  int offset;      // Its chunk's element offset in step 0, global.
+  uint32_t shared; // Its chunk's byte offset in step 0, in the tile.
 
   __device__ TileCopy() {
     row0 = threadIdx.x / kChunks;
@@ -285,7 +285,8 @@ template <int kThreads, typename TileType> struct TileCopy {
       const int row = row0 + step * kRowsPerStep;
       // Rows past the end read a valid row and write zeros.
       const int source = min(row, rows - 1) - row0;
-      copyAsync16(tile.base + shared + step * kRowsPerStep * TileType::kRowBytes,
+      copyAsync16(tile.base + shared +
+                      step * kRowsPerStep * TileType::kRowBytes,
                   from + offset + source * TileType::kChunks * 8, row < rows);
     }
   }

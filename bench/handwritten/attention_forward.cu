@@ -109,8 +109,10 @@ template <typename T, int D> struct ForwardBlock {
         bh / p.heads * p.kvHeads + bh % p.heads / (p.heads / p.kvHeads);
     q = static_cast<const T *>(p.q) +
         (static_cast<size_t>(bh) * p.seqQ + rowStart) * D;
-    k = static_cast<const T *>(p.k) + static_cast<size_t>(kvIndex) * p.seqKv * D;
-    v = static_cast<const T *>(p.v) + static_cast<size_t>(kvIndex) * p.seqKv * D;
+    k = static_cast<const T *>(p.k) +
+        static_cast<size_t>(kvIndex) * p.seqKv * D;
+    v = static_cast<const T *>(p.v) +
+        static_cast<size_t>(kvIndex) * p.seqKv * D;
     qTile.base = sharedAddress(shared);
     kTile.base = qTile.base + Tiles::QTile::kBytes;
     vTile.base = kTile.base + Tiles::KVTile::kBytes;
@@ -131,14 +133,14 @@ template <typename T, int D> struct ForwardBlock {
   __device__ void copyKeysAsync(typename Tiles::KVTile tile, const T *from,
                                 int keyTile) const {
     const int first = keyTile * Tiles::kBlockN;
-    keyCopy.template copy<Tiles::kBlockN>(
-        tile, from + static_cast<size_t>(first) * D,
-        min(Tiles::kBlockN, p.seqKv - first));
+    keyCopy.template copy<Tiles::kBlockN>(tile,
+                                          from + static_cast<size_t>(first) * D,
+                                          min(Tiles::kBlockN, p.seqKv - first));
   }
 
   __device__ void copyQueriesAsync() const {
-    TileCopy<Tiles::kThreads, typename Tiles::QTile>().template copy<
-        Tiles::kBlockM>(qTile, q, rows);
+    TileCopy<Tiles::kThreads, typename Tiles::QTile>()
+        .template copy<Tiles::kBlockM>(qTile, q, rows);
   }
 
   /// S = Q K^T for the warp's rows and the resident key tile.
@@ -192,8 +194,8 @@ template <typename T, int D> struct ForwardBlock {
         float tileMax = -INFINITY;
 #pragma unroll
         for (int nt = 0; nt < kKeyTiles; ++nt)
-          tileMax = fmaxf(tileMax, fmaxf(s[rb][nt][2 * half],
-                                         s[rb][nt][2 * half + 1]));
+          tileMax = fmaxf(tileMax,
+                          fmaxf(s[rb][nt][2 * half], s[rb][nt][2 * half + 1]));
         const float newMax = fmaxf(rowMax[rb][half], quadMax(tileMax));
         // A row that has so far seen only masked keys keeps max -inf;
         // subtracting 0 instead keeps its exponentials at 0 rather than NaN.
@@ -296,9 +298,9 @@ template <typename T, int D> struct ForwardBlock {
         storeAccumulator<T>(qTile, warpRow0 + rb * 16, dt * 8, o[rb][dt],
                             inverse[rb][0], inverse[rb][1], lane);
     __syncwarp();
-    T *out = static_cast<T *>(p.out) +
-             (static_cast<size_t>(blockIdx.x) * p.seqQ + rowStart + warpRow0) *
-                 D;
+    T *out =
+        static_cast<T *>(p.out) +
+        (static_cast<size_t>(blockIdx.x) * p.seqQ + rowStart + warpRow0) * D;
     storeWarpRows(qTile, warpRow0, Tiles::kWarpRows, out, rows - warpRow0,
                   lane);
   }
@@ -396,15 +398,22 @@ cudaError_t launchAttentionForward(AttentionDType dtype,
                                    void *out, float *lse, cudaStream_t stream) {
   if (attentionUnsupportedReason(dtype, problem) || !q || !k || !v || !out)
     return cudaErrorInvalidValue;
-  if (!detail::aligned16(q) || !detail::aligned16(k) ||
-      !detail::aligned16(v) || !detail::aligned16(out))
+  if (!detail::aligned16(q) || !detail::aligned16(k) || !detail::aligned16(v) ||
+      !detail::aligned16(out))
     return cudaErrorMisalignedAddress;
   const float scale = attentionScale(problem);
-  const detail::ForwardParams params{
-      q,          k,           v,
-      out,        lse,         problem.heads,
-      problem.kvHeads, problem.seqQ, problem.seqKv,
-      problem.causal, scale,   scale * detail::kLog2e};
+  const detail::ForwardParams params{q,
+                                     k,
+                                     v,
+                                     out,
+                                     lse,
+                                     problem.heads,
+                                     problem.kvHeads,
+                                     problem.seqQ,
+                                     problem.seqKv,
+                                     problem.causal,
+                                     scale,
+                                     scale * detail::kLog2e};
   return detail::dispatch(dtype, problem.headDim, [&](auto type, auto dim) {
     using T = typename decltype(type)::type;
     return detail::launchForward<T, decltype(dim)::value>(problem, params,

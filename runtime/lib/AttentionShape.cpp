@@ -23,8 +23,8 @@ void AttentionShape::validate() const {
   // matrices B*H*N*M that memory reports count, must fit in 64 bits.
   for (const Shape &tensor : {query(), keyValue(), logSumExp()})
     tensorBytes(tensor, DType::F32);
-  std::string what = "attention shape " + describe() +
-                     ": sizing the score matrices B*H*N*M";
+  std::string what =
+      "attention shape " + describe() + ": sizing the score matrices B*H*N*M";
   std::int64_t scores = 8;
   for (std::int64_t extent : {batch, heads, seqQ, seqKv})
     scores = checkedMultiply(scores, extent, what);

@@ -32,17 +32,17 @@ std::string describeItems(std::vector<MemoryItem> items) {
                       std::numeric_limits<std::uint64_t>::max() / 2);
       continue;
     }
-    text += (i ? ", " : "") + items[i].what + " " +
-            formatByteCount(items[i].bytes);
+    text +=
+        (i ? ", " : "") + items[i].what + " " + formatByteCount(items[i].bytes);
   }
   if (rest > 0)
     text += ", others " + formatByteCount(rest);
   return text;
 }
 
-void checkFits(const std::string &run, const char *memory,
-               const char *freeWord, const std::vector<MemoryItem> &items,
-               std::uint64_t needed, std::uint64_t free) {
+void checkFits(const std::string &run, const char *memory, const char *freeWord,
+               const std::vector<MemoryItem> &items, std::uint64_t needed,
+               std::uint64_t free) {
   if (needed <= free)
     return;
   throw Error(run + " needs " + formatByteCount(needed) + " of " + memory +
@@ -89,7 +89,7 @@ std::uint64_t availableHostMemory() {
     if (fields >> key >> kib && key == "MemAvailable:")
       return kib * 1024;
   }
-  struct sysinfo info {};
+  struct sysinfo info{};
   if (sysinfo(&info) != 0)
     throw Error("reading the host's available memory: sysinfo failed");
   return static_cast<std::uint64_t>(info.freeram) * info.mem_unit;

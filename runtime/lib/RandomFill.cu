@@ -47,8 +47,8 @@ __device__ void fill(T *out, std::int64_t count, std::uint64_t seed,
                      std::uint64_t stream) {
   std::uint64_t key = mix(seed ^ mix(stream));
   std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x +
-                        threadIdx.x;
+  for (std::int64_t i =
+           static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < count; i += step)
     out[i] = fromFloat<T>(normalAt(key, i));
 }

@@ -17,9 +17,9 @@ Stream::Stream(StreamPriority priority) {
   int least = 0, greatest = 0;
   checkCu(driver().cuCtxGetStreamPriorityRange(&least, &greatest),
           "reading the range of CUDA stream priorities");
-  checkCu(driver().cuStreamCreateWithPriority(&stream, CU_STREAM_DEFAULT,
-                                              greatest),
-          "creating a high-priority CUDA stream");
+  checkCu(
+      driver().cuStreamCreateWithPriority(&stream, CU_STREAM_DEFAULT, greatest),
+      "creating a high-priority CUDA stream");
 }
 
 Stream::~Stream() {

@@ -22,9 +22,8 @@ std::int64_t elementCount(const Shape &shape) {
   for (std::int64_t extent : shape) {
     if (extent < 0)
       throw Error("shape " + formatShape(shape) + " has a negative extent");
-    count = checkedMultiply(count, extent,
-                            "counting the elements of shape " +
-                                formatShape(shape));
+    count = checkedMultiply(
+        count, extent, "counting the elements of shape " + formatShape(shape));
   }
   return count;
 }
@@ -40,10 +39,9 @@ Shape rowMajorStrides(const Shape &shape) {
 }
 
 std::size_t tensorBytes(const Shape &shape, DType dtype) {
-  return checkedMultiply(static_cast<std::size_t>(elementCount(shape)),
-                         dtypeBytes(dtype),
-                         "sizing a " + formatShape(shape) + " " +
-                             dtypeName(dtype) + " tensor");
+  return checkedMultiply(
+      static_cast<std::size_t>(elementCount(shape)), dtypeBytes(dtype),
+      "sizing a " + formatShape(shape) + " " + dtypeName(dtype) + " tensor");
 }
 
 HostTensor download(const DeviceBuffer &buffer, const Shape &shape,

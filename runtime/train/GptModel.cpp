@@ -258,23 +258,21 @@ std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
     return checkedMultiply(a, b, what);
   };
   const std::int64_t m = product(batch, seq), c = config.dModel,
-                     f = config.mlpHidden(), v = config.vocab,
-                     h = config.heads;
-  const std::int64_t mc = product(m, c), mf = product(m, f),
-                     mv = product(m, v);
+                     f = config.mlpHidden(), v = config.vocab, h = config.heads;
+  const std::int64_t mc = product(m, c), mf = product(m, f), mv = product(m, v);
   // As the constructor allocates them: the workspace's final x, lnf,
   // projected, 5 gradients of width c, qkv grad (3c), dq, dk, dv, attention
   // grad; fc and gelu grads; dlogits. Its f32 lnf mean, rstd, losses and
   // logits. Each layer's input, ln1, qkv (3c), q, k, v, attention, merged,
   // middle, ln2; fc and gelu; f32 mean1, rstd1, mean2, rstd2 and lse (h).
-  std::int64_t activations = checkedAdd(
-      checkedAdd(product(14, mc), mv, what), product(2, mf), what);
+  std::int64_t activations =
+      checkedAdd(checkedAdd(product(14, mc), mv, what), product(2, mf), what);
   std::int64_t floats = checkedAdd(product(3, m), mv, what);
   std::int64_t layerActivations =
       checkedAdd(product(12, mc), product(2, mf), what);
   std::int64_t layerFloats = checkedAdd(product(4, m), product(m, h), what);
-  activations = checkedAdd(activations, product(config.layers, layerActivations),
-                           what);
+  activations =
+      checkedAdd(activations, product(config.layers, layerActivations), what);
   floats = checkedAdd(floats, product(config.layers, layerFloats), what);
   return static_cast<std::size_t>(checkedAdd(
       product(activations, static_cast<std::int64_t>(dtypeBytes(dtype))),

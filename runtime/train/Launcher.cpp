@@ -346,10 +346,9 @@ LaunchResult launchLocalRanks(const std::string &program,
                 ": the number of processes must be positive, got " +
                 std::to_string(processes));
   if (processes > kMaxProcesses)
-    throw Error("launching " + program + ": at most " +
-                std::to_string(kMaxProcesses) +
-                " processes per node (one per GPU), got " +
-                std::to_string(processes));
+    throw Error(
+        "launching " + program + ": at most " + std::to_string(kMaxProcesses) +
+        " processes per node (one per GPU), got " + std::to_string(processes));
   if (gracePeriod.count() < 0)
     throw Error("launching " + program +
                 ": the grace period must not be negative, got " +

@@ -400,8 +400,8 @@ public:
     if (count == 0)
       return "";
     return "; " + std::to_string(count) +
-           (count == 1 ? " connection was not a rank (" :
-                         " connections were not ranks (the first ") +
+           (count == 1 ? " connection was not a rank ("
+                       : " connections were not ranks (the first ") +
            first + ")";
   }
 
@@ -470,8 +470,8 @@ private:
 
   [[noreturn]] void throwMissing(std::chrono::milliseconds timeout) {
     for (const Unidentified &connection : pending)
-      dropped.add(connection.peer, "sent " + helloProgress(connection) +
-                                       ", then nothing");
+      dropped.add(connection.peer,
+                  "sent " + helloProgress(connection) + ", then nothing");
     const int missing = world.worldSize - connected;
     throw Error(doing + ": rank" + (missing > 1 ? "s " : " ") +
                 missingRanks(byRank) + " did not connect within " +
@@ -508,8 +508,8 @@ private:
       }
       char text[INET_ADDRSTRLEN] = "?";
       ::inet_ntop(AF_INET, &address.sin_addr, text, sizeof(text));
-      pending.push_back(Unidentified{Socket(fd), text,
-                                     Clock::now() + limits.helloTimeout});
+      pending.push_back(
+          Unidentified{Socket(fd), text, Clock::now() + limits.helloTimeout});
     }
   }
 
@@ -608,8 +608,8 @@ void serveCommId(const WorldInfo &world, const CommId &id,
   for (int rank = 1; rank < world.worldSize; ++rank) {
     const std::string sending =
         doing + ": sending the NCCL id to rank " + std::to_string(rank);
-    sendAll(byRank[rank].get(), header.data(), header.size(), deadline,
-            timeout, sending);
+    sendAll(byRank[rank].get(), header.data(), header.size(), deadline, timeout,
+            sending);
     sendAll(byRank[rank].get(), id.data(), id.size(), deadline, timeout,
             sending);
   }
@@ -709,8 +709,7 @@ void checkReplyHeader(const ReplyHeaderBytes &header,
 /// Receives exactly `size` bytes of rank 0's reply; throws if they do not
 /// come.
 void receiveReply(int fd, void *data, std::size_t size,
-                  Clock::time_point deadline,
-                  std::chrono::milliseconds timeout,
+                  Clock::time_point deadline, std::chrono::milliseconds timeout,
                   const std::string &doing) {
   switch (receiveAll(fd, data, size, deadline, doing)) {
   case Received::All:

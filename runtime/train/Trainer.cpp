@@ -133,8 +133,7 @@ std::int64_t Trainer::tokensPerStep() const {
   return options.batch * options.model.seq;
 }
 
-MemoryBudget Trainer::memoryBudget(const TrainOptions &options,
-                                   int worldSize) {
+MemoryBudget Trainer::memoryBudget(const TrainOptions &options, int worldSize) {
   options.model.validate();
   const char *what = "counting the training run's memory";
   auto bytes = [&](std::int64_t elements, std::size_t elementBytes) {
@@ -155,16 +154,16 @@ MemoryBudget Trainer::memoryBudget(const TrainOptions &options,
   MemoryBudget budget;
   budget.addDevice("f32 master weights and AdamW moments", bytes(shard, 12));
   budget.addDevice("working weights", bytes(padded, dtypeBytes(options.dtype)));
-  budget.addDevice("f32 gradients", bytes(sharded ? padded + shard : padded, 4));
-  budget.addDevice("activations",
-                   GptModel::plannedActivationBytes(options.model, options.batch,
-                                                    options.model.seq,
-                                                    options.dtype));
-  budget.addDevice(
-      "batches, decay mask and reduction workspace",
-      bytes(2 * tokens, 4) + bytes(shard, 1) +
-          bytes(TrainKernels::reductionWorkspaceFloats(std::max(padded, tokens)),
-                4));
+  budget.addDevice("f32 gradients",
+                   bytes(sharded ? padded + shard : padded, 4));
+  budget.addDevice("activations", GptModel::plannedActivationBytes(
+                                      options.model, options.batch,
+                                      options.model.seq, options.dtype));
+  budget.addDevice("batches, decay mask and reduction workspace",
+                   bytes(2 * tokens, 4) + bytes(shard, 1) +
+                       bytes(TrainKernels::reductionWorkspaceFloats(
+                                 std::max(padded, tokens)),
+                             4));
   // The initial weights are drawn on the host (f32), with the decay mask.
   budget.addHost("initial weights and decay mask",
                  bytes(layout.totalSize(), 4) + bytes(padded, 1));

@@ -193,9 +193,7 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
   EXPECT_EQ(kernelError([](json &k) { k["config"].erase("block_m"); }),
             kKernelContext + "config needs a positive integer 'block_m' (it "
                              "sizes the query_tiles grid dimension)");
-  EXPECT_EQ(kernelError([](json &k) {
-              k["block"] = {128, 1};
-            }),
+  EXPECT_EQ(kernelError([](json &k) { k["block"] = {128, 1}; }),
             kKernelContext + "key 'block' must be an array of 3, got [128,1]");
   EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "heads"; }),
             kKernelContext + "grid[1] is the unknown symbol 'heads'; expected "

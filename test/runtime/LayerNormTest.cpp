@@ -218,12 +218,11 @@ TEST(LayerNormManifestTest, ErrorsNameTheKernelAndKey) {
 
 TEST(LayerNormManifestTest, AttentionLookupsSkipLayerNormKernels) {
   KernelLibrary library = libraryOf({forwardKernel("fwd", 128, true)});
-  EXPECT_EQ(errorOf([&] {
-              library.find({"attention_fwd", DType::BF16, 64, false});
-            }),
-            "no kernel for attention_fwd bf16 head_dim=64 non-causal in "
-            "/lib/manifest.json; it has:\n"
-            "  fwd (layernorm_fwd bf16 cols<=128)");
+  EXPECT_EQ(
+      errorOf([&] { library.find({"attention_fwd", DType::BF16, 64, false}); }),
+      "no kernel for attention_fwd bf16 head_dim=64 non-causal in "
+      "/lib/manifest.json; it has:\n"
+      "  fwd (layernorm_fwd bf16 cols<=128)");
 }
 
 TEST(LayerNormChoiceTest, SmallestResidentKernelThatHoldsTheRow) {
@@ -391,9 +390,7 @@ TEST(LayerNormGridTest, RowTilesAndPersistentBlocks) {
   EXPECT_EQ(persistentBlocks(backward, {32768, 1024}, 132 * 2), 264);
   EXPECT_EQ(persistentBlocks(backward, {37, 1024}, 264), 19);
   EXPECT_EQ(persistentBlocks(backward, {1, 1024}, 264), 1);
-  EXPECT_EQ(errorOf([&] {
-              persistentBlocks(backward, {37, 1024}, 0);
-            }),
+  EXPECT_EQ(errorOf([&] { persistentBlocks(backward, {37, 1024}, 0); }),
             "kernel bwd: not one block of 256 threads fits on this GPU "
             "(occupancy 0)");
 }
@@ -401,9 +398,7 @@ TEST(LayerNormGridTest, RowTilesAndPersistentBlocks) {
 TEST(LayerNormGridTest, SymbolsWithoutValuesAreErrors) {
   KernelSpec params = specOf(paramsKernel());
   EXPECT_EQ(resolveGrid(params, {{"column_tiles", 3}}).x, 3u);
-  EXPECT_EQ(errorOf([&] {
-              resolveGrid(params, {{"row_tiles", 3}});
-            }),
+  EXPECT_EQ(errorOf([&] { resolveGrid(params, {{"row_tiles", 3}}); }),
             "kernel layernorm_bwd_params_bf16: grid symbol 'column_tiles' has "
             "no value in this launch (op layernorm_bwd_params)");
 }
@@ -422,13 +417,9 @@ TEST(LayerNormShapeTest, TensorsOfAnyRankAreRowsOfTheirLastDimension) {
 
 TEST(LayerNormShapeTest, ValidationAndBytes) {
   EXPECT_NO_THROW((LayerNormShape{1, 1}.validate()));
-  EXPECT_EQ(errorOf([] {
-              LayerNormShape{0, 8}.validate();
-            }),
+  EXPECT_EQ(errorOf([] { LayerNormShape{0, 8}.validate(); }),
             "layernorm shape rows=0 cols=8: rows must be positive");
-  EXPECT_EQ(errorOf([] {
-              LayerNormShape{4, -1}.validate();
-            }),
+  EXPECT_EQ(errorOf([] { LayerNormShape{4, -1}.validate(); }),
             "layernorm shape rows=4 cols=-1: cols must be positive");
   LayerNormShape shape{32768, 4096};
   EXPECT_DOUBLE_EQ(shape.forwardBytes(DType::BF16), 2.0 * 32768 * 4096 * 2);

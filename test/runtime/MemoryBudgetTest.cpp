@@ -1,9 +1,9 @@
 //===- MemoryBudgetTest.cpp - sizes checked before anything is allocated --===//
 
+#include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/AttentionShape.h"
 #include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/LayerNormShape.h"
-#include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Tensor.h"
 
 #include "../ErrorTesting.h"
@@ -38,10 +38,10 @@ TEST(CheckedMathTest, ProductsAndSumsThatDoNotFitAreErrors) {
 TEST(CheckedMathTest, ElementCountsAndTensorBytesNeverWrapAround) {
   EXPECT_EQ(elementCount({2, 3, 4}), 24);
   // 2^32 * 2^32 wrapped to 0 before: a zero-sized "tensor".
-  EXPECT_EQ(errorOf([] { elementCount({std::int64_t{1} << 32, 1 << 16,
-                                       1 << 16}); }),
-            "counting the elements of shape [4294967296, 65536, 65536]: "
-            "281474976710656 x 65536 overflows a 64-bit integer");
+  EXPECT_EQ(
+      errorOf([] { elementCount({std::int64_t{1} << 32, 1 << 16, 1 << 16}); }),
+      "counting the elements of shape [4294967296, 65536, 65536]: "
+      "281474976710656 x 65536 overflows a 64-bit integer");
   EXPECT_EQ(errorOf([] { elementCount({4, -1}); }),
             "shape [4, -1] has a negative extent");
   // 2^62 elements fit, their f32 bytes do not.
@@ -53,15 +53,16 @@ TEST(CheckedMathTest, ElementCountsAndTensorBytesNeverWrapAround) {
 }
 
 TEST(CheckedMathTest, AttentionAndLayerNormShapesRejectSizesThatOverflow) {
-  AttentionShape attention{std::int64_t{1} << 31, std::int64_t{1} << 31, 1, 2,
-                           2, 64};
+  AttentionShape attention{
+      std::int64_t{1} << 31, std::int64_t{1} << 31, 1, 2, 2, 64};
   EXPECT_NE(errorOf([&] { attention.validate(); }).find("overflows"),
             std::string::npos);
   // Tensors that fit, whose score matrix B*H*N*M does not.
   AttentionShape scores{1, 1, 1, std::int64_t{1} << 31, std::int64_t{1} << 31,
                         1};
-  EXPECT_NE(errorOf([&] { scores.validate(); })
-                .find("sizing the score matrices B*H*N*M"),
+  EXPECT_NE(errorOf([&] {
+              scores.validate();
+            }).find("sizing the score matrices B*H*N*M"),
             std::string::npos);
   LayerNormShape norm{std::int64_t{1} << 40, std::int64_t{1} << 40};
   EXPECT_NE(errorOf([&] { norm.validate(); }).find("overflows"),

@@ -1,4 +1,5 @@
-//===- TensorTest.cpp - random inputs --------------------------------------===//
+//===- TensorTest.cpp - random inputs
+//--------------------------------------===//
 
 #include "fa/runtime/Tensor.h"
 

@@ -48,7 +48,8 @@ TEST(ParameterLayoutTest, TensorsAreAlignedAndDisjoint) {
   ParameterLayout layout(tiny());
   std::int64_t end = 0;
   for (const ParameterTensor &tensor : layout.tensors()) {
-    EXPECT_EQ(tensor.offset % ParameterLayout::kParameterAlignment, 0) << tensor.name;
+    EXPECT_EQ(tensor.offset % ParameterLayout::kParameterAlignment, 0)
+        << tensor.name;
     EXPECT_GE(tensor.offset, end) << tensor.name;
     end = tensor.offset + tensor.size;
   }

@@ -225,8 +225,7 @@ void expectRanksEnd(const std::vector<pid_t> &pids) {
   for (pid_t pid : pids) {
     if (endsBy(pid, deadline))
       continue;
-    ADD_FAILURE() << "rank process " << pid
-                  << " outlived its launcher by 5 s";
+    ADD_FAILURE() << "rank process " << pid << " outlived its launcher by 5 s";
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }

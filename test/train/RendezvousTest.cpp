@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <string>
@@ -511,7 +511,8 @@ TEST(RendezvousExchangeTest, AWorldOutOfBoundsFailsBeforeAnyConnection) {
             doing + "MASTER_PORT 70000 is not a TCP port (1 to 65535)");
 }
 
-// --- What no rank sends --------------------------------------------------------
+// --- What no rank sends
+// --------------------------------------------------------
 
 /// A rank's hello as bytes: "FAHI", the protocol version, the world size and
 /// the rank, each 4 bytes in network order.
@@ -592,8 +593,8 @@ std::string rankZeroDoing(int worldSize, int port) {
 
 TEST(RendezvousExchangeTest, RankZeroDropsAConnectionThatIsNotARank) {
   // An HTTP probe, and the 4 bytes that were "I am rank 1" before the hello.
-  for (const std::string garbage : {std::string("GET "),
-                                    std::string("\0\0\0\1", 4)}) {
+  for (const std::string garbage :
+       {std::string("GET "), std::string("\0\0\0\1", 4)}) {
     SCOPED_TRACE("sent " + std::to_string(garbage.size()) + " bytes");
     const int port = freeLocalPort();
     const CommId id = patternId(1);
@@ -660,7 +661,8 @@ TEST(RendezvousExchangeTest, RankZeroHoldsAtMostTheLimitOfUnidentified) {
   std::vector<std::unique_ptr<RawClient>> flood;
   for (int i = 0; i < 40; ++i)
     flood.push_back(std::make_unique<RawClient>(port));
-  std::this_thread::sleep_for(milliseconds(200)); // Rank 0 accepts what it will.
+  std::this_thread::sleep_for(
+      milliseconds(200)); // Rank 0 accepts what it will.
   // The 40 clients, rank 0's listener and at most 4 accepted connections.
   EXPECT_LE(openDescriptors(), before + 40 + 1 + 4);
   flood.clear();
@@ -678,8 +680,9 @@ TEST(RendezvousExchangeTest, RankZeroRejectsAHelloWithARankOutOfRange) {
     RawClient stranger(port);
     stranger.send(helloBytes(3, rank));
     EXPECT_EQ(errorOf(rank0),
-              rankZeroDoing(3, port) + "a connection from 127.0.0.1 says it "
-                                       "is rank " +
+              rankZeroDoing(3, port) +
+                  "a connection from 127.0.0.1 says it "
+                  "is rank " +
                   std::to_string(rank) +
                   ", not one of 1 to 2 (is another job using the port?)");
     EXPECT_TRUE(stranger.closedWithin(milliseconds(5000)));
@@ -751,8 +754,7 @@ TEST(RendezvousExchangeTest, RankZeroRaisesItsOpenFileLimitForALargeWorld) {
 
 TEST(RendezvousExchangeTest, RankZeroNamesAHardOpenFileLimitTooLow) {
   // In a child: a hard limit, once lowered, stays lowered.
-  const std::string messageFile =
-      traintest::testDirectory() + "/message.txt";
+  const std::string messageFile = traintest::testDirectory() + "/message.txt";
   const int port = freeLocalPort();
   pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -760,8 +762,8 @@ TEST(RendezvousExchangeTest, RankZeroNamesAHardOpenFileLimitTooLow) {
     rlimit low = {64, 64};
     ::setrlimit(RLIMIT_NOFILE, &low);
     traintest::writeBytes(messageFile, traintest::errorOf([&] {
-                            exchangeCommId(rankOf(0, 1000, port),
-                                           patternId(1), milliseconds(100));
+                            exchangeCommId(rankOf(0, 1000, port), patternId(1),
+                                           milliseconds(100));
                           }));
     _exit(0);
   }

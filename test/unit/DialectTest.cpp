@@ -25,8 +25,8 @@ namespace {
 class FADialectTest : public ::testing::Test {
 protected:
   FADialectTest() {
-    context.loadDialect<fa::FADialect, func::FuncDialect,
-                        memref::MemRefDialect>();
+    context
+        .loadDialect<fa::FADialect, func::FuncDialect, memref::MemRefDialect>();
   }
 
   /// Parses `body` as the body of a function taking attention buffers.
@@ -73,9 +73,8 @@ TEST_F(FADialectTest, ExplicitScaleWins) {
 TEST_F(FADialectTest, SupportedHeadDimsAreThoseTheVerifierAccepts) {
   for (int64_t headDim : fa::getSupportedHeadDims())
     EXPECT_TRUE(parseAttention("", headDim)) << headDim;
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   EXPECT_FALSE(parseAttention("", 96));
 }
 

@@ -73,7 +73,7 @@ AttentionRunNeeds runNeeds(const AttentionOptions &options,
                            const AttentionShape &shape) {
   AttentionRunNeeds needs;
   needs.backward = options.grad;
-  needs.reference = !options.check                   ? ReferenceSite::None
+  needs.reference = !options.check                    ? ReferenceSite::None
                     : useCpuReference(options, shape) ? ReferenceSite::Cpu
                                                       : ReferenceSite::Gpu;
   needs.hostInputs =
@@ -351,14 +351,14 @@ private:
     report.kernel = *report.choice.kernel;
     report.device = device;
     if (options.grad)
-      report.backward = backwardKernels(
-          library,
-          options.backwardKernelName.empty()
-              ? chooseAndWarn(library, backwardQuery, shape.seqKv, cache,
-                              device.name)
-              : chooseNamedKernel(library, backwardQuery,
-                                  options.backwardKernelName),
-          report.kernel);
+      report.backward =
+          backwardKernels(library,
+                          options.backwardKernelName.empty()
+                              ? chooseAndWarn(library, backwardQuery,
+                                              shape.seqKv, cache, device.name)
+                              : chooseNamedKernel(library, backwardQuery,
+                                                  options.backwardKernelName),
+                          report.kernel);
     // Grids over the launch limits fail here, before any allocation.
     attentionGrid(report.kernel, shape);
     if (report.backward)
@@ -383,10 +383,8 @@ private:
       backwardTensors.emplace(shape, dtype);
     loadInputs(attentionInputs(problem, *tensors,
                                backwardTensors ? &*backwardTensors : nullptr),
-               /*fromFiles=*/!options.qPath.empty(), needs.hostInputs,
-               stream);
-    outputs =
-        runOnce(*forward, shape, *tensors, stream, needs.downloadOutputs);
+               /*fromFiles=*/!options.qPath.empty(), needs.hostInputs, stream);
+    outputs = runOnce(*forward, shape, *tensors, stream, needs.downloadOutputs);
     if (!options.grad)
       return;
     backward.emplace(AttentionBackwardKernels{&report.backward->delta,

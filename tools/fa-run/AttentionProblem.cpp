@@ -70,14 +70,13 @@ MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
     const char *what = "counting the run's memory";
     std::uint64_t total = 0;
     for (const Term &term : terms)
-      total = checkedAdd(
-          total,
-          checkedMultiply(term.count,
-                          checkedMultiply<std::uint64_t>(
-                              elementCount(term.tensor), term.elementBytes,
-                              what),
-                          what),
-          what);
+      total = checkedAdd(total,
+                         checkedMultiply(term.count,
+                                         checkedMultiply<std::uint64_t>(
+                                             elementCount(term.tensor),
+                                             term.elementBytes, what),
+                                         what),
+                         what);
     return total;
   };
   const Shape query = shape.query(), keyValue = shape.keyValue(),
@@ -118,14 +117,14 @@ MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
                    sum({{static_cast<std::uint64_t>(sets), query, f32},
                         {2, keyValue, f32}}));
   if (needs.downloadOutputs)
-    budget.addHost("the outputs",
-                   needs.backward ? sum({{2, query, f32}, {2, keyValue, f32},
-                                         {1, rows, f32}})
-                                  : sum({{1, query, f32}, {1, rows, f32}}));
+    budget.addHost(
+        "the outputs",
+        needs.backward
+            ? sum({{2, query, f32}, {2, keyValue, f32}, {1, rows, f32}})
+            : sum({{1, query, f32}, {1, rows, f32}}));
   if (needs.hostInputs || needs.downloadOutputs)
-    budget.addHost("transfer staging",
-                   std::max(sum({{1, query, element}}),
-                            sum({{1, keyValue, element}})));
+    budget.addHost("transfer staging", std::max(sum({{1, query, element}}),
+                                                sum({{1, keyValue, element}})));
   return budget;
 }
 
@@ -221,12 +220,11 @@ std::size_t workingSetBytes(const AttentionShape &shape, DType dtype,
                             bool backward) {
   const char *what = "counting the attention tensors' bytes";
   // q and out, k and v (the backward's dout and dq, dk and dv as large).
-  std::size_t tensors =
-      checkedAdd(checkedMultiply<std::size_t>(
-                     2, tensorBytes(shape.query(), dtype), what),
-                 checkedMultiply<std::size_t>(
-                     2, tensorBytes(shape.keyValue(), dtype), what),
-                 what);
+  std::size_t tensors = checkedAdd(
+      checkedMultiply<std::size_t>(2, tensorBytes(shape.query(), dtype), what),
+      checkedMultiply<std::size_t>(2, tensorBytes(shape.keyValue(), dtype),
+                                   what),
+      what);
   return checkedAdd(
       checkedMultiply<std::size_t>(backward ? 2 : 1, tensors, what),
       tensorBytes(shape.logSumExp(), DType::F32), what);

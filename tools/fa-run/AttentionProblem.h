@@ -31,7 +31,6 @@ struct Problem {
   AttentionShape shape;
   HostTensor q, k, v;
   HostTensor dout; // Backward problems only; shaped like out.
-
 };
 
 /// Where --check computes its fp64 reference.

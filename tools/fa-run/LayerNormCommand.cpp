@@ -31,10 +31,9 @@ bool hostInputs(const LayerNormOptions &options) {
 
 /// Outputs for the check or for files.
 bool downloadOutputs(const LayerNormOptions &options) {
-  return options.check || !options.yPath.empty() ||
-         !options.meanPath.empty() || !options.rstdPath.empty() ||
-         !options.dxPath.empty() || !options.dweightPath.empty() ||
-         !options.dbiasPath.empty();
+  return options.check || !options.yPath.empty() || !options.meanPath.empty() ||
+         !options.rstdPath.empty() || !options.dxPath.empty() ||
+         !options.dweightPath.empty() || !options.dbiasPath.empty();
 }
 
 /// The device and host memory a LayerNorm run allocates, counted from its
@@ -47,8 +46,8 @@ MemoryBudget layerNormBudget(const LayerNormShape &shape, DType dtype,
   auto bytes = [&](std::uint64_t count, std::int64_t elements,
                    std::uint64_t elementBytes) {
     return checkedMultiply(
-        count,
-        checkedMultiply<std::uint64_t>(elements, elementBytes, what), what);
+        count, checkedMultiply<std::uint64_t>(elements, elementBytes, what),
+        what);
   };
   const std::int64_t matrix = elementCount(shape.matrix());
   const std::uint64_t element = dtypeBytes(dtype);
@@ -62,8 +61,8 @@ MemoryBudget layerNormBudget(const LayerNormShape &shape, DType dtype,
     budget.addDevice(
         std::to_string(benchSets - 1) + " more benchmark buffer sets",
         checkedMultiply<std::uint64_t>(
-            benchSets - 1,
-            layerNormWorkingSetBytes(shape, dtype, options.grad), what));
+            benchSets - 1, layerNormWorkingSetBytes(shape, dtype, options.grad),
+            what));
   // Inputs from files or for the check's CPU reference, and outputs for the
   // check or files, are held on the host as floats; the check's fp64
   // reference of y (and dx) too.
@@ -247,12 +246,12 @@ private:
     report.eps = options.eps;
     report.xShape = problem.xShape;
     KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
-    report.forward = options.kernelName.empty()
-                         ? chooseLayerNormKernel(library, kLayerNormForwardOp,
-                                                 dtype, shape.cols)
-                         : namedLayerNormKernel(library, kLayerNormForwardOp,
-                                                dtype, shape.cols,
-                                                options.kernelName);
+    report.forward =
+        options.kernelName.empty()
+            ? chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
+                                    shape.cols)
+            : namedLayerNormKernel(library, kLayerNormForwardOp, dtype,
+                                   shape.cols, options.kernelName);
     if (!options.grad)
       return;
     report.backward =
@@ -269,9 +268,9 @@ private:
   }
 
   MemoryBudget deviceBudget(const DeviceInfo &device) override {
-    return layerNormBudget(problem.shape, dtype, options,
-                           layerNormBenchmarkSets(problem.shape, dtype,
-                                                  options.grad, device));
+    return layerNormBudget(
+        problem.shape, dtype, options,
+        layerNormBenchmarkSets(problem.shape, dtype, options.grad, device));
   }
 
   void runPasses(const DeviceInfo &device, const Stream &stream) override {
@@ -319,13 +318,12 @@ private:
                        int warmup, int runs) override {
     const LayerNormShape &shape = problem.shape;
     report.forwardBench =
-        benchmarkForward(*forward, shape, options.eps, device,
-                         *forwardTensors, stream, warmup, runs);
+        benchmarkForward(*forward, shape, options.eps, device, *forwardTensors,
+                         stream, warmup, runs);
     if (options.grad)
       report.backwardBench =
-          benchmarkBackward(*backward, *params, shape, device,
-                            *forwardTensors, *backwardTensors, stream, warmup,
-                            runs);
+          benchmarkBackward(*backward, *params, shape, device, *forwardTensors,
+                            *backwardTensors, stream, warmup, runs);
   }
 };
 

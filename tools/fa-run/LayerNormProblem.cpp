@@ -45,10 +45,9 @@ std::vector<RunInput> layerNormInputs(LayerNormProblem &problem,
                                       LayerNormForwardTensors &forward,
                                       LayerNormBackwardTensors *backward) {
   const LayerNormShape &shape = problem.shape;
-  std::vector<RunInput> inputs = {
-      {forward.x, problem.x, shape.matrix()},
-      {forward.weight, problem.weight, shape.row()},
-      {forward.bias, problem.bias, shape.row()}};
+  std::vector<RunInput> inputs = {{forward.x, problem.x, shape.matrix()},
+                                  {forward.weight, problem.weight, shape.row()},
+                                  {forward.bias, problem.bias, shape.row()}};
   if (backward)
     inputs.push_back({backward->dy, problem.dy, shape.matrix()});
   return inputs;
@@ -71,9 +70,9 @@ std::size_t layerNormWorkingSetBytes(const LayerNormShape &shape, DType dtype,
                                      bool backward) {
   // x and y (dy and dx), weight and bias (weight, and f32 dweight and
   // dbias), mean and rstd.
-  std::size_t rows = backward ? rowBytes(shape, dtype) +
-                                    2 * rowBytes(shape, DType::F32)
-                              : 2 * rowBytes(shape, dtype);
+  std::size_t rows =
+      backward ? rowBytes(shape, dtype) + 2 * rowBytes(shape, DType::F32)
+               : 2 * rowBytes(shape, dtype);
   return 2 * matrixBytes(shape, dtype) + rows + 2 * perRowBytes(shape);
 }
 

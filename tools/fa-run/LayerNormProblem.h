@@ -98,7 +98,6 @@ void runBackward(const Kernel &backward, const Kernel &params,
                  LayerNormBackwardTensors &tensors, const Stream &stream,
                  LayerNormOutputs &outputs, bool download = true);
 
-
 /// Compares every output that ran with the fp64 reference on the CPU.
 /// `relativeTolerance` 0 takes each output's default.
 LayerNormCheck checkLayerNorm(const LayerNormProblem &problem,

@@ -59,8 +59,8 @@ OpRun::OpRun(std::string command, const OpRunOptions &options)
       runOptions(options) {}
 
 std::string OpRun::describeRun() const {
-  return "fa-run " + command + " " + describeShape() + " " +
-         dtypeName(dtype) + (runOptions.grad ? " forward and backward" : " forward");
+  return "fa-run " + command + " " + describeShape() + " " + dtypeName(dtype) +
+         (runOptions.grad ? " forward and backward" : " forward");
 }
 
 void OpRun::checkHostMemory(const MemoryBudget &budget) const {

@@ -384,11 +384,11 @@ int runTrain(TrainCommandOptions &o) {
     // The launcher checks for all the ranks it starts on this host.
     world.worldSize = o.nprocPerNode;
     MemoryBudget ranks;
-    ranks.addHost(std::to_string(o.nprocPerNode) + " ranks",
-                  checkedMultiply<std::uint64_t>(
-                      train::Trainer::memoryBudget(t, world.worldSize)
-                          .hostBytes(),
-                      o.nprocPerNode, "counting the ranks' host memory"));
+    ranks.addHost(
+        std::to_string(o.nprocPerNode) + " ranks",
+        checkedMultiply<std::uint64_t>(
+            train::Trainer::memoryBudget(t, world.worldSize).hostBytes(),
+            o.nprocPerNode, "counting the ranks' host memory"));
     ranks.checkHost(describeRun(t, world), availableHostMemory());
     return launchRanks(o);
   }

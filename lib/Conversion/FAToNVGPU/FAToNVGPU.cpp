@@ -144,7 +144,8 @@ struct ConvertFAToNVGPUPass
     // wgmma exists only in sm_90a's architecture-specific instruction set.
     if (options.warpgroupMma && !targetChip->warpgroupMma)
       return emitPassError(func, getArgument())
-             << "wgmma = true needs chip sm_90a (Hopper's wgmma.mma_async), not "
+             << "wgmma = true needs chip sm_90a (Hopper's wgmma.mma_async), "
+                "not "
              << chip;
     RewritePatternSet patterns(context);
     populateFAToNVGPUConversionPatterns(converter, patterns, options);

@@ -31,7 +31,8 @@ FailureOr<int64_t> mlir::fa::parseSize(AsmParser &parser) {
   return value;
 }
 
-FailureOr<std::optional<int64_t>> mlir::fa::parseOptionalSize(AsmParser &parser) {
+FailureOr<std::optional<int64_t>>
+mlir::fa::parseOptionalSize(AsmParser &parser) {
   FailureOr<int64_t> size = parseSize(parser);
   if (failed(size))
     return failure();
@@ -101,19 +102,17 @@ LogicalResult checkSize(function_ref<InFlightDiagnostic()> emitError,
 constexpr int64_t kMaxWarpsPerBlock = kMaxThreadsPerBlock / kThreadsPerWarp;
 } // namespace
 
-LogicalResult
-TileAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                 std::optional<int64_t> blockM, std::optional<int64_t> blockN,
-                 std::optional<int64_t> numWarps,
-                 std::optional<int64_t> numStages, bool, bool, bool, bool, bool,
-                 bool, std::optional<int64_t> dqBlockM,
-                 std::optional<int64_t> dqBlockN,
-                 std::optional<int64_t> dqNumWarps) {
+LogicalResult TileAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, std::optional<int64_t> blockM,
+    std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
+    std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
+    std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
+    std::optional<int64_t> dqNumWarps) {
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
-      succeeded(checkSize(emitError, "num_warps", numWarps, 1,
-                          kMaxWarpsPerBlock)) &&
+      succeeded(
+          checkSize(emitError, "num_warps", numWarps, 1, kMaxWarpsPerBlock)) &&
       succeeded(checkSize(emitError, "num_stages", numStages, 1, 2)) &&
       succeeded(checkSize(emitError, "dq_block_m", dqBlockM)) &&
       succeeded(checkSize(emitError, "dq_block_n", dqBlockN)) &&
@@ -127,15 +126,14 @@ LogicalResult RowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                std::optional<int64_t> numWarps,
                                std::optional<bool>, bool, int64_t reduceRows,
                                int64_t reduceCols, int64_t reduceWarps) {
-  return success(
-      succeeded(checkSize(emitError, "rows", rows)) &&
-      succeeded(checkSize(emitError, "block_cols", blockCols)) &&
-      succeeded(checkSize(emitError, "num_warps", numWarps, 1,
-                          kMaxWarpsPerBlock)) &&
-      succeeded(checkSize(emitError, "reduce_rows", reduceRows)) &&
-      succeeded(checkSize(emitError, "reduce_cols", reduceCols)) &&
-      succeeded(checkSize(emitError, "reduce_warps", reduceWarps, 1,
-                          kMaxWarpsPerBlock)));
+  return success(succeeded(checkSize(emitError, "rows", rows)) &&
+                 succeeded(checkSize(emitError, "block_cols", blockCols)) &&
+                 succeeded(checkSize(emitError, "num_warps", numWarps, 1,
+                                     kMaxWarpsPerBlock)) &&
+                 succeeded(checkSize(emitError, "reduce_rows", reduceRows)) &&
+                 succeeded(checkSize(emitError, "reduce_cols", reduceCols)) &&
+                 succeeded(checkSize(emitError, "reduce_warps", reduceWarps, 1,
+                                     kMaxWarpsPerBlock)));
 }
 
 LogicalResult
@@ -144,9 +142,8 @@ KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (name.empty())
     return emitError() << "a kernel parameter needs a name";
   auto memref = dyn_cast<MemRefType>(type);
-  if (type.isF32() ||
-      (memref && isa<Float16Type, BFloat16Type, Float32Type>(
-                     memref.getElementType())))
+  if (type.isF32() || (memref && isa<Float16Type, BFloat16Type, Float32Type>(
+                                     memref.getElementType())))
     return success();
   return emitError() << "kernel parameter '" << name
                      << "' must be a memref of f16, bf16 or f32, or an f32 "
@@ -163,10 +160,10 @@ bool isAttentionKernel(KernelOp op) {
 
 LogicalResult KernelAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, KernelOp op, Type dtype,
-    std::optional<int64_t> headDim, std::optional<bool> causal,
-    FloatAttr scale, Attribute config, ArrayRef<int64_t> block,
-    ArrayRef<GridDim> grid, ArrayRef<KernelParamAttr> params,
-    StringAttr deltaKernel, StringAttr dkdvKernel, StringAttr paramsKernel) {
+    std::optional<int64_t> headDim, std::optional<bool> causal, FloatAttr scale,
+    Attribute config, ArrayRef<int64_t> block, ArrayRef<GridDim> grid,
+    ArrayRef<KernelParamAttr> params, StringAttr deltaKernel,
+    StringAttr dkdvKernel, StringAttr paramsKernel) {
   StringRef name = stringifyKernelOp(op);
   if (!isa<Float16Type, BFloat16Type, Float32Type>(dtype))
     return emitError() << "dtype must be f16, bf16 or f32, got " << dtype;
@@ -177,8 +174,9 @@ LogicalResult KernelAttr::verify(
                        << config;
   if (attention != (headDim && causal && scale))
     return emitError() << "head_dim, causal and scale are "
-                       << (attention ? "required for" : "only for attention, "
-                                                        "not for")
+                       << (attention ? "required for"
+                                     : "only for attention, "
+                                       "not for")
                        << " a " << name << " kernel";
   if (block.size() != 3 || grid.size() != 3 ||
       llvm::any_of(block, [](int64_t threads) { return threads < 1; }))
@@ -242,9 +240,11 @@ LogicalResult FADialect::verifyOperationAttribute(Operation *op,
                   "a softmax phase #fa<phase max|sum|accumulate|online>");
   if (name == kKernelsAttr) {
     auto kernels = dyn_cast<DictionaryAttr>(value);
-    return expect(kernels && llvm::all_of(kernels, [](NamedAttribute entry) {
-                    return isa<KernelAttr>(entry.getValue());
-                  }),
+    return expect(kernels &&
+                      llvm::all_of(kernels,
+                                   [](NamedAttribute entry) {
+                                     return isa<KernelAttr>(entry.getValue());
+                                   }),
                   "a dictionary of kernel entries (name = #fa.kernel<...>)");
   }
   return success();

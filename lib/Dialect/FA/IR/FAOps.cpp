@@ -74,14 +74,14 @@ LogicalResult verifySameShapeAndType(Operation *op, StringRef actualName,
                                      MemRefType actual, StringRef expectedName,
                                      MemRefType expected) {
   if (actual.getElementType() != expected.getElementType())
-    return op->emitOpError() << "expects " << actualName << " element type "
-                             << actual.getElementType() << " to equal "
-                             << expectedName << " element type "
-                             << expected.getElementType();
+    return op->emitOpError()
+           << "expects " << actualName << " element type "
+           << actual.getElementType() << " to equal " << expectedName
+           << " element type " << expected.getElementType();
   if (actual.getRank() != expected.getRank())
-    return op->emitOpError() << "expects " << actualName << " rank "
-                             << actual.getRank() << " to equal " << expectedName
-                             << " rank " << expected.getRank();
+    return op->emitOpError()
+           << "expects " << actualName << " rank " << actual.getRank()
+           << " to equal " << expectedName << " rank " << expected.getRank();
   for (auto [index, dims] : llvm::enumerate(
            llvm::zip_equal(actual.getShape(), expected.getShape()))) {
     auto [actualDim, expectedDim] = dims;
@@ -155,9 +155,9 @@ LogicalResult verifyNonEmptyAttentionDims(Operation *op, StringRef name,
                                           MemRefType type) {
   for (auto [index, dim] : llvm::enumerate(type.getShape()))
     if (dim == 0)
-      return op->emitOpError() << "expects " << name << " "
-                               << kAttentionDimNames[index]
-                               << " to be at least 1, got 0";
+      return op->emitOpError()
+             << "expects " << name << " " << kAttentionDimNames[index]
+             << " to be at least 1, got 0";
   return success();
 }
 
@@ -188,18 +188,17 @@ LogicalResult verifyAttentionInputs(Operation *op, MemRefType query,
 
   for (int64_t dim : {0, 3})
     if (!dimsCompatible(key.getDimSize(dim), query.getDimSize(dim)))
-      return op->emitOpError()
-             << "expects key " << kAttentionDimNames[dim] << " "
-             << formatDim(key.getDimSize(dim)) << " to equal query "
-             << kAttentionDimNames[dim] << " "
-             << formatDim(query.getDimSize(dim));
+      return op->emitOpError() << "expects key " << kAttentionDimNames[dim]
+                               << " " << formatDim(key.getDimSize(dim))
+                               << " to equal query " << kAttentionDimNames[dim]
+                               << " " << formatDim(query.getDimSize(dim));
 
   int64_t heads = query.getDimSize(1), kvHeads = key.getDimSize(1);
   if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
       heads % kvHeads != 0)
-    return op->emitOpError() << "expects query heads " << heads
-                             << " to be a multiple of key/value heads "
-                             << kvHeads;
+    return op->emitOpError()
+           << "expects query heads " << heads
+           << " to be a multiple of key/value heads " << kvHeads;
 
   if (scale)
     return verifyPositiveFinite(op, "scale", *scale);
@@ -348,8 +347,8 @@ LogicalResult LayerNormGradOp::verify() {
       failed(verifySameShapeAndType(*this, "dx", getDx().getType(), "x", x)))
     return failure();
   MemRefType weight = getWeight().getType();
-  if (failed(verifyColumnParam(*this, "weight", weight, x,
-                               {x.getElementType()})))
+  if (failed(
+          verifyColumnParam(*this, "weight", weight, x, {x.getElementType()})))
     return failure();
   Type f32 = Float32Type::get(getContext());
   for (auto [name, value] :

@@ -95,11 +95,10 @@ LogicalResult TileMatmulOp::verify() {
     return emitOpError() << "expects the reduction size of b (" << bK
                          << ") to equal the columns of a (" << k << ")";
   if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
-    return emitOpError() << "expects acc of shape " << m << "x" << n
-                         << ", got " << acc.getDimSize(0) << "x"
-                         << acc.getDimSize(1);
-  for (auto [name, size] : {std::pair{"M", m}, std::pair{"N", n},
-                            std::pair{"K", k}})
+    return emitOpError() << "expects acc of shape " << m << "x" << n << ", got "
+                         << acc.getDimSize(0) << "x" << acc.getDimSize(1);
+  for (auto [name, size] :
+       {std::pair{"M", m}, std::pair{"N", n}, std::pair{"K", k}})
     if (failed(verifyMultipleOfMmaGranule(*this, name, size)))
       return failure();
   return success();

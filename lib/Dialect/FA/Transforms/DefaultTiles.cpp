@@ -45,8 +45,8 @@ FailureOr<TileAttr> mlir::fa::lookupDefaultTile(Operation *op, StringRef chip,
   });
   if (tile == std::end(kDefaultTiles))
     return TileAttr();
-  auto config =
-      dyn_cast_or_null<TileAttr>(parseAttribute(tile->config, op->getContext()));
+  auto config = dyn_cast_or_null<TileAttr>(
+      parseAttribute(tile->config, op->getContext()));
   if (!config)
     return op->emitError() << "DefaultTiles.def: the " << tile->chip << " "
                            << tile->direction << " entry for " << tile->dtypes

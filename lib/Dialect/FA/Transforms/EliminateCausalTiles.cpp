@@ -116,7 +116,8 @@ LogicalResult splitLoop(scf::ForOp loop, StringRef pass) {
 }
 
 struct FAEliminateCausalTilesPass
-    : public mlir::fa::impl::FAEliminateCausalTilesBase<FAEliminateCausalTilesPass> {
+    : public mlir::fa::impl::FAEliminateCausalTilesBase<
+          FAEliminateCausalTilesPass> {
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation()->walk([&](scf::ForOp loop) {

@@ -99,9 +99,8 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func, StringRef pass) {
 
   Value maxCarried = phases.maxLoop.getRegionIterArgs().front();
   phases.maxReduction = findUnique<vector::MultiDimReductionOp>(
-      phases.maxLoop, [&](vector::MultiDimReductionOp r) {
-        return r.getAcc() == maxCarried;
-      });
+      phases.maxLoop,
+      [&](vector::MultiDimReductionOp r) { return r.getAcc() == maxCarried; });
   if (!phases.maxReduction)
     return fail("no row-maximum reduction in the max loop");
 
@@ -201,16 +200,15 @@ void fuse(SoftmaxPhases &phases) {
         Value maxSafe =
             arith::SelectOp::create(nb, allMasked, zeroRows, maxNew);
         Value rescale = math::Exp2Op::create(
-            nb, arith::MulFOp::create(
-                    nb, arith::SubFOp::create(nb, maxOld, maxSafe),
-                    scaleLog2Rows));
+            nb,
+            arith::MulFOp::create(
+                nb, arith::SubFOp::create(nb, maxOld, maxSafe), scaleLog2Rows));
         Value negScaledMax = arith::NegFOp::create(
             nb, arith::MulFOp::create(nb, maxSafe, scaleLog2Rows));
         Value probabilities = math::Exp2Op::create(
-            nb, math::FmaOp::create(
-                    nb, scores, scaleLog2,
-                    RowBroadcastOp::create(nb, scores.getType(),
-                                           negScaledMax)));
+            nb, math::FmaOp::create(nb, scores, scaleLog2,
+                                    RowBroadcastOp::create(nb, scores.getType(),
+                                                           negScaledMax)));
         Value sumNew = vector::MultiDimReductionOp::create(
             nb, probabilities, arith::MulFOp::create(nb, sumOld, rescale),
             ArrayRef<bool>{false, true}, vector::CombiningKind::ADD);
@@ -222,11 +220,11 @@ void fuse(SoftmaxPhases &phases) {
         valueMap.map(accLoop.getInductionVar(), iv);
         valueMap.map(accLoop.getRegionIterArgs().front(), accRescaled);
         Type operandType = phases.probabilityOperand.getType();
-        valueMap.map(phases.probabilityOperand,
-                     operandType == probabilities.getType()
-                         ? probabilities
-                         : arith::TruncFOp::create(nb, operandType,
-                                                   probabilities));
+        valueMap.map(
+            phases.probabilityOperand,
+            operandType == probabilities.getType()
+                ? probabilities
+                : arith::TruncFOp::create(nb, operandType, probabilities));
         for (Operation &op : accLoop.getBody()->without_terminator())
           if (!skipped.contains(&op))
             nb.clone(op, valueMap);

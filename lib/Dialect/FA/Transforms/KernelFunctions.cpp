@@ -57,11 +57,11 @@ StringRef mlir::fa::dtypeName(Type element) {
 }
 
 fa::KernelAttr mlir::fa::getKernelEntry(MLIRContext *context, KernelOp op,
-                                    Type element, Attribute config,
-                                    int64_t threads, ArrayRef<GridDim> grid,
-                                    ArrayRef<KernelParam> params,
-                                    std::optional<AttentionEntry> attention,
-                                    KernelCompanions companions) {
+                                        Type element, Attribute config,
+                                        int64_t threads, ArrayRef<GridDim> grid,
+                                        ArrayRef<KernelParam> params,
+                                        std::optional<AttentionEntry> attention,
+                                        KernelCompanions companions) {
   SmallVector<KernelParamAttr> paramAttrs;
   for (const KernelParam &param : params)
     paramAttrs.push_back(KernelParamAttr::get(context, param.name, param.type));
@@ -76,11 +76,10 @@ fa::KernelAttr mlir::fa::getKernelEntry(MLIRContext *context, KernelOp op,
     causal = attention->causal;
     scale = FloatAttr::get(Float32Type::get(context), attention->scale);
   }
-  return KernelAttr::get(context, op, element, headDim, causal, scale, config,
-                         {threads, 1, 1}, grid, paramAttrs,
-                         name(companions.deltaKernel),
-                         name(companions.dkdvKernel),
-                         name(companions.paramsKernel));
+  return KernelAttr::get(
+      context, op, element, headDim, causal, scale, config, {threads, 1, 1},
+      grid, paramAttrs, name(companions.deltaKernel),
+      name(companions.dkdvKernel), name(companions.paramsKernel));
 }
 
 gpu::GPUFuncOp mlir::fa::createKernel(ImplicitLocOpBuilder &b,
@@ -120,8 +119,8 @@ LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
   if (numWarps < 1 || numWarps > kMaxAttentionWarps ||
       !llvm::isPowerOf2_64(numWarps))
     return emitPassError(func, pass)
-           << "num-warps (" << numWarps
-           << ") must be a power of two from 1 to " << kMaxAttentionWarps;
+           << "num-warps (" << numWarps << ") must be a power of two from 1 to "
+           << kMaxAttentionWarps;
   if (blockM != numWarps * kMmaRows && blockM != 2 * numWarps * kMmaRows)
     return emitPassError(func, pass)
            << "block-m (" << blockM << ") must be 16 or 32 x "
@@ -129,8 +128,8 @@ LogicalResult mlir::fa::checkMmaTileShape(func::FuncOp func, StringRef pass,
            << "): each warp owns one or two 16-row blocks of " << rows;
   if (blockN < 16 || blockN % 16 != 0 || blockN > kMaxBlockN)
     return emitPassError(func, pass)
-           << "block-n (" << blockN
-           << ") must be a multiple of 16 from 16 to " << kMaxBlockN;
+           << "block-n (" << blockN << ") must be a multiple of 16 from 16 to "
+           << kMaxBlockN;
   return success();
 }
 
@@ -139,8 +138,8 @@ LogicalResult mlir::fa::checkConfigRange(Operation *op, StringRef pass,
                                          int64_t min, int64_t max) {
   if (value >= min && value <= max)
     return success();
-  return emitPassError(op, pass) << name << " must be from " << min
-                         << " to " << max << ", got " << value;
+  return emitPassError(op, pass) << name << " must be from " << min << " to "
+                                 << max << ", got " << value;
 }
 
 LogicalResult mlir::fa::checkTileValuesPerThread(Operation *op, StringRef pass,
@@ -153,10 +152,10 @@ LogicalResult mlir::fa::checkTileValuesPerThread(Operation *op, StringRef pass,
       element.isF32() ? kMaxF32TileValuesPerThread : kMaxTileValuesPerThread;
   if (perThread <= limit)
     return success();
-  return emitPassError(op, pass) << tiles << " give each of the "
-                         << threads << " threads " << perThread
-                         << " values to hold, more than " << limit << " for "
-                         << element << "; use more warps or smaller tiles";
+  return emitPassError(op, pass)
+         << tiles << " give each of the " << threads << " threads " << perThread
+         << " values to hold, more than " << limit << " for " << element
+         << "; use more warps or smaller tiles";
 }
 
 LogicalResult mlir::fa::checkTileCopy(Operation *op, StringRef pass,
@@ -169,12 +168,12 @@ LogicalResult mlir::fa::checkTileCopy(Operation *op, StringRef pass,
   int64_t threads = numWarps * kThreadsPerWarp;
   if (chunks % threads == 0)
     return success();
-  return emitPassError(op, pass) << "the " << tile << " tile (" << rows
-                         << " x " << headDim << ") is " << chunks
-                         << " 16-byte chunks, which the " << threads
-                         << " threads of " << numWarps
-                         << " warps cannot copy in equal shares; use fewer "
-                            "warps or longer tiles";
+  return emitPassError(op, pass)
+         << "the " << tile << " tile (" << rows << " x " << headDim << ") is "
+         << chunks << " 16-byte chunks, which the " << threads << " threads of "
+         << numWarps
+         << " warps cannot copy in equal shares; use fewer "
+            "warps or longer tiles";
 }
 
 LogicalResult mlir::fa::checkWarpgroupTileShape(func::FuncOp func,
@@ -210,10 +209,11 @@ LogicalResult mlir::fa::checkSharedMemory(Operation *op, StringRef pass,
                                           int64_t budget) {
   if (bytes <= budget)
     return success();
-  InFlightDiagnostic diag =
-      emitPassError(op, pass) << "the " << kernel << "'s shared tiles take "
-                      << bytes << " bytes of static shared memory (" << config
-                      << "), more than the " << budget << " bytes a block ";
+  InFlightDiagnostic diag = emitPassError(op, pass)
+                            << "the " << kernel << "'s shared tiles take "
+                            << bytes << " bytes of static shared memory ("
+                            << config << "), more than the " << budget
+                            << " bytes a block ";
   if (chip.empty())
     diag << "of any supported chip";
   else

@@ -101,14 +101,13 @@ VectorType tileType(int64_t rows, int64_t cols, Type element) {
 /// The scaled, masked scores of key tile `j`: scale * q @ k_j^T, masked.
 Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
   const TileConfig &c = ctx.config;
-  Value col0 =
-      arith::MulIOp::create(b, j, index(b, c.blockN));
+  Value col0 = arith::MulIOp::create(b, j, index(b, c.blockN));
   Value key = ctx.op.getKey();
   StageTileOp::create(b, key, ctx.batch, ctx.kvHead, col0, ctx.keyBuffer);
   VectorType scoresType = tileType(c.blockM, c.blockN, b.getF32Type());
-  Value scores =
-      TileMatmulOp::create(b, scoresType, ctx.queryTile, ctx.keyBuffer,
-                           splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
+  Value scores = TileMatmulOp::create(
+      b, scoresType, ctx.queryTile, ctx.keyBuffer,
+      splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
   scores = arith::MulFOp::create(
       b, scores, splatConstant(b, scoresType, ctx.op.getScaleOrDefault()));
   return ApplyMaskOp::create(b, scoresType, scores, ctx.row0, col0, ctx.kvLen,
@@ -132,7 +131,8 @@ Value buildKvLoop(
         scf::YieldOp::create(nb, body(nb, j, carried.front()));
       });
   loop->setAttr(kKvLoopAttr, b.getUnitAttr());
-  loop->setAttr(kSoftmaxPhaseAttr, SoftmaxPhaseAttr::get(b.getContext(), phase));
+  loop->setAttr(kSoftmaxPhaseAttr,
+                SoftmaxPhaseAttr::get(b.getContext(), phase));
   return loop.getResult(0);
 }
 
@@ -163,7 +163,8 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
   Type element = op.getQuery().getType().getElementType();
   int64_t headDim = op.getHeadDim();
   Value acc = buildKvLoop(
-      b, ctx, SoftmaxPhase::Accumulate, splatConstant(b, tileType(c.blockM, headDim, f32), 0.0),
+      b, ctx, SoftmaxPhase::Accumulate,
+      splatConstant(b, tileType(c.blockM, headDim, f32), 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
         // f16/bf16 operands for the tensor cores; f32 stays f32 (the
@@ -172,8 +173,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
             element.isF32() ? p
                             : arith::TruncFOp::create(
                                   nb, tileType(c.blockM, c.blockN, element), p);
-        Value col0 = arith::MulIOp::create(
-            nb, j, index(nb, c.blockN));
+        Value col0 = arith::MulIOp::create(nb, j, index(nb, c.blockN));
         StageTileOp::create(nb, op.getValue(), ctx.batch, ctx.kvHead, col0,
                             ctx.valueBuffer);
         return TileMatmulOp::create(nb, runningAcc.getType(), pOperand,
@@ -231,9 +231,8 @@ FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
 /// The kernel of `func` (whose body is `op`), with its manifest entry: the
 /// function's parameters, named by role; the K and V tiles in shared memory,
 /// and the query or output tile where it passes through shared memory.
-gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b,
-                                     func::FuncOp func, AttentionOp op,
-                                     const TileConfig &config,
+gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
+                                     AttentionOp op, const TileConfig &config,
                                      ArrayRef<StringRef> names,
                                      SmallVectorImpl<NamedAttribute> &kernels) {
   Type element = op.getQuery().getType().getElementType();
@@ -263,9 +262,8 @@ gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b,
 /// The grid mapping of `kernel` (block (x, y): query tile x of (batch, head)
 /// = divmod(y, heads)) and its shared tiles, for the body of `op`, its copy
 /// in the kernel; loads or stages the query tile.
-KernelContext buildKernelContext(ImplicitLocOpBuilder &b,
-                                 gpu::GPUFuncOp kernel, AttentionOp op,
-                                 const TileConfig &config) {
+KernelContext buildKernelContext(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
+                                 AttentionOp op, const TileConfig &config) {
   KernelContext ctx{op, config};
   ctx.zero = index(b, 0);
   ctx.one = index(b, 1);
@@ -288,8 +286,7 @@ KernelContext buildKernelContext(ImplicitLocOpBuilder &b,
   ctx.head = arith::RemUIOp::create(b, batchHead, heads);
   Value group = arith::DivUIOp::create(b, heads, kvHeads);
   ctx.kvHead = arith::DivUIOp::create(b, ctx.head, group);
-  ctx.row0 =
-      arith::MulIOp::create(b, queryTileIndex, index(b, config.blockM));
+  ctx.row0 = arith::MulIOp::create(b, queryTileIndex, index(b, config.blockM));
   ctx.numKvTiles =
       arith::CeilDivUIOp::create(b, ctx.kvLen, index(b, config.blockN));
   ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
@@ -304,9 +301,11 @@ KernelContext buildKernelContext(ImplicitLocOpBuilder &b,
     StageTileOp::create(b, op.getQuery(), ctx.batch, ctx.head, ctx.row0,
                         ctx.queryTile);
   } else {
-    ctx.queryTile = LoadTileOp::create(
-        b, tileType(config.blockM, op.getHeadDim(), op.getQuery().getType().getElementType()), op.getQuery(),
-        ctx.batch, ctx.head, ctx.row0);
+    ctx.queryTile =
+        LoadTileOp::create(b,
+                           tileType(config.blockM, op.getHeadDim(),
+                                    op.getQuery().getType().getElementType()),
+                           op.getQuery(), ctx.batch, ctx.head, ctx.row0);
   }
   return ctx;
 }
@@ -382,8 +381,8 @@ struct FATileAttentionPass
                                const TileConfig &c) {
     Type element = op.getQuery().getType().getElementType();
     auto check = [&](StringRef tile, int64_t rows) {
-      return checkTileCopy(func, getArgument(), tile, rows,
-                           op.getHeadDim(), element, c.numWarps);
+      return checkTileCopy(func, getArgument(), tile, rows, op.getHeadDim(),
+                           element, c.numWarps);
     };
     if (failed(check("key/value", c.blockN)))
       return failure();

@@ -86,8 +86,10 @@ struct GradKernel {
   /// shape.
   Value probabilities(Value scores, Value lseTile) {
     auto type = cast<VectorType>(scores.getType());
-    Value scaled = arith::MulFOp::create(b, scores, splatConstant(b, type, scoreScale));
-    Value shift = arith::MulFOp::create(b, lseTile, splatConstant(b, type, log2e));
+    Value scaled =
+        arith::MulFOp::create(b, scores, splatConstant(b, type, scoreScale));
+    Value shift =
+        arith::MulFOp::create(b, lseTile, splatConstant(b, type, log2e));
     return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
   }
 
@@ -225,7 +227,8 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
         return SmallVector<Value>(inner.begin(), inner.end());
       });
   // dS holds the derivative by the scaled score; the scale comes in once.
-  Value dkTile = arith::MulFOp::create(b, sums[0], splatConstant(b, accType, k.scale));
+  Value dkTile =
+      arith::MulFOp::create(b, sums[0], splatConstant(b, accType, k.scale));
   StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0, Value());
   StoreTileOp::create(b, k.toElement(sums[1]), dv, batch, kvHead, key0,
                       Value());
@@ -273,12 +276,14 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
         StageTileOp::create(b, k.key, batch, kvHead, col0, shared.key);
         StageTileOp::create(b, k.value, batch, kvHead, col0, shared.value);
         // dP issued right after S runs during the probabilities (wgmma).
-        Value scores = TileMatmulOp::create(
-            b, scoresType, shared.query, shared.key, splatConstant(b, scoresType, 0.0),
-            /*transpose_b=*/true);
-        Value dprobs = TileMatmulOp::create(
-            b, scoresType, shared.dout, shared.value, splatConstant(b, scoresType, 0.0),
-            /*transpose_b=*/true);
+        Value scores =
+            TileMatmulOp::create(b, scoresType, shared.query, shared.key,
+                                 splatConstant(b, scoresType, 0.0),
+                                 /*transpose_b=*/true);
+        Value dprobs =
+            TileMatmulOp::create(b, scoresType, shared.dout, shared.value,
+                                 splatConstant(b, scoresType, 0.0),
+                                 /*transpose_b=*/true);
         scores = ApplyMaskOp::create(b, scoresType, scores, row0, col0, seqKv,
                                      k.causal, /*transposed=*/false);
         Value probs = k.probabilities(scores, lseTile);
@@ -289,7 +294,8 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
                                      /*transpose_b=*/false)};
       },
       /*keyLoop=*/true, /*copyLoop=*/true)[0];
-  Value dqTile = arith::MulFOp::create(b, sum, splatConstant(b, accType, k.scale));
+  Value dqTile =
+      arith::MulFOp::create(b, sum, splatConstant(b, accType, k.scale));
   StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
 }
 
@@ -321,7 +327,8 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
       {"skip_unit_rescale",
        tile.getSkipUnitRescale() != none.getSkipUnitRescale()},
       {"stage_output", tile.getStageOutput() != none.getStageOutput()},
-      {"overlap_softmax", tile.getOverlapSoftmax() != none.getOverlapSoftmax()}};
+      {"overlap_softmax",
+       tile.getOverlapSoftmax() != none.getOverlapSoftmax()}};
   SmallVector<StringRef> set;
   for (auto [name, isSet] : flags)
     if (isSet)
@@ -336,11 +343,11 @@ struct GradFunction {
   /// The kernels' shared tiles have the query's element type and head_dim.
   Type sharedTile(int64_t rows) {
     MemRefType query = op.getQuery().getType();
-    return MemRefType::get({rows, query.getDimSize(3)},
-                           query.getElementType(), MemRefLayoutAttrInterface{},
-                           gpu::AddressSpaceAttr::get(
-                               func.getContext(),
-                               gpu::GPUDialect::getWorkgroupAddressSpace()));
+    return MemRefType::get(
+        {rows, query.getDimSize(3)}, query.getElementType(),
+        MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(
+            func.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace()));
   }
   /// The delta, lse and partial statistics: [batch, heads, seq] in f32.
   Type statsType() {
@@ -362,13 +369,13 @@ gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
                                 SmallVectorImpl<NamedAttribute> &kernels,
                                 KernelCompanions companions = {}) {
   MemRefType query = g.op.getQuery().getType();
-  KernelAttr entry = getKernelEntry(
-      b.getContext(), kernelOp, query.getElementType(),
-      kernelConfigAttr(b.getContext(), c), c.numWarps * kThreadsPerWarp, grid,
-      params,
-      AttentionEntry{query.getDimSize(3), g.op.getCausal(),
-                     g.op.getScaleOrDefault()},
-      companions);
+  KernelAttr entry =
+      getKernelEntry(b.getContext(), kernelOp, query.getElementType(),
+                     kernelConfigAttr(b.getContext(), c),
+                     c.numWarps * kThreadsPerWarp, grid, params,
+                     AttentionEntry{query.getDimSize(3), g.op.getCausal(),
+                                    g.op.getScaleOrDefault()},
+                     companions);
   SmallVector<Type> sharedTiles;
   if (stagesTiles)
     sharedTiles = {g.sharedTile(c.blockM), g.sharedTile(c.blockM),
@@ -417,13 +424,13 @@ struct FATileAttentionGradPass
              << "num_stages must be 1 (synchronous copies) or 2, not "
              << config.numStages;
     auto checkShape = [&](const GradConfig &c, StringRef rows) {
-      if (failed(checkMmaTileShape(func, getArgument(), c.blockM,
-                                   c.blockN, c.numWarps, rows)))
+      if (failed(checkMmaTileShape(func, getArgument(), c.blockM, c.blockN,
+                                   c.numWarps, rows)))
         return failure();
       if (!c.warpgroupMma)
         return success();
-      return checkWarpgroupTileShape(func, getArgument(), element,
-                                     c.blockM, c.numWarps, rows);
+      return checkWarpgroupTileShape(func, getArgument(), element, c.blockM,
+                                     c.numWarps, rows);
     };
     if (failed(checkShape(config, "keys of the dK/dV kernel")) ||
         failed(checkShape(dq, "queries of the dQ kernel")))
@@ -479,8 +486,8 @@ struct FATileAttentionGradPass
     os << blockMTiles << ": " << c.blockM << " x " << headDim << " " << element
        << " each, " << blockNTiles << ": " << c.numStages << " x " << c.blockN
        << " x " << headDim << " each";
-    return checkSharedMemory(func, getArgument(), kernel, config,
-                             bytes, chip, sharedBudget);
+    return checkSharedMemory(func, getArgument(), kernel, config, bytes, chip,
+                             sharedBudget);
   }
 
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
@@ -555,8 +562,8 @@ struct FATileAttentionGradPass
                                        {"lse", stats},
                                        {"delta", stats}};
     SmallVector<KernelParam> dkdvParams = params;
-    dkdvParams.append({{"dk", op.getDkey().getType()},
-                       {"dv", op.getDvalue().getType()}});
+    dkdvParams.append(
+        {{"dk", op.getDkey().getType()}, {"dv", op.getDvalue().getType()}});
     gpu::GPUFuncOp dkdvKernel = createGradKernel(
         b, g, dkdvName, KernelOp::AttentionBwdDkdv, k.config,
         {GridDim::KeyTiles, GridDim::BatchKvHeads, GridDim::One}, dkdvParams,

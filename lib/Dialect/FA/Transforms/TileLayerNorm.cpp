@@ -68,7 +68,6 @@ struct RowsKernel {
     return VectorType::get({layout.cols}, element);
   }
 
-
   /// Values of any float type computed with in f32.
   Value toF32(Value value) {
     auto type = cast<VectorType>(value.getType());
@@ -400,8 +399,9 @@ void buildBackward(RowsKernel &k, LayerNormGradOp op, bool resident,
 void buildParamsReduction(RowsKernel &k, Value partialDweight,
                           Value partialDbias, Value dweight, Value dbias) {
   ImplicitLocOpBuilder &b = k.b;
-  Value col0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(k.b, k.layout.cols));
+  Value col0 =
+      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                            index(k.b, k.layout.cols));
   Value zeroBlock = splatConstant(k.b, k.blockType(), 0.0);
   Value numPartialRows = memref::DimOp::create(b, partialDweight, 0);
   auto loop = scf::ForOp::create(
@@ -445,8 +445,8 @@ RowsAttr kernelConfigAttr(MLIRContext *context, const RowsLayout &layout,
 /// `resident` and `persistent`), over `grid` rows of blocks; records its
 /// manifest entry in `kernels`. The builder is left in its body.
 gpu::GPUFuncOp createRowsKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
-                                StringRef name, KernelOp kernelOp,
-                                Type element, const RowsLayout &layout,
+                                StringRef name, KernelOp kernelOp, Type element,
+                                const RowsLayout &layout,
                                 std::optional<bool> resident, bool persistent,
                                 GridDim grid, ArrayRef<KernelParam> params,
                                 SmallVectorImpl<NamedAttribute> &kernels,
@@ -508,8 +508,7 @@ struct FATileLayerNormPass
              failure();
     if (config.reduceLayout().threadsPerRow() > kThreadsPerWarp)
       return emitPassError(func, getArgument())
-                 << "the reduction kernel needs at most "
-                 << kThreadsPerWarp
+                 << "the reduction kernel needs at most " << kThreadsPerWarp
                  << " threads per row (reduce_rows >= " << config.reduceWarps
                  << ")",
              failure();

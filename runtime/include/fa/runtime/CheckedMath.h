@@ -1,4 +1,5 @@
-//===- CheckedMath.h - Sizes that cannot overflow ----------------*- C++ -*-===//
+//===- CheckedMath.h - Sizes that cannot overflow ----------------*- C++
+//-*-===//
 //
 // Every size the runtime computes from user input (tensor shapes, file
 // headers, command-line options) goes through these: a product or sum that

@@ -1,4 +1,5 @@
-//===- RandomFill.h - Random normal tensors generated on the GPU -*- C++ -*-===//
+//===- RandomFill.h - Random normal tensors generated on the GPU -*- C++
+//-*-===//
 //
 // The random inputs of fa-run's commands, drawn on the device (RandomFill.cu
 // defines element i of tensor `index` as a pure function of (seed, index,

@@ -22,19 +22,18 @@
 namespace fa::train {
 
 struct LaunchResult {
-  int exitCode = 0;          // 0 when every rank succeeded.
-  std::string failure;       // "rank 1 exited with status 1", or empty.
+  int exitCode = 0;    // 0 when every rank succeeded.
+  std::string failure; // "rank 1 exited with status 1", or empty.
 };
 
 /// Runs `program` with `arguments` (argv[1..]) as `processes` ranks (1 to
 /// 1024) and waits; each rank gets the parent's environment plus the five
 /// torchrun variables above (replacing any it had). The ranks die with the
 /// calling thread, so call it from one that lives until it returns.
-LaunchResult launchLocalRanks(const std::string &program,
-                              const std::vector<std::string> &arguments,
-                              int processes,
-                              std::chrono::milliseconds gracePeriod =
-                                  std::chrono::seconds(10));
+LaunchResult launchLocalRanks(
+    const std::string &program, const std::vector<std::string> &arguments,
+    int processes,
+    std::chrono::milliseconds gracePeriod = std::chrono::seconds(10));
 
 /// A TCP port on 127.0.0.1 that was free when asked (bind to port 0).
 int freeLocalPort();

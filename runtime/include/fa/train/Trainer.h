@@ -110,8 +110,7 @@ public:
   std::size_t optimizerStateBytes() const;
   /// The device and host memory a rank of a `worldSize`-rank run of
   /// `options` will allocate, counted before anything is (overflow-checked).
-  static MemoryBudget memoryBudget(const TrainOptions &options,
-                                   int worldSize);
+  static MemoryBudget memoryBudget(const TrainOptions &options, int worldSize);
   int rank() const { return comm ? comm->rank() : 0; }
   int worldSize() const { return comm ? comm->worldSize() : 1; }
   /// Model FLOPs per token as nanoGPT counts them (6N + 12 L T C, N the
