@@ -427,16 +427,11 @@ struct FATileAttentionPass
   }
 
   void runOnOperation() override {
-    FailureOr<int64_t> budget =
-        getSharedMemoryBudget(getOperation(), getArgument(), chip);
-    if (failed(budget))
-      return signalPassFailure();
-    sharedBudget = *budget;
-    if (failed(tileKernelFunctions(
-            getOperation(), [](Operation *op) { return isa<AttentionOp>(op); },
-            [&](func::FuncOp func, Operation *op,
+    if (failed(tileKernelFunctionsOf<AttentionOp>(
+            getOperation(), getArgument(), chip, sharedBudget,
+            [&](func::FuncOp func, AttentionOp op,
                 SmallVectorImpl<NamedAttribute> &kernels) {
-              return tileFunction(func, cast<AttentionOp>(op), kernels);
+              return tileFunction(func, op, kernels);
             })))
       signalPassFailure();
   }

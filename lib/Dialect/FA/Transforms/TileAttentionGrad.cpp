@@ -589,17 +589,11 @@ struct FATileAttentionGradPass
   }
 
   void runOnOperation() override {
-    FailureOr<int64_t> budget =
-        getSharedMemoryBudget(getOperation(), getArgument(), chip);
-    if (failed(budget))
-      return signalPassFailure();
-    sharedBudget = *budget;
-    if (failed(tileKernelFunctions(
-            getOperation(),
-            [](Operation *op) { return isa<AttentionGradOp>(op); },
-            [&](func::FuncOp func, Operation *op,
+    if (failed(tileKernelFunctionsOf<AttentionGradOp>(
+            getOperation(), getArgument(), chip, sharedBudget,
+            [&](func::FuncOp func, AttentionGradOp op,
                 SmallVectorImpl<NamedAttribute> &kernels) {
-              return tileFunction(func, cast<AttentionGradOp>(op), kernels);
+              return tileFunction(func, op, kernels);
             })))
       signalPassFailure();
   }

@@ -143,6 +143,25 @@ LogicalResult checkSharedMemory(Operation *op, StringRef pass, StringRef kernel,
                                 StringRef config, int64_t bytes, StringRef chip,
                                 int64_t budget);
 
+/// The driver of the attention tiling passes: reads `chip`'s shared-memory
+/// budget into `sharedBudget` (for `tile` to check against), then tiles each
+/// function holding an `OpT` with `tile(func, op, kernels)`.
+template <typename OpT, typename TileFn>
+LogicalResult tileKernelFunctionsOf(ModuleOp module, StringRef pass,
+                                    StringRef chip, int64_t &sharedBudget,
+                                    TileFn &&tile) {
+  FailureOr<int64_t> budget = getSharedMemoryBudget(module, pass, chip);
+  if (failed(budget))
+    return failure();
+  sharedBudget = *budget;
+  return tileKernelFunctions(
+      module, [](Operation *op) { return isa<OpT>(op); },
+      [&](func::FuncOp func, Operation *op,
+          SmallVectorImpl<NamedAttribute> &kernels) {
+        return tile(func, cast<OpT>(op), kernels);
+      });
+}
+
 /// Checks what fa-overlap-softmax relies on in a kernel with
 /// overlap_softmax = true: wgmma products (which run while the warps work) and
 /// two asynchronously filled slots per tile. Reports on `op`, prefixed with
