@@ -246,20 +246,17 @@ private:
     report.eps = options.eps;
     report.xShape = problem.xShape;
     KernelLibrary library = KernelLibrary::load(options.kernelDirectory());
-    report.forward =
-        options.kernelName.empty()
-            ? chooseLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                    shape.cols)
-            : namedLayerNormKernel(library, kLayerNormForwardOp, dtype,
-                                   shape.cols, options.kernelName);
+    // The kernel the user named, else the one the row length picks.
+    auto kernelFor = [&](auto op, const std::string &name) {
+      return name.empty()
+                 ? chooseLayerNormKernel(library, op, dtype, shape.cols)
+                 : namedLayerNormKernel(library, op, dtype, shape.cols, name);
+    };
+    report.forward = kernelFor(kLayerNormForwardOp, options.kernelName);
     if (!options.grad)
       return;
     report.backward =
-        options.backwardKernelName.empty()
-            ? chooseLayerNormKernel(library, kLayerNormBackwardOp, dtype,
-                                    shape.cols)
-            : namedLayerNormKernel(library, kLayerNormBackwardOp, dtype,
-                                   shape.cols, options.backwardKernelName);
+        kernelFor(kLayerNormBackwardOp, options.backwardKernelName);
     report.params = layerNormParamsKernel(library, *report.backward);
   }
 
