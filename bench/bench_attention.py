@@ -4,7 +4,7 @@ FLASH_ATTENTION (FlashAttention-2) and CUDNN_ATTENTION backends, measured in
 the same run on the same shapes.
 
 bf16, batch * seq = 16384 tokens, heads = 2048 / head_dim, head_dim in
-{64, 128}, seq in {1024, ..., 16384}, causal and not. TFLOP/s count
+--dims (default {64, 128}), seq in {1024, ..., 16384}, causal and not. TFLOP/s count
 4*B*H*N^2*D FLOPs, half when causal. Every number is the median of CUDA-event
 timings after warm-up, with inputs rotated across buffer sets spanning at
 least 2x the L2 cache.
@@ -70,12 +70,14 @@ def main() -> int:
     parser.add_argument("--seqs", type=int, nargs="+",
                         default=[1024, 2048, 4096, 8192, 16384],
                         help="sequence lengths (each must divide 16384)")
+    parser.add_argument("--dims", type=int, nargs="+", default=[64, 128],
+                        help="head dims (heads = 2048 / head_dim)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs")
     parser.add_argument("--runs", type=int, default=30, help="timed runs (median)")
     args = parser.parse_args()
 
     rows = []
-    for config in common.attention_configurations(args.seqs):
+    for config in common.attention_configurations(args.seqs, args.dims):
         rows.append(measure(args, *config))
         print(common.attention_table(rows[-1:]).splitlines()[-1], flush=True)
     text = f"Device: {torch.cuda.get_device_name(0)}\n\n" + common.attention_table(rows)

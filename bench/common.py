@@ -126,10 +126,11 @@ def attention_backward_flops(batch, heads, seq_q, seq_kv, dim, causal) -> float:
     return 2.5 * attention_flops(batch, heads, seq_q, seq_kv, dim, causal)
 
 
-def attention_configurations(seqs):
+def attention_configurations(seqs, dims=(64, 128)):
     """(batch, heads, seq, head_dim, causal) of the attention benchmarks:
-    head_dim 64 and 128, each seq, causal and not."""
-    for dim, seq, causal in itertools.product((64, 128), seqs, (False, True)):
+    each head_dim in `dims` (heads = HIDDEN / head_dim), each seq, causal and
+    not."""
+    for dim, seq, causal in itertools.product(dims, seqs, (False, True)):
         yield TOKENS // seq, HIDDEN // dim, seq, dim, causal
 
 

@@ -66,7 +66,7 @@ def attention_rows(args, backward: bool):
 
     hw = handwritten_args(args)
     rows = []
-    for config in common.attention_configurations(args.seqs):
+    for config in common.attention_configurations(args.seqs, args.dims):
         if backward:
             row = bench_attention_bwd.measure(args, *config)
             row["handwritten"], error = measured(
@@ -244,6 +244,8 @@ def main() -> int:
                         default=["attention_forward", "attention_backward", "layernorm"])
     parser.add_argument("--seqs", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384],
                         help="attention sequence lengths (each must divide 16384)")
+    parser.add_argument("--dims", type=int, nargs="+", default=[64, 128],
+                        help="head dims (heads = 2048 / head_dim)")
     parser.add_argument("--cols", type=int, nargs="+", default=[1024, 2048, 4096, 8192],
                         help="LayerNorm row lengths")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs")

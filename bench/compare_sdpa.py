@@ -33,7 +33,7 @@ LSE_TOLERANCE = 1e-3
 NO_KERNEL = "no kernel for"
 
 
-def shapes(seqs, dtypes):
+def shapes(seqs, dtypes, dims=(64, 128)):
     """(batch, heads, kv_heads, seq_q, seq_kv, dim, causal, dtype): every
     dtype x head_dim x causal, each seq (plus seq_q != seq_kv pairs when 128
     and 1000 are both asked for), with 4 query heads over 4 (multi-head) or 2
@@ -42,7 +42,7 @@ def shapes(seqs, dtypes):
     if 128 in seqs and 1000 in seqs:
         pairs += [(128, 1000), (1000, 128)]
     for (seq_q, seq_kv), dtype, dim, causal, kv_heads in itertools.product(
-            pairs, dtypes, (64, 128), (False, True), (4, 2)):
+            pairs, dtypes, dims, (False, True), (4, 2)):
         yield 2, 4, kv_heads, seq_q, seq_kv, dim, causal, dtype
 
 
@@ -139,6 +139,8 @@ def main() -> int:
     common.add_common_arguments(parser, default_out="bench/results")
     parser.add_argument("--seqs", type=int, nargs="+", default=[1, 17, 128, 1000, 4096],
                         help="sequence lengths (default: the issue's acceptance set)")
+    parser.add_argument("--dims", type=int, nargs="+", default=[64, 128],
+                        help="head dims")
     parser.add_argument("--dtypes", nargs="+", choices=list(common.DTYPES),
                         default=list(common.DTYPES), help="element types")
     parser.add_argument("--seed", type=int, default=0, help="torch.manual_seed")
@@ -147,7 +149,7 @@ def main() -> int:
     torch.manual_seed(args.seed)
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for shape in shapes(args.seqs, args.dtypes):
+        for shape in shapes(args.seqs, args.dtypes, args.dims):
             rows.append(compare_shape(args, Path(work), shape))
             print(table(rows[-1:]).splitlines()[-1], flush=True)
     text = table(rows)
