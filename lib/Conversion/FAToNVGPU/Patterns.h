@@ -171,6 +171,10 @@ struct ConvertTileMatmul : KernelPattern<TileMatmulOp> {
                   ConversionPatternRewriter &rewriter) const override;
 };
 
+/// fa.philox as 32-bit arith: products, xors and key bumps (Philox.cpp).
+void populatePhiloxPatterns(const TypeConverter &converter,
+                            RewritePatternSet &patterns);
+
 } // namespace mlir::fa
 
 #endif // FA_LIB_CONVERSION_FATONVGPU_PATTERNS_H

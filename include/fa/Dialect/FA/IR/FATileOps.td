@@ -217,6 +217,34 @@ def FA_StoreRowsOp : FA_Op<"store_rows"> {
 }
 
 
+def FA_PhiloxOp : FA_Op<"philox", [Pure]> {
+  let summary = "Philox-4x32-10: four random 32-bit words of a counter and key";
+  let description = [{
+    The counter-based generator of Salmon et al. (SC11) that attention
+    dropout draws its mask from: ten rounds of 32 x 32 -> 64-bit products
+    and xors turn the 128-bit counter `(c0, c1, c2, c3)` under the 64-bit
+    key `(k0, k1)` into four 32-bit words, the same as Random123's
+    `philox4x32_10` and the runtime's CPU reference
+    (runtime/include/fa/runtime/Philox.h, whose header also specifies the
+    dropout mask built on it). A pure function of its operands, computed
+    per thread: any lane can draw the words of any counter.
+
+    ```mlir
+    %r0, %r1, %r2, %r3 = fa.philox key(%seed_lo, %seed_hi)
+                                   counter(%c0, %c1, %c2, %c3)
+    ```
+
+    Every operand and result is an `i32`.
+  }];
+  let arguments = (ins I32:$key0, I32:$key1, I32:$counter0, I32:$counter1,
+                       I32:$counter2, I32:$counter3);
+  let results = (outs I32:$word0, I32:$word1, I32:$word2, I32:$word3);
+  let assemblyFormat = [{
+    `key` `(` $key0 `,` $key1 `)` `counter` `(` $counter0 `,` $counter1 `,`
+    $counter2 `,` $counter3 `)` attr-dict
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Row-wise kernels (LayerNorm)
 //

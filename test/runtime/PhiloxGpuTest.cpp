@@ -1,0 +1,125 @@
+//===- PhiloxGpuTest.cpp - The compiler's Philox against the CPU's --------===//
+//
+// Runs fixtures/PhiloxFixture.mlir, compiled by fa-opt (its fa.philox
+// lowered by convert-fa-to-nvgpu), and compares every random word and keep
+// bit it writes with the CPU reference of runtime/include/fa/runtime/
+// Philox.h, bit for bit. Skipped without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTesting.h"
+
+#include "fa/runtime/Launch.h"
+#include "fa/runtime/Module.h"
+#include "fa/runtime/Philox.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace fa;
+using namespace fa::gputest;
+
+namespace {
+
+/// One launch of the fixture: the scores of `batch` x `heads` x `queries` x
+/// `keys` under (seed, offset, p).
+struct DropoutCase {
+  std::uint64_t seed;
+  std::uint32_t offset;
+  float p;
+  std::uint32_t batch, heads, queries, keys;
+};
+
+std::vector<std::uint32_t> toWords(const Bytes &bytes) {
+  std::vector<std::uint32_t> words(bytes.size() / sizeof(std::uint32_t));
+  std::memcpy(words.data(), bytes.data(), words.size() * sizeof(words[0]));
+  return words;
+}
+
+class PhiloxGpuTest : public GpuTest {
+protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped())
+      return;
+    std::ifstream file(FA_PHILOX_FIXTURE_PTX);
+    ASSERT_TRUE(file) << "cannot read " << FA_PHILOX_FIXTURE_PTX;
+    std::stringstream text;
+    text << file.rdbuf();
+    ptx = text.str();
+    module = std::make_unique<Module>(ptx.c_str(), "PhiloxFixture.ptx");
+  }
+
+  /// The kernel's bits and keep words (one per score), in score order.
+  std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>
+  run(const DropoutCase &c) {
+    std::int64_t scores = std::int64_t{c.batch} * c.heads * c.queries * c.keys;
+    DeviceBuffer bits("bits", scores * 4), keep("keep", scores * 4);
+    // Poisoned, so that an element the kernel skips cannot pass by chance.
+    bits.fill(0xA5, stream->get());
+    keep.fill(0xA5, stream->get());
+    // memref<?xi32> as MLIR passes it: allocated and aligned pointers,
+    // offset, size, stride; then the scalars.
+    std::uint64_t bitsPointer = bits.get(), keepPointer = keep.get();
+    std::int64_t zero = 0, size = scores, one = 1;
+    std::uint32_t seedLow = static_cast<std::uint32_t>(c.seed);
+    std::uint32_t seedHigh = static_cast<std::uint32_t>(c.seed >> 32);
+    std::uint32_t offset = c.offset, queries = c.queries, keys = c.keys;
+    float p = c.p;
+    void *args[] = {&bitsPointer, &bitsPointer, &zero,        &size,
+                    &one,         &keepPointer, &keepPointer, &zero,
+                    &size,        &one,         &seedLow,     &seedHigh,
+                    &offset,      &p,           &queries,     &keys};
+    constexpr unsigned kThreads = 128; // the fixture's known_block_size
+    LaunchConfig config;
+    config.grid = {
+        static_cast<unsigned>(
+            (std::int64_t{c.queries} * c.keys + kThreads - 1) / kThreads),
+        c.batch * c.heads, 1};
+    config.block = {kThreads, 1, 1};
+    launchKernel(module->function("philox_dropout_bits"), config, stream->get(),
+                 args, "philox_dropout_bits");
+    stream->synchronize();
+    return {toWords(bits.download()), toWords(keep.download())};
+  }
+
+  std::string ptx;
+  std::unique_ptr<Module> module;
+};
+
+// Seeds with both halves set, offsets 0 to 2^32 - 1, key counts that are not
+// multiples of 4 (a partial last group of four), one query, and dropout
+// probabilities 0, 0.1, 0.5 and the largest f32 below 1.
+TEST_F(PhiloxGpuTest, KernelBitsAndKeepMaskMatchTheCpuReference) {
+  const DropoutCase cases[] = {
+      {0, 0, 0.0f, 1, 1, 1, 1},
+      {0x0123456789abcdefull, 7, 0.1f, 2, 3, 17, 13},
+      {0xffffffffffffffffull, 0xffffffffu, 0.5f, 1, 2, 5, 1001},
+      {42, 123456, 0.99999994f, 3, 1, 64, 70},
+  };
+  for (const DropoutCase &c : cases) {
+    auto [bits, keep] = run(c);
+    std::size_t mismatches = 0, index = 0;
+    for (std::uint32_t batch = 0; batch < c.batch; ++batch)
+      for (std::uint32_t head = 0; head < c.heads; ++head)
+        for (std::uint32_t query = 0; query < c.queries; ++query)
+          for (std::uint32_t key = 0; key < c.keys; ++key, ++index) {
+            DropoutPosition position{batch, head, c.heads, query, key};
+            std::uint32_t expected = dropoutBits(c.seed, c.offset, position);
+            bool expectedKeep = dropoutKeep(c.seed, c.offset, position, c.p);
+            if (bits[index] == expected && keep[index] == expectedKeep)
+              continue;
+            if (++mismatches <= 5)
+              ADD_FAILURE()
+                  << "seed " << c.seed << " offset " << c.offset << " p " << c.p
+                  << " at (b " << batch << ", h " << head << ", i " << query
+                  << ", j " << key << "): GPU bits " << std::hex << bits[index]
+                  << " keep " << keep[index] << ", CPU " << expected << " keep "
+                  << expectedKeep;
+          }
+    EXPECT_EQ(mismatches, 0u) << "of " << index << " scores";
+  }
+}
+
+} // namespace
