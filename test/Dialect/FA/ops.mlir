@@ -106,3 +106,68 @@ func.func @backward_tiles(%lse: memref<?x?x?xf32>, %i: index) {
   %m = fa.apply_mask %c rows(%i) cols(%i) kv_len(%i) causal transposed : vector<64x32xf32>
   return
 }
+
+// Mask and score regions, captures, named variants and sinks (issue 20).
+// CHECK-LABEL: func @attention_named_variants
+// CHECK: fa.attention ins({{.*}}) outs(%{{.*}} : memref<2x8x?x64xbf16>) lse(%{{.*}} : memref<2x8x?xf32>) sinks(%{{.*}} : memref<8xf32>) causal window(%[[L:.*]], %[[R:.*]]) document(%{{.*}} : memref<2x?xi32>) softcap(%{{.*}}) alibi(%{{.*}} : memref<8xf32>) scale(1.250000e-01){{$}}
+// CHECK: fa.attention ins({{.*}}) outs(%{{.*}} : memref<2x8x?x64xbf16>) causal_bottom_right{{$}}
+func.func @attention_named_variants(%q: memref<2x8x?x64xbf16>, %k: memref<2x2x?x64xbf16>,
+                                    %v: memref<2x2x?x64xbf16>, %o: memref<2x8x?x64xbf16>,
+                                    %lse: memref<2x8x?xf32>, %sinks: memref<8xf32>,
+                                    %left: index, %right: index, %ids: memref<2x?xi32>,
+                                    %cap: f32, %slopes: memref<8xf32>) {
+  fa.attention ins(%q, %k, %v : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>)
+               outs(%o : memref<2x8x?x64xbf16>) lse(%lse : memref<2x8x?xf32>)
+               sinks(%sinks : memref<8xf32>) causal window(%left, %right)
+               document(%ids : memref<2x?xi32>) softcap(%cap) alibi(%slopes : memref<8xf32>)
+               scale(0.125)
+  fa.attention ins(%q, %k, %v : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>)
+               outs(%o : memref<2x8x?x64xbf16>) causal_bottom_right
+  return
+}
+
+// A custom mask (prefix-LM) and score region reading captures; `causal` and
+// a mask region combine by `and`, which is allowed.
+// CHECK-LABEL: func @attention_regions
+// CHECK: fa.attention ins({{.*}}) outs({{.*}}) causal captures(%{{.*}}, %{{.*}}, %{{.*}} : index, memref<2x?xi64>, f32) mask {
+// CHECK-NEXT: ^bb0(%[[B:.*]]: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index, %[[P:.*]]: index, %[[T:.*]]: memref<2x?xi64>, %{{.*}}: f32):
+// CHECK: memref.load %[[T]][%[[B]], %[[J]]] : memref<2x?xi64>
+// CHECK: fa.yield %{{.*}} : i1
+// CHECK-NEXT: } score {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<2x?xi64>, %[[BIAS:.*]]: f32):
+// CHECK: %[[SUM:.*]] = arith.addf %[[S]], %[[BIAS]] : f32
+// CHECK: fa.yield %[[SUM]] : f32
+func.func @attention_regions(%q: memref<2x8x?x64xbf16>, %k: memref<2x2x?x64xbf16>,
+                             %v: memref<2x2x?x64xbf16>, %o: memref<2x8x?x64xbf16>,
+                             %prefix: index, %tags: memref<2x?xi64>, %bias: f32) {
+  fa.attention ins(%q, %k, %v : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>)
+               outs(%o : memref<2x8x?x64xbf16>) causal
+               captures(%prefix, %tags, %bias : index, memref<2x?xi64>, f32)
+  mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %p: index, %t: memref<2x?xi64>, %unused: f32):
+    %inPrefix = arith.cmpi slt, %j, %p : index
+    %tag = memref.load %t[%b, %j] : memref<2x?xi64>
+    %zero = arith.constant 0 : i64
+    %visible = arith.cmpi ne, %tag, %zero : i64
+    %keep = arith.ori %inPrefix, %visible : i1
+    fa.yield %keep : i1
+  } score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %p: index, %t: memref<2x?xi64>, %c: f32):
+    %sum = arith.addf %s, %c : f32
+    fa.yield %sum : f32
+  }
+  return
+}
+
+// CHECK-LABEL: func @attention_grad_variants
+// CHECK: fa.attention_grad ins({{.*}}) outs({{.*}}) sinks(%{{.*}} : memref<8xf32>) dsinks(%{{.*}} : memref<8xf32>) causal_bottom_right window(%{{.*}}, %{{.*}}) softcap(%{{.*}}){{$}}
+func.func @attention_grad_variants(%q: memref<2x8x?x64xbf16>, %k: memref<2x2x?x64xbf16>, %v: memref<2x2x?x64xbf16>,
+                                   %o: memref<2x8x?x64xbf16>, %do: memref<2x8x?x64xbf16>, %lse: memref<2x8x?xf32>,
+                                   %dq: memref<2x8x?x64xbf16>, %dk: memref<2x2x?x64xbf16>, %dv: memref<2x2x?x64xbf16>,
+                                   %sinks: memref<8xf32>, %dsinks: memref<8xf32>, %left: index, %right: index, %cap: f32) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?x64xbf16>, memref<2x8x?xf32>)
+                    outs(%dq, %dk, %dv : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>)
+                    sinks(%sinks : memref<8xf32>) dsinks(%dsinks : memref<8xf32>)
+                    causal_bottom_right window(%left, %right) softcap(%cap)
+  return
+}

@@ -217,3 +217,37 @@ func.func @grad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq:
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// A score region is valid IR but has no kernel yet: refused, not ignored.
+func.func @score_region(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
+  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants (window, document, softcap, alibi, causal_bottom_right) and sinks are not compiled yet (issue 20 item 3); only causal is}}
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    fa.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+func.func @softcap(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %cap: f32) {
+  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants}}
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) softcap(%cap)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %sinks: memref<?xf32>, %dsinks: memref<?xf32>) {
+  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants}}
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) sinks(%sinks : memref<?xf32>) dsinks(%dsinks : memref<?xf32>)
+  return
+}

@@ -212,3 +212,35 @@ func.func @backward_entry(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = 
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
   return
 }
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// A mask region is valid IR but has no kernel yet: refused, not ignored.
+func.func @mask_region(%q: !t, %k: !t, %v: !t, %o: !t) {
+  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants (window, document, softcap, alibi, causal_bottom_right) and sinks are not compiled yet (issue 20 item 3); only causal is}}
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    fa.yield %keep : i1
+  }
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+func.func @window(%q: !t, %k: !t, %v: !t, %o: !t, %left: index, %right: index) {
+  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants}}
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) window(%left, %right)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %sinks: memref<?xf32>) {
+  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants}}
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) sinks(%sinks : memref<?xf32>)
+  return
+}

@@ -4,6 +4,7 @@
 #define FA_DIALECT_FA_IR_FAOPS_TD
 
 include "fa/Dialect/FA/IR/FADialect.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/CommonTypeConstraints.td"
 
@@ -14,7 +15,27 @@ def FA_Tensor4D : MemRefRankOf<[FA_ElementType], [4]>;
 // Per-row statistics (log-sum-exp, mean, rstd) are always kept in f32.
 def FA_StatsMemRef : MemRefOf<[F32]>;
 
-def FA_AttentionOp : FA_Op<"attention"> {
+// Values a mask or score region may read (see fa.attention): tables as
+// memrefs of i32, i64 or f32, scalars as index, i32 or f32.
+def FA_CaptureType : AnyTypeOf<[MemRefOf<[I32, I64, F32]>, Index, I32, F32]>;
+// Per-head values (sinks, ALiBi slopes): `[heads]` f32.
+def FA_PerHeadMemRef : MemRefRankOf<[F32], [1]>;
+// Document ids of packed sequences: `[batch, seq]`.
+def FA_DocIdsMemRef : MemRefRankOf<[I32, I64], [2]>;
+
+def FA_YieldOp : FA_Op<"yield", [Pure, ReturnLike, Terminator,
+    ParentOneOf<["AttentionOp", "AttentionGradOp"]>]> {
+  let summary = "the value of a mask or score region";
+  let description = [{
+    Ends the `mask` region of `fa.attention` / `fa.attention_grad` with its
+    keep bit (`i1`) and the `score` region with the modified score (`f32`).
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
+                                         IsolatedFromAbove]> {
   let summary = "scaled dot-product attention, forward";
   let description = [{
     Computes `out = softmax(scale * q @ k^T + mask) @ v` for every
@@ -39,6 +60,65 @@ def FA_AttentionOp : FA_Op<"attention"> {
                  outs(%out : memref<2x8x1024x64xbf16>)
                  lse(%lse : memref<2x8x1024xf32>) causal
     ```
+
+    **Mask and score regions** (FlexAttention's mask_mod and score_mod, as
+    IR). The optional `mask` region decides for each `(batch, head, q_idx,
+    kv_idx)` whether the key is kept (`fa.yield %keep : i1`); the optional
+    `score` region rewrites each scaled score `scale * q . k` (f32, natural
+    units, before the softmax) into the value the softmax sees
+    (`fa.yield %s : f32`). A region's block arguments are
+    `(batch, head, q_idx, kv_idx : index)` for `mask` and
+    `(score : f32, batch, head, q_idx, kv_idx : index)` for `score`, followed
+    in both by one argument per `captures` operand, of the same type. The op
+    is IsolatedFromAbove: a region reads nothing but its arguments, so the
+    compiler that outlines a kernel from it knows every value the kernel must
+    be passed (the captures become kernel parameters, one kernel serving
+    every value). Regions are pure: their ops may read captured memrefs
+    (`memref.load`) but have no other memory effect. `causal` and a mask
+    region combine: a key is kept when both keep it.
+
+    ```mlir
+    // Prefix-LM: bidirectional over the first %prefix keys, causal after.
+    fa.attention ins(%q, %k, %v : ...) outs(%out : ...)
+        captures(%prefix : index)
+        mask {
+        ^bb0(%b: index, %h: index, %i: index, %j: index, %p: index):
+          %causal = arith.cmpi sle, %j, %i : index
+          %inPrefix = arith.cmpi slt, %j, %p : index
+          %keep = arith.ori %causal, %inPrefix : i1
+          fa.yield %keep : i1
+        }
+    ```
+
+    **Named variants** are sugar that `--fa-expand-attention-variants`
+    rewrites into these regions (one path compiles them all); their values
+    are operands, so a kernel serves every window, cap or table. With
+    `off = seq_kv - seq_q` (FlashAttention's bottom-right alignment; 0 when
+    the lengths are equal):
+    - `causal_bottom_right`: keep `kv_idx <= q_idx + off` (decoding).
+    - `window(%left, %right)` (index): keep
+      `q_idx + off - left <= kv_idx <= q_idx + off + right`.
+    - `document(%ids : memref<BxSxi32>)`: keep
+      `ids[b, q_idx] == ids[b, kv_idx]` (packed sequences; seq_q == seq_kv).
+    - `softcap(%c)` (f32 > 0): `score = c * tanh(score / c)` (Gemma).
+    - `alibi(%slopes : memref<Hxf32>)`:
+      `score = score - slopes[h] * |q_idx + off - kv_idx|`, FlashAttention's
+      `alibi_slopes` convention (for kept causal keys, PyTorch's
+      `score + slope * (kv_idx - q_idx)`).
+    Mask variants combine by `and` (and with `causal`); score variants apply
+    softcap first, then ALiBi. A variant excludes a region of its kind.
+
+    `sinks(%s : memref<Hxf32>)`: one learnable logit per head that joins
+    every row's softmax denominator (GPT-OSS): the row's weights become
+    `exp(s_ij) / (exp(sink_h) + sum_j exp(s_ij))`; not a region, recorded
+    for the kernels.
+
+    ```mlir
+    fa.attention ins(%q, %k, %v : ...) outs(%out : ...)
+        lse(%lse : memref<2x8x1024xf32>) sinks(%sinks : memref<8xf32>)
+        causal window(%left, %right) document(%ids : memref<2x1024xi32>)
+        softcap(%cap) alibi(%slopes : memref<8xf32>)
+    ```
   }];
 
   let arguments = (ins
@@ -48,15 +128,37 @@ def FA_AttentionOp : FA_Op<"attention"> {
     Arg<FA_Tensor4D, "output", [MemWrite]>:$out,
     Arg<Optional<FA_StatsMemRef>, "log-sum-exp of each query row",
         [MemWrite]>:$lse,
+    Arg<Optional<FA_PerHeadMemRef>, "attention sink logit of each head",
+        [MemRead]>:$sinks,
+    Optional<Index>:$window_left,
+    Optional<Index>:$window_right,
+    Arg<Optional<FA_DocIdsMemRef>, "document id of each token",
+        [MemRead]>:$doc_ids,
+    Optional<F32>:$softcap,
+    Arg<Optional<FA_PerHeadMemRef>, "ALiBi slope of each head",
+        [MemRead]>:$alibi_slopes,
+    Arg<Variadic<FA_CaptureType>, "values the regions read",
+        [MemRead]>:$captures,
     UnitAttr:$causal,
+    UnitAttr:$causal_bottom_right,
     OptionalAttr<F32Attr>:$scale);
+
+  let regions = (region MaxSizedRegion<1>:$mask, MaxSizedRegion<1>:$score);
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
               type($value) `)`
     `outs` `(` $out `:` type($out) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
-    (`causal` $causal^)? (`scale` `(` $scale^ `)`)? attr-dict
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`causal` $causal^)? (`causal_bottom_right` $causal_bottom_right^)?
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`document` `(` $doc_ids^ `:` type($doc_ids) `)`)?
+    (`softcap` `(` $softcap^ `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`scale` `(` $scale^ `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`mask` $mask^)? (`score` $score^)? attr-dict
   }];
 
   let extraClassDeclaration = [{
@@ -64,12 +166,17 @@ def FA_AttentionOp : FA_Op<"attention"> {
     float getScaleOrDefault();
     /// Head dimension (static by verification).
     int64_t getHeadDim() { return getQuery().getType().getDimSize(3); }
+    /// Whether the op needs more than the plain or `causal` kernel: a mask
+    /// or score region, a named variant, or sinks.
+    bool hasVariants();
   }];
 
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
-def FA_AttentionGradOp : FA_Op<"attention_grad"> {
+def FA_AttentionGradOp : FA_Op<"attention_grad", [AttrSizedOperandSegments,
+                                                  IsolatedFromAbove]> {
   let summary = "scaled dot-product attention, backward";
   let description = [{
     Given the forward's inputs, its output `out`, the output gradient `dout`
@@ -85,6 +192,13 @@ def FA_AttentionGradOp : FA_Op<"attention_grad"> {
     fa.attention_grad ins(%q, %k, %v, %out, %dout, %lse : ...)
                       outs(%dq, %dk, %dv : ...) causal
     ```
+
+    The mask and score regions, captures and named variants are those of
+    `fa.attention`, with the same syntax and meaning; the backward must be
+    given the forward's. `sinks(%s : memref<Hxf32>)` are the forward's sink
+    logits; `dsinks(%ds : memref<Hxf32>)`, when given, receives their
+    gradient (`-sum over rows of P_sink * delta`), summed over batch and
+    query rows.
   }];
 
   let arguments = (ins
@@ -97,8 +211,24 @@ def FA_AttentionGradOp : FA_Op<"attention_grad"> {
     Arg<FA_Tensor4D, "gradient of the query", [MemWrite]>:$dquery,
     Arg<FA_Tensor4D, "gradient of the key", [MemWrite]>:$dkey,
     Arg<FA_Tensor4D, "gradient of the value", [MemWrite]>:$dvalue,
+    Arg<Optional<FA_PerHeadMemRef>, "attention sink logit of each head",
+        [MemRead]>:$sinks,
+    Arg<Optional<FA_PerHeadMemRef>, "gradient of the sinks",
+        [MemWrite]>:$dsinks,
+    Optional<Index>:$window_left,
+    Optional<Index>:$window_right,
+    Arg<Optional<FA_DocIdsMemRef>, "document id of each token",
+        [MemRead]>:$doc_ids,
+    Optional<F32>:$softcap,
+    Arg<Optional<FA_PerHeadMemRef>, "ALiBi slope of each head",
+        [MemRead]>:$alibi_slopes,
+    Arg<Variadic<FA_CaptureType>, "values the regions read",
+        [MemRead]>:$captures,
     UnitAttr:$causal,
+    UnitAttr:$causal_bottom_right,
     OptionalAttr<F32Attr>:$scale);
+
+  let regions = (region MaxSizedRegion<1>:$mask, MaxSizedRegion<1>:$score);
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `,` $out `,` $dout `,` $lse `:`
@@ -106,15 +236,28 @@ def FA_AttentionGradOp : FA_Op<"attention_grad"> {
               type($dout) `,` type($lse) `)`
     `outs` `(` $dquery `,` $dkey `,` $dvalue `:` type($dquery) `,`
                type($dkey) `,` type($dvalue) `)`
-    (`causal` $causal^)? (`scale` `(` $scale^ `)`)? attr-dict
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`dsinks` `(` $dsinks^ `:` type($dsinks) `)`)?
+    (`causal` $causal^)? (`causal_bottom_right` $causal_bottom_right^)?
+    (`window` `(` $window_left^ `,` $window_right `)`)?
+    (`document` `(` $doc_ids^ `:` type($doc_ids) `)`)?
+    (`softcap` `(` $softcap^ `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`scale` `(` $scale^ `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`mask` $mask^)? (`score` $score^)? attr-dict
   }];
 
   let extraClassDeclaration = [{
     /// The softmax scale: the `scale` attribute, or 1/sqrt(head_dim).
     float getScaleOrDefault();
+    /// Whether the op needs more than the plain or `causal` kernels: a mask
+    /// or score region, a named variant, or sinks.
+    bool hasVariants();
   }];
 
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
