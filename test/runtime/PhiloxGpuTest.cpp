@@ -1,9 +1,9 @@
 //===- PhiloxGpuTest.cpp - The compiler's Philox against the CPU's --------===//
 //
-// Runs fixtures/PhiloxFixture.mlir, compiled by fa-opt (its fa.philox
-// lowered by convert-fa-to-nvgpu), and compares every random word and keep
-// bit it writes with the CPU reference of runtime/include/fa/runtime/
-// Philox.h, bit for bit. Skipped without a GPU.
+// Runs fixtures/PhiloxFixture.mlir, compiled by fa-opt (its fa.philox and
+// fa.apply_dropout lowered by convert-fa-to-nvgpu), and compares every
+// random word, keep bit and dropped tile it writes with the CPU reference of
+// runtime/include/fa/runtime/Philox.h, bit for bit. Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +84,42 @@ protected:
     return {toWords(bits.download()), toWords(keep.download())};
   }
 
+  /// fa.apply_dropout's tile kernel `entry` on a [batch, heads, seq, 16]
+  /// tile of ones whose columns start at key (or, transposed, query) `col`.
+  std::vector<float> runTile(const std::string &entry, const DropoutCase &c,
+                             std::uint32_t col) {
+    constexpr std::int64_t kTileRows = 16, kTileCols = 16;
+    std::int64_t rowTiles = (c.queries + kTileRows - 1) / kTileRows;
+    std::int64_t elements =
+        std::int64_t{c.batch} * c.heads * c.queries * kTileCols;
+    DeviceBuffer out("out", elements * sizeof(float));
+    out.fill(0xA5, stream->get());
+    // memref<?x?x?x16xf32>: pointers, offset, sizes, row-major strides.
+    std::uint64_t pointer = out.get();
+    std::int64_t zero = 0;
+    std::int64_t sizes[] = {c.batch, c.heads, c.queries, kTileCols};
+    std::int64_t strides[] = {c.heads * c.queries * kTileCols,
+                              c.queries * kTileCols, kTileCols, 1};
+    std::uint32_t seedLow = static_cast<std::uint32_t>(c.seed);
+    std::uint32_t seedHigh = static_cast<std::uint32_t>(c.seed >> 32);
+    std::uint32_t offset = c.offset, heads = c.heads;
+    float p = c.p;
+    void *args[] = {&pointer,    &pointer,    &zero,       &sizes[0],
+                    &sizes[1],   &sizes[2],   &sizes[3],   &strides[0],
+                    &strides[1], &strides[2], &strides[3], &seedLow,
+                    &seedHigh,   &offset,     &p,          &col,
+                    &heads};
+    LaunchConfig config;
+    config.grid = {static_cast<unsigned>(rowTiles), c.batch * c.heads, 1};
+    config.block = {32, 1, 1}; // the fixture's known_block_size
+    launchKernel(module->function(entry), config, stream->get(), args, entry);
+    stream->synchronize();
+    Bytes bytes = out.download();
+    std::vector<float> values(elements);
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  }
+
   std::string ptx;
   std::unique_ptr<Module> module;
 };
@@ -119,6 +155,52 @@ TEST_F(PhiloxGpuTest, KernelBitsAndKeepMaskMatchTheCpuReference) {
                   << expectedKeep;
           }
     EXPECT_EQ(mismatches, 0u) << "of " << index << " scores";
+  }
+}
+
+// fa.apply_dropout on one warp's 16 x 16 tiles: every kept element is
+// exactly 1 / (1 - p) (the kernel multiplies ones by its f32 scale), every
+// dropped one 0, as the CPU mask says. Tiles start at key (query) columns off
+// a group of four (6, 13) and at 0, with sequence lengths that end inside a
+// row tile (rows past it are not stored).
+TEST_F(PhiloxGpuTest, ApplyDropoutTilesMatchTheCpuMask) {
+  const DropoutCase cases[] = {
+      {0x0123456789abcdefull, 7, 0.1f, 2, 3, 40, 16},
+      {0xfedcba9876543210ull, 0xffffffffu, 0.5f, 1, 2, 16, 16},
+      {3, 1, 0.0f, 1, 1, 5, 16},
+  };
+  for (const char *entry : {"dropout_tile", "dropout_tile_transposed"}) {
+    bool transposed = std::string(entry) == "dropout_tile_transposed";
+    for (const DropoutCase &c : cases)
+      for (std::uint32_t col : {0u, 6u, 13u}) {
+        std::vector<float> values = runTile(entry, c, col);
+        float scale = dropoutScale(c.p);
+        std::size_t mismatches = 0, index = 0, kept = 0;
+        for (std::uint32_t batch = 0; batch < c.batch; ++batch)
+          for (std::uint32_t head = 0; head < c.heads; ++head)
+            for (std::uint32_t row = 0; row < c.queries; ++row)
+              for (std::uint32_t column = 0; column < 16; ++column, ++index) {
+                std::uint32_t query = transposed ? col + column : row;
+                std::uint32_t key = transposed ? row : col + column;
+                bool keep = dropoutKeep(
+                    c.seed, c.offset, {batch, head, c.heads, query, key}, c.p);
+                kept += keep;
+                float expected = keep ? scale : 0.0f;
+                if (values[index] == expected)
+                  continue;
+                if (++mismatches <= 5)
+                  ADD_FAILURE()
+                      << entry << " seed " << c.seed << " col " << col
+                      << " at (b " << batch << ", h " << head << ", query "
+                      << query << ", key " << key << "): GPU " << values[index]
+                      << ", CPU " << expected;
+              }
+        EXPECT_EQ(mismatches, 0u) << entry << " col " << col;
+        // The test can tell dropped from kept: both occur where p > 0.
+        if (c.p > 0)
+          EXPECT_LT(kept, index) << entry;
+        EXPECT_GT(kept, 0u) << entry;
+      }
   }
 }
 

@@ -48,7 +48,7 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   patterns.add<ConvertRowBroadcast>(converter, context);
   // fa.apply_mask: per-element compares against per-lane thresholds.
   patterns.add<ConvertApplyMask>(converter, context);
-  // fa.philox: ten rounds of 32-bit products and xors (Philox.cpp).
+  // fa.philox, fa.apply_dropout: Philox rounds in 32-bit arith (Philox.cpp).
   populatePhiloxPatterns(converter, patterns);
   // Loads, stores and copies (MemoryOps.cpp).
   // fa.load_tile: each lane loads its pairs from global memory.

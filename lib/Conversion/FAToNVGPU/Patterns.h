@@ -171,7 +171,7 @@ struct ConvertTileMatmul : KernelPattern<TileMatmulOp> {
                   ConversionPatternRewriter &rewriter) const override;
 };
 
-/// fa.philox as 32-bit arith: products, xors and key bumps (Philox.cpp).
+/// fa.philox and fa.apply_dropout as 32-bit arith (Philox.cpp).
 void populatePhiloxPatterns(const TypeConverter &converter,
                             RewritePatternSet &patterns);
 

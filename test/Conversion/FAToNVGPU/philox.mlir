@@ -81,3 +81,82 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// fa.apply_dropout on a one-warp 16 x 16 tile: the threshold floor(p * 2^32)
+// and scale 1 / (1 - p) once, then for each of the lane's 8 elements a
+// Philox block at counter (key / 4, query, batch_head, offset) under key
+// (seed_lo, seed_hi), the word key % 4 of it, and kept (>= threshold)
+// elements scaled, dropped ones 0. The first element is query
+// row + 16 warp + lane / 4 (in i32) and key col + 2 (lane % 4).
+// FOLDED-LABEL: gpu.func @apply_dropout
+// FOLDED-SAME: (%[[OUT:.*]]: memref<?x?x?x16xf32>, %[[BH:.*]]: i32, %[[LO:.*]]: i32, %[[HI:.*]]: i32, %[[OFF:.*]]: i32, %[[P:.*]]: f32, %[[ROW:.*]]: index, %[[COL:.*]]: index)
+// FOLDED-DAG: %[[TWO_TO_32:.*]] = arith.constant 4.2949673E+9 : f32
+// FOLDED-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// FOLDED-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// FOLDED: %[[SCALED_P:.*]] = arith.mulf %[[P]], %[[TWO_TO_32]] : f32
+// FOLDED: %[[THRESHOLD:.*]] = arith.fptoui %[[SCALED_P]] : f32 to i32
+// FOLDED: %[[KEEP_P:.*]] = arith.subf %[[ONE]], %[[P]] : f32
+// FOLDED: %[[SCALE:.*]] = arith.divf %[[ONE]], %[[KEEP_P]] : f32
+// FOLDED: %[[KEY_INDEX:.*]] = arith.addi %[[COL]], %{{.*}} : index
+// FOLDED: %[[QUERY_INDEX:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// FOLDED: %[[QUERY:.*]] = arith.index_cast %[[QUERY_INDEX]] : index to i32
+// FOLDED: %[[KEY:.*]] = arith.index_cast %[[KEY_INDEX]] : index to i32
+// FOLDED: %[[GROUP:.*]] = arith.shrui %[[KEY]], %c2_i32 : i32
+// FOLDED: %{{.*}}, %[[HIGH0:.*]] = arith.mului_extended %[[GROUP]], %c-766435501_i32 : i32
+// FOLDED: %{{.*}}, %[[HIGH1:.*]] = arith.mului_extended %[[BH]], %c-845247145_i32 : i32
+// FOLDED: %[[X0:.*]] = arith.xori %[[HIGH1]], %[[QUERY]] : i32
+// FOLDED: arith.xori %[[X0]], %[[LO]] : i32
+// FOLDED: %[[X2:.*]] = arith.xori %[[HIGH0]], %[[OFF]] : i32
+// FOLDED: arith.xori %[[X2]], %[[HI]] : i32
+// FOLDED: %[[WORD:.*]] = arith.andi %[[KEY]], %c3_i32 : i32
+// FOLDED-COUNT-2: arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// FOLDED: %[[BITS:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// FOLDED: %[[KEEP:.*]] = arith.cmpi uge, %[[BITS]], %[[THRESHOLD]] : i32
+// FOLDED: arith.select %[[KEEP]], %[[SCALE]], %[[ZERO]] : f32
+// FOLDED-COUNT-7: arith.cmpi uge, %{{.*}}, %[[THRESHOLD]] : i32
+// FOLDED-NOT: arith.cmpi uge
+// FOLDED-NOT: fa.apply_dropout
+// FOLDED: gpu.return
+gpu.module @m {
+  gpu.func @apply_dropout(%out: memref<?x?x?x16xf32>, %bh: i32, %lo: i32,
+                          %hi: i32, %offset: i32, %p: f32, %row: index,
+                          %col: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %ones = arith.constant dense<1.0> : vector<16x16xf32>
+    %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
+        seed(%lo, %hi) offset(%offset) p(%p) : vector<16x16xf32>
+    fa.store_tile %d, %out[%c0, %c0, %row] : vector<16x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Transposed (rows are keys): the group is the row's, the query the column.
+// FOLDED-LABEL: gpu.func @apply_dropout_transposed
+// FOLDED-SAME: %[[ROW:[^:]*]]: index, %[[COL:[^:]*]]: index)
+// FOLDED: %[[QUERY_INDEX:.*]] = arith.addi %[[COL]], %{{.*}} : index
+// FOLDED: %[[KEY_INDEX:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// FOLDED: %[[KEY:.*]] = arith.index_cast %[[KEY_INDEX]] : index to i32
+// FOLDED: %[[QUERY:.*]] = arith.index_cast %[[QUERY_INDEX]] : index to i32
+// FOLDED: %[[GROUP:.*]] = arith.shrui %[[KEY]], %c2_i32 : i32
+// FOLDED: %{{.*}}, %[[HIGH1:.*]] = arith.mului_extended %{{.*}}, %c-845247145_i32 : i32
+// FOLDED: arith.xori %[[HIGH1]], %[[QUERY]] : i32
+// FOLDED: arith.andi %[[KEY]], %c3_i32 : i32
+// FOLDED: gpu.return
+gpu.module @m {
+  gpu.func @apply_dropout_transposed(%out: memref<?x?x?x16xf32>, %bh: i32,
+                                     %lo: i32, %hi: i32, %offset: i32,
+                                     %p: f32, %row: index, %col: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %ones = arith.constant dense<1.0> : vector<16x16xf32>
+    %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
+        seed(%lo, %hi) offset(%offset) p(%p) transposed : vector<16x16xf32>
+    fa.store_tile %d, %out[%c0, %c0, %row] : vector<16x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+}

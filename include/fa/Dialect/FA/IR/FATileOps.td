@@ -245,6 +245,40 @@ def FA_PhiloxOp : FA_Op<"philox", [Pure]> {
   }];
 }
 
+def FA_ApplyDropoutOp : FA_Op<"apply_dropout",
+                              [Pure, AllTypesMatch<["probs", "result"]>]> {
+  let summary = "attention dropout on a tile of probabilities";
+  let description = [{
+    For the tile whose element `(i, j)` is the probability of query
+    `row + i` and key `col + j` of the (batch, head) pair `batch_head`
+    (`b * H + h`): elements the mask of runtime/include/fa/runtime/Philox.h
+    drops become 0, the others are multiplied by `1 / (1 - p)`. The mask
+    bit of (query, key) is `word (key mod 4)` of `fa.philox key(seed_lo,
+    seed_hi) counter(key / 4, query, batch_head, offset)` compared with
+    `floor(p * 2^32)`: the forward and the backward draw the same mask from
+    the same operands, whatever their tiles.
+
+    With `transposed` the tile holds probabilities transposed (the
+    backward's `k @ q^T`): row `row + i` is a key and column `col + j` a
+    query.
+
+    ```mlir
+    %dropped = fa.apply_dropout %p rows(%row) cols(%col) batch_head(%bh)
+        seed(%seed_lo, %seed_hi) offset(%offset) p(%prob) : vector<64x64xf32>
+    ```
+  }];
+  let arguments = (ins FA_AccTile:$probs, Index:$row, Index:$col,
+                       I32:$batch_head, I32:$seed_lo, I32:$seed_hi,
+                       I32:$offset, F32:$p, UnitAttr:$transposed);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = [{
+    $probs `rows` `(` $row `)` `cols` `(` $col `)` `batch_head` `(`
+    $batch_head `)` `seed` `(` $seed_lo `,` $seed_hi `)` `offset` `(`
+    $offset `)` `p` `(` $p `)` (`transposed` $transposed^)? attr-dict `:`
+    type($probs)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Row-wise kernels (LayerNorm)
 //
