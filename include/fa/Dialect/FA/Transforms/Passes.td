@@ -5,6 +5,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FAExpandAttentionVariants : Pass<"fa-expand-attention-variants"> {
+  let summary = "Rewrite the named attention variants into mask and score regions";
+  let description = [{
+    The named variants of `fa.attention` and `fa.attention_grad`
+    (`causal_bottom_right`, `window`, `document`, `softcap`, `alibi`) are
+    sugar: this pass rewrites each op's variants into its `mask` and `score`
+    regions, so that one path (the regions) compiles them all. Each variant's
+    operands become captures (read by the regions as block arguments, hence
+    kernel parameters: one kernel serves every window, cap or table), and
+    `seq_kv - seq_q`, the bottom-right offset, becomes one more capture when
+    a variant needs it (a constant when both lengths are static). Mask
+    conditions are `and`-ed; the score applies softcap, then ALiBi. `causal`
+    (top-left) stays an attribute, which the tiling compiles directly, unless
+    `expand-causal` is set. `sinks` is not a region and stays.
+  }];
+  let options = [
+    Option<"expandCausal", "expand-causal", "bool", /*default=*/"false",
+           "Also rewrite `causal` (top-left) into the mask region">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def FATileAttention : Pass<"fa-tile-attention", "ModuleOp"> {
   let summary = "Turn each fa.attention function into a tiled GPU kernel";
   let description = [{
