@@ -1,4 +1,4 @@
-// RUN: fa-opt %s -split-input-file -verify-diagnostics
+// RUN: fa-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 // One case per rule of the mask and score regions, their captures, the named
 // variants and sinks (AttentionRegions.cpp). Each case is valid IR but for
 // the rule it names.
@@ -446,6 +446,20 @@ func.func @grad_mask_yield(%q: !q, %k: !k, %v: !k, %o: !q, %do: !q, %lse: !s, %d
     %z = arith.constant 0 : index
     // expected-error @+1 {{expects the mask region to yield one 'i1', got 1 value(s) of type(s) ('index')}}
     fa.yield %z : index
+  }
+  return
+}
+
+// -----
+
+!q = memref<2x8x128x64xbf16>
+!k = memref<2x2x128x64xbf16>
+// a region ends in fa.yield (an unregistered op may claim to be a terminator)
+func.func @foreign_terminator(%q: !q, %k: !k, %v: !k, %o: !q) {
+  // expected-error @+1 {{expects the mask region to end in fa.yield}}
+  fa.attention ins(%q, %k, %v : !q, !k, !k) outs(%o : !q) mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    "foo.end"() : () -> ()
   }
   return
 }
