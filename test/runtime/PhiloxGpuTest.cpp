@@ -88,7 +88,7 @@ protected:
   /// tile of ones whose columns start at key (or, transposed, query) `col`.
   std::vector<float> runTile(const std::string &entry, const DropoutCase &c,
                              std::uint32_t col) {
-    constexpr std::int64_t kTileRows = 16, kTileCols = 16;
+    constexpr std::int64_t kTileRows = 64, kTileCols = 16;
     std::int64_t rowTiles = (c.queries + kTileRows - 1) / kTileRows;
     std::int64_t elements =
         std::int64_t{c.batch} * c.heads * c.queries * kTileCols;
@@ -111,7 +111,7 @@ protected:
                     &heads};
     LaunchConfig config;
     config.grid = {static_cast<unsigned>(rowTiles), c.batch * c.heads, 1};
-    config.block = {32, 1, 1}; // the fixture's known_block_size
+    config.block = {64, 1, 1}; // the fixture's known_block_size
     launchKernel(module->function(entry), config, stream->get(), args, entry);
     stream->synchronize();
     Bytes bytes = out.download();
@@ -158,14 +158,14 @@ TEST_F(PhiloxGpuTest, KernelBitsAndKeepMaskMatchTheCpuReference) {
   }
 }
 
-// fa.apply_dropout on one warp's 16 x 16 tiles: every kept element is
-// exactly 1 / (1 - p) (the kernel multiplies ones by its f32 scale), every
-// dropped one 0, as the CPU mask says. Tiles start at key (query) columns off
-// a group of four (6, 13) and at 0, with sequence lengths that end inside a
-// row tile (rows past it are not stored).
+// fa.apply_dropout on 64 x 16 tiles (two warps, two row blocks each):
+// every kept element is exactly 1 / (1 - p) (the kernel multiplies ones by
+// its f32 scale), every dropped one 0, as the CPU mask says. Tiles start at
+// key (query) columns off a group of four (6, 13) and at 0, with sequence
+// lengths that end inside a row tile (rows past it are not stored).
 TEST_F(PhiloxGpuTest, ApplyDropoutTilesMatchTheCpuMask) {
   const DropoutCase cases[] = {
-      {0x0123456789abcdefull, 7, 0.1f, 2, 3, 40, 16},
+      {0x0123456789abcdefull, 7, 0.1f, 2, 3, 100, 16},
       {0xfedcba9876543210ull, 0xffffffffu, 0.5f, 1, 2, 16, 16},
       {3, 1, 0.0f, 1, 1, 5, 16},
   };
