@@ -51,30 +51,38 @@ FailureOr<ChunkedCopy> chunkedCopy(Operation *op, MemRefType dest,
   return ChunkedCopy{perChunk, chunksPerRow, chunks / numThreads};
 }
 
-/// The 128-byte panels a shared-tile row is split into for wgmma (whose
-/// 128-byte swizzle atoms are 128 bytes wide): 1 for the ldmatrix layout.
+/// The panels a shared-tile row is split into for wgmma, each one swizzle
+/// run wide (wgmma's swizzle atoms are one run wide: 128 or 64 bytes): 1 for
+/// the ldmatrix layout. head_dim 96 of f16/bf16 is three 64-byte panels:
+/// wgmma reads an MN-major operand (V) through one descriptor, one swizzle
+/// mode for all its columns, and 192 bytes are no whole number of 128-byte
+/// atoms.
 int64_t panelsOf(MemRefType tile, bool warpgroupMma) {
   if (!warpgroupMma)
     return 1;
   int64_t rowBytes = tile.getDimSize(1) * tile.getElementTypeBitWidth() / 8;
-  return std::max<int64_t>(1, rowBytes / kSwizzleAtomRowBytes);
+  return std::max<int64_t>(1,
+                           rowBytes / (swizzleRunChunks(tile) * kChunkBytes));
 }
 
 /// (memref row, first column) of 16-byte chunk `chunk` of logical row `row`
-/// of a shared tile of `rows` rows. With one panel: the same row, the chunk
-/// swizzled by row % 8. With P panels, the tile is stored panel after panel,
-/// each `rows` x 128 bytes with the same swizzle inside: chunk c of row r
-/// sits at 128-byte row (c / 8) x rows + r of the buffer, which the
+/// of shared tile `tile`. With one panel: the same row, the chunk swizzled
+/// (swizzledColumn). With P panels, the tile is stored panel after panel,
+/// each rows x one run (R chunks) with the same swizzle inside: chunk c of
+/// row r sits at panel row (c / R) x rows + r of the buffer, which the
 /// [rows][cols] memref holds P to a row.
 std::pair<Value, Value> sharedChunkPosition(ImplicitLocOpBuilder &b, Value row,
-                                            Value chunk, int64_t rows,
-                                            int64_t panels, Type element) {
+                                            Value chunk, MemRefType tile,
+                                            int64_t panels) {
   if (panels == 1)
-    return {row, swizzledColumn(b, row, chunk, element)};
-  Value chunksPerPanel = index(b, kSwizzleRows);
-  Value swizzled = arith::XOrIOp::create(
-      b, arith::RemUIOp::create(b, chunk, chunksPerPanel),
-      arith::RemUIOp::create(b, row, index(b, kSwizzleRows)));
+    return {row, swizzledColumn(b, row, chunk, tile)};
+  int64_t rows = tile.getDimSize(0);
+  int64_t run = swizzleRunChunks(tile);
+  Type element = tile.getElementType();
+  Value chunksPerPanel = index(b, run);
+  Value swizzled =
+      arith::XOrIOp::create(b, arith::RemUIOp::create(b, chunk, chunksPerPanel),
+                            swizzlePhase(b, row, run));
   Value panelRow = arith::AddIOp::create(
       b,
       arith::MulIOp::create(b, arith::DivUIOp::create(b, chunk, chunksPerPanel),
@@ -101,7 +109,6 @@ void forEachChunk(
     Value tile, int64_t panels, Adaptor adaptor,
     function_ref<void(Value, Value, Value, Value, Value)> copyChunk) {
   auto tileType = cast<MemRefType>(tile.getType());
-  Type element = tileType.getElementType();
   int64_t rows = tileType.getDimSize(0);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   // When the block covers whole rows per step, thread t's chunks share one
@@ -121,7 +128,7 @@ void forEachChunk(
   if (wholeRows && rowsPerStep % kSwizzleRows == 0 &&
       rowsPerStep % panels == 0) {
     auto [viewRow, viewCol] =
-        sharedChunkPosition(b, firstRow, firstCol, rows, panels, element);
+        sharedChunkPosition(b, firstRow, firstCol, tileType, panels);
     for (int64_t i = 0; i < copy.chunksPerThread; ++i) {
       int64_t rowOffset = i * rowsPerStep;
       int64_t viewOffset = rowOffset / panels;
@@ -148,7 +155,7 @@ void forEachChunk(
       chunkCol = arith::RemUIOp::create(b, chunk, index(b, copy.chunksPerRow));
     }
     auto [tileRow, tileCol] =
-        sharedChunkPosition(b, row, chunkCol, rows, panels, element);
+        sharedChunkPosition(b, row, chunkCol, tileType, panels);
     copyChunk(tile, tileRow, tileCol,
               arith::AddIOp::create(b, adaptor.getRow(), row),
               arith::MulIOp::create(b, chunkCol, index(b, copy.perChunk)));
@@ -163,7 +170,6 @@ void storePairs(ImplicitLocOpBuilder &b, StoreTileOp op,
   int64_t rowBlocks =
       rowBlocksOf(value.getType(), op.getValue().getType().getDimSize(1));
   int64_t blocks = cast<VectorType>(value.getType()).getDimSize(0) / rowBlocks;
-  Type element = getElementTypeOrSelf(value.getType());
   Lane lane = laneOf(b, rowBlocks);
   Value seq = toStaging ? Value() : memref::DimOp::create(b, target, 2);
   Value firstRow = toStaging ? index(b, 0) : adaptor.getRow();
@@ -188,9 +194,9 @@ void storePairs(ImplicitLocOpBuilder &b, StoreTileOp op,
       if (toStaging) {
         // Lane part + constant, as for ldmatrix: 8 address registers
         // instead of one per pair.
-        auto [stagingRow, chunkStart] =
-            splitSwizzledAddress(b, lane.rowInTile, kMmaRows * m + 8 * h,
-                                 /*chunkLane=*/Value(), n, element);
+        auto [stagingRow, chunkStart] = splitSwizzledAddress(
+            b, lane.rowInTile, kMmaRows * m + 8 * h,
+            /*chunkLane=*/Value(), n, cast<MemRefType>(target.getType()));
         alignedStore(
             b, pair, target,
             ValueRange{stagingRow,

@@ -155,8 +155,9 @@ Value MmaSyncMatmul::emit() {
 Value MmaSyncMatmul::loadFragments(Value tile, Value rowLane, int64_t rowConst,
                                    Value chunkLane, int64_t chunkConst,
                                    bool transpose) {
-  auto [row, col] = splitSwizzledAddress(b, rowLane, rowConst, chunkLane,
-                                         chunkConst, element);
+  auto [row, col] =
+      splitSwizzledAddress(b, rowLane, rowConst, chunkLane, chunkConst,
+                           cast<MemRefType>(tile.getType()));
   return nvgpu::LdMatrixOp::create(b, VectorType::get({4, 2}, element), tile,
                                    ValueRange{row, col}, transpose,
                                    /*numTiles=*/4);

@@ -42,7 +42,8 @@ SmallVector<Value> tf32OperandValues(ImplicitLocOpBuilder &b, const Lane &lane,
                                       index(b, kMmaRows * m + 8 * h));
     pairs[h] = vector::LoadOp::create(
         b, VectorType::get({2}, f32), a,
-        ValueRange{row, swizzledElementColumn(b, row, col, f32)});
+        ValueRange{row, swizzledElementColumn(b, row, col,
+                                              cast<MemRefType>(a.getType()))});
   }
   for (auto [h, e] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}})
     values.push_back(
@@ -95,7 +96,9 @@ Value mlir::fa::lowerSplitTF32Matmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
   auto loadB = [&](Value kk, Value nn) -> Value {
     Value row = transposeB ? nn : kk, col = transposeB ? kk : nn;
     return memref::LoadOp::create(
-        b, bTile, ValueRange{row, swizzledElementColumn(b, row, col, element)});
+        b, bTile,
+        ValueRange{row, swizzledElementColumn(
+                            b, row, col, cast<MemRefType>(bTile.getType()))});
   };
 
   // The tensor cores truncate while they accumulate; a long chain of

@@ -81,36 +81,53 @@ void alignedStore(ImplicitLocOpBuilder &b, Value value, Value base,
                           naturalAlignment(cast<VectorType>(value.getType())));
 }
 
-Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
-                     Type element) {
-  Value phase = arith::RemUIOp::create(b, row, index(b, kSwizzleRows));
-  return arith::MulIOp::create(b, arith::XOrIOp::create(b, chunk, phase),
-                               index(b, chunkElems(element)));
+int64_t swizzleRunChunks(MemRefType tile) {
+  constexpr int64_t kLongRunBytes = 8 * kChunkBytes;
+  constexpr int64_t kShortRunBytes = 4 * kChunkBytes;
+  int64_t rowBytes = tile.getDimSize(1) * tile.getElementTypeBitWidth() / 8;
+  if (rowBytes % kLongRunBytes != 0 && rowBytes % kShortRunBytes == 0)
+    return 4;
+  return 8;
 }
 
-std::pair<Value, Value> splitSwizzledAddress(ImplicitLocOpBuilder &b,
-                                             Value rowLane, int64_t rowConst,
-                                             Value chunkLane,
-                                             int64_t chunkConst, Type element) {
+Value swizzlePhase(ImplicitLocOpBuilder &b, Value row, int64_t runChunks) {
+  if (runChunks == kSwizzleRows)
+    return arith::RemUIOp::create(b, row, index(b, kSwizzleRows));
+  Value rowPair =
+      arith::DivUIOp::create(b, row, index(b, kSwizzleRows / runChunks));
+  return arith::RemUIOp::create(b, rowPair, index(b, runChunks));
+}
+
+Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
+                     MemRefType tile) {
+  Value phase = swizzlePhase(b, row, swizzleRunChunks(tile));
+  return arith::MulIOp::create(b, arith::XOrIOp::create(b, chunk, phase),
+                               index(b, chunkElems(tile.getElementType())));
+}
+
+std::pair<Value, Value>
+splitSwizzledAddress(ImplicitLocOpBuilder &b, Value rowLane, int64_t rowConst,
+                     Value chunkLane, int64_t chunkConst, MemRefType tile) {
   assert(rowConst % kSwizzleRows == 0 && (!chunkLane || chunkConst % 2 == 0) &&
          "constant parts must not disturb the swizzle phase");
-  Value phase = arith::RemUIOp::create(b, rowLane, index(b, kSwizzleRows));
+  int64_t run = swizzleRunChunks(tile);
+  Value phase = swizzlePhase(b, rowLane, run);
   Value lanePhase =
       chunkLane ? arith::XOrIOp::create(b, chunkLane, phase) : phase;
   Value lowChunk =
-      arith::XOrIOp::create(b, lanePhase, index(b, chunkConst % kSwizzleRows));
-  Value chunk = arith::AddIOp::create(
-      b, lowChunk, index(b, chunkConst - chunkConst % kSwizzleRows));
+      arith::XOrIOp::create(b, lanePhase, index(b, chunkConst % run));
+  Value chunk = arith::AddIOp::create(b, lowChunk,
+                                      index(b, chunkConst - chunkConst % run));
   return {arith::AddIOp::create(b, rowLane, index(b, rowConst)),
-          arith::MulIOp::create(b, chunk, index(b, chunkElems(element)))};
+          arith::MulIOp::create(b, chunk,
+                                index(b, chunkElems(tile.getElementType())))};
 }
 
 Value swizzledElementColumn(ImplicitLocOpBuilder &b, Value row, Value col,
-                            Type element) {
-  Value perChunk = index(b, chunkElems(element));
+                            MemRefType tile) {
+  Value perChunk = index(b, chunkElems(tile.getElementType()));
   return arith::AddIOp::create(
-      b,
-      swizzledColumn(b, row, arith::DivUIOp::create(b, col, perChunk), element),
+      b, swizzledColumn(b, row, arith::DivUIOp::create(b, col, perChunk), tile),
       arith::RemUIOp::create(b, col, perChunk));
 }
 

@@ -82,28 +82,40 @@ Value alignedLoad(ImplicitLocOpBuilder &b, VectorType type, Value base,
 void alignedStore(ImplicitLocOpBuilder &b, Value value, Value base,
                   ValueRange indices);
 
-/// Physical column of 16-byte chunk `chunk` of shared-tile row `row`.
-Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
-                     Type element);
+/// Shared tiles are swizzled in runs of 16-byte chunks: chunk c of row r
+/// sits at chunk c ^ phase(r) of its run. Rows of a multiple of 128 bytes
+/// take runs of 8 chunks, phase r % 8 (wgmma's 128-byte swizzle); rows of a
+/// multiple of only 64 bytes (f16/bf16 head_dim 32 and 96) runs of 4,
+/// phase (r / 2) % 4 (wgmma's 64-byte swizzle), since an 8-chunk XOR would
+/// move their chunks past the row's end. Either way the 8 rows an ldmatrix
+/// or a wgmma core matrix reads fall in distinct banks, and the phase
+/// repeats every 8 rows.
+int64_t swizzleRunChunks(MemRefType tile);
 
-/// (row, first column) in a swizzled shared tile of logical row
+/// The swizzle phase of shared-tile row `row` for runs of `runChunks`.
+Value swizzlePhase(ImplicitLocOpBuilder &b, Value row, int64_t runChunks);
+
+/// Physical column of 16-byte chunk `chunk` of row `row` of `tile`.
+Value swizzledColumn(ImplicitLocOpBuilder &b, Value row, Value chunk,
+                     MemRefType tile);
+
+/// (row, first column) in swizzled shared tile `tile` of logical row
 /// `rowLane + rowConst` and 16-byte chunk `chunkConst + chunkLane`, where only
 /// `rowLane` and `chunkLane` (0 or 1; null for 0) depend on the lane,
-/// `rowConst` is a multiple of 8 (so the swizzle phase is `rowLane % 8`) and
-/// `chunkConst` is even when there is a `chunkLane`. Since
-/// (c + l) ^ p = (c & ~7) + ((c & 7) ^ (l ^ p)) under those conditions, the
+/// `rowConst` is a multiple of 8 (so the swizzle phase is `rowLane`'s) and
+/// `chunkConst` is even when there is a `chunkLane`. Since, for runs of R
+/// chunks, (c + l) ^ p = (c & ~(R-1)) + ((c & (R-1)) ^ (l ^ p)) then, the
 /// lane-dependent part takes one of four values and everything else folds
 /// into the instruction's immediate offset: without this, each of the
 /// dozens of ldmatrix of a key tile (or of the output's staging stores) kept
 /// its own address register.
-std::pair<Value, Value> splitSwizzledAddress(ImplicitLocOpBuilder &b,
-                                             Value rowLane, int64_t rowConst,
-                                             Value chunkLane,
-                                             int64_t chunkConst, Type element);
+std::pair<Value, Value>
+splitSwizzledAddress(ImplicitLocOpBuilder &b, Value rowLane, int64_t rowConst,
+                     Value chunkLane, int64_t chunkConst, MemRefType tile);
 
-/// Physical column of logical column `col` of shared-tile row `row`.
+/// Physical column of logical column `col` of row `row` of `tile`.
 Value swizzledElementColumn(ImplicitLocOpBuilder &b, Value row, Value col,
-                            Type element);
+                            MemRefType tile);
 
 /// Loads `width` elements at (batch, head, row, col) of a 4-D buffer, as zero
 /// when row >= seq (the address is clamped to stay inside the buffer).

@@ -37,11 +37,20 @@ namespace {
 constexpr int64_t kDescriptorUnit = 16;
 constexpr int64_t kAddressMask = (1 << 18) - 1;
 constexpr int64_t kSwizzle128B = 1;
+constexpr int64_t kSwizzle64B = 2;
 
 Value constantI64(ImplicitLocOpBuilder &b, int64_t value) {
   return arith::ConstantIntOp::create(b, b.getI64Type(), value);
 }
 } // namespace
+
+int64_t mlir::fa::swizzleAtomRowBytes(MemRefType tile) {
+  return swizzleRunChunks(tile) * kChunkBytes;
+}
+
+int64_t mlir::fa::swizzleAtomBytes(MemRefType tile) {
+  return kSwizzleRows * swizzleAtomRowBytes(tile);
+}
 
 Value mlir::fa::sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
                                        Value byteOffset, int64_t leadingBytes,
@@ -60,8 +69,10 @@ Value mlir::fa::sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
   Value start = arith::ShRUIOp::create(
       b, arith::AndIOp::create(b, address64, constantI64(b, kAddressMask)),
       constantI64(b, 4));
+  int64_t swizzle =
+      swizzleAtomRowBytes(type) == 128 ? kSwizzle128B : kSwizzle64B;
   int64_t fields = (leadingBytes / kDescriptorUnit) << 16 |
-                   (strideBytes / kDescriptorUnit) << 32 | kSwizzle128B << 62;
+                   (strideBytes / kDescriptorUnit) << 32 | swizzle << 62;
   return arith::OrIOp::create(b, start, constantI64(b, fields));
 }
 
@@ -218,27 +229,28 @@ SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
   int64_t k = aType.getDimSize(1);
   bool transposeB = op.getTransposeB();
   auto byteOffset = [&](int64_t bytes) { return index(b, bytes); };
-  // Rows longer than 128 bytes are stored as 128-byte panels, one after
-  // the other (see sharedChunkPosition); a K-major k step past a panel's
-  // 128 bytes moves to the next panel.
+  // Rows longer than one swizzle atom are stored as panels one atom wide,
+  // one after the other (see sharedChunkPosition); a K-major k step past a
+  // panel's width moves to the next panel.
   int64_t stepBytes = 16 * element.getIntOrFloatBitWidth() / 8;
   auto kMajorOffset = [&](Value tile, int64_t kStep) {
-    int64_t panelBytes =
-        cast<MemRefType>(tile.getType()).getDimSize(0) * kSwizzleAtomRowBytes;
+    auto type = cast<MemRefType>(tile.getType());
+    int64_t atomRowBytes = swizzleAtomRowBytes(type);
+    int64_t panelBytes = type.getDimSize(0) * atomRowBytes;
     int64_t bytes = kStep * stepBytes;
-    return bytes / kSwizzleAtomRowBytes * panelBytes +
-           bytes % kSwizzleAtomRowBytes;
+    return bytes / atomRowBytes * panelBytes + bytes % atomRowBytes;
   };
   // The warpgroup's 64 rows of a shared A.
   Value aRows;
-  if (isa<MemRefType>(adaptor.getA().getType())) {
+  if (auto aTile = dyn_cast<MemRefType>(adaptor.getA().getType())) {
     Value warpgroup =
         arith::DivUIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
                                index(b, 4 * kThreadsPerWarp));
     aRows = arith::MulIOp::create(
-        b, warpgroup, index(b, 4 * kMmaRows * kSwizzleAtomRowBytes));
+        b, warpgroup, index(b, 4 * kMmaRows * swizzleAtomRowBytes(aTile)));
   }
   auto bType = cast<MemRefType>(adaptor.getB().getType());
+  int64_t bAtomRowBytes = swizzleAtomRowBytes(bType);
   SmallVector<WarpgroupMmaStep> steps;
   for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
     WarpgroupMmaStep step;
@@ -247,21 +259,23 @@ SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
           b, adaptor.getA(),
           arith::AddIOp::create(
               b, aRows, byteOffset(kMajorOffset(adaptor.getA(), kStep))),
-          kDescriptorUnitBytes, kSwizzleAtomBytes);
+          kDescriptorUnitBytes,
+          swizzleAtomBytes(cast<MemRefType>(adaptor.getA().getType())));
     } else {
       step.aRegisters = operandRegisters(b, element, adaptor.getA(), 0, kStep);
       for (Value &reg : step.aRegisters)
         reg = asI32(b, reg);
     }
     // K-major B: 32 bytes along the rows; MN-major B: 16 rows down, the
-    // 8-row groups of the step 1024 bytes apart and its 64-column atoms a
-    // panel apart.
-    int64_t panelBytes = bType.getDimSize(0) * kSwizzleAtomRowBytes;
+    // 8-row groups of the step one atom (1024 or 512 bytes) apart and its
+    // atoms of columns (64 or 32) a panel apart.
+    int64_t panelBytes = bType.getDimSize(0) * bAtomRowBytes;
     step.bDescriptor = sharedMatrixDescriptor(
         b, adaptor.getB(),
         byteOffset(transposeB ? kMajorOffset(adaptor.getB(), kStep)
-                              : 16 * kStep * kSwizzleAtomRowBytes),
-        transposeB ? kDescriptorUnitBytes : panelBytes, kSwizzleAtomBytes);
+                              : 16 * kStep * bAtomRowBytes),
+        transposeB ? kDescriptorUnitBytes : panelBytes,
+        swizzleAtomBytes(bType));
     steps.push_back(step);
   }
   return steps;

@@ -13,14 +13,16 @@
 
 namespace mlir::fa {
 
-/// Bytes of one row of a 128-byte swizzle atom, and of its 8-row group.
-constexpr int64_t kSwizzleAtomRowBytes = 128;
-constexpr int64_t kSwizzleAtomBytes = 8 * kSwizzleAtomRowBytes;
+/// Bytes of one row of a swizzle atom of `tile`, one swizzle run (128, or
+/// 64 for rows of 64 or 192 bytes; see swizzleRunChunks), and of its 8-row
+/// group.
+int64_t swizzleAtomRowBytes(MemRefType tile);
+int64_t swizzleAtomBytes(MemRefType tile);
 
-/// The wgmma matrix descriptor of a 128-byte-swizzled operand in shared
-/// memory that starts `byteOffset` bytes into `tile` (a workgroup memref,
-/// 1024-byte aligned, rows of 128 bytes): start address, leading and stride
-/// byte offsets, swizzle mode 128B.
+/// The wgmma matrix descriptor of a swizzled operand in shared memory that
+/// starts `byteOffset` bytes into `tile` (a workgroup memref, 1024-byte
+/// aligned, stored in panels one swizzle atom wide): start address, leading
+/// and stride byte offsets, swizzle mode 128B or 64B (the tile's atom).
 Value sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
                              Value byteOffset, int64_t leadingBytes,
                              int64_t strideBytes);

@@ -134,3 +134,71 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Rows of 64 bytes (f16/bf16 head_dim 32) take wgmma's 64-byte swizzle:
+// descriptors with swizzle mode 2 (bit 63), stride byte offset 512 (8 rows of
+// 64 bytes: 32 at bit 32); a warpgroup's 64 rows of Q are 4096 bytes in; the
+// second k step is 32 bytes along the row. V with 192-byte rows (head_dim 96)
+// is three 64-byte panels: its MN-major descriptor's leading byte offset is
+// one panel, 16 rows x 64 bytes (1024: 64 at bit 16), and P @ V is 96 wide.
+// CHECK-LABEL: gpu.func @swizzle_64b
+// CHECK-DAG: %[[V_FIELDS:.*]] = arith.constant -9223371899411628032 : i64
+// CHECK-DAG: %[[K_FIELDS:.*]] = arith.constant -9223371899415756800 : i64
+// CHECK: %[[WARPGROUP:.*]] = arith.divui %{{.*}}, %c128
+// CHECK: %[[Q_ROWS:.*]] = arith.muli %[[WARPGROUP]], %c4096
+// CHECK: arith.addi %[[Q_ROWS]], %c32
+// CHECK: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// CHECK: %[[V:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<16x96xbf16
+// CHECK: arith.ori %{{.*}}, %[[V_FIELDS]]
+// CHECK: wgmma.mma_async.sync.aligned.m64n96k16.f32.bf16.bf16 {{.*}}, first, 1, 1, 1;
+!kv = memref<?x?x?x96xbf16>
+!q = memref<64x32xbf16, #gpu.address_space<workgroup>>
+!k = memref<16x32xbf16, #gpu.address_space<workgroup>>
+!v = memref<16x96xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @swizzle_64b(%o: !kv, %b: index, %h: index, %row0: index) workgroup(%qb : !q, %kb : !k, %vb : !v) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<64x16xf32>
+    %zero96 = arith.constant dense<0.0> : vector<64x96xf32>
+    %s = fa.tile_matmul %qb, %kb, %zero transpose_b : !q, !k, vector<64x16xf32>
+    %p = arith.truncf %s : vector<64x16xf32> to vector<64x16xbf16>
+    %out = fa.tile_matmul %p, %vb, %zero96 : vector<64x16xbf16>, !v, vector<64x96xf32>
+    %out_bf16 = arith.truncf %out : vector<64x96xf32> to vector<64x96xbf16>
+    fa.store_tile %out_bf16, %o[%b, %h, %row0] : vector<64x96xbf16>, !kv
+    gpu.return
+  }
+}
+
+// -----
+
+// Copies write the same 64-byte swizzle: 12 chunks a row (head_dim 96 of
+// bf16), chunk c of row r at chunk (c % 4) ^ ((r / 2) % 4) of panel c / 4,
+// panel row p = (c / 4) * 32 + r at memref row p / 3, chunk (p % 3) * 4 + that.
+// An 8-chunk swizzle would XOR chunks 8-11 past the row's end.
+// CHECK-LABEL: gpu.func @panels_64b
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[ROW:.*]] = arith.divui %[[TID]], %c12
+// CHECK: %[[CHUNK:.*]] = arith.remui %[[TID]], %c12
+// CHECK: %[[ROW_PAIR:.*]] = arith.divui %[[ROW]], %c2
+// CHECK: %[[PHASE:.*]] = arith.remui %[[ROW_PAIR]], %c4
+// CHECK: %[[LOW_CHUNK:.*]] = arith.remui %[[CHUNK]], %c4
+// CHECK: %[[SWIZZLED:.*]] = arith.xori %[[LOW_CHUNK]], %[[PHASE]]
+// CHECK: %[[PANEL:.*]] = arith.divui %[[CHUNK]], %c4
+// CHECK: %[[PANEL_ROW0:.*]] = arith.muli %[[PANEL]], %c32
+// CHECK: %[[PANEL_ROW:.*]] = arith.addi %[[PANEL_ROW0]], %[[ROW]]
+// CHECK: %[[MEMREF_ROW:.*]] = arith.divui %[[PANEL_ROW]], %c3
+// CHECK: %[[THIRD:.*]] = arith.remui %[[PANEL_ROW]], %c3
+// CHECK: %[[THIRD_CHUNKS:.*]] = arith.muli %[[THIRD]], %c4
+// CHECK: %[[DEST_CHUNK:.*]] = arith.addi %[[THIRD_CHUNKS]], %[[SWIZZLED]]
+// CHECK: %[[DEST_COL:.*]] = arith.muli %[[DEST_CHUNK]], %c8
+// CHECK: nvgpu.device_async_copy {{.*}}, %{{.*}}[%[[MEMREF_ROW]], %[[DEST_COL]]], 8,
+!t = memref<?x?x?x96xbf16>
+!smem = memref<32x96xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @panels_64b(%k: !t, %b: index, %h: index, %row0: index) workgroup(%kb : !smem) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
+    fa.copy_tile_async %k[%b, %h, %row0] into %kb : !t, !smem
+    fa.wait_tiles
+    gpu.return
+  }
+}

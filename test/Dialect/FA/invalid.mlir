@@ -30,9 +30,9 @@ func.func @dynamic_head_dim(%q: memref<2x8x100x?xbf16>, %k: memref<2x8x100x?xbf1
 // -----
 
 // unsupported_head_dim
-func.func @unsupported_head_dim(%q: memref<2x8x100x96xbf16>, %k: memref<2x8x100x96xbf16>, %v: memref<2x8x100x96xbf16>, %o: memref<2x8x100x96xbf16>) {
-  // expected-error @+1 {{expects query head_dim to be one of 64, 128, got 96}}
-  fa.attention ins(%q, %k, %v : memref<2x8x100x96xbf16>, memref<2x8x100x96xbf16>, memref<2x8x100x96xbf16>) outs(%o : memref<2x8x100x96xbf16>)
+func.func @unsupported_head_dim(%q: memref<2x8x100x80xbf16>, %k: memref<2x8x100x80xbf16>, %v: memref<2x8x100x80xbf16>, %o: memref<2x8x100x80xbf16>) {
+  // expected-error @+1 {{expects query head_dim to be one of 32, 64, 96, 128, 256, got 80}}
+  fa.attention ins(%q, %k, %v : memref<2x8x100x80xbf16>, memref<2x8x100x80xbf16>, memref<2x8x100x80xbf16>) outs(%o : memref<2x8x100x80xbf16>)
   return
 }
 

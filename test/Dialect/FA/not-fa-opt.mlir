@@ -5,9 +5,9 @@
 // RUN: printf 'func.func @f() {\n  fa.attention ins(\n' > %t.mlir
 // RUN: not fa-opt %t.mlir 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 
-// VERIFY: not-fa-opt.mlir:[[@LINE+2]]:3: error: 'fa.attention' op expects query head_dim to be one of 64, 128, got 32
-func.func @f(%q: memref<1x1x8x32xf16>) {
-  fa.attention ins(%q, %q, %q : memref<1x1x8x32xf16>, memref<1x1x8x32xf16>, memref<1x1x8x32xf16>) outs(%q : memref<1x1x8x32xf16>)
+// VERIFY: not-fa-opt.mlir:[[@LINE+2]]:3: error: 'fa.attention' op expects query head_dim to be one of 32, 64, 96, 128, 256, got 48
+func.func @f(%q: memref<1x1x8x48xf16>) {
+  fa.attention ins(%q, %q, %q : memref<1x1x8x48xf16>, memref<1x1x8x48xf16>, memref<1x1x8x48xf16>) outs(%q : memref<1x1x8x48xf16>)
   return
 }
 

@@ -21,7 +21,7 @@ using namespace mlir;
 using namespace mlir::fa;
 
 ArrayRef<int64_t> mlir::fa::getSupportedHeadDims() {
-  static const int64_t dims[] = {64, 128};
+  static const int64_t dims[] = {32, 64, 96, 128, 256};
   return dims;
 }
 

@@ -220,6 +220,19 @@ func.func @grad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq:
 
 // -----
 
+!t = memref<?x?x?x256xbf16>
+!s = memref<?x?x?xf32>
+// head_dim 256 with D=128's backward tiles: dK and dV alone are 2 x 64 x 256
+// f32 per warpgroup, 256 registers a thread, at any tile size; a D=256
+// backward needs the head dim split (or dK and dV in separate passes).
+// expected-error @+1 {{fa-tile-attention-grad: the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and dV (block_m x head_dim) give each of the 256 threads 288 values to hold, more than 256 for 'bf16'; use more warps or smaller tiles}}
+func.func @dkdv_256_registers(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, wgmma = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 // A score region is valid IR but has no kernel yet: refused, not ignored.
