@@ -100,3 +100,33 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Rows of 64 bytes (f16 head_dim 32) swizzle in runs of 4 chunks with phase
+// (row / 2) % 4: the lane's ldmatrix chunk is its matrix's chunk XOR that
+// phase, and the second k step (chunks 2-3) XORs 2 into it, staying inside
+// the row (an 8-chunk swizzle would XOR row % 8 into chunks 0-3).
+// CHECK-LABEL: gpu.func @rows_of_64_bytes
+// CHECK-SAME: workgroup(%[[KB:[^ ]+]] :
+// CHECK: %[[MATRIX_LOW:.*]] = arith.remui %{{.*}}, %c2
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROW_PAIR:.*]] = arith.divui %[[ROW]], %c2
+// CHECK-NEXT: %[[PHASE:.*]] = arith.remui %[[ROW_PAIR]], %c4
+// CHECK-NEXT: %[[CHUNK:.*]] = arith.xori %[[MATRIX_LOW]], %[[PHASE]]
+// CHECK: %[[COL:.*]] = arith.muli %[[CHUNK]], %c8
+// CHECK: nvgpu.ldmatrix %[[KB]][%[[ROW]], %[[COL]]] {numTiles = 4 : i32, transpose = false} : memref<16x32xf16
+// CHECK: %[[CHUNK2:.*]] = arith.xori %[[CHUNK]], %c2
+// CHECK: %[[COL2:.*]] = arith.muli %[[CHUNK2]], %c8
+// CHECK: nvgpu.ldmatrix %[[KB]][%[[ROW]], %[[COL2]]] {numTiles = 4 : i32, transpose = false} : memref<16x32xf16
+!t = memref<?x?x?x32xf16>
+!smem = memref<16x32xf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @rows_of_64_bytes(%q: !t, %o: memref<?x?x?x16xf32>, %b: index, %h: index, %row0: index) workgroup(%kb : !smem) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<16x16xf32>
+    %qt = fa.load_tile %q[%b, %h, %row0] : !t -> vector<16x32xf16>
+    %s = fa.tile_matmul %qt, %kb, %zero transpose_b : vector<16x32xf16>, !smem, vector<16x16xf32>
+    fa.store_tile %s, %o[%b, %h, %row0] : vector<16x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+}
