@@ -46,7 +46,7 @@ attention_checks() {
   {
     printf "| dtype | D | mask | seq | out rel | lse rel | result |\n|---|---|---|---|---|---|---|\n"
     for dtype in bf16 f16 f32; do
-      for dim in 64 128; do
+      for dim in 32 64 96 128 256; do
         for mask in full causal; do
           flag=""; [ "$mask" = causal ] && flag=--causal
           for seq in 1 17 128 1000 4096; do
@@ -194,7 +194,7 @@ attention_grad_checks() {
     printf "| dtype | D | mask | seq | out rel | lse rel | dq rel | dk rel | dv rel | result |\n"
     printf "|---|---|---|---|---|---|---|---|---|---|\n"
     for dtype in bf16 f16 f32; do
-      for dim in 64 128; do
+      for dim in 32 64 96 128 256; do
         for mask in full causal; do
           flag=""; [ "$mask" = causal ] && flag=--causal
           for seq in 1 17 128 1000; do
