@@ -75,7 +75,8 @@ TEST_F(FADialectTest, SupportedHeadDimsAreThoseTheVerifierAccepts) {
     EXPECT_TRUE(parseAttention("", headDim)) << headDim;
   ScopedDiagnosticHandler silence(&context,
                                   [](Diagnostic &) { return success(); });
-  EXPECT_FALSE(parseAttention("", 96));
+  for (int64_t headDim : {16, 48, 80, 160, 512})
+    EXPECT_FALSE(parseAttention("", headDim)) << headDim;
 }
 
 TEST_F(FADialectTest, ProgrammaticallyBuiltOpIsVerified) {

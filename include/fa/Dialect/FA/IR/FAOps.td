@@ -145,6 +145,20 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
 
   let regions = (region MaxSizedRegion<1>:$mask, MaxSizedRegion<1>:$score);
 
+  // Plain attention (no variant, region or sink), the common C++ case: the
+  // generated builders take every optional operand.
+  let builders = [
+    OpBuilder<(ins "Value":$query, "Value":$key, "Value":$value,
+                   "Value":$out, "Value":$lse, "bool":$causal,
+                   CArg<"FloatAttr", "{}">:$scale), [{
+      build($_builder, $_state, query, key, value, out, lse, /*sinks=*/Value(),
+            /*window_left=*/Value(), /*window_right=*/Value(),
+            /*doc_ids=*/Value(), /*softcap=*/Value(),
+            /*alibi_slopes=*/Value(), /*captures=*/ValueRange(), causal,
+            /*causal_bottom_right=*/false, scale);
+    }]>
+  ];
+
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
               type($value) `)`
