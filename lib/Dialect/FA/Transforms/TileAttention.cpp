@@ -403,13 +403,6 @@ struct FATileAttentionPass
 
   LogicalResult tileFunction(func::FuncOp func, AttentionOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
-    // The tiles' classification and the kernels' evaluation of regions
-    // (issue 20 item 3) are not written yet: refuse rather than ignore them.
-    if (op.hasVariants())
-      return emitPassError(op, getArgument())
-             << "mask/score regions, named variants (window, document, "
-                "softcap, alibi, causal_bottom_right) and sinks are not "
-                "compiled yet (issue 20 item 3); only causal is";
     FailureOr<SmallVector<StringRef>> names = parameterNames(func, op);
     if (failed(names))
       return failure();

@@ -492,13 +492,6 @@ struct FATileAttentionGradPass
 
   LogicalResult tileFunction(func::FuncOp func, AttentionGradOp op,
                              SmallVectorImpl<NamedAttribute> &kernels) {
-    // The tiles' classification and the kernels' evaluation of regions
-    // (issue 20 item 3) are not written yet: refuse rather than ignore them.
-    if (op.hasVariants())
-      return emitPassError(op, getArgument())
-             << "mask/score regions, named variants (window, document, "
-                "softcap, alibi, causal_bottom_right) and sinks are not "
-                "compiled yet (issue 20 item 3); only causal is";
     MemRefType queryType = op.getQuery().getType();
     FailureOr<std::pair<GradConfig, GradConfig>> configs = configsFor(func, op);
     if (failed(configs) ||
