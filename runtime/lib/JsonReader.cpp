@@ -21,6 +21,10 @@ const json &ObjectReader::field(const std::string &key) const {
   return *it;
 }
 
+bool ObjectReader::has(const std::string &key) const {
+  return object.contains(key);
+}
+
 std::string ObjectReader::string(const std::string &key) const {
   const json &value = field(key);
   if (!value.is_string())

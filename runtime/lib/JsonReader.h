@@ -29,6 +29,8 @@ public:
   ObjectReader(const nlohmann::json &object, std::string context);
 
   const nlohmann::json &field(const std::string &key) const;
+  /// Whether the object has `key` (for optional keys).
+  bool has(const std::string &key) const;
   std::string string(const std::string &key) const;
   /// An integer in [minimum, maximum].
   std::int64_t integer(const std::string &key, std::int64_t minimum,

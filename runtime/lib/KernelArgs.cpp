@@ -9,20 +9,6 @@
 namespace fa {
 namespace {
 
-const char *kindName(ParamKind kind) {
-  switch (kind) {
-  case ParamKind::Memref:
-    return "memref";
-  case ParamKind::I32:
-    return "i32";
-  case ParamKind::I64:
-    return "i64";
-  case ParamKind::F32:
-    return "f32";
-  }
-  return "?";
-}
-
 template <typename T> std::uint64_t toSlot(T value) {
   static_assert(sizeof(T) <= sizeof(std::uint64_t), "slots are 8 bytes");
   std::uint64_t slot = 0;
@@ -37,9 +23,20 @@ public:
 
   void pack(const KernelParam &param, const ArgValue &value) {
     switch (param.kind) {
-    case ParamKind::Memref:
-      packMemref(param, as<MemrefArg>(param, value));
+    case ParamKind::Memref: {
+      const MemrefArg &memref = as<MemrefArg>(param, value);
+      if (memref.dtype != param.dtype)
+        fail(param, std::string("holds ") + dtypeName(param.dtype) +
+                        " but was given a " + dtypeName(memref.dtype) +
+                        " tensor");
+      packMemref(param, memref.data, memref.shape);
       return;
+    }
+    case ParamKind::I32Memref: {
+      const I32MemrefArg &memref = as<I32MemrefArg>(param, value);
+      packMemref(param, memref.data, memref.shape);
+      return;
+    }
     case ParamKind::I32:
       slots.push_back(toSlot(as<std::int32_t>(param, value)));
       return;
@@ -63,25 +60,21 @@ private:
   const T &as(const KernelParam &param, const ArgValue &value) const {
     if (const T *typed = std::get_if<T>(&value))
       return *typed;
-    fail(param, std::string("is ") + kindName(param.kind) +
+    fail(param, std::string("is ") + paramKindName(param.kind) +
                     " but was given a value of another kind");
   }
 
-  void packMemref(const KernelParam &param, const MemrefArg &memref) {
-    if (memref.dtype != param.dtype)
-      fail(param, std::string("holds ") + dtypeName(param.dtype) +
-                      " but was given a " + dtypeName(memref.dtype) +
-                      " tensor");
-    if (static_cast<int>(memref.shape.size()) != param.rank)
+  void packMemref(const KernelParam &param, CUdeviceptr data,
+                  const Shape &shape) {
+    if (static_cast<int>(shape.size()) != param.rank)
       fail(param, "is a rank-" + std::to_string(param.rank) +
-                      " memref but was given shape " +
-                      formatShape(memref.shape));
-    slots.push_back(toSlot(memref.data)); // Allocated pointer.
-    slots.push_back(toSlot(memref.data)); // Aligned pointer.
+                      " memref but was given shape " + formatShape(shape));
+    slots.push_back(toSlot(data)); // Allocated pointer.
+    slots.push_back(toSlot(data)); // Aligned pointer.
     slots.push_back(toSlot(std::int64_t{0}));
-    for (std::int64_t size : memref.shape)
+    for (std::int64_t size : shape)
       slots.push_back(toSlot(size));
-    for (std::int64_t stride : rowMajorStrides(memref.shape))
+    for (std::int64_t stride : rowMajorStrides(shape))
       slots.push_back(toSlot(stride));
   }
 
@@ -103,7 +96,7 @@ KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings) {
   for (const KernelParam &param : spec.params) {
     auto value = bindings.find(param.name);
     if (value == bindings.end())
-      packer.fail(param, std::string("(") + kindName(param.kind) +
+      packer.fail(param, std::string("(") + paramKindName(param.kind) +
                              ") has no value; the caller provides: " +
                              bindingNames(bindings));
     packer.pack(param, value->second);

@@ -30,8 +30,12 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
   param.name = reader.string("name");
   std::string kind = reader.string("kind");
   if (kind == "memref") {
-    param.kind = ParamKind::Memref;
-    param.dtype = reader.dtype("dtype");
+    // i32 tensors (doc_ids) are a kind of their own: DType names the element
+    // types of q, k and v, which i32 is not.
+    bool int32 = reader.string("dtype") == "i32";
+    param.kind = int32 ? ParamKind::I32Memref : ParamKind::Memref;
+    if (!int32)
+      param.dtype = reader.dtype("dtype");
     param.rank = reader.integerAs<int>("rank", 0);
   } else if (kind == "i32") {
     param.kind = ParamKind::I32;
@@ -97,9 +101,17 @@ std::int64_t positiveConfig(const KernelSpec &spec, const ObjectReader &kernel,
   return it->second;
 }
 
+/// The optional "variant" string: absent or "" for a plain kernel.
+std::string readVariant(const ObjectReader &kernel) {
+  if (!kernel.has("variant"))
+    return "";
+  return kernel.string("variant");
+}
+
 void readAttentionFields(const ObjectReader &kernel, KernelSpec &spec) {
   spec.headDim = kernel.integer("head_dim", 1);
   spec.causal = kernel.boolean("causal");
+  spec.variant = readVariant(kernel);
   const json &scale = kernel.field("scale");
   if (scale.is_number())
     spec.scale = scale.get<double>();
@@ -218,8 +230,8 @@ std::string describeScale(const std::optional<double> &scale) {
 }
 
 /// Every kernel's companions are in the library and compute what they must;
-/// an attention kernel's are of its group (dtype, head_dim, causal) and have
-/// its scale, since they compute parts of the same gradient.
+/// an attention kernel's are of its group (dtype, head_dim, causal, variant)
+/// and have its scale, since they compute parts of the same gradient.
 void checkCompanionKernels(const KernelLibrary &library,
                            const ObjectReader &top) {
   for (const KernelSpec &spec : library.kernels())
@@ -233,7 +245,8 @@ void checkCompanionKernels(const KernelLibrary &library,
         top.fail(what + " computes " + other->op + ", not " + companion.op);
       if (!isAttentionOp(spec.op))
         continue;
-      KernelQuery expected{companion.op, spec.dtype, spec.headDim, spec.causal};
+      KernelQuery expected{companion.op, spec.dtype, spec.headDim, spec.causal,
+                           spec.variant};
       if (!expected.matches(*other))
         top.fail(what + " is " + other->describe() + ", expected " +
                  expected.describe());
@@ -249,7 +262,9 @@ double KernelSpec::softmaxScale() const {
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
-KernelQuery KernelSpec::query() const { return {op, dtype, headDim, causal}; }
+KernelQuery KernelSpec::query() const {
+  return {op, dtype, headDim, causal, variant};
+}
 
 std::string KernelSpec::describe() const {
   if (op != kLayerNormForwardOp && op != kLayerNormBackwardOp)
@@ -263,7 +278,24 @@ std::string KernelQuery::describe() const {
   if (!isAttentionOp(op))
     return text;
   return text + " head_dim=" + std::to_string(headDim) +
-         (causal ? " causal" : " non-causal");
+         (causal ? " causal" : " non-causal") +
+         (variant.empty() ? "" : " variant=" + variant);
+}
+
+const char *paramKindName(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::Memref:
+    return "memref";
+  case ParamKind::I32Memref:
+    return "memref<i32>";
+  case ParamKind::I32:
+    return "i32";
+  case ParamKind::I64:
+    return "i64";
+  case ParamKind::F32:
+    return "f32";
+  }
+  return "?";
 }
 
 bool isAttentionOp(const std::string &op) {
@@ -322,13 +354,32 @@ bool KernelQuery::matches(const KernelSpec &spec) const {
 
 bool KernelQuery::operator==(const KernelQuery &other) const {
   return op == other.op && dtype == other.dtype && headDim == other.headDim &&
-         causal == other.causal;
+         causal == other.causal && variant == other.variant;
 }
+
+namespace {
+
+/// "plain, window, document": how a list of variants reads in messages.
+std::string describeVariants(const std::vector<std::string> &variants) {
+  std::string text;
+  for (const std::string &variant : variants)
+    text += (text.empty() ? "" : ", ") +
+            (variant.empty() ? std::string("plain") : variant);
+  return text.empty() ? "none" : text;
+}
+
+} // namespace
 
 const KernelSpec &KernelLibrary::find(const KernelQuery &query) const {
   for (const KernelSpec &spec : specs)
     if (query.matches(spec))
       return spec;
+  // A variant's kernels are few; the variants the library has say more than
+  // its whole list.
+  if (!query.variant.empty())
+    throw Error("no kernel for " + query.describe() + " in " + manifestPath +
+                "; its " + query.op + " kernels have the variants: " +
+                describeVariants(variants(query.op)));
   std::string available;
   for (const KernelSpec &spec : specs)
     available += "\n  " + spec.name + " (" + spec.describe() + ")";
@@ -351,6 +402,15 @@ const KernelSpec *KernelLibrary::named(const std::string &name) const {
     if (spec.name == name)
       return &spec;
   return nullptr;
+}
+
+std::vector<std::string> KernelLibrary::variants(const std::string &op) const {
+  std::vector<std::string> found;
+  for (const KernelSpec &spec : specs)
+    if (spec.op == op &&
+        std::find(found.begin(), found.end(), spec.variant) == found.end())
+      found.push_back(spec.variant);
+  return found;
 }
 
 std::vector<KernelQuery> KernelLibrary::groups() const {

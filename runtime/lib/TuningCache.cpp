@@ -57,6 +57,9 @@ TuningEntry readEntry(const json &value, const std::string &context) {
   entry.group.dtype = reader.dtype("dtype");
   entry.group.headDim = reader.integer("head_dim", 1);
   entry.group.causal = reader.boolean("causal");
+  // Absent for plain kernels (and in caches written before variants).
+  if (reader.has("variant"))
+    entry.group.variant = reader.string("variant");
   entry.seqClass = readSeqClass(reader);
   entry.kernel = reader.string("kernel");
   entry.tflops = reader.number("tflops");
@@ -65,14 +68,17 @@ TuningEntry readEntry(const json &value, const std::string &context) {
 }
 
 json entryJson(const TuningEntry &entry) {
-  return {{"op", entry.group.op},
-          {"dtype", dtypeName(entry.group.dtype)},
-          {"head_dim", entry.group.headDim},
-          {"causal", entry.group.causal},
-          {"seq_class", entry.seqClass},
-          {"kernel", entry.kernel},
-          {"tflops", entry.tflops},
-          {"candidates", entry.candidates}};
+  json value = {{"op", entry.group.op},
+                {"dtype", dtypeName(entry.group.dtype)},
+                {"head_dim", entry.group.headDim},
+                {"causal", entry.group.causal},
+                {"seq_class", entry.seqClass},
+                {"kernel", entry.kernel},
+                {"tflops", entry.tflops},
+                {"candidates", entry.candidates}};
+  if (!entry.group.variant.empty())
+    value["variant"] = entry.group.variant;
+  return value;
 }
 
 } // namespace

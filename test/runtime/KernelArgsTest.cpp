@@ -91,6 +91,29 @@ TEST(KernelArgsTest, PointersSurviveAMove) {
   EXPECT_EQ(*static_cast<std::int64_t *>(moved.pointers()[0]), 99);
 }
 
+TEST(KernelArgsTest, Int32MemrefsExpandLikeOthersAndAreTheirOwnKind) {
+  KernelSpec spec =
+      specWithParams({{"doc_ids", ParamKind::I32Memref, DType::F32, 2},
+                      memref("alibi_slopes", DType::F32, 1)});
+  KernelArgs args(spec, {{"doc_ids", I32MemrefArg{0x2000, {2, 5}}},
+                         {"alibi_slopes", MemrefArg{0x3000, DType::F32, {4}}}});
+  // 3 + 2*2, then 3 + 2*1.
+  ASSERT_EQ(args.count(), 12u);
+  EXPECT_EQ(args.slot(0), 0x2000u);
+  EXPECT_EQ(args.slot(1), 0x2000u);
+  EXPECT_EQ(args.slot(3), 2u); // sizes
+  EXPECT_EQ(args.slot(4), 5u);
+  EXPECT_EQ(args.slot(5), 5u); // strides
+  EXPECT_EQ(args.slot(6), 1u);
+  EXPECT_EQ(args.slot(7), 0x3000u);
+  EXPECT_EQ(args.slot(10), 4u);
+  // An f32 tensor is no int32 one, nor the other way round.
+  EXPECT_EQ(packError(spec, {{"doc_ids", MemrefArg{1, DType::F32, {2, 5}}},
+                             {"alibi_slopes", I32MemrefArg{1, {4}}}}),
+            "passing arguments to kernel test_kernel: parameter 'doc_ids' is "
+            "memref<i32> but was given a value of another kind");
+}
+
 TEST(KernelArgsTest, ExtraBindingsAreIgnored) {
   KernelSpec spec = specWithParams({scalar("n", ParamKind::I32)});
   KernelArgs args(spec, {{"n", std::int32_t{1}}, {"unused", 2.0f}});

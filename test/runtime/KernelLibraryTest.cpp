@@ -147,6 +147,73 @@ TEST(KernelLibraryTest, FindSaysWhatIsAvailable) {
             "/lib/manifest.json; the library is empty");
 }
 
+/// The sample kernel as a variant's, with the variant's extra parameters.
+json variantKernel(const std::string &name, const std::string &variant) {
+  json kernel = sampleKernel();
+  kernel["name"] = name;
+  kernel["causal"] = false;
+  kernel["variant"] = variant;
+  kernel["params"].push_back({{"name", "window_left"}, {"kind", "i64"}});
+  kernel["params"].push_back(
+      {{"name", "doc_ids"}, {"kind", "memref"}, {"dtype", "i32"}, {"rank", 2}});
+  return kernel;
+}
+
+TEST(KernelLibraryTest, VariantKernelsFormTheirOwnGroups) {
+  json plain = sampleKernel();
+  plain["causal"] = false;
+  plain["name"] = "plain";
+  json emptyVariant = sampleKernel();
+  emptyVariant["name"] = "plain_too";
+  emptyVariant["causal"] = false;
+  emptyVariant["variant"] = "";
+  KernelLibrary library = parseManifest(
+      manifestWith({variantKernel("window_first", "window"), plain,
+                    variantKernel("document", "document"), emptyVariant}));
+  const KernelSpec &window = *library.named("window_first");
+  EXPECT_EQ(window.variant, "window");
+  EXPECT_EQ(window.params[5].kind, ParamKind::I64);
+  EXPECT_EQ(window.params[6].kind, ParamKind::I32Memref);
+  EXPECT_EQ(window.params[6].rank, 2);
+  EXPECT_EQ(window.describe(),
+            "attention_fwd bf16 head_dim=64 non-causal variant=window");
+  // An absent and an empty variant are both plain; a plain query never finds
+  // a variant kernel, nor a variant query a plain one.
+  EXPECT_EQ(library.named("plain_too")->variant, "");
+  EXPECT_EQ(library.find({"attention_fwd", DType::BF16, 64, false}).name,
+            "plain");
+  EXPECT_EQ(
+      library.candidates({"attention_fwd", DType::BF16, 64, false}).size(), 2u);
+  EXPECT_EQ(
+      library.find({"attention_fwd", DType::BF16, 64, false, "document"}).name,
+      "document");
+  ASSERT_EQ(library.groups().size(), 3u);
+  EXPECT_EQ(library.groups()[0].variant, "window");
+  EXPECT_EQ(library.groups()[1].variant, "");
+  EXPECT_EQ(library.variants("attention_fwd"),
+            (std::vector<std::string>{"window", "", "document"}));
+}
+
+TEST(KernelLibraryTest, LibraryOfVariantsOnlyLoadsAndNamesItsVariants) {
+  KernelLibrary library =
+      parseManifest(manifestWith({variantKernel("window", "window")}));
+  EXPECT_EQ(findError(library, {"attention_fwd", DType::BF16, 64, false,
+                                "window+softcap"}),
+            "no kernel for attention_fwd bf16 head_dim=64 non-causal "
+            "variant=window+softcap in /lib/manifest.json; its attention_fwd "
+            "kernels have the variants: window");
+  EXPECT_EQ(findError(library, {"attention_fwd", DType::BF16, 64, false}),
+            "no kernel for attention_fwd bf16 head_dim=64 non-causal in "
+            "/lib/manifest.json; it has:\n"
+            "  window (attention_fwd bf16 head_dim=64 non-causal "
+            "variant=window)");
+}
+
+TEST(KernelLibraryTest, VariantMustBeAString) {
+  EXPECT_EQ(kernelError([](json &k) { k["variant"] = 1; }),
+            kKernelContext + "key 'variant' must be a string, got 1");
+}
+
 TEST(KernelLibraryTest, RejectsMalformedManifests) {
   EXPECT_EQ(
       parseError(json("not an object")),

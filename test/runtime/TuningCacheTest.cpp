@@ -138,6 +138,23 @@ TEST(TuningCacheTest, SaveAndLoadRoundTrip) {
   EXPECT_FALSE(TuningCache::loadIfPresent((directory / "none.json").string()));
 }
 
+TEST(TuningCacheTest, VariantsAreTheirOwnEntries) {
+  KernelQuery window = kGroup;
+  window.variant = "window";
+  TuningCache cache = cacheWith({entry("<=1024", "plain")});
+  cache.record({window, "<=1024", "windowed", 200.0, {{"windowed", 200.0}}});
+  ASSERT_EQ(cache.entries.size(), 2u);
+  EXPECT_EQ(cache.find(kGroup, "<=1024")->kernel, "plain");
+  EXPECT_EQ(cache.find(window, "<=1024")->kernel, "windowed");
+  // Plain entries are written as before (no "variant"), and both round-trip.
+  json written = json::parse(cache.serialize());
+  EXPECT_FALSE(written["entries"][0].contains("variant"));
+  EXPECT_EQ(written["entries"][1]["variant"], "window");
+  TuningCache loaded = TuningCache::parse(cache.serialize(), "/lib/t.json");
+  EXPECT_EQ(loaded.find(window, "<=1024")->kernel, "windowed");
+  EXPECT_EQ(loaded.find(kGroup, "<=1024")->kernel, "plain");
+}
+
 TEST(TuningCacheTest, RecordReplacesTheSameGroupAndClass) {
   TuningCache cache = cacheWith({entry("<=1024", "a")});
   cache.record(entry("<=1024", "b"));

@@ -58,8 +58,9 @@ bool selected(const KernelQuery &group, const TuneOptions &options) {
            std::find(list.begin(), list.end(), value) != list.end();
   };
   // Only attention forward kernels are tuned; LayerNorm kernels are chosen
-  // by row length (LayerNorm.h).
-  return group.op == "attention_fwd" &&
+  // by row length (LayerNorm.h). Variant kernels need their variant's
+  // values (window sizes, doc ids, ...), which tuning does not choose.
+  return group.op == "attention_fwd" && group.variant.empty() &&
          allows(options.dtypes, dtypeName(group.dtype)) &&
          allows(options.dims, group.headDim) &&
          allows(options.causalModes,

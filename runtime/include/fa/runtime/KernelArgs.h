@@ -6,7 +6,7 @@
 //   sizes[R] (i64), strides[R] (i64)
 // The runtime passes contiguous row-major tensors: both pointers are the
 // buffer's address, offset 0, strides row-major. Scalars (i32, i64, f32) are
-// one parameter each.
+// one parameter each. Memrefs of int32 (doc_ids) are bound as I32MemrefArg.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +33,14 @@ struct MemrefArg {
   Shape shape;
 };
 
-using ArgValue = std::variant<MemrefArg, std::int32_t, std::int64_t, float>;
+/// A contiguous row-major tensor of int32 on the device (doc_ids).
+struct I32MemrefArg {
+  CUdeviceptr data = 0;
+  Shape shape;
+};
+
+using ArgValue =
+    std::variant<MemrefArg, I32MemrefArg, std::int32_t, std::int64_t, float>;
 /// Values by parameter name. Values the kernel does not take are ignored: a
 /// caller may hold tensors (e.g. lse) that some kernels do not write.
 using ArgBindings = std::map<std::string, ArgValue>;

@@ -13,17 +13,25 @@
 //                 "params": [{"name": "q", "kind": "memref",
 //                             "dtype": "bf16", "rank": 4}, ...]}]}
 //
-// A group is the kernels of one (op, dtype, head_dim, causal): they compute
-// the same thing with different tile configurations. The first one listed is
-// the group's default; the others are candidates for `fa-run tune`, whose
-// cache (TuningCache.h) may pick another one per sequence length.
+// An attention kernel may name a variant ("variant": "window+softcap", see
+// AttentionVariant.h); absent or "" is a plain kernel (no mask beyond
+// "causal", the top-left one). A variant kernel takes the variant's values
+// as extra parameters, bound by name like q and k: "window_left" and
+// "window_right" (i64), "softcap" (f32), "alibi_slopes" (memref f32 [heads]),
+// "doc_ids" (memref i32 [batch, seq]), and a user's captures under the names
+// the user gave.
+//
+// A group is the kernels of one (op, dtype, head_dim, causal, variant): they
+// compute the same thing with different tile configurations. The first one
+// listed is the group's default; the others are candidates for `fa-run tune`,
+// whose cache (TuningCache.h) may pick another one per sequence length.
 //
 // head_dim, causal, scale and config.block_m belong to attention ops (those
 // whose op starts with "attention"). The attention backward is three kernels
 // (Attention.h): attention_bwd computes dq and names its companions
 // "delta_kernel" (an attention_bwd_delta kernel) and "dkdv_kernel" (an
 // attention_bwd_dkdv kernel), which must be of its dtype, head_dim, causal
-// and scale. LayerNorm kernels (ops layernorm_fwd,
+// and scale (and variant). LayerNorm kernels (ops layernorm_fwd,
 // layernorm_bwd, layernorm_bwd_params) have none of them; their config has
 // "rows" (rows per tile), "block_cols" and, but for layernorm_bwd_params,
 // "resident"; layernorm_fwd takes eps as an f32 parameter named "eps" and
@@ -46,6 +54,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fa {
@@ -80,14 +89,20 @@ std::vector<std::string> gridSymbolsOf(const std::string &op);
 /// A LayerNorm epsilon as messages show it: "1e-05".
 std::string formatEps(double eps);
 
-enum class ParamKind { Memref, I32, I64, F32 };
+/// Memref: a tensor of a DType's elements; I32Memref: a tensor of int32
+/// (index tensors such as doc_ids, which no --dtype names); the others are
+/// scalars passed by value.
+enum class ParamKind { Memref, I32Memref, I32, I64, F32 };
 
 struct KernelParam {
   std::string name;
   ParamKind kind = ParamKind::Memref;
   DType dtype = DType::F32; // Memrefs only.
-  int rank = 0;             // Memrefs only.
+  int rank = 0;             // Memrefs and I32Memrefs only.
 };
+
+/// "memref", "memref<i32>", "i32", "i64" or "f32".
+const char *paramKindName(ParamKind kind);
 
 /// One grid dimension: a symbol from gridSymbolsOf(op), or a fixed count when
 /// `symbol` is empty.
@@ -107,6 +122,9 @@ struct KernelSpec {
   DType dtype = DType::BF16;
   std::int64_t headDim = 0;
   bool causal = false;
+  /// The attention variant ('+'-joined named variants, or a user's name);
+  /// empty for plain kernels and for ops other than attention.
+  std::string variant;
   /// The softmax scale baked into the kernel; none means 1/sqrt(head_dim).
   std::optional<double> scale;
   std::map<std::string, std::int64_t> config; // Tile sizes, warps, stages.
@@ -129,17 +147,29 @@ struct KernelSpec {
   double softmaxScale() const;
   /// The group the kernel belongs to.
   KernelQuery query() const;
-  /// "attention_fwd bf16 head_dim=64 causal"; for LayerNorm kernels the
+  /// "attention_fwd bf16 head_dim=64 causal" (then " variant=window" for a
+  /// variant kernel); for LayerNorm kernels the
   /// rows they handle, e.g. "layernorm_fwd bf16 cols<=1024".
   std::string describe() const;
 };
 
-/// A group: for ops other than attention, headDim is 0 and causal false.
+/// A group: for ops other than attention, headDim is 0, causal false and
+/// variant empty. A plain query (variant "") never matches a variant kernel,
+/// nor a variant query a plain one.
 struct KernelQuery {
   std::string op;
   DType dtype = DType::BF16;
   std::int64_t headDim = 0;
   bool causal = false;
+  std::string variant;
+
+  KernelQuery() = default;
+  // A constructor rather than an aggregate, so that queries written before
+  // variants ({op, dtype, head_dim, causal}) stay plain without warnings.
+  KernelQuery(std::string op, DType dtype, std::int64_t headDim = 0,
+              bool causal = false, std::string variant = "")
+      : op(std::move(op)), dtype(dtype), headDim(headDim), causal(causal),
+        variant(std::move(variant)) {}
 
   bool matches(const KernelSpec &spec) const;
   bool operator==(const KernelQuery &other) const;
@@ -164,6 +194,9 @@ public:
   const KernelSpec *named(const std::string &name) const;
   /// The groups that have kernels, in the order of their first kernel.
   std::vector<KernelQuery> groups() const;
+  /// The variants of `op`'s kernels, in the order of their first kernel
+  /// ("" for plain kernels).
+  std::vector<std::string> variants(const std::string &op) const;
   const std::vector<KernelSpec> &kernels() const { return specs; }
   /// The manifest it was read from, for messages.
   const std::string &path() const { return manifestPath; }

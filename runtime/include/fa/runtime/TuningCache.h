@@ -12,6 +12,7 @@
 //                 "candidates": {"attention_fwd_bf16_d128_causal_m64n64w4":
 //                                281.3, ...}}]}
 //
+// An entry for a variant's group has "variant" too (absent: plain kernels).
 // "device" is the GPU's name as the driver reports it: timings from another
 // GPU say nothing about this one. Parsing needs no GPU.
 //
