@@ -60,20 +60,26 @@ Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
 }
 
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
-                              const AttentionBuffers &buffers) {
-  return {{"q", MemrefArg{buffers.q, dtype, shape.query()}},
-          {"k", MemrefArg{buffers.k, dtype, shape.keyValue()}},
-          {"v", MemrefArg{buffers.v, dtype, shape.keyValue()}},
-          {"out", MemrefArg{buffers.out, dtype, shape.query()}},
-          {"lse", MemrefArg{buffers.lse, DType::F32, shape.logSumExp()}}};
+                              const AttentionBuffers &buffers,
+                              const ArgBindings &variant) {
+  ArgBindings bindings = {
+      {"q", MemrefArg{buffers.q, dtype, shape.query()}},
+      {"k", MemrefArg{buffers.k, dtype, shape.keyValue()}},
+      {"v", MemrefArg{buffers.v, dtype, shape.keyValue()}},
+      {"out", MemrefArg{buffers.out, dtype, shape.query()}},
+      {"lse", MemrefArg{buffers.lse, DType::F32, shape.logSumExp()}}};
+  // The tensors' names are the kernels'; a variant never rebinds them.
+  bindings.insert(variant.begin(), variant.end());
+  return bindings;
 }
 
 ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
                                       const AttentionBackwardBuffers &buffers,
-                                      CUdeviceptr delta) {
+                                      CUdeviceptr delta,
+                                      const ArgBindings &variant) {
   ArgBindings bindings = attentionBindings(
-      dtype, shape,
-      {buffers.q, buffers.k, buffers.v, buffers.out, buffers.lse});
+      dtype, shape, {buffers.q, buffers.k, buffers.v, buffers.out, buffers.lse},
+      variant);
   bindings.insert({{"dout", MemrefArg{buffers.dout, dtype, shape.query()}},
                    {"delta", MemrefArg{delta, DType::F32, shape.logSumExp()}},
                    {"dq", MemrefArg{buffers.dq, dtype, shape.query()}},
@@ -96,12 +102,13 @@ AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
 
 AttentionLaunch::AttentionLaunch(const Kernel &kernel,
                                  const AttentionShape &shape,
-                                 const AttentionBuffers &buffers)
+                                 const AttentionBuffers &buffers,
+                                 const ArgBindings &variant)
     : kernel(kernel),
       grid(attentionGrid(
           checkedAttentionSpec(kernel, kAttentionForwardOp, shape), shape)),
       args(kernel.spec(),
-           attentionBindings(kernel.spec().dtype, shape, buffers)) {}
+           attentionBindings(kernel.spec().dtype, shape, buffers, variant)) {}
 
 void AttentionLaunch::enqueue(const Stream &stream) {
   kernel.launch(grid, args, stream.get());
@@ -109,7 +116,8 @@ void AttentionLaunch::enqueue(const Stream &stream) {
 
 AttentionBackwardLaunch::AttentionBackwardLaunch(
     const Kernel &delta, const Kernel &dkdv, const Kernel &dq,
-    const AttentionShape &shape, const AttentionBackwardBuffers &buffers)
+    const AttentionShape &shape, const AttentionBackwardBuffers &buffers,
+    const ArgBindings &variant)
     : deltaKernel(delta), dkdvKernel(dkdv), dqKernel(dq),
       dqGrid(attentionGrid(
           checkedAttentionSpec(dq, kAttentionBackwardOp, shape), shape)),
@@ -124,13 +132,13 @@ AttentionBackwardLaunch::AttentionBackwardLaunch(
       deltaBuffer("the attention backward's delta", perRowBytes(shape)),
       deltaArgs(delta.spec(),
                 attentionBackwardBindings(delta.spec().dtype, shape, buffers,
-                                          deltaBuffer.get())),
+                                          deltaBuffer.get(), variant)),
       dkdvArgs(dkdv.spec(),
                attentionBackwardBindings(dkdv.spec().dtype, shape, buffers,
-                                         deltaBuffer.get())),
-      dqArgs(dq.spec(), attentionBackwardBindings(dq.spec().dtype, shape,
-                                                  buffers, deltaBuffer.get())) {
-}
+                                         deltaBuffer.get(), variant)),
+      dqArgs(dq.spec(),
+             attentionBackwardBindings(dq.spec().dtype, shape, buffers,
+                                       deltaBuffer.get(), variant)) {}
 
 void AttentionBackwardLaunch::enqueue(const Stream &stream) {
   enqueue(AttentionBackwardStage::Delta, stream);

@@ -15,6 +15,12 @@
 //    batch * kv_heads + kv_head), sweeping the rows of every query head of
 //    its group that see it, a chunk at a time, for dk and dv.
 //
+// Variants (AttentionVariant.h) through p.rule (AttentionVariantRule.h, the
+// CPU reference's code too): each sweep covers the causal/window key range
+// of its row and skips keys the rule does not keep; scores go through
+// ruleScore, dS gains ruleScoreDerivative. A row that keeps no key gets
+// out = 0 and lse = -inf, and contributes nothing to the gradients.
+//
 // Built into a fatbin embedded in the runtime and launched through the driver
 // API like any library kernel.
 //
@@ -24,6 +30,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <math_constants.h>
 
 namespace {
 
@@ -73,28 +80,46 @@ __device__ double blockSum(double value, double *scratch) {
 }
 
 /// One query row of a block-per-row kernel: where its tensors are and which
-/// keys it sees.
+/// keys it may see.
 template <typename T> struct QueryRow {
   long long index; // Into [batch * heads * seq_q].
-  const T *keys;   // The row's kv head.
+  long long batch, head, row;
+  const T *keys; // The row's kv head.
   const T *values;
-  long long visible; // Keys 0 .. visible - 1.
+  long long first, end; // The rule's key range [first, end).
 
   __device__ QueryRow(const T *k, const T *v,
                       const AttentionReferenceParams &p) {
-    const long long row = blockIdx.x;
-    const long long head = blockIdx.y % p.heads;
-    const long long batch = blockIdx.y / p.heads;
+    row = blockIdx.x;
+    head = blockIdx.y % p.heads;
+    batch = blockIdx.y / p.heads;
     const long long kvHead = head / (p.heads / p.kvHeads);
     index = blockIdx.y * p.seqQ + row;
     keys = k + (batch * p.kvHeads + kvHead) * p.seqKv * p.headDim;
     values = v + (batch * p.kvHeads + kvHead) * p.seqKv * p.headDim;
-    visible = p.causal ? min(row + 1, p.seqKv) : p.seqKv; // Top-left causal.
+    ruleKeyRange(p.rule, row, first, end);
   }
 
+  __device__ bool keeps(long long j, const AttentionReferenceParams &p) const {
+    return ruleKeeps(p.rule, batch, head, row, j);
+  }
+
+  /// s_ij = scale * q_i . k_j, before the variant's score function.
+  __device__ double rawScore(const double *query, long long j,
+                             const AttentionReferenceParams &p) const {
+    return p.scale * dot(query, keys + j * p.headDim, p);
+  }
+
+  /// s'_ij: the score the softmax sees.
   __device__ double score(const double *query, long long j,
                           const AttentionReferenceParams &p) const {
-    return p.scale * dot(query, keys + j * p.headDim, p);
+    return ruleScore(p.rule, rawScore(query, j, p), head, row, j);
+  }
+
+  /// P_ij, 0 for a key the row does not keep.
+  __device__ double weight(const double *query, long long j, double lse,
+                           const AttentionReferenceParams &p) const {
+    return j < end && keeps(j, p) ? exp(score(query, j, p) - lse) : 0.0;
   }
 };
 
@@ -106,15 +131,16 @@ __device__ double rowLogSumExp(const double *query, const QueryRow<T> &row,
                                const AttentionReferenceParams &p,
                                double *scratchA, double *scratchB) {
   double max = 0, sum = 0;
-  for (long long j = threadIdx.x; j < row.visible; j += blockDim.x)
-    mergeSoftmaxStats(max, sum, row.score(query, j, p), 1.0);
+  for (long long j = row.first + threadIdx.x; j < row.end; j += blockDim.x)
+    if (row.keeps(j, p))
+      mergeSoftmaxStats(max, sum, row.score(query, j, p), 1.0);
   scratchA[threadIdx.x] = max;
   scratchB[threadIdx.x] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
     for (unsigned t = 1; t < blockDim.x; ++t)
       mergeSoftmaxStats(max, sum, scratchA[t], scratchB[t]);
-    scratchB[0] = max + log(sum);
+    scratchB[0] = sum > 0 ? max + log(sum) : -CUDART_INF; // No kept key.
   }
   __syncthreads();
   const double lse = scratchB[0];
@@ -165,14 +191,11 @@ __device__ void attentionReference(const T *q, const T *k, const T *v,
 
   // Weights of a chunk of keys, then every thread adds the chunk's weighted
   // values into the output dimensions it owns.
-  for (long long start = 0; start < row.visible; start += blockDim.x) {
-    long long j = start + threadIdx.x;
-    scratchA[threadIdx.x] =
-        j < row.visible ? exp(row.score(query, j, p) - rowLse) : 0.0;
+  for (long long start = row.first; start < row.end; start += blockDim.x) {
+    scratchA[threadIdx.x] = row.weight(query, start + threadIdx.x, rowLse, p);
     __syncthreads();
     accumulateRows(accumulator, scratchA, row.values + start * p.headDim,
-                   min(static_cast<long long>(blockDim.x), row.visible - start),
-                   p);
+                   min(static_cast<long long>(blockDim.x), row.end - start), p);
     __syncthreads();
   }
 
@@ -203,23 +226,26 @@ __device__ void attentionGradRows(const T *q, const T *k, const T *v,
 
   // delta = sum_j P_ij dP_ij, which equals dot(dout_i, out_i).
   double partial = 0;
-  for (long long j = threadIdx.x; j < row.visible; j += blockDim.x)
-    partial += exp(row.score(query, j, p) - rowLse) *
-               dot(gradOut, row.values + j * p.headDim, p);
+  for (long long j = row.first + threadIdx.x; j < row.end; j += blockDim.x)
+    if (row.keeps(j, p))
+      partial += exp(row.score(query, j, p) - rowLse) *
+                 dot(gradOut, row.values + j * p.headDim, p);
   const double rowDelta = blockSum(partial, scratchA);
 
   // dS_ij of a chunk of keys, then dq += dS k over the chunk.
-  for (long long start = 0; start < row.visible; start += blockDim.x) {
+  for (long long start = row.first; start < row.end; start += blockDim.x) {
     long long j = start + threadIdx.x;
-    scratchA[threadIdx.x] =
-        j < row.visible
-            ? exp(row.score(query, j, p) - rowLse) *
-                  (dot(gradOut, row.values + j * p.headDim, p) - rowDelta)
-            : 0.0;
+    double dscore = 0;
+    if (j < row.end && row.keeps(j, p)) {
+      double raw = row.rawScore(query, j, p);
+      dscore = exp(ruleScore(p.rule, raw, row.head, row.row, j) - rowLse) *
+               (dot(gradOut, row.values + j * p.headDim, p) - rowDelta) *
+               ruleScoreDerivative(p.rule, raw);
+    }
+    scratchA[threadIdx.x] = dscore;
     __syncthreads();
     accumulateRows(accumulator, scratchA, row.keys + start * p.headDim,
-                   min(static_cast<long long>(blockDim.x), row.visible - start),
-                   p);
+                   min(static_cast<long long>(blockDim.x), row.end - start), p);
     __syncthreads();
   }
 
@@ -257,23 +283,28 @@ __device__ void attentionGradKeys(const T *q, const T *k, const T *v,
   zeroRow(dvAccumulator, p);
   __syncthreads();
 
-  // Query row i sees key j when j <= i (top-left causal).
-  const long long firstQuery = p.causal ? keyRow : 0;
+  // The query rows whose causal/window range holds this key; the rule
+  // decides the rest per row.
+  long long firstQuery, endQuery;
+  ruleQueryRange(p.rule, keyRow, firstQuery, endQuery);
   for (long long member = 0; member < group; ++member) {
-    const long long rows = (batch * p.heads + kvHead * group + member) * p.seqQ;
-    for (long long start = firstQuery; start < p.seqQ; start += blockDim.x) {
+    const long long head = kvHead * group + member;
+    const long long rows = (batch * p.heads + head) * p.seqQ;
+    for (long long start = firstQuery; start < endQuery; start += blockDim.x) {
       long long i = start + threadIdx.x;
       weights[threadIdx.x] = dscores[threadIdx.x] = 0;
-      if (i < p.seqQ) {
+      if (i < endQuery && ruleKeeps(p.rule, batch, head, i, keyRow)) {
         long long row = rows + i;
-        double weight =
-            exp(p.scale * dot(key, q + row * p.headDim, p) - lse[row]);
+        double raw = p.scale * dot(key, q + row * p.headDim, p);
+        double weight = exp(ruleScore(p.rule, raw, head, i, keyRow) - lse[row]);
         weights[threadIdx.x] = weight;
         dscores[threadIdx.x] =
-            weight * (dot(value, dout + row * p.headDim, p) - delta[row]);
+            weight * (dot(value, dout + row * p.headDim, p) - delta[row]) *
+            ruleScoreDerivative(p.rule, raw);
       }
       __syncthreads();
-      long long count = min(static_cast<long long>(blockDim.x), p.seqQ - start);
+      long long count =
+          min(static_cast<long long>(blockDim.x), endQuery - start);
       long long first = (rows + start) * p.headDim;
       accumulateRows(dvAccumulator, weights, dout + first, count, p);
       accumulateRows(dkAccumulator, dscores, q + first, count, p);

@@ -8,6 +8,8 @@
 #ifndef FA_RUNTIME_LIB_ATTENTIONREFERENCEPARAMS_H
 #define FA_RUNTIME_LIB_ATTENTIONREFERENCEPARAMS_H
 
+#include "AttentionVariantRule.h"
+
 struct AttentionReferenceParams {
   long long heads;
   long long kvHeads;
@@ -15,7 +17,8 @@ struct AttentionReferenceParams {
   long long seqKv;
   long long headDim;
   double scale;
-  int causal;
+  /// The mask and score, with device pointers (plain: no condition).
+  AttentionVariantRule rule;
 };
 
 #endif // FA_RUNTIME_LIB_ATTENTIONREFERENCEPARAMS_H

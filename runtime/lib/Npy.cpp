@@ -250,6 +250,25 @@ std::string headerText(const Shape &shape, const char *descr) {
   return text + "\n";
 }
 
+/// Writes a version 1.0 file of `data`, elements of `descr`.
+void writeNpyData(const std::string &path, const Shape &shape,
+                  const char *descr, const Bytes &data,
+                  const std::string &context) {
+  std::string header = headerText(shape, descr);
+  std::string preamble(kMagic, kMagicBytes);
+  preamble += '\x01';
+  preamble += '\x00';
+  preamble += static_cast<char>(header.size() & 0xFF);
+  preamble += static_cast<char>(header.size() >> 8);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(preamble.data(), static_cast<std::streamsize>(preamble.size()));
+  file.write(header.data(), static_cast<std::streamsize>(header.size()));
+  file.write(reinterpret_cast<const char *>(data.data()),
+             static_cast<std::streamsize>(data.size()));
+  if (!file.flush())
+    throw Error(context + ": cannot write the file");
+}
+
 /// The size of the regular file at `path`. Anything else is refused before
 /// it is opened: opening a pipe blocks until a writer comes, and its size,
 /// which every length in the file is checked against, is unknown.
@@ -281,10 +300,58 @@ std::uint64_t declaredDataBytes(const NpyHeader &header,
   }
 }
 
-} // namespace
+/// The element types readNpyIntegers reads, by descr ('|' for one byte,
+/// which has no byte order; '<' little-endian).
+struct IntegerType {
+  const char *descr;
+  std::size_t bytes;
+  bool isSigned;
+};
+constexpr IntegerType kIntegerTypes[] = {
+    {"|b1", 1, false}, {"|u1", 1, false}, {"|i1", 1, true},
+    {"<u2", 2, false}, {"<i2", 2, true},  {"<u4", 4, false},
+    {"<i4", 4, true},  {"<u8", 8, false}, {"<i8", 8, true}};
 
-HostTensor readNpy(const std::string &path) {
-  std::string context = "reading " + path;
+const IntegerType &integerTypeOf(const std::string &descr,
+                                 const std::string &context) {
+  if (descr.size() > 1 && descr[0] == '>')
+    throw Error(context + ": big-endian data ('" + descr +
+                "') is not supported; save it little-endian");
+  for (const IntegerType &type : kIntegerTypes)
+    if (descr == type.descr)
+      return type;
+  throw Error(context + ": unsupported dtype '" + descr +
+              "'; expected bool or an integer type ('|b1', '|u1', '<i4', "
+              "'<i8', ...)");
+}
+
+std::vector<std::int64_t> toIntegers(const std::string &data,
+                                     const IntegerType &type,
+                                     const std::string &context) {
+  std::size_t count = data.size() / type.bytes;
+  std::vector<std::int64_t> values(count);
+  const char *bytes = data.data();
+  for (std::size_t i = 0; i < count; ++i, bytes += type.bytes) {
+    std::uint64_t raw = 0;
+    std::memcpy(&raw, bytes, type.bytes); // Little-endian host.
+    if (type.isSigned && type.bytes < 8 && (raw >> (8 * type.bytes - 1)) & 1)
+      raw |= ~std::uint64_t{0} << (8 * type.bytes); // Sign-extend.
+    if (!type.isSigned && type.bytes == 8 &&
+        raw > static_cast<std::uint64_t>(
+                  std::numeric_limits<std::int64_t>::max()))
+      throw Error(context + ": element " + std::to_string(i) + " (" +
+                  std::to_string(raw) + ") does not fit a 64-bit integer");
+    values[i] = static_cast<std::int64_t>(raw);
+  }
+  return values;
+}
+
+/// A .npy file's header and raw data; `elementBytesOf` maps its descr to
+/// the bytes per element (throwing for types the caller does not read).
+template <typename ElementBytes>
+std::pair<NpyHeader, std::string> readRawNpy(const std::string &path,
+                                             const std::string &context,
+                                             ElementBytes elementBytesOf) {
   // Every length the file declares is checked against its size before
   // anything of that length is allocated.
   std::uint64_t fileBytes = regularFileSize(path, context);
@@ -330,7 +397,27 @@ HostTensor readNpy(const std::string &path) {
                 " follow the header (the file has " +
                 std::to_string(fileBytes) + " bytes)");
   std::string data = readExactly(file, dataBytes, truncated);
-  return HostTensor{header.shape, toFloats(data, elementBytes)};
+  return {header, std::move(data)};
+}
+
+} // namespace
+
+HostTensor readNpy(const std::string &path) {
+  std::string context = "reading " + path;
+  auto [header, data] = readRawNpy(path, context, elementBytesOf);
+  return HostTensor{header.shape,
+                    toFloats(data, elementBytesOf(header.descr, context))};
+}
+
+IntegerTensor readNpyIntegers(const std::string &path) {
+  std::string context = "reading " + path;
+  auto bytesOf = [](const std::string &descr, const std::string &context) {
+    return integerTypeOf(descr, context).bytes;
+  };
+  auto [header, data] = readRawNpy(path, context, bytesOf);
+  return IntegerTensor{
+      header.shape,
+      toIntegers(data, integerTypeOf(header.descr, context), context)};
 }
 
 void writeNpy(const std::string &path, const HostTensor &tensor,
@@ -343,22 +430,27 @@ void writeNpy(const std::string &path, const HostTensor &tensor,
     throw Error(context + ": " + std::to_string(tensor.values.size()) +
                 " values do not fill shape " + formatShape(tensor.shape));
 
-  std::string header =
-      headerText(tensor.shape, storage == DType::F16 ? "<f2" : "<f4");
-  std::string preamble(kMagic, kMagicBytes);
-  preamble += '\x01';
-  preamble += '\x00';
-  preamble += static_cast<char>(header.size() & 0xFF);
-  preamble += static_cast<char>(header.size() >> 8);
-  Bytes data = encode(tensor.values, storage);
+  writeNpyData(path, tensor.shape, storage == DType::F16 ? "<f2" : "<f4",
+               encode(tensor.values, storage), context);
+}
 
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file.write(preamble.data(), static_cast<std::streamsize>(preamble.size()));
-  file.write(header.data(), static_cast<std::streamsize>(header.size()));
-  file.write(reinterpret_cast<const char *>(data.data()),
-             static_cast<std::streamsize>(data.size()));
-  if (!file.flush())
-    throw Error(context + ": cannot write the file");
+void writeNpy(const std::string &path, const IntegerTensor &tensor) {
+  std::string context = "writing " + path;
+  if (static_cast<std::int64_t>(tensor.values.size()) !=
+      elementCount(tensor.shape))
+    throw Error(context + ": " + std::to_string(tensor.values.size()) +
+                " values do not fill shape " + formatShape(tensor.shape));
+  Bytes data(tensor.values.size() * sizeof(std::int32_t));
+  for (std::size_t i = 0; i < tensor.values.size(); ++i) {
+    std::int64_t value = tensor.values[i];
+    if (value < std::numeric_limits<std::int32_t>::min() ||
+        value > std::numeric_limits<std::int32_t>::max())
+      throw Error(context + ": element " + std::to_string(i) + " (" +
+                  std::to_string(value) + ") does not fit '<i4'");
+    auto narrow = static_cast<std::int32_t>(value);
+    std::memcpy(data.data() + i * sizeof(narrow), &narrow, sizeof(narrow));
+  }
+  writeNpyData(path, tensor.shape, "<i4", data, context);
 }
 
 void expectNpyShape(const std::string &path, const HostTensor &tensor,

@@ -10,6 +10,7 @@
 
 #include "AttentionReferenceParams.h"
 
+#include <cstdint>
 #include <cstring>
 
 // AttentionReference.cu built for sm_90 (code and PTX), embedded at build time.
@@ -58,10 +59,54 @@ void checkGridY(std::int64_t blocks, const char *what) {
                 " exceeds the grid limit " + std::to_string(kMaxGridY));
 }
 
+template <typename T>
+DeviceBuffer uploaded(const std::string &name, const std::vector<T> &values) {
+  DeviceBuffer buffer(name, values.size() * sizeof(T));
+  Bytes bytes(buffer.bytes());
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  buffer.upload(bytes);
+  return buffer;
+}
+
+/// A variant's rule with its tensors (slopes, doc ids, mask) on the device,
+/// for as long as the reference kernels run.
+class DeviceVariantRule {
+public:
+  DeviceVariantRule(const AttentionVariant &variant,
+                    const AttentionShape &shape)
+      : slopes(uploaded("the reference's ALiBi slopes", variant.alibiSlopes)),
+        docIds(uploaded("the reference's doc ids", variant.docIds)),
+        mask(uploaded("the reference's mask", variant.mask)),
+        rule(hostVariantRule(variant, shape)) {
+    // Null where the variant has no such tensor, as on the host.
+    rule.alibiSlopes =
+        rule.alibiSlopes ? devicePointer<float>(slopes) : nullptr;
+    rule.docIds = rule.docIds ? devicePointer<int>(docIds) : nullptr;
+    rule.mask = rule.mask ? devicePointer<unsigned char>(mask) : nullptr;
+  }
+
+  const AttentionVariantRule &get() const { return rule; }
+
+private:
+  template <typename T> static const T *devicePointer(const DeviceBuffer &b) {
+    return reinterpret_cast<const T *>(static_cast<std::uintptr_t>(b.get()));
+  }
+
+  DeviceBuffer slopes, docIds, mask;
+  AttentionVariantRule rule;
+};
+
 AttentionReferenceParams paramsOf(const AttentionShape &shape, double scale,
-                                  bool causal) {
-  return {shape.heads,   shape.kvHeads, shape.seqQ,    shape.seqKv,
-          shape.headDim, scale,         causal ? 1 : 0};
+                                  const DeviceVariantRule &rule) {
+  return {shape.heads,   shape.kvHeads, shape.seqQ, shape.seqKv,
+          shape.headDim, scale,         rule.get()};
+}
+
+AttentionVariant causalVariant(bool causal) {
+  AttentionVariant variant;
+  if (causal)
+    variant.causal = CausalAlignment::TopLeft;
+  return variant;
 }
 
 DeviceBuffer doubles(const char *name, const Shape &shape) {
@@ -82,14 +127,23 @@ AttentionReference referenceAttentionGpu(const AttentionShape &shape,
                                          CUdeviceptr k, CUdeviceptr v,
                                          double scale, bool causal,
                                          const Stream &stream) {
+  return referenceAttentionGpu(shape, dtype, q, k, v, scale,
+                               causalVariant(causal), stream);
+}
+
+AttentionReference
+referenceAttentionGpu(const AttentionShape &shape, DType dtype, CUdeviceptr q,
+                      CUdeviceptr k, CUdeviceptr v, double scale,
+                      const AttentionVariant &variant, const Stream &stream) {
   NvtxRange range{"fp64 reference (GPU): attention"};
-  shape.validate();
+  variant.validate(shape);
   checkGridY(shape.batch * shape.heads, "batch*heads");
   ReferenceKernels kernels;
   DeviceBuffer out = doubles("the reference output", shape.query());
   DeviceBuffer lse = doubles("the reference log-sum-exp", shape.logSumExp());
 
-  AttentionReferenceParams params = paramsOf(shape, scale, causal);
+  DeviceVariantRule rule(variant, shape);
+  AttentionReferenceParams params = paramsOf(shape, scale, rule);
   CUdeviceptr outPointer = out.get(), lsePointer = lse.get();
   void *args[] = {&q, &k, &v, &outPointer, &lsePointer, &params};
   // Shared: the query row and the output accumulator.
@@ -105,8 +159,16 @@ AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
                                                  CUdeviceptr dout, double scale,
                                                  bool causal,
                                                  const Stream &stream) {
+  return referenceAttentionGradGpu(shape, dtype, q, k, v, dout, scale,
+                                   causalVariant(causal), stream);
+}
+
+AttentionGradReference referenceAttentionGradGpu(
+    const AttentionShape &shape, DType dtype, CUdeviceptr q, CUdeviceptr k,
+    CUdeviceptr v, CUdeviceptr dout, double scale,
+    const AttentionVariant &variant, const Stream &stream) {
   NvtxRange range{"fp64 reference (GPU): attention gradients"};
-  shape.validate();
+  variant.validate(shape);
   checkGridY(shape.batch * shape.heads, "batch*heads");
   ReferenceKernels kernels;
   DeviceBuffer dq = doubles("the reference dq", shape.query());
@@ -115,7 +177,8 @@ AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
   DeviceBuffer lse = doubles("the reference log-sum-exp", shape.logSumExp());
   DeviceBuffer delta = doubles("the reference delta", shape.logSumExp());
 
-  AttentionReferenceParams params = paramsOf(shape, scale, causal);
+  DeviceVariantRule rule(variant, shape);
+  AttentionReferenceParams params = paramsOf(shape, scale, rule);
   CUdeviceptr dqPointer = dq.get(), dkPointer = dk.get(), dvPointer = dv.get(),
               lsePointer = lse.get(), deltaPointer = delta.get();
   void *rowArgs[] = {

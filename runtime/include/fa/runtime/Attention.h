@@ -59,16 +59,18 @@ struct AttentionBackwardBuffers {
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
 
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the
-/// kernel's dtype) and lse (f32).
+/// kernel's dtype) and lse (f32), then those of `variant`.
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
-                              const AttentionBuffers &buffers);
+                              const AttentionBuffers &buffers,
+                              const ArgBindings &variant = {});
 
 /// The arguments of all three backward kernels, by parameter name: memrefs
 /// q, k, v, out, dout, dq, dk, dv (`dtype`), lse and `delta` (f32,
 /// [batch, heads, seq_q]).
 ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
                                       const AttentionBackwardBuffers &buffers,
-                                      CUdeviceptr delta);
+                                      CUdeviceptr delta,
+                                      const ArgBindings &variant = {});
 
 /// The three kernels of one backward.
 struct AttentionBackwardKernels {
@@ -87,8 +89,11 @@ AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
 class AttentionLaunch {
 public:
   /// Throws unless `kernel` is an attention_fwd kernel for this head_dim.
+  /// `variant` binds a variant kernel's extra parameters (VariantArgs in
+  /// AttentionVariant.h); it must outlive the launch's use of its buffers.
   AttentionLaunch(const Kernel &kernel, const AttentionShape &shape,
-                  const AttentionBuffers &buffers);
+                  const AttentionBuffers &buffers,
+                  const ArgBindings &variant = {});
 
   void enqueue(const Stream &stream);
 
@@ -108,9 +113,12 @@ class AttentionBackwardLaunch {
 public:
   /// Throws unless `dq` is an attention_bwd kernel for this head_dim and
   /// `delta` and `dkdv` are the kernels it names.
+  /// `variant` as AttentionLaunch's: all three kernels take the same
+  /// extra parameters.
   AttentionBackwardLaunch(const Kernel &delta, const Kernel &dkdv,
                           const Kernel &dq, const AttentionShape &shape,
-                          const AttentionBackwardBuffers &buffers);
+                          const AttentionBackwardBuffers &buffers,
+                          const ArgBindings &variant = {});
 
   void enqueue(const Stream &stream);
 

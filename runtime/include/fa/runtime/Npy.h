@@ -13,7 +13,9 @@
 #include "fa/runtime/DType.h"
 #include "fa/runtime/Tensor.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fa {
 
@@ -23,6 +25,19 @@ namespace fa {
 /// declares is checked for overflow and against the file's size before
 /// anything is allocated.
 HostTensor readNpy(const std::string &path);
+
+/// An integer (or bool) array, e.g. document ids or a mask.
+struct IntegerTensor {
+  Shape shape;
+  std::vector<std::int64_t> values;
+};
+
+/// Reads bool ('|b1') or integer ('|u1', '|i1', '<i2' ... '<u8') data, as
+/// readNpy reads floats (the same checks on the untrusted file).
+IntegerTensor readNpyIntegers(const std::string &path);
+
+/// Writes `tensor` as '<i4'; throws for a value int32 cannot hold.
+void writeNpy(const std::string &path, const IntegerTensor &tensor);
 
 /// Writes `tensor` as '<f4' (F32) or '<f2' (F16); BF16 has no NumPy type.
 void writeNpy(const std::string &path, const HostTensor &tensor, DType storage);

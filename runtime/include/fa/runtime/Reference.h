@@ -18,12 +18,19 @@
 // Inputs are the values the kernel saw (already rounded to its dtype); all
 // arithmetic is in double.
 //
+// The overloads taking an AttentionVariant compute its semantics
+// (AttentionVariant.h): only kept keys enter the sums, s_ij becomes the
+// variant's score s'_ij in P, and dS_ij gains the factor ds'/ds; a row that
+// keeps no key has out = 0, lse = -inf and no gradient. `causal` = true is
+// the variant with top-left causal alone.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_RUNTIME_REFERENCE_H
 #define FA_RUNTIME_REFERENCE_H
 
 #include "fa/runtime/AttentionShape.h"
+#include "fa/runtime/AttentionVariant.h"
 #include "fa/runtime/DType.h"
 #include "fa/runtime/Stream.h"
 
@@ -45,6 +52,11 @@ AttentionReference referenceAttentionCpu(const AttentionShape &shape,
                                          const std::vector<float> &v,
                                          double scale, bool causal);
 
+AttentionReference
+referenceAttentionCpu(const AttentionShape &shape, const std::vector<float> &q,
+                      const std::vector<float> &k, const std::vector<float> &v,
+                      double scale, const AttentionVariant &variant);
+
 /// On the GPU, one thread block per query row, in fp64; reads q, k and v in
 /// their kernel element type straight from device memory.
 AttentionReference referenceAttentionGpu(const AttentionShape &shape,
@@ -52,6 +64,12 @@ AttentionReference referenceAttentionGpu(const AttentionShape &shape,
                                          CUdeviceptr k, CUdeviceptr v,
                                          double scale, bool causal,
                                          const Stream &stream);
+/// The same for a variant; its tensors (slopes, doc ids, mask) are copied
+/// to the device for the reference kernels.
+AttentionReference
+referenceAttentionGpu(const AttentionShape &shape, DType dtype, CUdeviceptr q,
+                      CUdeviceptr k, CUdeviceptr v, double scale,
+                      const AttentionVariant &variant, const Stream &stream);
 
 struct AttentionGradReference {
   std::vector<double> dq; // [batch, heads, seq_q, head_dim]
@@ -66,6 +84,11 @@ AttentionGradReference referenceAttentionGradCpu(const AttentionShape &shape,
                                                  const std::vector<float> &v,
                                                  const std::vector<float> &dout,
                                                  double scale, bool causal);
+AttentionGradReference referenceAttentionGradCpu(
+    const AttentionShape &shape, const std::vector<float> &q,
+    const std::vector<float> &k, const std::vector<float> &v,
+    const std::vector<float> &dout, double scale,
+    const AttentionVariant &variant);
 
 /// On the GPU, in fp64: one thread block per query row for dq, then one per
 /// key row for dk and dv; reads q, k, v and dout in their kernel element
@@ -76,6 +99,10 @@ AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
                                                  CUdeviceptr dout, double scale,
                                                  bool causal,
                                                  const Stream &stream);
+AttentionGradReference referenceAttentionGradGpu(
+    const AttentionShape &shape, DType dtype, CUdeviceptr q, CUdeviceptr k,
+    CUdeviceptr v, CUdeviceptr dout, double scale,
+    const AttentionVariant &variant, const Stream &stream);
 
 } // namespace fa
 
