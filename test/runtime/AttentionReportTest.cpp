@@ -87,7 +87,40 @@ TEST(AttentionReportTest, JsonKeepsItsKeysBesideMemory) {
                       "batch", "bench", "causal", "config", "device", "dtype",
                       "files_written", "grad", "head_dim", "heads", "kernel",
                       "kernel_source", "kernel_source_reason", "kv_heads",
-                      "memory", "op", "seq_kv", "seq_q"}));
+                      "memory", "op", "seq_kv", "seq_q", "variant"}));
+  EXPECT_EQ(json["variant"], "");
+}
+
+TEST(AttentionReportTest, VariantsShowTheirValuesAndCountKeptPairs) {
+  AttentionReport report = gradBenchReport();
+  AttentionVariant variant;
+  variant.window = AttentionWindow{16, 0};
+  variant.softcap = 30.0f;
+  variant.causal = CausalAlignment::TopLeft;
+  report.variant = variantReport(variant, report.shape);
+  // Per head: rows 0..15 keep i + 1 keys, the other 240 rows 17.
+  const std::int64_t kept = 4 * (16 * 17 / 2 + 240 * 17);
+  EXPECT_EQ(report.variant.keptPairs, kept);
+  std::ostringstream text;
+  printText(report, text);
+  EXPECT_NE(text.str().find("\nvariant window+softcap (causal=top-left "
+                            "window=(16, 0) softcap=30): " +
+                            std::to_string(kept) + " kept (i, j) pairs\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("TFLOP/s counting 2.5 * 4 * D * kept (i, j) "
+                            "pairs\n"),
+            std::string::npos)
+      << text.str();
+  nlohmann::json json = toJson(report);
+  EXPECT_EQ(json["variant"], "window+softcap");
+  EXPECT_EQ(json["kept_pairs"], kept);
+  EXPECT_EQ(json["variant_values"], nlohmann::json::parse(R"({
+    "causal": "top-left", "window_left": 16, "window_right": 0,
+    "softcap": 30.0})"));
+  EXPECT_EQ(json["bench"]["flops_formula"], "4 * D * kept (i, j) pairs");
+  EXPECT_EQ(json["bench_backward"]["flops_formula"],
+            "2.5 * 4 * D * kept (i, j) pairs");
 }
 
 /// gradBenchReport's shape (B=1, H=4, N=M=256, D=128, bf16), forward only,

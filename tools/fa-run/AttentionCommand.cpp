@@ -51,7 +51,7 @@ Problem sizedProblem(const AttentionOptions &options) {
   shape.seqKv = options.kvSeq ? options.kvSeq : options.seq;
   shape.headDim = options.dim;
   shape.validate();
-  return {shape, {}, {}, {}, {}};
+  return {shape, {}, {}, {}, {}, {}};
 }
 
 /// dout for a problem from files: --dout, else random normal from --seed.
@@ -245,9 +245,7 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
   addDTypeOption(command, o,
                  "Element type of q, k, v, out and, with --grad, dout, dq, "
                  "dk and dv");
-  command->add_flag("--causal", o.causal,
-                    "Causal mask, top-left aligned like PyTorch's is_causal: "
-                    "query i sees keys j <= i");
+  addVariantOptions(command, o.variant);
   CLI::Option *grad = command->add_flag(
       "--grad", o.grad,
       "Also run the backward: the forward first (for out and lse), then the "
@@ -278,7 +276,8 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
                     "--warmup, inputs rotated across buffer sets spanning 2x "
                     "L2; prints ms and TFLOP/s counting 4*B*H*N*M*D FLOPs "
                     "for the forward and 2.5 times that for the backward, "
-                    "half if causal");
+                    "half if causal; a variant counts 4*D per kept (i, j) "
+                    "pair (FlexAttention's convention)");
   addTimingOptions(command, o, "Timed runs of each pass");
   addKernelsOption(command, o);
   addKernelChoiceOptions(command, o, grad);
@@ -304,6 +303,10 @@ public:
 private:
   Problem problem;
   AttentionRunNeeds needs;
+  // The variant's kernel parameters on the host, then on the device.
+  VariantParams variantParams;
+  std::optional<VariantArgs> variantArgs;
+  VariantLaunch variantLaunch;
   KernelLibrary library;
   KernelQuery forwardQuery, backwardQuery;
   std::optional<TuningCache> cache;
@@ -318,25 +321,52 @@ private:
     problem = options.qPath.empty() ? sizedProblem(options)
                                     : problemFromFiles(options, dtype);
     const AttentionShape &shape = report.shape = problem.shape;
+    problem.variant = variantFromOptions(options.variant, shape);
+    const AttentionVariant &variant = problem.variant;
+    if (options.check && variant.custom() && variant.mask.empty())
+      throw Error("--check of the user's variant '" + variant.customName +
+                  "' needs its mask as --mask-file M.npy: fa-run cannot "
+                  "know what a user's region keeps");
+    report.variant = variantReport(variant, shape);
     needs = runNeeds(options, shape);
     checkHostMemory(attentionBudget(shape, dtype, needs));
     std::string kernelDir = options.kernelDirectory();
     library = KernelLibrary::load(kernelDir);
-    // find() throws, listing the library, if it has no kernel.
-    forwardQuery = {kAttentionForwardOp, dtype, shape.headDim, options.causal};
-    library.find(forwardQuery);
+    // find() throws, listing the library (or its variants), if it has no
+    // kernel.
+    bool topLeft = variant.causal == CausalAlignment::TopLeft;
+    forwardQuery = {kAttentionForwardOp, dtype, shape.headDim, topLeft,
+                    variant.name()};
+    const KernelSpec *forwardKernel = &library.find(forwardQuery);
     if (!options.kernelName.empty())
-      chooseNamedKernel(library, forwardQuery, options.kernelName);
-    backwardQuery = {kAttentionBackwardOp, dtype, shape.headDim,
-                     options.causal};
+      forwardKernel =
+          chooseNamedKernel(library, forwardQuery, options.kernelName).kernel;
+    backwardQuery = {kAttentionBackwardOp, dtype, shape.headDim, topLeft,
+                     variant.name()};
+    std::optional<AttentionBackwardKernels> backwardKernels;
     if (options.grad)
-      attentionBackwardKernels(
+      backwardKernels = attentionBackwardKernels(
           library, options.backwardKernelName.empty()
                        ? library.find(backwardQuery)
                        : *chooseNamedKernel(library, backwardQuery,
                                             options.backwardKernelName)
                               .kernel);
+    // The variant's parameters, checked against these kernels before a GPU
+    // is touched (a tuned choice has the same parameters).
+    variantParams = fa::variantParams(
+        variant, shape, variantKernels(*forwardKernel, backwardKernels));
     cache = tuningCache(options, kernelDir);
+  }
+
+  /// The kernels of a run, forward first, that take the variant's values.
+  static std::vector<const KernelSpec *>
+  variantKernels(const KernelSpec &forward,
+                 const std::optional<AttentionBackwardKernels> &backward) {
+    std::vector<const KernelSpec *> kernels = {&forward};
+    if (backward)
+      kernels.insert(kernels.end(),
+                     {backward->delta, backward->dkdv, backward->dq});
+    return kernels;
   }
 
   void chooseKernels(const DeviceInfo &device) override {
@@ -359,6 +389,13 @@ private:
                               : chooseNamedKernel(library, backwardQuery,
                                                   options.backwardKernelName),
                           report.kernel);
+    std::optional<AttentionBackwardKernels> chosenBackward;
+    if (report.backward)
+      chosenBackward = AttentionBackwardKernels{&report.backward->delta,
+                                                &report.backward->dkdv,
+                                                &report.backward->dq};
+    variantParams = fa::variantParams(
+        problem.variant, shape, variantKernels(report.kernel, chosenBackward));
     // Grids over the launch limits fail here, before any allocation.
     attentionGrid(report.kernel, shape);
     if (report.backward)
@@ -379,12 +416,17 @@ private:
     const AttentionShape &shape = problem.shape;
     forward.emplace(report.kernel, device);
     tensors.emplace(shape, dtype);
+    variantArgs.emplace(variantParams);
+    variantLaunch.bindings = variantArgs->bindings();
+    if (!report.variant.name.empty())
+      variantLaunch.forwardFlops = problem.variant.flops(shape);
     if (options.grad)
       backwardTensors.emplace(shape, dtype);
     loadInputs(attentionInputs(problem, *tensors,
                                backwardTensors ? &*backwardTensors : nullptr),
                /*fromFiles=*/!options.qPath.empty(), needs.hostInputs, stream);
-    outputs = runOnce(*forward, shape, *tensors, stream, needs.downloadOutputs);
+    outputs = runOnce(*forward, shape, *tensors, stream, needs.downloadOutputs,
+                      variantLaunch);
     if (!options.grad)
       return;
     backward.emplace(AttentionBackwardKernels{&report.backward->delta,
@@ -392,7 +434,7 @@ private:
                                               &report.backward->dq},
                      device);
     runBackward(*backward, shape, *tensors, *backwardTensors, stream, outputs,
-                needs.downloadOutputs);
+                needs.downloadOutputs, variantLaunch);
   }
 
   void writeOutputs() override {
@@ -418,12 +460,12 @@ private:
   void benchmarkPasses(const DeviceInfo &device, const Stream &stream,
                        int warmup, int runs) override {
     const AttentionShape &shape = problem.shape;
-    report.bench =
-        benchmark(*forward, shape, device, *tensors, stream, warmup, runs);
+    report.bench = benchmark(*forward, shape, device, *tensors, stream, warmup,
+                             runs, variantLaunch);
     if (options.grad)
-      report.backwardBench =
-          benchmarkBackward(*backward, shape, device, *tensors,
-                            *backwardTensors, stream, warmup, runs);
+      report.backwardBench = benchmarkBackward(
+          *backward, shape, device, *tensors, *backwardTensors, stream, warmup,
+          runs, variantLaunch);
   }
 
   /// --rtol, else `byDefault`.

@@ -3,9 +3,12 @@
 //   fa-run attention --batch 2 --heads 16 --kv-heads 4 --seq 4096 --dim 128
 //                    --dtype bf16 --causal --grad --check --bench
 //   fa-run attention --q q.npy --k k.npy --v v.npy --out o.npy --dtype f16
+//   fa-run attention --batch 1 --heads 16 --seq 8192 --dim 128 --dtype bf16
+//                    --window 1024,0 --softcap 30 --grad --check --bench
 //
 // One attention forward kernel of the library (with --grad then the
-// backward's three kernels), chosen by the tuning cache or named; run
+// backward's three kernels) of the variant the flags give
+// (AttentionVariantOptions.h), chosen by the tuning cache or named; run
 // through OpRun's steps (OpCommand.h).
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +16,7 @@
 #ifndef FA_RUN_ATTENTIONCOMMAND_H
 #define FA_RUN_ATTENTIONCOMMAND_H
 
+#include "AttentionVariantOptions.h"
 #include "OpCommand.h"
 
 #include <cstdint>
@@ -22,7 +26,8 @@ namespace fa {
 
 /// What `fa-run attention` adds to the options of every op.
 struct AttentionOptions : OpRunOptions {
-  bool causal = false;
+  /// --causal and the variants' flags.
+  VariantOptions variant;
   // Problem from sizes (random inputs)...
   std::int64_t batch = 0;
   std::int64_t heads = 0;

@@ -28,6 +28,18 @@ BenchReport timeLaunches(std::vector<Launch> &launches, double flops,
   return bench;
 }
 
+/// The variant the reference computes: the problem's, with top-left causal
+/// when the kernel is causal (plain problems, such as tuning's, carry none).
+const AttentionVariant &referenceVariant(const Problem &problem,
+                                         const KernelSpec &spec,
+                                         AttentionVariant &storage) {
+  if (!spec.causal || problem.variant.causal == CausalAlignment::TopLeft)
+    return problem.variant;
+  storage = problem.variant;
+  storage.causal = CausalAlignment::TopLeft;
+  return storage;
+}
+
 /// One kernel of a backward launch, launched alone.
 struct BackwardStageLaunch {
   AttentionBackwardLaunch *launch;
@@ -140,12 +152,14 @@ std::vector<RunInput> attentionInputs(Problem &problem, DeviceTensors &forward,
 }
 
 Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,
-                DeviceTensors &tensors, const Stream &stream, bool download) {
+                DeviceTensors &tensors, const Stream &stream, bool download,
+                const VariantLaunch &variant) {
   NvtxRange range{"attention forward"};
   // Poison the outputs so that anything the kernel leaves unwritten is NaN.
   tensors.out.fill(kNaNBytes, stream.get());
   tensors.lse.fill(kNaNBytes, stream.get());
-  AttentionLaunch(kernel, shape, tensors.pointers()).enqueue(stream);
+  AttentionLaunch(kernel, shape, tensors.pointers(), variant.bindings)
+      .enqueue(stream);
   stream.synchronize();
   Outputs outputs;
   if (!download)
@@ -157,10 +171,11 @@ Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,
 
 void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const DeviceTensors &forward, BackwardTensors &tensors,
-                 const Stream &stream, Outputs &outputs, bool download) {
+                 const Stream &stream, Outputs &outputs, bool download,
+                 const VariantLaunch &variant) {
   NvtxRange range{"attention backward"};
   AttentionBackwardLaunch launch(kernels.delta, kernels.dkdv, kernels.dq, shape,
-                                 tensors.pointers(forward));
+                                 tensors.pointers(forward), variant.bindings);
   for (DeviceBuffer *gradient : {&tensors.dq, &tensors.dk, &tensors.dv})
     gradient->fill(kNaNBytes, stream.get());
   launch.fillDelta(kNaNBytes, stream);
@@ -181,13 +196,15 @@ CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
   NvtxRange range{"check forward"};
   CheckReport check;
   check.reference = onCpu ? "cpu" : "gpu";
+  AttentionVariant storage;
+  const AttentionVariant &variant = referenceVariant(problem, spec, storage);
   AttentionReference reference =
       onCpu ? referenceAttentionCpu(problem.shape, problem.q.values,
                                     problem.k.values, problem.v.values,
-                                    spec.softmaxScale(), spec.causal)
+                                    spec.softmaxScale(), variant)
             : referenceAttentionGpu(problem.shape, spec.dtype, tensors.q.get(),
                                     tensors.k.get(), tensors.v.get(),
-                                    spec.softmaxScale(), spec.causal, stream);
+                                    spec.softmaxScale(), variant, stream);
   check.relativeTolerance = relativeTolerance;
   check.out = compareWithReference(outputs.out.values, reference.out);
   check.lse = compareWithReference(outputs.lse.values, reference.lse);
@@ -200,16 +217,17 @@ GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
                              const Outputs &outputs, const Stream &stream,
                              bool onCpu, double relativeTolerance) {
   NvtxRange range{"check gradients"};
+  AttentionVariant storage;
+  const AttentionVariant &variant = referenceVariant(problem, spec, storage);
   AttentionGradReference reference =
-      onCpu
-          ? referenceAttentionGradCpu(problem.shape, problem.q.values,
-                                      problem.k.values, problem.v.values,
-                                      problem.dout.values, spec.softmaxScale(),
-                                      spec.causal)
-          : referenceAttentionGradGpu(problem.shape, spec.dtype,
-                                      forward.q.get(), forward.k.get(),
-                                      forward.v.get(), tensors.dout.get(),
-                                      spec.softmaxScale(), spec.causal, stream);
+      onCpu ? referenceAttentionGradCpu(problem.shape, problem.q.values,
+                                        problem.k.values, problem.v.values,
+                                        problem.dout.values,
+                                        spec.softmaxScale(), variant)
+            : referenceAttentionGradGpu(problem.shape, spec.dtype,
+                                        forward.q.get(), forward.k.get(),
+                                        forward.v.get(), tensors.dout.get(),
+                                        spec.softmaxScale(), variant, stream);
   return {relativeTolerance,
           compareWithReference(outputs.dq.values, reference.dq),
           compareWithReference(outputs.dk.values, reference.dk),
@@ -238,7 +256,8 @@ int benchmarkSets(const AttentionShape &shape, DType dtype, bool backward,
 
 BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const DeviceInfo &device, const DeviceTensors &inputs,
-                      const Stream &stream, int warmup, int runs) {
+                      const Stream &stream, int warmup, int runs,
+                      const VariantLaunch &variant) {
   NvtxRange range{"benchmark forward"};
   // Rotate through copies of the tensors so each run reads its inputs from
   // memory rather than from an L2 warmed by the previous run.
@@ -246,24 +265,25 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
       benchmarkSets(shape, kernel.spec().dtype, /*backward=*/false, device);
   std::vector<DeviceTensors> extraSets;
   std::vector<AttentionLaunch> launches;
-  launches.emplace_back(kernel, shape, inputs.pointers());
+  launches.emplace_back(kernel, shape, inputs.pointers(), variant.bindings);
   for (int copy = 1; copy < copies; ++copy) {
     DeviceTensors &set = extraSets.emplace_back(shape, kernel.spec().dtype);
     set.q.copyFrom(inputs.q);
     set.k.copyFrom(inputs.k);
     set.v.copyFrom(inputs.v);
-    launches.emplace_back(kernel, shape, set.pointers());
+    launches.emplace_back(kernel, shape, set.pointers(), variant.bindings);
   }
-  return timeLaunches(launches, shape.flops(kernel.spec().causal), stream,
-                      warmup, runs);
+  return timeLaunches(
+      launches,
+      variant.forwardFlops.value_or(shape.flops(kernel.spec().causal)), stream,
+      warmup, runs);
 }
 
-BenchReport benchmarkBackward(const BackwardKernels &kernels,
-                              const AttentionShape &shape,
-                              const DeviceInfo &device,
-                              const DeviceTensors &forward,
-                              const BackwardTensors &inputs,
-                              const Stream &stream, int warmup, int runs) {
+BenchReport
+benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
+                  const DeviceInfo &device, const DeviceTensors &forward,
+                  const BackwardTensors &inputs, const Stream &stream,
+                  int warmup, int runs, const VariantLaunch &variant) {
   NvtxRange range{"benchmark backward"};
   const KernelSpec &spec = kernels.dq.spec();
   int copies = benchmarkSets(shape, spec.dtype, /*backward=*/true, device);
@@ -271,7 +291,7 @@ BenchReport benchmarkBackward(const BackwardKernels &kernels,
   std::vector<BackwardTensors> extraSets;
   std::vector<AttentionBackwardLaunch> launches;
   launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
-                        inputs.pointers(forward));
+                        inputs.pointers(forward), variant.bindings);
   for (int copy = 1; copy < copies; ++copy) {
     DeviceTensors &forwardSet =
         extraForwardSets.emplace_back(shape, spec.dtype);
@@ -283,10 +303,14 @@ BenchReport benchmarkBackward(const BackwardKernels &kernels,
     forwardSet.lse.copyFrom(forward.lse);
     set.dout.copyFrom(inputs.dout);
     launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
-                          set.pointers(forwardSet));
+                          set.pointers(forwardSet), variant.bindings);
   }
-  BenchReport bench = timeLaunches(launches, shape.backwardFlops(spec.causal),
-                                   stream, warmup, runs);
+  // The backward's five products to the forward's two.
+  BenchReport bench =
+      timeLaunches(launches,
+                   variant.forwardFlops ? 2.5 * *variant.forwardFlops
+                                        : shape.backwardFlops(spec.causal),
+                   stream, warmup, runs);
 
   // Then each kernel alone. dkdv and dq read whatever delta the runs before
   // left in their set; their work does not depend on its values.

@@ -13,11 +13,13 @@
 #include "HostTensors.h"
 
 #include "fa/runtime/Attention.h"
+#include "fa/runtime/AttentionVariant.h"
 #include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,18 @@ struct Problem {
   AttentionShape shape;
   HostTensor q, k, v;
   HostTensor dout; // Backward problems only; shaped like out.
+  /// The mask and score beyond the kernel's top-left "causal" flag (which
+  /// the reference adds from the kernel's spec): plain by default.
+  AttentionVariant variant = {};
+};
+
+/// A variant's part of the launches: its kernels' extra bindings
+/// (VariantArgs::bindings) and the forward's FLOPs, 4 * D * kept pairs
+/// (AttentionVariant::flops). Plain runs leave both empty and count
+/// AttentionShape::flops.
+struct VariantLaunch {
+  ArgBindings bindings;
+  std::optional<double> forwardFlops;
 };
 
 /// Where --check computes its fp64 reference.
@@ -115,16 +129,18 @@ std::vector<RunInput> attentionInputs(Problem &problem, DeviceTensors &forward,
 /// `download` (a check or output files need them).
 Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,
                 DeviceTensors &tensors, const Stream &stream,
-                bool download = true);
+                bool download = true, const VariantLaunch &variant = {});
 
 /// Runs the backward once, after the forward has written out and lse, on
 /// gradients (and delta) poisoned with NaN; downloads dq, dk and dv into
 /// `outputs` when `download`.
 void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const DeviceTensors &forward, BackwardTensors &tensors,
-                 const Stream &stream, Outputs &outputs, bool download = true);
+                 const Stream &stream, Outputs &outputs, bool download = true,
+                 const VariantLaunch &variant = {});
 
-/// Compares out and lse with the fp64 reference, on the CPU or the GPU.
+/// Compares out and lse with the fp64 reference, on the CPU or the GPU, for
+/// the problem's variant (with top-left causal when `spec` is causal).
 CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
                          const DeviceTensors &tensors, const Outputs &outputs,
                          const Stream &stream, bool onCpu,
@@ -142,17 +158,17 @@ GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
 /// rotated across copies of `inputs` spanning 2x L2.
 BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const DeviceInfo &device, const DeviceTensors &inputs,
-                      const Stream &stream, int warmup, int runs);
+                      const Stream &stream, int warmup, int runs,
+                      const VariantLaunch &variant = {});
 
 /// The same for the backward: each run launches its three kernels. Then
 /// each kernel alone, with the same buffer sets, warmup and runs, into the
 /// report's `kernels`.
-BenchReport benchmarkBackward(const BackwardKernels &kernels,
-                              const AttentionShape &shape,
-                              const DeviceInfo &device,
-                              const DeviceTensors &forward,
-                              const BackwardTensors &inputs,
-                              const Stream &stream, int warmup, int runs);
+BenchReport
+benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
+                  const DeviceInfo &device, const DeviceTensors &forward,
+                  const BackwardTensors &inputs, const Stream &stream,
+                  int warmup, int runs, const VariantLaunch &variant = {});
 
 } // namespace fa
 

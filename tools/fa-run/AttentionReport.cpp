@@ -10,6 +10,17 @@ namespace {
 constexpr const char *kForwardFlops = "4 * B * H * N * M * D, half if causal";
 constexpr const char *kBackwardFlops =
     "2.5 * 4 * B * H * N * M * D, half if causal";
+// A variant counts only the score elements its mask keeps, as FlexAttention.
+constexpr const char *kVariantForwardFlops = "4 * D * kept (i, j) pairs";
+constexpr const char *kVariantBackwardFlops = "2.5 * 4 * D * kept (i, j) pairs";
+
+const char *forwardFormula(const AttentionReport &report) {
+  return report.variant.name.empty() ? kForwardFlops : kVariantForwardFlops;
+}
+
+const char *backwardFormula(const AttentionReport &report) {
+  return report.variant.name.empty() ? kBackwardFlops : kVariantBackwardFlops;
+}
 
 void printBench(const char *pass, const BenchReport &bench, const char *formula,
                 std::ostream &os) {
@@ -84,6 +95,34 @@ nlohmann::json memoryJson(const MemoryReport &memory,
 
 } // namespace
 
+VariantReport variantReport(const AttentionVariant &variant,
+                            const AttentionShape &shape) {
+  VariantReport report;
+  report.name = variant.name();
+  if (report.name.empty())
+    return report;
+  report.values = variant.describe();
+  report.keptPairs = variant.keptPairs(shape);
+  nlohmann::json &json = report.json;
+  json = nlohmann::json::object();
+  json["causal"] = causalAlignmentName(variant.causal);
+  if (variant.window) {
+    json["window_left"] = variant.window->left;
+    json["window_right"] = variant.window->right;
+  }
+  if (!variant.docIds.empty())
+    json["documents"] = variant.documentSource;
+  if (variant.softcap)
+    json["softcap"] = *variant.softcap;
+  if (!variant.alibiSlopes.empty())
+    json["alibi_slopes"] = variant.alibiSlopes;
+  if (!variant.mask.empty())
+    json["mask_shape"] = variant.maskShape;
+  if (!variant.params.empty())
+    json["params"] = variant.params;
+  return report;
+}
+
 void printText(const AttentionReport &report, std::ostream &os) {
   const KernelSpec &kernel = report.kernel;
   os << "kernel  " << kernel.name << " (" << kernel.describe() << ")\n"
@@ -96,6 +135,9 @@ void printText(const AttentionReport &report, std::ostream &os) {
   os << "device  " << report.device.name << " (" << report.device.smName()
      << ", " << report.device.multiprocessors << " SMs)\n"
      << "shape   " << report.shape.describe() << "\n";
+  if (!report.variant.name.empty())
+    os << "variant " << report.variant.name << " (" << report.variant.values
+       << "): " << report.variant.keptPairs << " kept (i, j) pairs\n";
   for (const std::string &file : report.filesWritten)
     os << "wrote   " << file << "\n";
   if (const auto &check = report.check) {
@@ -112,9 +154,11 @@ void printText(const AttentionReport &report, std::ostream &os) {
          << passOrFail(gradients->passed()) << "\n";
   }
   if (const auto &bench = report.bench)
-    printBench(report.backwardBench ? "forward  " : "", *bench, nullptr, os);
+    printBench(report.backwardBench ? "forward  " : "", *bench,
+               report.variant.name.empty() ? nullptr : kVariantForwardFlops,
+               os);
   if (const auto &bench = report.backwardBench)
-    printBench("backward ", *bench, kBackwardFlops, os);
+    printBench("backward ", *bench, backwardFormula(report), os);
   os << "memory  " << describeMemory(report.memory) << "\n"
      << "memory  "
      << describeAttentionMemory(reportedAttentionMemory(report), kernel.dtype)
@@ -131,6 +175,7 @@ nlohmann::json toJson(const AttentionReport &report) {
       {"kernel_source_reason", report.choice.reason},
       {"dtype", dtypeName(kernel.dtype)},
       {"causal", kernel.causal},
+      {"variant", report.variant.name},
       {"config", kernel.config},
       {"grad", report.backward.has_value()},
       {"device", report.device.name},
@@ -141,6 +186,10 @@ nlohmann::json toJson(const AttentionReport &report) {
       {"seq_kv", shape.seqKv},
       {"head_dim", shape.headDim},
       {"files_written", report.filesWritten}};
+  if (!report.variant.name.empty()) {
+    json["variant_values"] = report.variant.json;
+    json["kept_pairs"] = report.variant.keptPairs;
+  }
   if (const auto &backward = report.backward)
     json["backward"] = {
         {"kernel", backward->dq.name},
@@ -163,9 +212,9 @@ nlohmann::json toJson(const AttentionReport &report) {
                                     {"passed", gradients->passed()}};
   }
   if (const auto &bench = report.bench)
-    json["bench"] = benchJson(*bench, kForwardFlops);
+    json["bench"] = benchJson(*bench, forwardFormula(report));
   if (const auto &bench = report.backwardBench)
-    json["bench_backward"] = benchJson(*bench, kBackwardFlops);
+    json["bench_backward"] = benchJson(*bench, backwardFormula(report));
   json["memory"] = memoryJson(report.memory, reportedAttentionMemory(report));
   return json;
 }

@@ -6,6 +6,7 @@
 #include "MemoryReport.h"
 
 #include "fa/runtime/AttentionShape.h"
+#include "fa/runtime/AttentionVariant.h"
 #include "fa/runtime/Benchmark.h"
 #include "fa/runtime/Compare.h"
 #include "fa/runtime/Context.h"
@@ -74,8 +75,22 @@ struct BackwardKernelsReport {
   KernelChoice choice;
 };
 
+/// The variant a run computed (AttentionVariant.h); `name` is empty for
+/// plain attention (with or without top-left causal).
+struct VariantReport {
+  std::string name;
+  std::string values;  // AttentionVariant::describe().
+  nlohmann::json json; // The values by key.
+  std::int64_t keptPairs = 0;
+};
+
+/// What `variant` on `shape` reports.
+VariantReport variantReport(const AttentionVariant &variant,
+                            const AttentionShape &shape);
+
 struct AttentionReport {
   KernelSpec kernel;
+  VariantReport variant;
   KernelChoice choice; // Why this kernel of its group.
   DeviceInfo device;
   AttentionShape shape;

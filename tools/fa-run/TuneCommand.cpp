@@ -89,7 +89,7 @@ Candidate checkCandidate(const KernelSpec &spec, const DeviceInfo &device,
     auto kernel = std::make_unique<Kernel>(spec, device);
     AttentionShape shape = kCheckShape;
     shape.headDim = spec.headDim;
-    Problem problem{shape, {}, {}, {}, {}};
+    Problem problem{shape, {}, {}, {}, {}, {}};
     DeviceTensors tensors(shape, spec.dtype);
     drawRandomInputs(kSeed, attentionInputs(problem, tensors, nullptr),
                      spec.dtype, stream);
@@ -121,7 +121,7 @@ void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
   // Every class's problem has kTuningTokens tokens of the same heads, so one
   // set of tensors, viewed with each class's shape, serves them all.
   AttentionShape anyClass = tuningShape(kSeqClasses.front(), group.headDim);
-  Problem problem{anyClass, {}, {}, {}, {}};
+  Problem problem{anyClass, {}, {}, {}, {}, {}};
   DeviceTensors tensors(anyClass, group.dtype);
   drawRandomInputs(kSeed, attentionInputs(problem, tensors, nullptr),
                    group.dtype, stream);
