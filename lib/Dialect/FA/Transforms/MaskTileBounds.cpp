@@ -9,18 +9,26 @@
 // d = c_l*l + G(f), G(f) = c_f*f + E (slt is d + 1 <= 0, eq is d <= 0 and
 // -d <= 0, ne is d + 1 <= 0 or -d + 1 <= 0), and over the block's range of
 // f, G lies in [gMin, gMax]:
-//   c_l = 0:  every tile full when gMax <= 0, every tile visited when
+//   c_l = 0   every tile full when gMax <= 0, every tile visited when
 //             gMin <= 0, else none;
-//   c_l = 1:  l <= -G(f): full t < floor((1 - gMax) / w),
+//   c_l = 1   l <= -G(f): full t < floor((1 - gMax) / w),
 //             visited t < floor(-gMin / w) + 1;
-//   c_l = -1: l >= G(f): full t >= ceil(gMax / w), visited t >= floor(gMin /
-//   w).
+//   c_l = -1  l >= G(f): full t >= ceil(gMax / w),
+//             visited t >= floor(gMin / w).
 // An atom's two sets are exact. `and` intersects them: the full set stays
 // exact; the visited set is exact when the atoms bound one linear form
 // (causal, a non-empty window: the tile's values of kv_idx - q_idx are
 // contiguous). `or` takes the hull of the visited sets and, of the full sets,
-// their hull when they touch, else the longer (a subset of the union). Any
-// other condition is unknown: every tile visited, none full.
+// their hull when they touch, else the longer (a subset of the union).
+//
+// Documents: with the caller's promise that the ids do not decrease along
+// the sequence, ids[b, q_idx] == ids[b, kv_idx] keeps, for the fixed
+// positions [f0, f1] (clamped into the table), exactly the loop positions
+// whose ids lie in [ids[f0], ids[f1]]: [lowerBound(ids[f0]),
+// upperBound(ids[f1])), two binary searches (scf.while) at run time; every
+// one of them is kept by every fixed position only when ids[f0] == ids[f1].
+//
+// Any other condition is unknown: every tile visited, none full.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +36,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -58,6 +67,11 @@ struct Linear {
   Value rest;
 };
 
+/// `ids[batch, *]`, at the builder: the document id of each position.
+struct DocumentTable {
+  Value ids, batch;
+};
+
 /// Coefficients beyond this are not analysed (no overflow in the products).
 constexpr int64_t kMaxCoefficient = int64_t(1) << 20;
 
@@ -66,10 +80,12 @@ public:
   MaskTileBoundsBuilder(ImplicitLocOpBuilder &b, Block &block,
                         MaskLoopDim loopDim, Value fixedBegin,
                         int64_t fixedExtent, int64_t width, Value numTiles,
-                        Value batch, Value head, ValueRange captures)
+                        Value batch, Value head, ValueRange captures,
+                        bool documentIdsSorted)
       : b(b), loopDim(loopDim), fixedBegin(fixedBegin),
         fixedExtent(fixedExtent), width(width), numTiles(numTiles),
-        qIdx(block.getArgument(2)), kvIdx(block.getArgument(3)) {
+        documentIdsSorted(documentIdsSorted), qIdx(block.getArgument(2)),
+        kvIdx(block.getArgument(3)) {
     mapping.map(block.getArgument(0), batch);
     mapping.map(block.getArgument(1), head);
     mapping.map(block.getArguments().drop_front(4), captures);
@@ -78,7 +94,7 @@ public:
   /// The tiles where `keep` (negated when `negated`) holds.
   TileSets keeps(Value keep, bool negated);
 
-  /// `sets` as the result, the full interval moved inside the visited one.
+  /// `tiles` as the result, the full interval moved inside the visited one.
   MaskTileIntervals intervals(const TileSets &tiles);
 
 private:
@@ -147,6 +163,9 @@ private:
     return {unionSubset(x.full, y.full), hull(x.visit, y.visit)};
   }
   TileSets comparison(CmpIPredicate predicate, Value lhs, Value rhs);
+  std::optional<DocumentTable> matchDocument(arith::CmpIOp op);
+  TileSets sameDocument(const DocumentTable &table);
+  Value searchTable(const DocumentTable &table, Value id, CmpIPredicate before);
   TileSets atMostZero(const Linear &d);
 
   // The region's values.
@@ -162,6 +181,7 @@ private:
   Value fixedBegin;
   int64_t fixedExtent, width;
   Value numTiles;
+  bool documentIdsSorted;
   Value qIdx, kvIdx;
   /// Region values free of q_idx and kv_idx to their clones at the builder.
   IRMapping mapping;
@@ -368,6 +388,94 @@ TileSets MaskTileBoundsBuilder::comparison(CmpIPredicate predicate, Value lhs,
   }
 }
 
+std::optional<DocumentTable>
+MaskTileBoundsBuilder::matchDocument(arith::CmpIOp op) {
+  // Sign extensions are injective: equal after them means equal before.
+  auto load = [](Value value) {
+    while (isa_and_nonnull<arith::ExtSIOp, arith::IndexCastOp>(
+        value.getDefiningOp()))
+      value = value.getDefiningOp()->getOperand(0);
+    return value.getDefiningOp<memref::LoadOp>();
+  };
+  memref::LoadOp x = load(op.getLhs()), y = load(op.getRhs());
+  if (!x || !y || x.getMemref() != y.getMemref() ||
+      x.getIndices().size() != 2 || y.getIndices().size() != 2 ||
+      x.getIndices()[0] != y.getIndices()[0] ||
+      dependsOnIndex(x.getIndices()[0]))
+    return std::nullopt;
+  Value xPos = x.getIndices()[1], yPos = y.getIndices()[1];
+  if (!(xPos == qIdx && yPos == kvIdx) && !(xPos == kvIdx && yPos == qIdx))
+    return std::nullopt;
+  FailureOr<Value> ids = cloneInvariant(x.getMemref());
+  FailureOr<Value> batch = cloneInvariant(x.getIndices()[0]);
+  if (failed(ids) || failed(batch))
+    return std::nullopt;
+  return DocumentTable{*ids, *batch};
+}
+
+Value MaskTileBoundsBuilder::searchTable(const DocumentTable &table, Value id,
+                                         CmpIPredicate before) {
+  // The first position p in [0, length) where `ids[p] before id` fails
+  // (length if none): a binary search, since the ids do not decrease.
+  Value length = b.createOrFold<memref::DimOp>(table.ids, 1);
+  Type index = b.getIndexType();
+  auto loop = scf::WhileOp::create(
+      b, TypeRange{index, index}, ValueRange{constant(0), length},
+      [&](OpBuilder &nested, Location loc, ValueRange bounds) {
+        Value more = arith::CmpIOp::create(nested, loc, CmpIPredicate::slt,
+                                           bounds[0], bounds[1]);
+        scf::ConditionOp::create(nested, loc, more, bounds);
+      },
+      [&](OpBuilder &nested, Location loc, ValueRange bounds) {
+        ImplicitLocOpBuilder body(loc, nested);
+        Value low = bounds[0], high = bounds[1];
+        Value mid =
+            arith::DivUIOp::create(body, arith::AddIOp::create(body, low, high),
+                                   arith::ConstantIndexOp::create(body, 2));
+        Value atMid = memref::LoadOp::create(body, table.ids,
+                                             ValueRange{table.batch, mid});
+        Value isBefore = arith::CmpIOp::create(body, before, atMid, id);
+        Value next = arith::AddIOp::create(
+            body, mid, arith::ConstantIndexOp::create(body, 1));
+        scf::YieldOp::create(
+            body,
+            ValueRange{arith::SelectOp::create(body, isBefore, next, low),
+                       arith::SelectOp::create(body, isBefore, high, mid)});
+      });
+  return loop.getResult(0);
+}
+
+TileSets MaskTileBoundsBuilder::sameDocument(const DocumentTable &table) {
+  // The fixed positions, clamped into the sequence: their ids run from
+  // ids[first] to ids[last] with every id between, so the loop positions
+  // they keep are those whose ids lie in that range; all of them are kept
+  // by every fixed position only when ids[first] == ids[last].
+  Value length = b.createOrFold<memref::DimOp>(table.ids, 1);
+  Value lastPosition = sub(length, constant(1));
+  Value fixedLast = add(fixedBegin, constant(fixedExtent - 1));
+  auto inSequence = [&](Value position) {
+    return max(min(position, lastPosition), constant(0));
+  };
+  auto idAt = [&](Value position) {
+    return memref::LoadOp::create(b, table.ids,
+                                  ValueRange{table.batch, inSequence(position)})
+        .getResult();
+  };
+  Value firstId = idAt(fixedBegin), lastId = idAt(fixedLast);
+  Value begin = searchTable(table, firstId, CmpIPredicate::slt);
+  Value end = searchTable(table, lastId, CmpIPredicate::sle);
+  // No fixed position in the sequence: nothing to keep.
+  Value meets = b.createOrFold<arith::AndIOp>(
+      cmp(CmpIPredicate::sge, fixedLast, constant(0)),
+      cmp(CmpIPredicate::slt, fixedBegin, length));
+  Value oneDocument = b.createOrFold<arith::AndIOp>(
+      meets, cmp(CmpIPredicate::eq, firstId, lastId));
+  Interval visit = interval(floorDiv(begin), ceilDiv(end));
+  Interval full = interval(ceilDiv(begin), floorDiv(end));
+  return {{full.begin, select(oneDocument, full.end, full.begin)},
+          {visit.begin, select(meets, visit.end, visit.begin)}};
+}
+
 TileSets MaskTileBoundsBuilder::keeps(Value keep, bool negated) {
   if (!dependsOnIndex(keep)) {
     FailureOr<Value> condition = cloneInvariant(keep);
@@ -419,6 +527,9 @@ TileSets MaskTileBoundsBuilder::keeps(Value keep, bool negated) {
             CmpIPredicate predicate = op.getPredicate();
             if (negated)
               predicate = arith::invertPredicate(predicate);
+            if (documentIdsSorted && predicate == CmpIPredicate::eq)
+              if (std::optional<DocumentTable> table = matchDocument(op))
+                return sameDocument(*table);
             return comparison(predicate, op.getLhs(), op.getRhs());
           })
           .Default([&](Operation *) { return unknown(); });
@@ -439,7 +550,7 @@ MaskTileIntervals MaskTileBoundsBuilder::intervals(const TileSets &tiles) {
 MaskTileIntervals mlir::fa::buildMaskTileIntervals(
     ImplicitLocOpBuilder &b, Region &mask, MaskLoopDim loopDim,
     Value fixedBegin, int64_t fixedExtent, int64_t width, Value numTiles,
-    Value batch, Value head, ValueRange captures) {
+    Value batch, Value head, ValueRange captures, bool documentIdsSorted) {
   assert(width > 0 && fixedExtent > 0 && "expects non-empty tiles");
   // No mask region: every key is kept.
   if (mask.empty()) {
@@ -450,7 +561,8 @@ MaskTileIntervals mlir::fa::buildMaskTileIntervals(
   assert(block.getNumArguments() == 4 + captures.size() &&
          "expects one value per capture");
   MaskTileBoundsBuilder builder(b, block, loopDim, fixedBegin, fixedExtent,
-                                width, numTiles, batch, head, captures);
+                                width, numTiles, batch, head, captures,
+                                documentIdsSorted);
   Value keep = block.getTerminator()->getOperand(0);
   return builder.intervals(builder.keeps(keep, /*negated=*/false));
 }

@@ -40,12 +40,23 @@ struct MaskTileIntervals {
 /// partial: visit [0, numTiles), full empty. Never wrong: a tile reported
 /// full keeps every element; a tile outside the visit range keeps none.
 /// Assumes the region's integer arithmetic does not overflow.
-/// `width` and `fixedExtent` must be positive.
+/// `width` and `fixedExtent` must be positive. An empty region keeps all.
+///
+/// `documentIdsSorted` is the caller's promise that every table the region
+/// compares as `ids[b, q_idx] == ids[b, kv_idx]` (fa.attention's `document`
+/// variant; the runtime checks it) is non-decreasing along the sequence
+/// (dimension 1, of at least one position). Such a condition is then bounded
+/// by two binary searches at run time (an scf.while each, reading the
+/// table), exactly for the positions inside the table; positions outside it
+/// (a block's rows or keys past the sequence) have no document and are left
+/// to the caller's sequence-length masking. Without the promise it is
+/// unknown.
 MaskTileIntervals buildMaskTileIntervals(ImplicitLocOpBuilder &b, Region &mask,
                                          MaskLoopDim loopDim, Value fixedBegin,
                                          int64_t fixedExtent, int64_t width,
                                          Value numTiles, Value batch,
-                                         Value head, ValueRange captures);
+                                         Value head, ValueRange captures,
+                                         bool documentIdsSorted = false);
 
 } // namespace mlir::fa
 
