@@ -50,6 +50,8 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   // and the chip, whose shared memory bounds the tiles.
   std::string tileOptions =
       givenTileOptions(options) + "chip=" + options.chip.getValue();
+  // Named variants become the regions the tiling compiles.
+  pm.addPass(createFAExpandAttentionVariants());
   auto addTiling = [&](std::unique_ptr<Pass> pass) {
     if (failed(pass->initializeOptions(tileOptions, errorHandler)))
       return failure();

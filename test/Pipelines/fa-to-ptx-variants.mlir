@@ -1,22 +1,48 @@
-// RUN: fa-opt %s --fa-to-ptx --split-input-file --verify-diagnostics
-// Mask/score regions, the named variants and sinks have no kernels until the
-// tile classifier (issue 20 item 3): fa-to-ptx refuses them at the op,
-// through its tiling passes, instead of compiling the plain kernel and
-// ignoring them.
+// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
+// RUN: FileCheck %s --input-file=%t/manifest.json
+// RUN: fa-opt %s --fa-expand-attention-variants --fa-tile-attention --fa-tile-attention-grad --fa-fuse-online-softmax --fa-eliminate-causal-tiles | FileCheck %s --check-prefix=TILES
+// The named variants compile through fa-to-ptx (which expands them into
+// regions first): the manifest records each kernel's variant and its
+// values as parameters named for the runtime, the backward's dK/dV and dQ
+// kernels take them too, and the classifier splits each masked loop into
+// partial, full and partial tiles.
 
+// CHECK-DAG: "name": "window_fwd"
+// CHECK-DAG: "variant": "window"
+// CHECK-DAG: "name": "window_left"
+// CHECK-DAG: "name": "window_right"
+// CHECK-DAG: "kind": "i64"
+// CHECK-DAG: "variant": "causal_bottom_right+softcap"
+// CHECK-DAG: "name": "softcap_bwd_dkdv"
+// CHECK-DAG: "name": "softcap"
+// CHECK-DAG: "kind": "f32"
+
+// TILES-LABEL: gpu.func @window_fwd(
+// TILES: arith.ceildivsi
+// TILES: arith.floordivsi
+// TILES: scf.for
+// TILES: fa.mask_tile {{.*}} causal
+// TILES: } {fa.kv_tiles = "partial", fa.softmax_phase = #fa<phase online>}
+// TILES-NOT: fa.mask_tile
+// TILES: } {fa.kv_tiles = "full", fa.softmax_phase = #fa<phase online>}
+// TILES: fa.mask_tile {{.*}} causal
+// TILES: } {fa.kv_tiles = "partial", fa.softmax_phase = #fa<phase online>}
 !t = memref<?x?x?x64xbf16>
-func.func @window(%q: !t, %k: !t, %v: !t, %o: !t, %left: index, %right: index) {
-  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants (window, document, softcap, alibi, causal_bottom_right) and sinks are not compiled yet (issue 20 item 3); only causal is}}
-  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) causal window(%left, %right)
+!s = memref<?x?x?xf32>
+func.func @window_fwd(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !s, %left: index, %right: index) {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) lse(%lse : !s) causal window(%left, %right)
   return
 }
 
-// -----
-
-!t = memref<?x?x?x64xbf16>
-!s = memref<?x?x?xf32>
-func.func @grad_softcap(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %cap: f32) {
-  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants}}
-  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) softcap(%cap)
+// TILES-LABEL: gpu.func @softcap_bwd_dkdv(
+// TILES: fa.score_tile {{.*}} transposed
+// TILES: fa.mask_tile {{.*}} transposed
+// TILES: } {fa.copy_loop, fa.kv_tiles = "partial"}
+// TILES-NOT: fa.mask_tile
+// TILES: } {fa.copy_loop, fa.kv_tiles = "full"}
+// TILES: fa.mask_tile {{.*}} transposed
+// TILES: } {fa.copy_loop, fa.kv_tiles = "partial"}
+func.func @softcap_bwd(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %cap: f32) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal_bottom_right softcap(%cap)
   return
 }

@@ -50,6 +50,8 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   patterns.add<ConvertApplyMask>(converter, context);
   // fa.philox, fa.apply_dropout: Philox rounds in 32-bit arith (Philox.cpp).
   populatePhiloxPatterns(converter, patterns);
+  // fa.mask_tile, fa.score_tile: the region per element (RegionTiles.cpp).
+  populateRegionTilePatterns(converter, patterns);
   // Loads, stores and copies (MemoryOps.cpp).
   // fa.load_tile: each lane loads its pairs from global memory.
   patterns.add<ConvertLoadTile>(converter, context);

@@ -175,6 +175,11 @@ struct ConvertTileMatmul : KernelPattern<TileMatmulOp> {
 void populatePhiloxPatterns(const TypeConverter &converter,
                             RewritePatternSet &patterns);
 
+/// fa.mask_tile and fa.score_tile: the region evaluated per element
+/// (RegionTiles.cpp).
+void populateRegionTilePatterns(const TypeConverter &converter,
+                                RewritePatternSet &patterns);
+
 } // namespace mlir::fa
 
 #endif // FA_LIB_CONVERSION_FATONVGPU_PATTERNS_H

@@ -392,9 +392,10 @@ func.func @two_blocks(%q: !q, %k: !k, %v: !k, %o: !q) {
 
 !q = memref<2x8x128x64xbf16>
 !k = memref<2x2x128x64xbf16>
-// fa.yield ends only the regions of the attention ops
+// fa.yield ends only the regions of the attention ops (and of their copies
+// on tiles)
 func.func @yield_outside(%q: !q, %k: !k, %v: !k, %o: !q) {
-  // expected-error @+1 {{'fa.yield' op expects parent op to be one of 'fa.attention, fa.attention_grad'}}
+  // expected-error @+1 {{'fa.yield' op expects parent op to be one of 'fa.attention, fa.attention_grad, fa.mask_tile, fa.score_tile'}}
   fa.yield
   return
 }

@@ -163,7 +163,7 @@ LogicalResult KernelAttr::verify(
     std::optional<int64_t> headDim, std::optional<bool> causal, FloatAttr scale,
     Attribute config, ArrayRef<int64_t> block, ArrayRef<GridDim> grid,
     ArrayRef<KernelParamAttr> params, StringAttr deltaKernel,
-    StringAttr dkdvKernel, StringAttr paramsKernel) {
+    StringAttr dkdvKernel, StringAttr paramsKernel, StringAttr variant) {
   StringRef name = stringifyKernelOp(op);
   if (!isa<Float16Type, BFloat16Type, Float32Type>(dtype))
     return emitError() << "dtype must be f16, bf16 or f32, got " << dtype;
@@ -189,6 +189,9 @@ LogicalResult KernelAttr::verify(
   if (bool(paramsKernel) != (op == KernelOp::LayerNormBwd))
     return emitError() << "params_kernel names the companion of a "
                           "layernorm_bwd kernel, which has one";
+  if (variant && (!attention || variant.getValue().empty()))
+    return emitError() << "variant names the regions of an attention kernel "
+                          "and is not empty";
   return success();
 }
 

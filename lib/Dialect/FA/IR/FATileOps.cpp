@@ -141,3 +141,35 @@ LogicalResult StoreBlockOp::verify() {
   return verifyBlockAccess(*this, getValue().getType(), getDest().getType(),
                            getIndices().size());
 }
+
+/// Checks a tile op's copy of a mask or score region: `leading` block
+/// arguments then one per capture, ending in an fa.yield of one `yielded`.
+static LogicalResult verifyTileRegion(Operation *op, Region &region,
+                                      ArrayRef<Type> leading,
+                                      ValueRange captures, Type yielded) {
+  Block &block = region.front();
+  SmallVector<Type> expected(leading);
+  llvm::append_range(expected, captures.getTypes());
+  if (block.getArgumentTypes() != ArrayRef<Type>(expected))
+    return op->emitOpError() << "expects region arguments (" << expected
+                             << "), got (" << block.getArgumentTypes() << ")";
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      yield.getValues().front().getType() != yielded)
+    return op->emitOpError()
+           << "expects the region to end in fa.yield of one " << yielded;
+  return success();
+}
+
+LogicalResult MaskTileOp::verifyRegions() {
+  Type index = IndexType::get(getContext());
+  return verifyTileRegion(*this, getMask(), {index, index, index, index},
+                          getCaptures(), IntegerType::get(getContext(), 1));
+}
+
+LogicalResult ScoreTileOp::verifyRegions() {
+  Type index = IndexType::get(getContext());
+  Type f32 = Float32Type::get(getContext());
+  return verifyTileRegion(*this, getScore(), {f32, index, index, index, index},
+                          getCaptures(), f32);
+}

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/MaskTileBounds.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Support/Builders.h"
 #include "fa/Support/PassSupport.h"
@@ -36,13 +37,11 @@ struct TileBounds {
   Value numFull, numVisited;
 };
 
-/// The key-tile width: the mask's `col` must be `iv * BN`.
-std::optional<int64_t> keyTileWidth(scf::ForOp loop, ApplyMaskOp mask) {
-  auto mul = mask.getCol().getDefiningOp<arith::MulIOp>();
-  if (!mul)
-    return std::nullopt;
+/// The tile width of a loop whose tiles start at `tileStart` (`iv * BN`).
+std::optional<int64_t> tileWidth(scf::ForOp loop, Value tileStart) {
+  auto mul = tileStart.getDefiningOp<arith::MulIOp>();
   APInt width;
-  if (mul.getLhs() == loop.getInductionVar() &&
+  if (mul && mul.getLhs() == loop.getInductionVar() &&
       matchPattern(mul.getRhs(), m_ConstantInt(&width)))
     return width.getSExtValue();
   return std::nullopt;
@@ -70,8 +69,133 @@ TileBounds classifyTiles(ImplicitLocOpBuilder &b, scf::ForOp loop,
   return {numFull, numVisited};
 }
 
+/// The causal mask's intervals (key not after query) for tiles of `width`
+/// along the loop, the block's other index in [fixed0, fixed0 + extent):
+/// along keys (fixed queries) tile t is full when its last key is at most
+/// the first query, visited when its first key is at most the last query;
+/// along queries (fixed keys) the mirror image.
+MaskTileIntervals causalIntervals(ImplicitLocOpBuilder &b, bool alongQueries,
+                                  Value fixed0, int64_t extent, int64_t width,
+                                  Value numTiles) {
+  Value zero = index(b, 0), w = index(b, width);
+  Value lastFixed = arith::AddIOp::create(b, fixed0, index(b, extent - 1));
+  if (!alongQueries) {
+    Value fullEnd = arith::DivUIOp::create(
+        b, arith::AddIOp::create(b, fixed0, index(b, 1)), w);
+    Value visitEnd = arith::MinUIOp::create(
+        b,
+        arith::CeilDivUIOp::create(
+            b, arith::AddIOp::create(b, lastFixed, index(b, 1)), w),
+        numTiles);
+    return {zero, zero, arith::MinUIOp::create(b, fullEnd, visitEnd), visitEnd};
+  }
+  Value fullBegin = arith::MinUIOp::create(
+      b, arith::CeilDivUIOp::create(b, lastFixed, w), numTiles);
+  Value visitBegin = arith::MinUIOp::create(
+      b, arith::DivUIOp::create(b, fixed0, w), fullBegin);
+  return {visitBegin, fullBegin, numTiles, numTiles};
+}
+
+/// The intersection of two classifications (both masks must keep).
+MaskTileIntervals intersect(ImplicitLocOpBuilder &b, MaskTileIntervals x,
+                            MaskTileIntervals y) {
+  Value visitBegin = arith::MaxUIOp::create(b, x.visitBegin, y.visitBegin);
+  Value visitEnd = arith::MaxUIOp::create(
+      b, visitBegin, arith::MinUIOp::create(b, x.visitEnd, y.visitEnd));
+  Value fullBegin = arith::MaxUIOp::create(b, x.fullBegin, y.fullBegin);
+  Value fullEnd = arith::MinUIOp::create(b, x.fullEnd, y.fullEnd);
+  return {visitBegin, fullBegin, fullEnd, visitEnd};
+}
+
+/// The full tiles also end before the last, cut tile of the sequence
+/// (`length / width` tiles are whole), and the ranges are ordered:
+/// visitBegin <= fullBegin <= fullEnd <= visitEnd.
+MaskTileIntervals boundToLength(ImplicitLocOpBuilder &b, MaskTileIntervals t,
+                                Value length, int64_t width) {
+  Value whole = arith::DivUIOp::create(b, length, index(b, width));
+  Value fullEnd = arith::MinUIOp::create(
+      b, arith::MinUIOp::create(b, t.fullEnd, whole), t.visitEnd);
+  Value fullBegin = arith::MaxUIOp::create(
+      b, arith::MinUIOp::create(b, t.fullBegin, fullEnd), t.visitBegin);
+  fullEnd = arith::MaxUIOp::create(b, fullEnd, fullBegin);
+  return {t.visitBegin, fullBegin, fullEnd, t.visitEnd};
+}
+
+/// A copy of `loop` over [lower, upper) after `previous` (whose results it
+/// continues), its mask kept or (full tiles) dropped, tagged `kind`.
+scf::ForOp cloneRange(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                      scf::ForOp previous, Value lower, Value upper,
+                      bool dropMask, StringRef kind) {
+  auto range = cast<scf::ForOp>(b.clone(*loop));
+  range.setLowerBound(lower);
+  range.setUpperBound(upper);
+  if (previous)
+    range.getInitArgsMutable().assign(previous.getResults());
+  if (dropMask) {
+    auto mask = *range.getBody()->getOps<MaskTileOp>().begin();
+    mask.replaceAllUsesWith(mask.getScores());
+    mask.erase();
+  }
+  range->removeAttr(kKvLoopAttr);
+  range->setAttr("fa.kv_tiles", b.getStringAttr(kind));
+  return range;
+}
+
+/// Splits a loop whose tiles a mask region masks into the partial tiles
+/// before the full ones, the full ones without the mask, and the partial
+/// ones after; tiles the region keeps nothing of are not visited. Along
+/// keys (the forward, dQ) or, for a transposed mask, along queries (dK/dV).
+LogicalResult splitRegionLoop(scf::ForOp loop, MaskTileOp mask,
+                              StringRef pass) {
+  auto fail = [&](const Twine &why) {
+    return emitPassError(loop, pass) << why;
+  };
+  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
+      !matchPattern(loop.getStep(), m_One()))
+    return fail("expects a loop over tiles from 0 with step 1");
+  std::optional<int64_t> width = tileWidth(loop, mask.getCol());
+  if (!width)
+    return fail("expects the mask's column offset to be iv * tile width");
+  SmallVector<Value> invariants = {mask.getRow(), mask.getKvLen(),
+                                   mask.getBatch(), mask.getHead()};
+  llvm::append_range(invariants, mask.getCaptures());
+  for (Value v : invariants)
+    if (loop->isAncestor(v.getParentRegion()->getParentOp()))
+      return fail("expects the mask's rows, bounds and captures to be "
+                  "loop-invariant");
+
+  ImplicitLocOpBuilder b(loop.getLoc(), loop);
+  bool alongQueries = mask.getTransposed();
+  int64_t extent = mask.getScores().getType().getDimSize(0);
+  Value numTiles = loop.getUpperBound();
+  MaskTileIntervals tiles = buildMaskTileIntervals(
+      b, mask.getMask(), alongQueries ? MaskLoopDim::QIdx : MaskLoopDim::KvIdx,
+      mask.getRow(), extent, *width, numTiles, mask.getBatch(), mask.getHead(),
+      mask.getCaptures());
+  if (mask.getCausal())
+    tiles = intersect(b, tiles,
+                      causalIntervals(b, alongQueries, mask.getRow(), extent,
+                                      *width, numTiles));
+  tiles = boundToLength(b, tiles, mask.getKvLen(), *width);
+
+  scf::ForOp before = cloneRange(b, loop, {}, tiles.visitBegin, tiles.fullBegin,
+                                 false, "partial");
+  scf::ForOp full =
+      cloneRange(b, loop, before, tiles.fullBegin, tiles.fullEnd, true, "full");
+  scf::ForOp after = cloneRange(b, loop, full, tiles.fullEnd, tiles.visitEnd,
+                                false, "partial");
+  loop.replaceAllUsesWith(after.getResults());
+  loop.erase();
+  return success();
+}
+
 /// Splits `loop` at its tile bounds; errors name `pass`.
 LogicalResult splitLoop(scf::ForOp loop, StringRef pass) {
+  auto regionMasks = llvm::to_vector(loop.getBody()->getOps<MaskTileOp>());
+  if (regionMasks.size() > 1)
+    return emitPassError(loop, pass) << "expects one mask per loop";
+  if (regionMasks.size() == 1)
+    return splitRegionLoop(loop, regionMasks.front(), pass);
   auto masks = llvm::to_vector(loop.getBody()->getOps<ApplyMaskOp>());
   if (masks.empty())
     return success();
@@ -84,7 +208,7 @@ LogicalResult splitLoop(scf::ForOp loop, StringRef pass) {
   if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
       !matchPattern(loop.getStep(), m_One()))
     return fail("expects a loop over tiles from 0 with step 1");
-  std::optional<int64_t> blockN = keyTileWidth(loop, mask);
+  std::optional<int64_t> blockN = tileWidth(loop, mask.getCol());
   if (!blockN)
     return fail("expects the mask's key offset to be iv * tile width");
   for (Value v : {mask.getRow(), mask.getKvLen()})

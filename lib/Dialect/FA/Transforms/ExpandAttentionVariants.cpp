@@ -21,6 +21,7 @@
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::fa {
@@ -137,6 +138,50 @@ Value bottomRightOffset(ImplicitLocOpBuilder &b, Value query, Value key) {
   return arith::SubIOp::create(b, keyLength, queryLength);
 }
 
+/// The manifest's name of the named variants of `op` (kVariantAttr), in a
+/// fixed order, '+'-joined: "window+softcap".
+std::string variantName(bool causalBottomRight, bool window, bool document,
+                        bool softcap, bool alibi) {
+  std::string name;
+  for (auto [present, word] :
+       {std::pair{causalBottomRight, "causal_bottom_right"},
+        {window, "window"},
+        {document, "document"},
+        {softcap, "softcap"},
+        {alibi, "alibi"}})
+    if (present)
+      name += (name.empty() ? "" : "+") + std::string(word);
+  return name;
+}
+
+/// Names the enclosing function's variant and the parameters the variant's
+/// operands become (when they are its arguments), for the manifest: the
+/// runtime binds them by these names. A name the user gave stays.
+template <typename OpT> void nameVariant(OpT op) {
+  auto func = dyn_cast<func::FuncOp>(op->getParentOp());
+  if (!func)
+    return;
+  std::string variant = variantName(
+      op.getCausalBottomRight(), bool(op.getWindowLeft()), bool(op.getDocIds()),
+      bool(op.getSoftcap()), bool(op.getAlibiSlopes()));
+  if (!variant.empty() && !func->hasAttr(kVariantAttr))
+    func->setAttr(kVariantAttr, StringAttr::get(op.getContext(), variant));
+  std::pair<Value, StringRef> params[] = {
+      {op.getWindowLeft(), "window_left"},
+      {op.getWindowRight(), "window_right"},
+      {op.getDocIds(), "doc_ids"},
+      {op.getSoftcap(), "softcap"},
+      {op.getAlibiSlopes(), "alibi_slopes"}};
+  for (auto [value, name] : params) {
+    auto arg = dyn_cast_or_null<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &func.getBody().front() ||
+        func.getArgAttr(arg.getArgNumber(), kParamNameAttr))
+      continue;
+    func.setArgAttr(arg.getArgNumber(), kParamNameAttr,
+                    StringAttr::get(op.getContext(), name));
+  }
+}
+
 /// Rewrites the named variants of `op` into its regions.
 template <typename OpT> void expandVariants(OpT op, bool expandCausal) {
   bool causal = expandCausal && op.getCausal();
@@ -147,6 +192,7 @@ template <typename OpT> void expandVariants(OpT op, bool expandCausal) {
   if (!hasMask && !hasScore)
     return;
 
+  nameVariant(op);
   ImplicitLocOpBuilder b(op.getLoc(), op);
   SmallVector<Value> captures(op.getCaptures());
   unsigned numOld = captures.size();

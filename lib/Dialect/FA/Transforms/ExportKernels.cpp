@@ -62,11 +62,17 @@ llvm::json::Object rowsConfig(RowsAttr rows) {
 }
 
 /// A kernel parameter: a memref (passed as its descriptor) with its dtype
-/// and rank, or an f32 passed by value.
+/// and rank, or a scalar passed by value: f32, i32, or i64 (an index: the
+/// kernels use 64-bit indices).
 llvm::json::Object paramEntry(KernelParamAttr param) {
-  auto memref = dyn_cast<MemRefType>(param.getType());
-  if (!memref)
-    return llvm::json::Object{{"name", param.getName()}, {"kind", "f32"}};
+  Type type = param.getType();
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref) {
+    StringRef kind = type.isIndex() || type.isInteger(64) ? "i64"
+                     : type.isInteger(32)                 ? "i32"
+                                                          : "f32";
+    return llvm::json::Object{{"name", param.getName()}, {"kind", kind}};
+  }
   return llvm::json::Object{{"name", param.getName()},
                             {"kind", "memref"},
                             {"dtype", dtypeName(memref.getElementType())},
@@ -96,6 +102,8 @@ llvm::json::Object manifestEntry(KernelAttr kernel) {
     entry["causal"] = *causal;
   if (FloatAttr scale = kernel.getScale())
     entry["scale"] = scale.getValueAsDouble();
+  if (StringAttr variant = kernel.getVariant())
+    entry["variant"] = variant.getValue();
   for (auto [key, companion] :
        {std::pair{"delta_kernel", kernel.getDeltaKernel()},
         std::pair{"dkdv_kernel", kernel.getDkdvKernel()},

@@ -38,6 +38,8 @@ namespace {
 struct SoftmaxPhases {
   scf::ForOp maxLoop, sumLoop, accLoop;
   vector::MultiDimReductionOp maxReduction;
+  /// The scores' scale, which the fused loop folds into its exponent; null
+  /// when a score region sits between (its scores are already scaled).
   arith::MulFOp scoreScale;
   TileMatmulOp valueMatmul;
   /// The probabilities as the value matmul takes them: truncated to the
@@ -105,13 +107,19 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func, StringRef pass) {
     return fail("no row-maximum reduction in the max loop");
 
   // The score scale is the multiplication by a constant feeding the mask.
+  // A score region sees scaled scores: the scale stays, and the exponent
+  // takes log2(e) alone.
   Value scores = phases.maxReduction.getSource();
   if (auto mask = scores.getDefiningOp<ApplyMaskOp>())
     scores = mask.getScores();
-  auto scale = scores.getDefiningOp<arith::MulFOp>();
-  if (!scale || !matchPattern(scale.getRhs(), m_Constant()))
-    return fail("expects scores scaled by a constant before the mask");
-  phases.scoreScale = scale;
+  else if (auto maskTile = scores.getDefiningOp<MaskTileOp>())
+    scores = maskTile.getScores();
+  if (!scores.getDefiningOp<ScoreTileOp>()) {
+    auto scale = scores.getDefiningOp<arith::MulFOp>();
+    if (!scale || !matchPattern(scale.getRhs(), m_Constant()))
+      return fail("expects scores scaled by a constant before the mask");
+    phases.scoreScale = scale;
+  }
 
   Value accCarried = phases.accLoop.getRegionIterArgs().front();
   phases.valueMatmul = findUnique<TileMatmulOp>(
@@ -152,14 +160,17 @@ void fuse(SoftmaxPhases &phases) {
   Value rowSumInit = phases.sumLoop.getInitArgs().front();
   Value accInit = accLoop.getInitArgs().front();
   auto rowsType = cast<VectorType>(rowMaxInit.getType());
-  auto scoresType = cast<VectorType>(phases.scoreScale.getType());
+  auto scoresType = cast<VectorType>(phases.maxReduction.getSource().getType());
   Type accType = accInit.getType();
 
   // Exponents in base 2: c = scale * log2(e).
-  auto scaleConst = cast<DenseElementsAttr>(
-      cast<arith::ConstantOp>(phases.scoreScale.getRhs().getDefiningOp())
-          .getValue());
-  double scale = scaleConst.getSplatValue<APFloat>().convertToDouble();
+  double scale = 1.0;
+  if (phases.scoreScale) {
+    auto scaleConst = cast<DenseElementsAttr>(
+        cast<arith::ConstantOp>(phases.scoreScale.getRhs().getDefiningOp())
+            .getValue());
+    scale = scaleConst.getSplatValue<APFloat>().convertToDouble();
+  }
   Value scaleLog2 = splatConstant(b, scoresType, scale * M_LOG2E);
   Value scaleLog2Rows = splatConstant(b, rowsType, scale * M_LOG2E);
   Value negInf =
@@ -181,7 +192,7 @@ void fuse(SoftmaxPhases &phases) {
         for (Operation &op : maxLoop.getBody()->without_terminator()) {
           if (&op == phases.maxReduction.getOperation())
             continue;
-          if (&op == phases.scoreScale.getOperation()) {
+          if (phases.scoreScale && &op == phases.scoreScale.getOperation()) {
             scoreMap.map(phases.scoreScale.getResult(),
                          scoreMap.lookupOrDefault(phases.scoreScale.getLhs()));
             continue;

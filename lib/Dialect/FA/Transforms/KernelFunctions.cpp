@@ -7,9 +7,31 @@
 #include "fa/Support/PassSupport.h"
 #include "fa/Target/Chips.h"
 
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
+
+/// Whether `func` holds `op`, its return, and before `op` only a prelude:
+/// memory-effect-free ops without regions (the bottom-right offset
+/// `seq_kv - seq_q` that fa-expand-attention-variants computes from the
+/// arguments' sizes), which each kernel recomputes (clonePrelude).
+static bool isKernelFunctionBody(func::FuncOp func, Operation *op) {
+  Block &body = func.getBody().front();
+  if (op->getBlock() != &body || op->getNextNode() != body.getTerminator())
+    return false;
+  for (Operation &prelude : llvm::make_range(body.begin(), op->getIterator()))
+    if (prelude.getNumRegions() != 0 || !isMemoryEffectFree(&prelude))
+      return false;
+  return true;
+}
+
+void mlir::fa::clonePrelude(OpBuilder &b, Operation *op, IRMapping &mapping) {
+  for (Operation &prelude :
+       llvm::make_range(op->getBlock()->begin(), op->getIterator()))
+    b.clone(prelude, mapping);
+}
 
 LogicalResult
 mlir::fa::tileKernelFunctions(ModuleOp module,
@@ -20,9 +42,10 @@ mlir::fa::tileKernelFunctions(ModuleOp module,
     if (!isKernelOp(op))
       return WalkResult::advance();
     auto func = dyn_cast<func::FuncOp>(op->getParentOp());
-    if (!func || func.getBody().front().getOperations().size() != 2) {
-      op->emitOpError("expects to be the only operation (besides the "
-                      "return) of a func.func, which becomes the kernel");
+    if (!func || !isKernelFunctionBody(func, op)) {
+      op->emitOpError("expects to be the only operation of a func.func (which "
+                      "becomes the kernel) besides the return and pure "
+                      "scalar computations of its arguments before it");
       return WalkResult::interrupt();
     }
     work.push_back({func, op});
@@ -53,6 +76,10 @@ StringRef mlir::fa::dtypeName(Type element) {
     return "bf16";
   if (element.isF16())
     return "f16";
+  if (element.isInteger(32))
+    return "i32";
+  if (element.isInteger(64))
+    return "i64";
   return "f32";
 }
 
@@ -71,15 +98,18 @@ fa::KernelAttr mlir::fa::getKernelEntry(MLIRContext *context, KernelOp op,
   std::optional<int64_t> headDim;
   std::optional<bool> causal;
   FloatAttr scale;
+  StringAttr variant;
   if (attention) {
     headDim = attention->headDim;
     causal = attention->causal;
     scale = FloatAttr::get(Float32Type::get(context), attention->scale);
+    if (!attention->variant.empty())
+      variant = StringAttr::get(context, attention->variant);
   }
   return KernelAttr::get(
       context, op, element, headDim, causal, scale, config, {threads, 1, 1},
       grid, paramAttrs, name(companions.deltaKernel),
-      name(companions.dkdvKernel), name(companions.paramsKernel));
+      name(companions.dkdvKernel), name(companions.paramsKernel), variant);
 }
 
 gpu::GPUFuncOp mlir::fa::createKernel(ImplicitLocOpBuilder &b,
@@ -234,4 +264,32 @@ LogicalResult mlir::fa::checkOverlapSoftmaxConfig(Operation *op, StringRef pass,
 
 int64_t mlir::fa::sharedTileAlignment(bool warpgroupMma) {
   return warpgroupMma ? 1024 : 128;
+}
+
+namespace {
+/// What the tiling of either attention op refuses: named variants are sugar
+/// that fa-expand-attention-variants must first write as regions.
+template <typename OpT> std::optional<std::string> unexpandedVariant(OpT op) {
+  if (op.getCausalBottomRight() || op.getWindowLeft() || op.getDocIds() ||
+      op.getSoftcap() || op.getAlibiSlopes())
+    return std::string(
+        "named variants (causal_bottom_right, window, document, softcap, "
+        "alibi) are compiled as regions: run --fa-expand-attention-variants "
+        "first (fa-to-ptx does)");
+  if (op.getSinks())
+    return std::string("sinks are not compiled yet (issue 20)");
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<std::string> mlir::fa::unsupportedVariantOf(AttentionOp op) {
+  return unexpandedVariant(op);
+}
+
+std::optional<std::string> mlir::fa::unsupportedVariantOf(AttentionGradOp op) {
+  if (std::optional<std::string> why = unexpandedVariant(op))
+    return why;
+  if (op.getDsinks())
+    return std::string("dsinks are not compiled yet (issue 20)");
+  return std::nullopt;
 }

@@ -11,6 +11,7 @@
 #include "fa/Dialect/FA/Transforms/DefaultTiles.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Dialect/FA/Transforms/RegionTiles.h"
 
 #include "fa/Support/Builders.h"
 #include "fa/Support/PassSupport.h"
@@ -110,8 +111,10 @@ Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
       splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
   scores = arith::MulFOp::create(
       b, scores, splatConstant(b, scoresType, ctx.op.getScaleOrDefault()));
-  return ApplyMaskOp::create(b, scoresType, scores, ctx.row0, col0, ctx.kvLen,
-                             ctx.op.getCausal());
+  AttentionRegions regions{&ctx.op.getMask(), &ctx.op.getScore(),
+                           ctx.op.getCausal(), ctx.op.getCaptures()};
+  return applyRegions(b, regions, scores,
+                      {ctx.row0, col0, ctx.kvLen, ctx.batch, ctx.head});
 }
 
 /// exp(scores - rowMax), the unnormalised probabilities of one key tile.
@@ -183,8 +186,18 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
 
   // Normalise once: one reciprocal per row, then a multiply per element
   // (a full-precision division per element cost about 10 instructions each).
-  Value inverseSum = arith::DivFOp::create(
-      b, splatConstant(b, cast<VectorType>(rowSum.getType()), 1.0), rowSum);
+  auto sumType = cast<VectorType>(rowSum.getType());
+  Value inverseSum =
+      arith::DivFOp::create(b, splatConstant(b, sumType, 1.0), rowSum);
+  if (!op.getMask().empty()) {
+    // A mask region may keep no key of a row (documents, bottom-right
+    // alignment): its sum is 0, and 0 * (1/0) would be NaN where the
+    // output must be 0 (and the log-sum-exp -inf, as it is).
+    Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, rowSum,
+                                        splatConstant(b, sumType, 0.0));
+    inverseSum = arith::SelectOp::create(
+        b, noKey, splatConstant(b, sumType, 0.0), inverseSum);
+  }
   Value out = arith::MulFOp::create(
       b, acc, RowBroadcastOp::create(b, acc.getType(), inverseSum));
   if (element != f32)
@@ -205,11 +218,25 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
 FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
                                                  AttentionOp op) {
   SmallVector<StringRef> names(func.getNumArguments());
-  std::pair<StringRef, Value> roles[] = {{"q", op.getQuery()},
-                                         {"k", op.getKey()},
-                                         {"v", op.getValue()},
-                                         {"out", op.getOut()},
-                                         {"lse", op.getLse()}};
+  SmallVector<std::pair<StringRef, Value>> roles = {{"q", op.getQuery()},
+                                                    {"k", op.getKey()},
+                                                    {"v", op.getValue()},
+                                                    {"out", op.getOut()},
+                                                    {"lse", op.getLse()}};
+  // Captures the function receives become parameters (named by their
+  // fa.name); those the prelude computes are computed in the kernel.
+  for (auto [index, capture] : llvm::enumerate(op.getCaptures())) {
+    auto arg = dyn_cast<BlockArgument>(capture);
+    if (!arg || arg.getOwner() != &func.getBody().front())
+      continue;
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamNameAttr);
+    roles.push_back(
+        {name ? name.getValue()
+              : StringAttr::get(func.getContext(), "capture" + Twine(index))
+                    .getValue(),
+         capture});
+  }
   for (auto [name, value] : roles) {
     if (!value)
       continue;
@@ -220,12 +247,29 @@ FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
              failure();
     names[arg.getArgNumber()] = name;
   }
+  // Arguments that only the prelude reads (a window's half-widths summed
+  // into a capture) are parameters too, named by their fa.name.
+  for (auto [index, name] : llvm::enumerate(names))
+    if (auto given = func.getArgAttrOfType<StringAttr>(index, kParamNameAttr);
+        name.empty() && given)
+      name = given.getValue();
   for (auto [index, name] : llvm::enumerate(names))
     if (name.empty())
       return func.emitError()
                  << "argument #" << index << " is not used by the attention op",
              failure();
   return names;
+}
+
+/// The manifest's name of what the op's regions compute: the function's
+/// fa.variant (fa-expand-attention-variants names the named variants),
+/// "custom" for an unnamed region, empty without regions.
+StringRef variantName(func::FuncOp func, AttentionOp op) {
+  if (auto name = func->getAttrOfType<StringAttr>(kVariantAttr))
+    return name.getValue();
+  if (!op.getMask().empty() || !op.getScore().empty())
+    return "custom";
+  return {};
 }
 
 /// The kernel of `func` (whose body is `op`), with its manifest entry: the
@@ -244,7 +288,8 @@ gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
       b.getContext(), KernelOp::AttentionFwd, element, config.attr,
       config.numWarps * kThreadsPerWarp,
       {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, params,
-      AttentionEntry{headDim, op.getCausal(), op.getScaleOrDefault()});
+      AttentionEntry{headDim, op.getCausal(), op.getScaleOrDefault(),
+                     variantName(func, op)});
   auto shared = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   auto sharedTile = [&](int64_t rows) -> Type {
@@ -418,6 +463,7 @@ struct FATileAttentionPass
     IRMapping mapping;
     mapping.map(func.getArguments(),
                 kernel.getArguments().take_front(func.getNumArguments()));
+    clonePrelude(b, op, mapping);
     auto kernelOp = cast<AttentionOp>(b.clone(*op, mapping));
     KernelContext ctx = buildKernelContext(b, kernel, kernelOp, *config);
     buildAttentionBody(b, ctx);

@@ -24,12 +24,17 @@
 #include "fa/Dialect/FA/Transforms/DefaultTiles.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Dialect/FA/Transforms/RegionTiles.h"
+#include "fa/Dialect/FA/Transforms/ScoreDerivative.h"
 
 #include "fa/Support/Builders.h"
 #include "fa/Support/PassSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <limits>
 
 namespace mlir::fa {
 #define GEN_PASS_DEF_FATILEATTENTIONGRAD
@@ -67,6 +72,13 @@ struct GradKernel {
   float scoreScale, log2e;
   /// The kernel's q, k, v and dout arguments (null where it has none).
   Value query, key, value, dout;
+  /// The op's mask and score regions with the kernel's captures, and the
+  /// score region's derivative by the score (null without a score region).
+  AttentionRegions regions;
+  Region *scoreDerivative = nullptr;
+  /// The derivative tile f'(s) of the last maskScores (null without a score
+  /// region).
+  Value lastDerivative;
 
   Type f32() { return b.getF32Type(); }
   VectorType tile(int64_t rows, int64_t cols, Type type) {
@@ -82,15 +94,46 @@ struct GradKernel {
   }
   Value toElement(Value tileF32) { return operand(tileF32); }
 
-  /// exp2(scores * scale log2(e) - lse log2(e)), `lse` a tile of the same
-  /// shape.
+  /// The raw scores q.k of the tile at `at` masked, after the score region
+  /// (then in natural units: scale * q.k through the region), keeping the
+  /// region's derivative at the same scores in lastDerivative.
+  Value maskScores(Value raw, const TilePlace &at) {
+    if (!regions.hasScore())
+      return applyRegions(b, regions, raw, at);
+    auto type = cast<VectorType>(raw.getType());
+    Value scaled = arith::MulFOp::create(b, raw, splatConstant(b, type, scale));
+    lastDerivative =
+        applyScoreRegion(b, *scoreDerivative, scaled, at, regions.captures);
+    return applyRegions(b, regions, scaled, at);
+  }
+
+  /// exp2(scores * c - lse log2(e)), `lse` a tile of the same shape, c =
+  /// scale log2(e) for raw scores, log2(e) after a score region. Rows that a
+  /// mask region leaves without keys have lse = -inf: there exp2(-inf -
+  /// -inf) would be NaN where the probabilities are 0.
   Value probabilities(Value scores, Value lseTile) {
     auto type = cast<VectorType>(scores.getType());
-    Value scaled =
-        arith::MulFOp::create(b, scores, splatConstant(b, type, scoreScale));
+    float c = regions.hasScore() ? log2e : scoreScale;
+    Value scaled = arith::MulFOp::create(b, scores, splatConstant(b, type, c));
+    if (regions.hasMask()) {
+      Value noKey = arith::CmpFOp::create(
+          b, arith::CmpFPredicate::OEQ, lseTile,
+          splatConstant(b, type, -std::numeric_limits<double>::infinity()));
+      lseTile = arith::SelectOp::create(b, noKey, splatConstant(b, type, 0.0),
+                                        lseTile);
+    }
     Value shift =
         arith::MulFOp::create(b, lseTile, splatConstant(b, type, log2e));
     return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
+  }
+
+  /// dS = P (dP - delta), times f'(s) after a score region.
+  Value scoreGradient(Value probs, Value dprobs, Value deltaTile) {
+    Value dscores = arith::MulFOp::create(
+        b, probs, arith::SubFOp::create(b, dprobs, deltaTile));
+    if (regions.hasScore())
+      dscores = arith::MulFOp::create(b, dscores, lastDerivative);
+    return dscores;
   }
 
   /// A loop from `lower` to `upper` carrying `inits`; `keyLoop` marks a loop
@@ -176,10 +219,13 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
 
   Value numQueryTiles = arith::CeilDivUIOp::create(b, seqQ, index(b, c.blockN));
   // Under a causal mask the query tiles wholly before the key tile see none
-  // of its keys.
+  // of its keys. A mask region's classification (fa-eliminate-causal-tiles,
+  // causal included) finds the tiles to visit itself.
+  bool regionMask = k.regions.hasMask();
   Value firstQueryTile =
-      k.causal ? arith::DivUIOp::create(b, key0, index(b, c.blockN))
-               : index(b, 0);
+      k.causal && !regionMask
+          ? arith::DivUIOp::create(b, key0, index(b, c.blockN))
+          : index(b, 0);
   VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
   Value zeroAcc = splatConstant(b, accType, 0.0);
@@ -205,9 +251,8 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
                   b, scoresType, shared.value, shared.dout,
                   splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
               // Queries past the end and (causal) before the key: -inf.
-              scores = ApplyMaskOp::create(b, scoresType, scores, key0, q0,
-                                           seqQ, k.causal,
-                                           /*transposed=*/true);
+              scores = k.maskScores(scores, {key0, q0, seqQ, batch, head,
+                                             /*transposed=*/true});
               Value lseCols = ColumnBroadcastOp::create(b, scoresType, lse,
                                                         batch, head, q0);
               Value probs = k.probabilities(scores, lseCols);
@@ -216,14 +261,13 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
                                                  /*transpose_b=*/false);
               Value deltaCols = ColumnBroadcastOp::create(b, scoresType, delta,
                                                           batch, head, q0);
-              Value dscores = arith::MulFOp::create(
-                  b, probs, arith::SubFOp::create(b, dprobs, deltaCols));
+              Value dscores = k.scoreGradient(probs, dprobs, deltaCols);
               Value dkNew = TileMatmulOp::create(b, accType, k.operand(dscores),
                                                  shared.query, acc[0],
                                                  /*transpose_b=*/false);
               return {dkNew, dvNew};
             },
-            /*keyLoop=*/false, /*copyLoop=*/true);
+            /*keyLoop=*/regionMask, /*copyLoop=*/true);
         return SmallVector<Value>(inner.begin(), inner.end());
       });
   // dS holds the derivative by the scaled score; the scale comes in once.
@@ -284,11 +328,9 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
             TileMatmulOp::create(b, scoresType, shared.dout, shared.value,
                                  splatConstant(b, scoresType, 0.0),
                                  /*transpose_b=*/true);
-        scores = ApplyMaskOp::create(b, scoresType, scores, row0, col0, seqKv,
-                                     k.causal, /*transposed=*/false);
+        scores = k.maskScores(scores, {row0, col0, seqKv, batch, head});
         Value probs = k.probabilities(scores, lseTile);
-        Value dscores = arith::MulFOp::create(
-            b, probs, arith::SubFOp::create(b, dprobs, deltaTile));
+        Value dscores = k.scoreGradient(probs, dprobs, deltaTile);
         return {TileMatmulOp::create(b, accType, k.operand(dscores), shared.key,
                                      acc[0],
                                      /*transpose_b=*/false)};
@@ -340,6 +382,11 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
 struct GradFunction {
   func::FuncOp func;
   AttentionGradOp op;
+  /// The captures the function receives, which the dK/dV and dQ kernels take
+  /// as parameters after their own (named by fa.name, else captureN).
+  SmallVector<KernelParam> captureParams;
+  /// The manifest's variant (fa.variant; "custom" for unnamed regions).
+  StringRef variant;
   /// The kernels' shared tiles have the query's element type and head_dim.
   Type sharedTile(int64_t rows) {
     MemRefType query = op.getQuery().getType();
@@ -374,7 +421,7 @@ gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
                      kernelConfigAttr(b.getContext(), c),
                      c.numWarps * kThreadsPerWarp, grid, params,
                      AttentionEntry{query.getDimSize(3), g.op.getCausal(),
-                                    g.op.getScaleOrDefault()},
+                                    g.op.getScaleOrDefault(), g.variant},
                      companions);
   SmallVector<Type> sharedTiles;
   if (stagesTiles)
@@ -499,11 +546,15 @@ struct FATileAttentionGradPass
                               queryType.getDimSize(3), configs->first,
                               configs->second)))
       return failure();
-    for (Value operand : op->getOperands()) {
-      auto arg = dyn_cast<BlockArgument>(operand);
-      if (!arg || arg.getOwner() != &func.getBody().front())
-        return op.emitOpError("expects every operand to be an argument of "
-                              "the enclosing function");
+    auto isCapture = [&](OpOperand &operand) {
+      return llvm::is_contained(op.getCaptures(), operand.get());
+    };
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand.get());
+      if (!isCapture(operand) &&
+          (!arg || arg.getOwner() != &func.getBody().front()))
+        return op.emitOpError("expects every operand but the captures to be "
+                              "an argument of the enclosing function");
     }
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
     float scale = op.getScaleOrDefault();
@@ -515,8 +566,78 @@ struct FATileAttentionGradPass
                  queryType.getElementType(),
                  static_cast<float>(scale * M_LOG2E),
                  static_cast<float>(M_LOG2E)};
-    buildKernels({func, op}, k, configs->second, kernels);
+    GradFunction g{func, op, captureParams(func, op), variantOf(func, op)};
+    k.regions = {&op.getMask(), &op.getScore(), op.getCausal(), {}};
+    // The derivative of the score region, built once and copied into every
+    // tile that needs it.
+    Region derivative;
+    if (k.regions.hasScore()) {
+      OpBuilder builder(func.getContext());
+      if (failed(buildScoreDerivative(builder, op.getScore(), derivative)))
+        return emitPassError(func, getArgument())
+               << "cannot differentiate the score region for the backward";
+      k.scoreDerivative = &derivative;
+    }
+    buildKernels(g, k, configs->second, kernels);
     return success();
+  }
+
+  /// The arguments of `func` beyond the op's tensors (its captures, and
+  /// values only the prelude reads), as the dK/dV and dQ kernels' last
+  /// parameters: named by fa.name, else captureN for capture N.
+  static SmallVector<KernelParam> captureParams(func::FuncOp func,
+                                                AttentionGradOp op) {
+    SmallVector<KernelParam> params;
+    for (BlockArgument arg : func.getArguments()) {
+      auto isTensor = [&](OpOperand &use) {
+        return use.getOwner() == op &&
+               !llvm::is_contained(op.getCaptures(), arg);
+      };
+      if (llvm::any_of(arg.getUses(), isTensor))
+        continue;
+      auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamNameAttr);
+      if (!name) {
+        std::string fallback = "arg" + std::to_string(arg.getArgNumber());
+        for (auto [index, capture] : llvm::enumerate(op.getCaptures()))
+          if (capture == arg)
+            fallback = "capture" + std::to_string(index);
+        name = StringAttr::get(func.getContext(), fallback);
+      }
+      params.push_back({name.getValue(), arg.getType(), arg});
+    }
+    return params;
+  }
+
+  static StringRef variantOf(func::FuncOp func, AttentionGradOp op) {
+    if (auto name = func->getAttrOfType<StringAttr>(kVariantAttr))
+      return name.getValue();
+    if (!op.getMask().empty() || !op.getScore().empty())
+      return "custom";
+    return {};
+  }
+
+  /// Maps the op's q, k, v, dout (the first four parameters of `kernel`)
+  /// and the captures (its last parameters) into `kernel`, recomputes the
+  /// function's prelude there, and returns the kernel's captures.
+  static SmallVector<Value> kernelCaptures(ImplicitLocOpBuilder &b,
+                                           GradFunction &g,
+                                           gpu::GPUFuncOp kernel) {
+    IRMapping mapping;
+    AttentionGradOp op = g.op;
+    mapping.map(
+        ValueRange{op.getQuery(), op.getKey(), op.getValue(), op.getDout()},
+        kernel.getArguments().take_front(4));
+    // The parameters, without the workgroup attributions after them.
+    ValueRange params = kernel.getArguments().take_front(
+        kernel.getFunctionType().getNumInputs());
+    for (auto [param, arg] : llvm::zip_equal(
+             g.captureParams, params.take_back(g.captureParams.size())))
+      mapping.map(param.value, arg);
+    clonePrelude(b, op, mapping);
+    return llvm::map_to_vector(op.getCaptures(), [&](Value capture) {
+      return mapping.lookup(capture);
+    });
   }
 
   /// The three kernels of `g`, in the order the runtime launches them:
@@ -564,12 +685,15 @@ struct FATileAttentionGradPass
     SmallVector<KernelParam> dkdvParams = params;
     dkdvParams.append(
         {{"dk", op.getDkey().getType()}, {"dv", op.getDvalue().getType()}});
+    dkdvParams.append(g.captureParams);
     gpu::GPUFuncOp dkdvKernel = createGradKernel(
         b, g, dkdvName, KernelOp::AttentionBwdDkdv, k.config,
         {GridDim::KeyTiles, GridDim::BatchKvHeads, GridDim::One}, dkdvParams,
         /*stagesTiles=*/true, kernels);
     auto [key, value, query, dout] = sharedBuffers(dkdvKernel);
     GradKernel kk = withOperands(dkdvKernel, k.config);
+    SmallVector<Value> dkdvCaptures = kernelCaptures(b, g, dkdvKernel);
+    kk.regions.captures = dkdvCaptures;
     buildDkDv(kk, {key, value, query, dout}, dkdvKernel.getArgument(4),
               dkdvKernel.getArgument(5), dkdvKernel.getArgument(6),
               dkdvKernel.getArgument(7));
@@ -577,12 +701,15 @@ struct FATileAttentionGradPass
 
     SmallVector<KernelParam> dqParams = params;
     dqParams.push_back({"dq", op.getDquery().getType()});
+    dqParams.append(g.captureParams);
     gpu::GPUFuncOp dqKernel = createGradKernel(
         b, g, name, KernelOp::AttentionBwd, dq,
         {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, dqParams,
         /*stagesTiles=*/true, kernels, {deltaName, dkdvName});
     auto [dqQuery, dqDout, dqKey, dqValue] = sharedBuffers(dqKernel);
     GradKernel kq = withOperands(dqKernel, dq);
+    SmallVector<Value> dqCaptures = kernelCaptures(b, g, dqKernel);
+    kq.regions.captures = dqCaptures;
     buildDq(kq, {dqQuery, dqDout, dqKey, dqValue}, dqKernel.getArgument(4),
             dqKernel.getArgument(5), dqKernel.getArgument(6));
     gpu::ReturnOp::create(b);

@@ -235,12 +235,35 @@ func.func @dkdv_256_registers(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s,
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// A score region is valid IR but has no kernel yet: refused, not ignored.
-func.func @score_region(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) {
-  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants (window, document, softcap, alibi, causal_bottom_right) and sinks are not compiled yet (issue 20 item 3); only causal is}}
-  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) score {
-  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    fa.yield %s : f32
+// The backward copies the regions like the forward, transposed in the dK/dV
+// kernel (rows are keys), and multiplies dS by the score region's derivative
+// (for s * s: 2 s, built by the compiler) at the same scaled scores; the
+// captures are the dK/dV and dQ kernels' last parameters. A mask region
+// starts the dK/dV loop over query tiles at 0 and marks it for the
+// classifier.
+// CHECK: fa.kernels = {{.*}}variant = "custom"
+// CHECK-LABEL: gpu.func @score_region_dkdv(
+// CHECK-SAME: %[[C:[^:]*]]: f32)
+// CHECK: scf.for {{.*}} = %c0{{.*}} to
+// CHECK: %[[S:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<64x64xf32>
+// CHECK: fa.score_tile %[[S]] {{.*}} captures(%[[C]] : f32) transposed
+// CHECK: arith.addf
+// CHECK: fa.score_tile %[[S]] {{.*}} captures(%[[C]] : f32) transposed
+// CHECK: fa.mask_tile {{.*}} captures(%[[C]] : f32) transposed
+// CHECK: } {fa.copy_loop, fa.kv_loop}
+// CHECK-LABEL: gpu.func @score_region(
+// CHECK: fa.score_tile
+// CHECK: fa.mask_tile
+func.func @score_region(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %c: f32) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) captures(%c : f32) mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %cc: f32):
+    %keep = arith.cmpi sle, %j, %i : index
+    fa.yield %keep : i1
+  } score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %cc: f32):
+    %sq = arith.mulf %s, %s : f32
+    %y = arith.addf %sq, %cc : f32
+    fa.yield %y : f32
   }
   return
 }
@@ -250,7 +273,7 @@ func.func @score_region(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 func.func @softcap(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %cap: f32) {
-  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants}}
+  // expected-error @+1 {{fa-tile-attention-grad: named variants (causal_bottom_right, window, document, softcap, alibi) are compiled as regions: run --fa-expand-attention-variants first (fa-to-ptx does)}}
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) softcap(%cap)
   return
 }
@@ -260,7 +283,7 @@ func.func @softcap(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
 func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %sinks: memref<?xf32>, %dsinks: memref<?xf32>) {
-  // expected-error @+1 {{fa-tile-attention-grad: mask/score regions, named variants}}
+  // expected-error @+1 {{fa-tile-attention-grad: sinks are not compiled yet (issue 20)}}
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) sinks(%sinks : memref<?xf32>) dsinks(%dsinks : memref<?xf32>)
   return
 }

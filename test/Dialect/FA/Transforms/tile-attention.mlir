@@ -88,7 +88,7 @@ func.func @bad_block_n(%q: memref<1x1x8x64xf16>) attributes {fa.tile = #fa.tile<
 // -----
 
 func.func @not_alone(%q: memref<1x1x8x64xf16>) {
-  // expected-error @+1 {{expects to be the only operation (besides the return) of a func.func, which becomes the kernel}}
+  // expected-error @+1 {{expects to be the only operation of a func.func (which becomes the kernel) besides the return and pure scalar computations of its arguments before it}}
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   fa.attention ins(%q, %q, %q : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) outs(%q : memref<1x1x8x64xf16>)
   return
@@ -216,13 +216,31 @@ func.func @backward_entry(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = 
 // -----
 
 !t = memref<?x?x?x64xbf16>
-// A mask region is valid IR but has no kernel yet: refused, not ignored.
-func.func @mask_region(%q: !t, %k: !t, %v: !t, %o: !t) {
-  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants (window, document, softcap, alibi, causal_bottom_right) and sinks are not compiled yet (issue 20 item 3); only causal is}}
-  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) mask {
-  ^bb0(%b: index, %h: index, %i: index, %j: index):
-    %keep = arith.cmpi sle, %j, %i : index
+// A mask and a score region are copied onto every tile of scores, the score
+// region first (it never sees a masked -inf), with the captures as kernel
+// parameters named by fa.name; the function's fa.variant names the kernel's
+// variant. A prelude of pure scalar ops is recomputed in the kernel.
+// CHECK: fa.kernels = {regions = #fa.kernel<{{.*}}variant = "prefix_softcap">
+// CHECK-LABEL: gpu.func @regions(
+// CHECK-SAME: %{{.*}}: index, %[[CAP:.*]]: f32)
+// CHECK: %[[SHIFT:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for
+// CHECK: %[[SCORED:.*]] = fa.score_tile %{{.*}} rows(%{{.*}}) cols(%{{.*}}) at(%{{.*}}, %{{.*}}) captures(%[[SHIFT]], %[[CAP]] : index, f32)
+// CHECK: math.tanh
+// CHECK: fa.mask_tile %[[SCORED]] rows(%{{.*}}) cols(%{{.*}}) kv_len(%{{.*}}) at(%{{.*}}, %{{.*}}) captures(%[[SHIFT]], %[[CAP]] : index, f32) causal
+// CHECK: arith.cmpi slt
+// CHECK: fa.yield %{{.*}} : i1
+func.func @regions(%q: !t, %k: !t, %v: !t, %o: !t, %prefix: index {fa.name = "prefix"}, %cap: f32 {fa.name = "cap"}) attributes {fa.variant = "prefix_softcap"} {
+  %one = arith.constant 1 : index
+  %shifted = arith.addi %prefix, %one : index
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) causal captures(%shifted, %cap : index, f32) mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index, %p: index, %c: f32):
+    %keep = arith.cmpi slt, %j, %p : index
     fa.yield %keep : i1
+  } score {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %p: index, %c: f32):
+    %t = math.tanh %s : f32
+    fa.yield %t : f32
   }
   return
 }
@@ -231,7 +249,7 @@ func.func @mask_region(%q: !t, %k: !t, %v: !t, %o: !t) {
 
 !t = memref<?x?x?x64xbf16>
 func.func @window(%q: !t, %k: !t, %v: !t, %o: !t, %left: index, %right: index) {
-  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants}}
+  // expected-error @+1 {{fa-tile-attention: named variants (causal_bottom_right, window, document, softcap, alibi) are compiled as regions: run --fa-expand-attention-variants first (fa-to-ptx does)}}
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) window(%left, %right)
   return
 }
@@ -240,7 +258,7 @@ func.func @window(%q: !t, %k: !t, %v: !t, %o: !t, %left: index, %right: index) {
 
 !t = memref<?x?x?x64xbf16>
 func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %sinks: memref<?xf32>) {
-  // expected-error @+1 {{fa-tile-attention: mask/score regions, named variants}}
+  // expected-error @+1 {{fa-tile-attention: sinks are not compiled yet (issue 20)}}
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) sinks(%sinks : memref<?xf32>)
   return
 }

@@ -274,7 +274,10 @@ def FA_KernelAttr : FA_Attr<"Kernel", "kernel"> {
                params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, ...]>
     ```
 
-    `head_dim`, `causal` and `scale` are the attention kernels'; the
+    `head_dim`, `causal`, `scale` and `variant` (the named variants its
+    regions compute, `"window+softcap"`, or the name a user gave a region:
+    the function's `fa.variant`; absent for plain kernels) are the attention
+    kernels'; the
     backward's dQ kernel names its companions (`delta_kernel`,
     `dkdv_kernel`), the LayerNorm backward its reduction kernel
     (`params_kernel`). `config` is the kernel's own configuration, the one it
@@ -295,7 +298,9 @@ def FA_KernelAttr : FA_Attr<"Kernel", "kernel"> {
     OptionalParameter<"StringAttr", "attention_bwd: the dK/dV kernel">
         :$dkdv_kernel,
     OptionalParameter<"StringAttr", "layernorm_bwd: the reduction kernel">
-        :$params_kernel
+        :$params_kernel,
+    OptionalParameter<"StringAttr",
+        "attention: the variant its mask/score regions compute">:$variant
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

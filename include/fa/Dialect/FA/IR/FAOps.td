@@ -24,7 +24,8 @@ def FA_PerHeadMemRef : MemRefRankOf<[F32], [1]>;
 def FA_DocIdsMemRef : MemRefRankOf<[I32, I64], [2]>;
 
 def FA_YieldOp : FA_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["AttentionOp", "AttentionGradOp"]>]> {
+    ParentOneOf<["AttentionOp", "AttentionGradOp", "MaskTileOp",
+                "ScoreTileOp"]>]> {
   let summary = "the value of a mask or score region";
   let description = [{
     Ends the `mask` region of `fa.attention` / `fa.attention_grad` with its

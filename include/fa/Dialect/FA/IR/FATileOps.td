@@ -146,6 +146,88 @@ def FA_ApplyMaskOp : FA_Op<"apply_mask", [Pure, AllTypesMatch<["scores", "result
   }];
 }
 
+// Tiles of scores under a mask or score region (fa.attention's `mask` and
+// `score`, copied with their captures). IsolatedFromAbove like the program
+// op: the region reads only its block arguments, which the lowering binds to
+// each element's (batch, head, q_idx, kv_idx) and the captures.
+def FA_MaskTileOp : FA_Op<"mask_tile", [
+    AllTypesMatch<["scores", "result"]>, IsolatedFromAbove,
+    RecursiveMemoryEffects]> {
+  let summary = "sets the scores a mask region drops to -inf";
+  let description = [{
+    For the score tile whose element `(i, j)` belongs to query `row + i` and
+    key `col + j` of (`batch`, `head`): an element is kept when the `mask`
+    region yields true for `(batch, head, row + i, col + j, captures...)`,
+    its key lies before `kv_len` and, with `causal`, the key is not after the
+    query (`col + j <= row + i`). Dropped elements become `-inf`.
+
+    With `transposed` the tile holds scores transposed (the backward's
+    `k @ q^T`): row `row + i` is a key and column `col + j` a query, and
+    `kv_len` bounds the columns (then the query length).
+
+    The classifier (`--fa-eliminate-causal-tiles`) analyses the region to
+    remove this op from tiles that keep every element, and to skip tiles
+    that keep none.
+
+    ```mlir
+    %kept = fa.mask_tile %s rows(%row) cols(%col) kv_len(%n) at(%b, %h)
+        captures(%left, %right : index, index) : vector<64x64xf32> {
+    ^bb0(%bb: index, %hh: index, %q: index, %kv: index, %l: index, %r: index):
+      ...
+      fa.yield %keep : i1
+    }
+    ```
+  }];
+  let arguments = (ins FA_AccTile:$scores, Index:$row, Index:$col,
+                       Index:$kv_len, Index:$batch, Index:$head,
+                       Variadic<FA_CaptureType>:$captures, UnitAttr:$causal,
+                       UnitAttr:$transposed);
+  let results = (outs FA_AccTile:$result);
+  let regions = (region SizedRegion<1>:$mask);
+  let assemblyFormat = [{
+    $scores `rows` `(` $row `)` `cols` `(` $col `)` `kv_len` `(` $kv_len `)`
+    `at` `(` $batch `,` $head `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`causal` $causal^)? (`transposed` $transposed^)? attr-dict `:`
+    type($scores) $mask
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def FA_ScoreTileOp : FA_Op<"score_tile", [
+    AllTypesMatch<["scores", "result"]>, IsolatedFromAbove,
+    RecursiveMemoryEffects]> {
+  let summary = "rewrites each score of a tile with a score region";
+  let description = [{
+    Element `(i, j)` of the result is what the `score` region yields for
+    `(scores[i, j], batch, head, row + i, col + j, captures...)` (with
+    `transposed`, `(..., col + j, row + i, ...)`: rows are keys). The
+    backward also uses it with the region's derivative by the score
+    (built by the compiler from the region), giving `f'(s)` per element.
+
+    ```mlir
+    %capped = fa.score_tile %s rows(%row) cols(%col) at(%b, %h)
+        captures(%c : f32) : vector<64x64xf32> {
+    ^bb0(%x: f32, %bb: index, %hh: index, %q: index, %kv: index, %cap: f32):
+      ...
+      fa.yield %y : f32
+    }
+    ```
+  }];
+  let arguments = (ins FA_AccTile:$scores, Index:$row, Index:$col,
+                       Index:$batch, Index:$head,
+                       Variadic<FA_CaptureType>:$captures,
+                       UnitAttr:$transposed);
+  let results = (outs FA_AccTile:$result);
+  let regions = (region SizedRegion<1>:$score);
+  let assemblyFormat = [{
+    $scores `rows` `(` $row `)` `cols` `(` $col `)` `at` `(` $batch `,` $head
+    `)` (`captures` `(` $captures^ `:` type($captures) `)`)?
+    (`transposed` $transposed^)? attr-dict `:` type($scores) $score
+  }];
+  let hasRegionVerifier = 1;
+}
+
 def FA_StoreTileOp : FA_Op<"store_tile"> {
   let summary = "stores a register tile into rows of one (batch, head) slice";
   let description = [{

@@ -10,6 +10,7 @@
 #define FA_DIALECT_FA_TRANSFORMS_KERNELFUNCTIONS_H
 
 #include "fa/Dialect/FA/IR/FAAttrs.h"
+#include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Support/PassSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,7 +35,14 @@ LogicalResult tileKernelFunctions(ModuleOp module,
                                   function_ref<bool(Operation *)> isKernelOp,
                                   TileFunctionFn tile);
 
-/// The manifest's name of a kernel element type: "bf16", "f16" or "f32".
+/// Clones the ops before `op` in its function (the prelude
+/// tileKernelFunctions accepts) at `b`, through `mapping` (which maps the
+/// function's arguments to the kernel's), so that the kernel's copy of `op`
+/// finds their values.
+void clonePrelude(OpBuilder &b, Operation *op, IRMapping &mapping);
+
+/// The manifest's name of a kernel element type: "bf16", "f16", "f32", and
+/// for tables a region reads, "i32" or "i64".
 StringRef dtypeName(Type element);
 
 /// A kernel parameter: the name the manifest gives it, its type, and the
@@ -51,6 +59,8 @@ struct AttentionEntry {
   int64_t headDim;
   bool causal;
   float scale;
+  /// The variant its regions compute (kVariantAttr), empty for plain.
+  StringRef variant = {};
 };
 
 /// The kernels the runtime launches before one (attention_bwd: delta and
@@ -144,12 +154,17 @@ LogicalResult checkSharedMemory(Operation *op, StringRef pass, StringRef kernel,
                                 StringRef config, int64_t bytes, StringRef chip,
                                 int64_t budget);
 
+/// Why the tiling cannot compile `op` as it is, if it cannot: named variants
+/// not yet expanded into regions, sinks, and (for now) the backward's
+/// regions.
+std::optional<std::string> unsupportedVariantOf(AttentionOp op);
+std::optional<std::string> unsupportedVariantOf(AttentionGradOp op);
+
 /// The driver of the attention tiling passes: reads `chip`'s shared-memory
 /// budget into `sharedBudget` (for `tile` to check against), then tiles each
 /// function holding an `OpT` with `tile(func, op, kernels)`, refusing an op
-/// with variants: the tiles' classification and the kernels' evaluation of
-/// regions (issue 20 item 3) are not written yet, and ignoring them would
-/// compute the wrong attention.
+/// with what the tiling does not compile (unsupportedVariantOf): ignoring it
+/// would compute the wrong attention.
 template <typename OpT, typename TileFn>
 LogicalResult tileKernelFunctionsOf(ModuleOp module, StringRef pass,
                                     StringRef chip, int64_t &sharedBudget,
@@ -163,11 +178,8 @@ LogicalResult tileKernelFunctionsOf(ModuleOp module, StringRef pass,
       [&](func::FuncOp func, Operation *op,
           SmallVectorImpl<NamedAttribute> &kernels) -> LogicalResult {
         auto attention = cast<OpT>(op);
-        if (attention.hasVariants())
-          return emitPassError(attention, pass)
-                 << "mask/score regions, named variants (window, document, "
-                    "softcap, alibi, causal_bottom_right) and sinks are not "
-                    "compiled yet (issue 20 item 3); only causal is";
+        if (std::optional<std::string> why = unsupportedVariantOf(attention))
+          return emitPassError(attention, pass) << *why;
         return tile(func, attention, kernels);
       });
 }

@@ -28,6 +28,13 @@ inline constexpr llvm::StringLiteral kCopyLoopAttr = "fa.copy_loop";
 /// A key loop whose tile copies are already asynchronous (by
 /// fa-overlap-softmax or fa-pipeline-kv-copies), which the others leave.
 inline constexpr llvm::StringLiteral kPipelinedAttr = "fa.pipelined";
+/// On a kernel function: the name of the variant its attention op's regions
+/// compute (the manifest's "variant"), set by fa-expand-attention-variants
+/// for named variants ("window+softcap") or by the user for a region.
+inline constexpr llvm::StringLiteral kVariantAttr = "fa.variant";
+/// On a kernel function's argument: the name the manifest gives the kernel
+/// parameter it becomes ("window_left", or a user's "prefix").
+inline constexpr llvm::StringLiteral kParamNameAttr = "fa.name";
 
 #define GEN_PASS_DECL
 #include "fa/Dialect/FA/Transforms/Passes.h.inc"
