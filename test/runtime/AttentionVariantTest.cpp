@@ -11,6 +11,7 @@
 #include "fa/runtime/Npy.h"
 #include "fa/runtime/Reference.h"
 
+#include "../../runtime/lib/AttentionVariantRule.h"
 #include "../ErrorTesting.h"
 
 #include <gtest/gtest.h>
@@ -238,6 +239,45 @@ TEST(AttentionVariantTest, KeptPairsCountEveryKeptElement) {
   EXPECT_EQ(custom.keptPairs({2, 2, 2, 2, 3, 8}), 4 * 4);
   custom.causal = CausalAlignment::TopLeft;
   EXPECT_EQ(custom.keptPairs({2, 2, 2, 2, 3, 8}), 4 * 2);
+}
+
+TEST(AttentionVariantRuleTest, KeyAndQueryRangesHoldEveryKeptElement) {
+  // The GPU reference sweeps ruleKeyRange's keys per query and
+  // ruleQueryRange's queries per key: each must hold every kept element,
+  // and the query range exactly the rows whose key range holds the key.
+  std::vector<std::function<void(AttentionVariant &)>> variants = {
+      [](AttentionVariant &) {},
+      [](AttentionVariant &v) { v.causal = CausalAlignment::TopLeft; },
+      [](AttentionVariant &v) { v.causal = CausalAlignment::BottomRight; },
+      [](AttentionVariant &v) { v.window = AttentionWindow{2, 3}; },
+      [](AttentionVariant &v) {
+        v.window = AttentionWindow{4, 0};
+        v.causal = CausalAlignment::BottomRight;
+      },
+      [](AttentionVariant &v) {
+        v.window = AttentionWindow{1, 6};
+        v.causal = CausalAlignment::TopLeft;
+      }};
+  for (const AttentionShape &shape :
+       {AttentionShape{1, 1, 1, 9, 9, 4}, AttentionShape{1, 1, 1, 4, 13, 4},
+        AttentionShape{1, 1, 1, 13, 4, 4}})
+    for (const auto &make : variants) {
+      AttentionVariant variant;
+      make(variant);
+      AttentionVariantRule rule = hostVariantRule(variant, shape);
+      for (long long i = 0; i < shape.seqQ; ++i)
+        for (long long j = 0; j < shape.seqKv; ++j) {
+          long long keyFirst, keyEnd, queryFirst, queryEnd;
+          ruleKeyRange(rule, i, keyFirst, keyEnd);
+          ruleQueryRange(rule, j, queryFirst, queryEnd);
+          bool inKeyRange = keyFirst <= j && j < keyEnd;
+          bool inQueryRange = queryFirst <= i && i < queryEnd;
+          EXPECT_EQ(inKeyRange, inQueryRange)
+              << variant.describe() << " on " << shape.describe() << " at ("
+              << i << ", " << j << ")";
+          EXPECT_EQ(variant.keeps(shape, 0, 0, i, j), inKeyRange);
+        }
+    }
 }
 
 /// The contract's forward, naively: an explicit keep(b, h, i, j) and score

@@ -41,6 +41,18 @@ TEST(CompareTest, InfinityFails) {
   EXPECT_FALSE(stats.passes(1e9));
 }
 
+TEST(CompareTest, MatchingInfinitiesAreExact) {
+  // The lse of fully masked rows: -inf in the kernel and the reference.
+  ErrorStats stats = compareWithReference({-INFINITY, 2}, {-INFINITY, 2});
+  EXPECT_EQ(stats.relative, 0);
+  EXPECT_EQ(stats.maxAbs, 0);
+  EXPECT_TRUE(stats.passes(0));
+  // On one side only it is an infinite error.
+  EXPECT_FALSE(compareWithReference({-3, 2}, {-INFINITY, 2}).passes(1e9));
+  EXPECT_FALSE(compareWithReference({-INFINITY, 2}, {-3, 2}).passes(1e9));
+  EXPECT_FALSE(compareWithReference({INFINITY}, {-INFINITY}).passes(1e9));
+}
+
 TEST(CompareTest, ZeroReferenceUsesTheAbsoluteNorm) {
   EXPECT_DOUBLE_EQ(compareWithReference({0, 0.5f}, {0, 0}).relative, 0.5);
 }
