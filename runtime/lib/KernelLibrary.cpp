@@ -359,12 +359,22 @@ bool KernelQuery::operator==(const KernelQuery &other) const {
 
 namespace {
 
-/// "plain, window, document": how a list of variants reads in messages.
-std::string describeVariants(const std::vector<std::string> &variants) {
+/// "plain, plain (causal), window (causal)": the variants of `op`'s groups,
+/// with top-left causal where their kernels have it, for messages.
+std::string describeVariants(const std::vector<KernelQuery> &groups,
+                             const std::string &op) {
+  std::vector<std::string> seen;
+  for (const KernelQuery &group : groups) {
+    if (group.op != op)
+      continue;
+    std::string variant = (group.variant.empty() ? "plain" : group.variant) +
+                          (group.causal ? " (causal)" : "");
+    if (std::find(seen.begin(), seen.end(), variant) == seen.end())
+      seen.push_back(variant);
+  }
   std::string text;
-  for (const std::string &variant : variants)
-    text += (text.empty() ? "" : ", ") +
-            (variant.empty() ? std::string("plain") : variant);
+  for (const std::string &variant : seen)
+    text += (text.empty() ? "" : ", ") + variant;
   return text.empty() ? "none" : text;
 }
 
@@ -379,7 +389,7 @@ const KernelSpec &KernelLibrary::find(const KernelQuery &query) const {
   if (!query.variant.empty())
     throw Error("no kernel for " + query.describe() + " in " + manifestPath +
                 "; its " + query.op + " kernels have the variants: " +
-                describeVariants(variants(query.op)));
+                describeVariants(groups(), query.op));
   std::string available;
   for (const KernelSpec &spec : specs)
     available += "\n  " + spec.name + " (" + spec.describe() + ")";

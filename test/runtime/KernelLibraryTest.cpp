@@ -202,6 +202,14 @@ TEST(KernelLibraryTest, LibraryOfVariantsOnlyLoadsAndNamesItsVariants) {
             "no kernel for attention_fwd bf16 head_dim=64 non-causal "
             "variant=window+softcap in /lib/manifest.json; its attention_fwd "
             "kernels have the variants: window");
+  json causalWindow = variantKernel("causal_window", "window");
+  causalWindow["causal"] = true;
+  EXPECT_EQ(findError(parseManifest(manifestWith(
+                          {causalWindow, variantKernel("window", "window")})),
+                      {"attention_fwd", DType::BF16, 64, false, "softcap"}),
+            "no kernel for attention_fwd bf16 head_dim=64 non-causal "
+            "variant=softcap in /lib/manifest.json; its attention_fwd "
+            "kernels have the variants: window (causal), window");
   EXPECT_EQ(findError(library, {"attention_fwd", DType::BF16, 64, false}),
             "no kernel for attention_fwd bf16 head_dim=64 non-causal in "
             "/lib/manifest.json; it has:\n"
