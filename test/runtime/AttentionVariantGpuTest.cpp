@@ -5,13 +5,16 @@
 // --check uses the GPU one for large problems. Then fa-run on the fixture's
 // user variant (fixtures/AttentionFixture.cu, prefix_lm): its --param
 // capture and --mask-file reference, and the FLOPs --bench counts for a
-// variant. Skipped without a GPU.
+// variant; and every named-variant kernel of the generated library (where
+// the compiler is built and the library has any) on odd shapes with
+// --check (and --grad where it has the backward). Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTesting.h"
 
 #include "fa/runtime/AttentionVariant.h"
+#include "fa/runtime/KernelLibrary.h"
 #include "fa/runtime/Npy.h"
 #include "fa/runtime/Reference.h"
 
@@ -158,5 +161,60 @@ TEST_F(FaRunTest, VariantBenchCountsKeptPairs) {
   EXPECT_EQ(report["bench"]["flops"], 4 * 64 * kept);
   EXPECT_EQ(report["bench"]["flops_formula"], "4 * D * kept (i, j) pairs");
 }
+
+#ifdef FA_GENERATED_KERNELS_DIR
+/// fa-run's flags for the values of `group`'s named variant.
+std::string variantFlags(const KernelQuery &group) {
+  std::string flags = group.causal ? " --causal" : "";
+  std::string variant = "+" + group.variant + "+";
+  auto has = [&](const char *name) {
+    return variant.find(std::string("+") + name + "+") != std::string::npos;
+  };
+  if (has("causal_bottom_right"))
+    flags += " --causal=bottom-right";
+  if (has("window"))
+    flags += " --window 100,20";
+  if (has("document"))
+    flags += " --doc-lens 100,37,300";
+  if (has("softcap"))
+    flags += " --softcap 20";
+  if (has("alibi"))
+    flags += " --alibi";
+  return flags;
+}
+
+TEST_F(FaRunTest, GeneratedVariantKernelsMatchTheReference) {
+  KernelLibrary library = KernelLibrary::load(FA_GENERATED_KERNELS_DIR);
+  std::vector<KernelQuery> groups;
+  for (const KernelQuery &group : library.groups())
+    if (group.op == kAttentionForwardOp && isNamedVariant(group.variant))
+      groups.push_back(group);
+  if (groups.empty())
+    GTEST_SKIP() << "the generated library " << FA_GENERATED_KERNELS_DIR
+                 << " has no named-variant kernels";
+  for (const KernelQuery &group : groups) {
+    KernelQuery backward = group;
+    backward.op = kAttentionBackwardOp;
+    bool hasBackward = !library.candidates(backward).empty();
+    bool documents = group.variant.find("document") != std::string::npos;
+    // Sequences off the tiles, one query, GQA; cross attention (both ways)
+    // where the variant allows seq_q != seq_kv.
+    std::vector<std::string> shapes = {"--seq 1", "--seq 17", "--seq 1000"};
+    if (!documents)
+      shapes.insert(shapes.end(),
+                    {"--seq 300 --kv-seq 1000", "--seq 1000 --kv-seq 129"});
+    for (const std::string &shape : shapes) {
+      std::string command =
+          "attention --batch 2 --heads 4 --kv-heads 2 --dim " +
+          std::to_string(group.headDim) + " --dtype " + dtypeName(group.dtype) +
+          " " + shape + variantFlags(group) + " --check" +
+          (hasBackward ? " --grad" : "");
+      SCOPED_TRACE("fa-run " + command);
+      EXPECT_EQ(faRun(command, FA_GENERATED_KERNELS_DIR), 0)
+          << stdoutText() << stderrText();
+    }
+  }
+}
+#endif // FA_GENERATED_KERNELS_DIR
 
 } // namespace

@@ -71,12 +71,14 @@ protected:
     return ::testing::TempDir() + "fa_run_" + test->name() + "_" + name;
   }
 
-  /// fa-run's exit code for `arguments` (a subcommand and its options); its
-  /// stdout and stderr are left in path("stdout") and path("stderr").
-  int faRun(const std::string &arguments) {
+  /// fa-run's exit code for `arguments` (a subcommand and its options) on
+  /// the library in `kernels`; its stdout and stderr are left in
+  /// path("stdout") and path("stderr").
+  int faRun(const std::string &arguments,
+            const std::string &kernels = FA_FIXTURE_KERNELS_DIR) {
     std::string command = std::string(FA_RUN_PATH) + " " + arguments +
-                          " --kernels " + FA_FIXTURE_KERNELS_DIR + " > " +
-                          path("stdout") + " 2> " + path("stderr");
+                          " --kernels " + kernels + " > " + path("stdout") +
+                          " 2> " + path("stderr");
     return WEXITSTATUS(std::system(command.c_str()));
   }
 
