@@ -329,6 +329,9 @@ private:
                   "know what a user's region keeps");
     report.variant = variantReport(variant, shape);
     needs = runNeeds(options, shape);
+    needs.variantReferenceBytes =
+        (variant.alibiSlopes.size() + variant.docIds.size()) * 4 +
+        variant.mask.size();
     checkHostMemory(attentionBudget(shape, dtype, needs));
     std::string kernelDir = options.kernelDirectory();
     library = KernelLibrary::load(kernelDir);
@@ -355,6 +358,8 @@ private:
     // is touched (a tuned choice has the same parameters).
     variantParams = fa::variantParams(
         variant, shape, variantKernels(*forwardKernel, backwardKernels));
+    for (const VariantParams::Tensor &tensor : variantParams.tensors)
+      needs.variantBytes += tensor.bytes.size();
     cache = tuningCache(options, kernelDir);
   }
 

@@ -118,8 +118,13 @@ MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
       needs.backward
           ? sum({{1, query, f64}, {2, keyValue, f64}, {2, rows, f64}})
           : sum({{1, query, f64}, {1, rows, f64}});
+  if (needs.variantBytes)
+    budget.addDevice("the variant's tensors", needs.variantBytes);
   if (needs.reference == ReferenceSite::Gpu)
     budget.addDevice("the fp64 reference", reference);
+  if (needs.reference == ReferenceSite::Gpu && needs.variantReferenceBytes)
+    budget.addDevice("the reference's variant tensors",
+                     needs.variantReferenceBytes);
   if (needs.reference != ReferenceSite::None)
     budget.addHost("the fp64 reference", reference);
 

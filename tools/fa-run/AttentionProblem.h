@@ -63,6 +63,10 @@ struct AttentionRunNeeds {
   ReferenceSite reference = ReferenceSite::None;
   /// Buffer sets the benchmark rotates through (0 or 1: no extra sets).
   int benchSets = 0;
+  /// The variant's tensors on the device: for its kernels (slopes, doc ids,
+  /// a user's tensors), and for a GPU reference (slopes, doc ids, mask).
+  std::uint64_t variantBytes = 0;
+  std::uint64_t variantReferenceBytes = 0;
 };
 
 /// The device and host memory a run of `shape` will allocate, counted from
