@@ -383,8 +383,15 @@ TEST(KernelLibraryTest, ManifestsThatAreNotSmallRegularFilesAreRejected) {
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
   // 12 attention forward kernels, 12 groups of 3 backward kernels, 3
-  // variant forward kernels and 7 LayerNorm kernels per dtype.
-  EXPECT_EQ(library.kernels().size(), 12u + 12 * 3 + 3 + 3 * 7);
+  // variant forward kernels, one variant's 3 backward kernels and 7
+  // LayerNorm kernels per dtype.
+  EXPECT_EQ(library.kernels().size(), 12u + 12 * 3 + 3 + 3 + 3 * 7);
+  EXPECT_EQ(
+      library
+          .find({kAttentionBackwardOp, DType::BF16, 64, true, "window+softcap"})
+          .params.back()
+          .name,
+      "softcap");
   EXPECT_EQ(library.variants("attention_fwd"),
             (std::vector<std::string>{"", "window+softcap",
                                       "causal_bottom_right+document+alibi",
