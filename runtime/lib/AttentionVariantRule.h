@@ -1,5 +1,4 @@
-//===- AttentionVariantRule.h - A variant's mask and score, host and GPU -*- C++
-//-*-===//
+//===- AttentionVariantRule.h - A variant's mask and score ------*- C++ -*-===//
 //
 // The one definition of which (i, j) a variant keeps and how it changes the
 // score, shared by the CPU reference (Reference.cpp, host pointers) and the

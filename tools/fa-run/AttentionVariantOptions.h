@@ -1,5 +1,4 @@
-//===- AttentionVariantOptions.h - fa-run attention's variant flags -*- C++
-//-*-===//
+//===- AttentionVariantOptions.h - The variant flags ------------*- C++ -*-===//
 //
 // The flags that choose an attention variant (AttentionVariant.h) and its
 // values, and the variant they make for a problem's shape:

@@ -1,5 +1,4 @@
-//===- AttentionVariant.h - Masks and scores beyond plain attention -*- C++
-//-*-===//
+//===- AttentionVariant.h - Masks and scores of attention -------*- C++ -*-===//
 //
 // The attention variants of issue 20, as the runtime runs and checks them.
 // Shapes as AttentionShape.h; off = seq_kv - seq_q; s_ij = scale * q_i . k_j.
