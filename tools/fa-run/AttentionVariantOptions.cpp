@@ -144,13 +144,17 @@ void applyVariantName(const std::string &name, AttentionVariant &variant) {
 } // namespace
 
 void addVariantOptions(CLI::App *command, VariantOptions &o) {
+  // An option whose value may be left out: plain --causal is top-left.
   command
-      ->add_flag("--causal{top-left}", o.causal,
-                 "Causal mask: top-left aligned like PyTorch's is_causal "
-                 "(query i sees keys j <= i; the default), or "
-                 "--causal=bottom-right, FlashAttention's alignment for "
-                 "seq_q != seq_kv (j <= i + seq_kv - seq_q)")
-      ->check(CLI::IsMember({"top-left", "bottom-right"}))
+      ->add_option("--causal", o.causal,
+                   "Causal mask: top-left aligned like PyTorch's is_causal "
+                   "(query i sees keys j <= i; plain --causal), or "
+                   "--causal=bottom-right, FlashAttention's alignment for "
+                   "seq_q != seq_kv (j <= i + seq_kv - seq_q)")
+      ->expected(0, 1)
+      ->default_str("top-left")
+      ->type_name("[=top-left|bottom-right]")
+      ->check(CLI::IsMember({"top-left", "bottom-right"}).description(""))
       ->group(kGroup);
   command
       ->add_option("--window", o.window,
