@@ -13,6 +13,8 @@
 #include "Patterns.h"
 #include "TileLayout.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -24,43 +26,120 @@ struct ElementIndices {
   Value query, key;
 };
 
+Value toNarrow(ImplicitLocOpBuilder &b, Value value);
+
 /// Calls `fn(position, indices)` for every element of the lane's share of a
 /// tile whose first row is `row0` and first column `col0` (rows are keys
-/// when `transposed`).
+/// when `transposed`); the indices are i32.
 void forEachElement(ImplicitLocOpBuilder &b, VectorType share, int64_t cols,
                     Value row0, Value col0, bool transposed,
                     function_ref<void(ArrayRef<int64_t>, ElementIndices)> fn) {
   int64_t rowBlocks = rowBlocksOf(share, cols);
   int64_t blocks = share.getDimSize(0) / rowBlocks;
   Lane lane = laneOf(b, rowBlocks);
-  Value laneCol0 = arith::AddIOp::create(b, col0, lane.pairColumn);
+  Value laneRow0 = toNarrow(b, arith::AddIOp::create(b, row0, lane.rowInTile));
+  Value laneCol0 = toNarrow(b, arith::AddIOp::create(b, col0, lane.pairColumn));
+  auto plus = [&](Value base, int64_t offset) -> Value {
+    return arith::AddIOp::create(
+        b, base, arith::ConstantIntOp::create(b, b.getI32Type(), offset));
+  };
   for (int64_t m = 0; m < rowBlocks; ++m)
     for (int64_t n = 0; n < blocks; ++n)
       for (int64_t v = 0; v < kValuesPerBlock; ++v) {
-        Value row = laneRow(b, lane, row0, m, v / 2);
-        Value col = arith::AddIOp::create(b, laneCol0,
-                                          index(b, kColsPerBlock * n + v % 2));
+        Value row = plus(laneRow0, kMmaRows * m + 8 * (v / 2));
+        Value col = plus(laneCol0, kColsPerBlock * n + v % 2);
         ElementIndices indices =
             transposed ? ElementIndices{col, row} : ElementIndices{row, col};
         fn({m * blocks + n, v}, indices);
       }
 }
 
-/// Clones `region`'s ops with its block arguments bound to `args`; returns
-/// the value its fa.yield yields.
+/// Index arithmetic in 32 bits: sequence positions, heads and batches fit,
+/// and a lane holds every element's indices at once (64-bit ones doubled the
+/// registers of the partial tiles and spilled).
+Type narrowed(Type type) {
+  return type.isIndex() ? IntegerType::get(type.getContext(), 32) : type;
+}
+
+Value toIndex(ImplicitLocOpBuilder &b, Value value) {
+  if (value.getType().isIndex())
+    return value;
+  return arith::IndexCastOp::create(b, b.getIndexType(), value);
+}
+
+Value toNarrow(ImplicitLocOpBuilder &b, Value value) {
+  if (!value.getType().isIndex())
+    return value;
+  return arith::IndexCastOp::create(b, b.getI32Type(), value);
+}
+
+/// Clones `op` through `mapping` with index results computed in i32: arith
+/// ops on indices take i32 operands, an index_cast of an i32 becomes a
+/// sign extension or stays, memref.load gets its indices back as index.
+void cloneNarrowed(ImplicitLocOpBuilder &b, Operation &op, IRMapping &mapping) {
+  if (auto cast = dyn_cast<arith::IndexCastOp>(op)) {
+    Value in = mapping.lookup(cast.getIn());
+    Type out = narrowed(cast.getType());
+    Value result = in;
+    if (in.getType() != out)
+      result =
+          out.getIntOrFloatBitWidth() > in.getType().getIntOrFloatBitWidth()
+              ? Value(arith::ExtSIOp::create(b, out, in))
+              : Value(arith::TruncIOp::create(b, out, in));
+    mapping.map(cast.getResult(), result);
+    return;
+  }
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    SmallVector<Value> indices =
+        llvm::map_to_vector(load.getIndices(), [&](Value index) {
+          return toIndex(b, mapping.lookup(index));
+        });
+    mapping.map(
+        load.getResult(),
+        memref::LoadOp::create(b, mapping.lookup(load.getMemRef()), indices));
+    return;
+  }
+  bool hasIndex = llvm::any_of(op.getResultTypes(),
+                               [](Type type) { return type.isIndex(); }) ||
+                  llvm::any_of(op.getOperandTypes(),
+                               [](Type type) { return type.isIndex(); });
+  if (!hasIndex || op.getDialect()->getNamespace() != "arith") {
+    b.clone(op, mapping);
+    return;
+  }
+  OperationState state(op.getLoc(), op.getName());
+  for (Value operand : op.getOperands())
+    state.addOperands(mapping.lookup(operand));
+  for (Type type : op.getResultTypes())
+    state.addTypes(narrowed(type));
+  state.addAttributes(op.getAttrs());
+  if (auto constant = dyn_cast<arith::ConstantIndexOp>(op))
+    state.attributes.set("value", b.getI32IntegerAttr(constant.value()));
+  Operation *narrow = b.create(state);
+  mapping.map(op.getResults(), narrow->getResults());
+}
+
+/// Clones `region`'s ops with its block arguments bound to `args` (indices
+/// as i32); returns the value its fa.yield yields.
 Value inlineRegion(ImplicitLocOpBuilder &b, Region &region, ValueRange args) {
   Block &block = region.front();
   IRMapping mapping;
   mapping.map(block.getArguments(), args);
   for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
+    cloneNarrowed(b, op, mapping);
   return mapping.lookupOrDefault(
       cast<YieldOp>(block.getTerminator()).getValues().front());
 }
 
-SmallVector<Value> regionArgs(ArrayRef<Value> leading, ValueRange captures) {
-  SmallVector<Value> args(leading);
-  llvm::append_range(args, captures);
+/// The region's arguments: `leading` (scores, indices), then the captures,
+/// indices narrowed to i32.
+SmallVector<Value> regionArgs(ImplicitLocOpBuilder &b, ArrayRef<Value> leading,
+                              ValueRange captures) {
+  SmallVector<Value> args;
+  for (Value value : leading)
+    args.push_back(toNarrow(b, value));
+  for (Value value : captures)
+    args.push_back(toNarrow(b, value));
   return args;
 }
 
@@ -77,6 +156,7 @@ struct ConvertMaskTile : OpConversionPattern<MaskTileOp> {
         b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     // Keys (queries when transposed) at or past kv_len are past the end.
     bool transposed = op.getTransposed();
+    Value kvLen = toNarrow(b, adaptor.getKvLen());
     SmallVector<Value> elements;
     forEachElement(
         b, share, op.getScores().getType().getDimSize(1), adaptor.getRow(),
@@ -84,17 +164,17 @@ struct ConvertMaskTile : OpConversionPattern<MaskTileOp> {
         [&](ArrayRef<int64_t> position, ElementIndices e) {
           Value bounded = transposed ? e.query : e.key;
           Value keep = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                             bounded, adaptor.getKvLen());
+                                             bounded, kvLen);
           if (op.getCausal())
             keep = arith::AndIOp::create(
                 b, keep,
                 arith::CmpIOp::create(b, arith::CmpIPredicate::ule, e.key,
                                       e.query));
-          Value kept =
-              inlineRegion(b, op.getMask(),
-                           regionArgs({adaptor.getBatch(), adaptor.getHead(),
-                                       e.query, e.key},
-                                      adaptor.getCaptures()));
+          Value kept = inlineRegion(
+              b, op.getMask(),
+              regionArgs(
+                  b, {adaptor.getBatch(), adaptor.getHead(), e.query, e.key},
+                  adaptor.getCaptures()));
           keep = arith::AndIOp::create(b, keep, kept);
           Value value = vector::ExtractOp::create(b, scores, position);
           elements.push_back(arith::SelectOp::create(b, keep, value, negInf));
@@ -121,7 +201,8 @@ struct ConvertScoreTile : OpConversionPattern<ScoreTileOp> {
                          vector::ExtractOp::create(b, scores, position);
                      elements.push_back(inlineRegion(
                          b, op.getScore(),
-                         regionArgs({value, adaptor.getBatch(),
+                         regionArgs(b,
+                                    {value, adaptor.getBatch(),
                                      adaptor.getHead(), e.query, e.key},
                                     adaptor.getCaptures())));
                    });

@@ -171,7 +171,7 @@ LogicalResult splitRegionLoop(scf::ForOp loop, MaskTileOp mask,
   MaskTileIntervals tiles = buildMaskTileIntervals(
       b, mask.getMask(), alongQueries ? MaskLoopDim::QIdx : MaskLoopDim::KvIdx,
       mask.getRow(), extent, *width, numTiles, mask.getBatch(), mask.getHead(),
-      mask.getCaptures());
+      mask.getCaptures(), mask.getSortedDocumentIds());
   if (mask.getCausal())
     tiles = intersect(b, tiles,
                       causalIntervals(b, alongQueries, mask.getRow(), extent,

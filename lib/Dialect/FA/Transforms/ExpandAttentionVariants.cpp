@@ -193,6 +193,8 @@ template <typename OpT> void expandVariants(OpT op, bool expandCausal) {
     return;
 
   nameVariant(op);
+  if (op.getDocIds())
+    op->setAttr(kSortedDocumentIdsAttr, UnitAttr::get(op.getContext()));
   ImplicitLocOpBuilder b(op.getLoc(), op);
   SmallVector<Value> captures(op.getCaptures());
   unsigned numOld = captures.size();

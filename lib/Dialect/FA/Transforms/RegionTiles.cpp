@@ -28,9 +28,10 @@ Value mlir::fa::applyRegions(ImplicitLocOpBuilder &b,
   if (!regions.hasMask())
     return ApplyMaskOp::create(b, scores.getType(), scores, at.row0, at.col0,
                                at.colBound, regions.causal, at.transposed);
-  auto mask = MaskTileOp::create(
-      b, scores.getType(), scores, at.row0, at.col0, at.colBound, at.batch,
-      at.head, regions.captures, regions.causal, at.transposed);
+  auto mask = MaskTileOp::create(b, scores.getType(), scores, at.row0, at.col0,
+                                 at.colBound, at.batch, at.head,
+                                 regions.captures, regions.causal,
+                                 at.transposed, regions.sortedDocumentIds);
   IRMapping mapping;
   regions.mask->cloneInto(&mask.getMask(), mapping);
   return mask;

@@ -112,7 +112,8 @@ Value buildScores(ImplicitLocOpBuilder &b, KernelContext &ctx, Value j) {
   scores = arith::MulFOp::create(
       b, scores, splatConstant(b, scoresType, ctx.op.getScaleOrDefault()));
   AttentionRegions regions{&ctx.op.getMask(), &ctx.op.getScore(),
-                           ctx.op.getCausal(), ctx.op.getCaptures()};
+                           ctx.op.getCausal(), ctx.op.getCaptures(),
+                           ctx.op->hasAttr(kSortedDocumentIdsAttr)};
   return applyRegions(b, regions, scores,
                       {ctx.row0, col0, ctx.kvLen, ctx.batch, ctx.head});
 }

@@ -567,7 +567,11 @@ struct FATileAttentionGradPass
                  static_cast<float>(scale * M_LOG2E),
                  static_cast<float>(M_LOG2E)};
     GradFunction g{func, op, captureParams(func, op), variantOf(func, op)};
-    k.regions = {&op.getMask(), &op.getScore(), op.getCausal(), {}};
+    k.regions = {&op.getMask(),
+                 &op.getScore(),
+                 op.getCausal(),
+                 {},
+                 op->hasAttr(kSortedDocumentIdsAttr)};
     // The derivative of the score region, built once and copied into every
     // tile that needs it.
     Region derivative;

@@ -101,6 +101,10 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
       `q_idx + off - left <= kv_idx <= q_idx + off + right`.
     - `document(%ids : memref<BxSxi32>)`: keep
       `ids[b, q_idx] == ids[b, kv_idx]` (packed sequences; seq_q == seq_kv).
+      The ids must not decrease along a sequence: the kernels find each
+      tile's documents by binary search (the expansion marks the op
+      `fa.sorted_document_ids`, which a user's region comparing sorted ids
+      may carry too). fa-run checks it.
     - `softcap(%c)` (f32 > 0): `score = c * tanh(score / c)` (Gemma).
     - `alibi(%slopes : memref<Hxf32>)`:
       `score = score - slopes[h] * |q_idx + off - kv_idx|`, FlashAttention's

@@ -167,7 +167,9 @@ def FA_MaskTileOp : FA_Op<"mask_tile", [
 
     The classifier (`--fa-eliminate-causal-tiles`) analyses the region to
     remove this op from tiles that keep every element, and to skip tiles
-    that keep none.
+    that keep none. `sorted_document_ids` lets it treat a comparison of
+    document ids (`ids[b, q_idx] == ids[b, kv_idx]`) as packed documents:
+    ids non-decreasing along each sequence (searched at run time).
 
     ```mlir
     %kept = fa.mask_tile %s rows(%row) cols(%col) kv_len(%n) at(%b, %h)
@@ -181,14 +183,15 @@ def FA_MaskTileOp : FA_Op<"mask_tile", [
   let arguments = (ins FA_AccTile:$scores, Index:$row, Index:$col,
                        Index:$kv_len, Index:$batch, Index:$head,
                        Variadic<FA_CaptureType>:$captures, UnitAttr:$causal,
-                       UnitAttr:$transposed);
+                       UnitAttr:$transposed, UnitAttr:$sorted_document_ids);
   let results = (outs FA_AccTile:$result);
   let regions = (region SizedRegion<1>:$mask);
   let assemblyFormat = [{
     $scores `rows` `(` $row `)` `cols` `(` $col `)` `kv_len` `(` $kv_len `)`
     `at` `(` $batch `,` $head `)`
     (`captures` `(` $captures^ `:` type($captures) `)`)?
-    (`causal` $causal^)? (`transposed` $transposed^)? attr-dict `:`
+    (`causal` $causal^)? (`transposed` $transposed^)?
+    (`sorted_document_ids` $sorted_document_ids^)? attr-dict `:`
     type($scores) $mask
   }];
   let hasRegionVerifier = 1;

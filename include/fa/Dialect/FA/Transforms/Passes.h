@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kVariantAttr = "fa.variant";
 /// On a kernel function's argument: the name the manifest gives the kernel
 /// parameter it becomes ("window_left", or a user's "prefix").
 inline constexpr llvm::StringLiteral kParamNameAttr = "fa.name";
+/// On fa.attention / fa.attention_grad: the document ids its mask region
+/// compares are non-decreasing along each sequence (the `document` variant
+/// requires it), so the tile classifier may search them.
+inline constexpr llvm::StringLiteral kSortedDocumentIdsAttr =
+    "fa.sorted_document_ids";
 
 #define GEN_PASS_DECL
 #include "fa/Dialect/FA/Transforms/Passes.h.inc"

@@ -26,6 +26,8 @@ struct AttentionRegions {
   Region *mask = nullptr, *score = nullptr;
   bool causal = false;
   ValueRange captures;
+  /// The op's document ids are sorted (kSortedDocumentIdsAttr).
+  bool sortedDocumentIds = false;
 
   bool hasMask() const { return mask && !mask->empty(); }
   bool hasScore() const { return score && !score->empty(); }
