@@ -12,6 +12,7 @@ out=${2:?$usage}
 regex=${3:-}
 mkdir -p "$out"
 build_dir=$(cat "$carry/build-dir") source_dir=$(cat "$carry/source-dir")
+[ -d "$carry/kernels" ] || tar -C "$carry" -xJf "$carry/kernels.tar.xz"
 ln -sfn "$carry/bin" "$carry/build/bin"
 ln -sfn "$carry/kernels" "$carry/build/kernels"
 link() { # link PATH TARGET: PATH must either be free or already be TARGET.

@@ -13,7 +13,9 @@ for tool in fa-run fa-handwritten fa-runtime-gpu-tests fa-train-gpu-tests; do
   [ -x "$build/bin/$tool" ] || { echo "pack_carry: $build/bin/$tool is missing; build first" >&2; exit 1; }
   cp "$build/bin/$tool" .carry/bin/
 done
-cp -r "$build/kernels" .carry/kernels
+# The kernel library compressed (its PTX is tens of MB, past what the device
+# tool carries); device_ctest.sh and gpu_check.sh unpack it into kernels/.
+tar -C "$build" -cJf .carry/kernels.tar.xz kernels
 # No links here (the device tool may not carry them): device_ctest.sh makes
 # .carry/build/bin and .carry/build/kernels point at these.
 # ctest's own files: the test lists, gtest's discovered lists, fixtures.
