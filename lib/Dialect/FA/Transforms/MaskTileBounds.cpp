@@ -25,10 +25,7 @@
 // the sequence, ids[b, q_idx] == ids[b, kv_idx] keeps, for the fixed
 // positions [f0, f1] (clamped into the table), exactly the loop positions
 // whose ids lie in [ids[f0], ids[f1]]: [lowerBound(ids[f0]),
-// upperBound(ids[f1])), searched at run time (one scf.while for both, 8-ary:
-// each round's 14 loads are independent, so a 16k sequence costs 5
-// dependent rounds of global-memory latency instead of the 28 of two binary
-// searches, which took longer than a block's whole share of work); every
+// upperBound(ids[f1])), two binary searches (scf.while) at run time; every
 // one of them is kept by every fixed position only when ids[f0] == ids[f1].
 //
 // Any other condition is unknown: every tile visited, none full.
@@ -168,8 +165,7 @@ private:
   TileSets comparison(CmpIPredicate predicate, Value lhs, Value rhs);
   std::optional<DocumentTable> matchDocument(arith::CmpIOp op);
   TileSets sameDocument(const DocumentTable &table);
-  std::pair<Value, Value> searchTable(const DocumentTable &table, Value firstId,
-                                      Value lastId);
+  Value searchTable(const DocumentTable &table, Value id, CmpIPredicate before);
   TileSets atMostZero(const Linear &d);
 
   // The region's values.
@@ -417,77 +413,36 @@ MaskTileBoundsBuilder::matchDocument(arith::CmpIOp op) {
   return DocumentTable{*ids, *batch};
 }
 
-/// One round of an 8-ary search for the first position in [low, high) where
-/// `ids[p] before id` fails: seven probes at low + k (high - low) / 8, whose
-/// results (true for a prefix of k, the ids not decreasing) narrow the range
-/// to one eighth. Probes are clamped into the table, for finished searches.
-static std::pair<Value, Value> searchRound(ImplicitLocOpBuilder &b, Value ids,
-                                           Value batch, Value length, Value id,
-                                           arith::CmpIPredicate before,
-                                           Value low, Value high) {
-  constexpr int64_t kWays = 8;
-  auto constant = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, v);
-  };
-  Value width = arith::SubIOp::create(b, high, low);
-  Value last = arith::SubIOp::create(b, length, constant(1));
-  SmallVector<Value> probes, holds;
-  for (int64_t k = 1; k < kWays; ++k) {
-    Value offset = arith::DivUIOp::create(
-        b, arith::MulIOp::create(b, width, constant(k)), constant(kWays));
-    Value probe = arith::AddIOp::create(b, low, offset);
-    Value inTable = arith::MinSIOp::create(b, probe, last);
-    Value at = memref::LoadOp::create(b, ids, ValueRange{batch, inTable});
-    probes.push_back(probe);
-    holds.push_back(arith::CmpIOp::create(b, before, at, id));
-  }
-  // The last probe that holds raises low past it; the first that fails
-  // lowers high to it.
-  Value newLow = low, newHigh = high;
-  for (int64_t k = 0; k < kWays - 1; ++k)
-    newLow = arith::SelectOp::create(
-        b, holds[k], arith::AddIOp::create(b, probes[k], constant(1)), newLow);
-  for (int64_t k = kWays - 2; k >= 0; --k)
-    newHigh = arith::SelectOp::create(b, holds[k], newHigh, probes[k]);
-  // A finished search (low == high) keeps its answer while the other runs.
-  Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, low, high);
-  return {arith::SelectOp::create(b, active, newLow, low),
-          arith::SelectOp::create(b, active, newHigh, high)};
-}
-
-std::pair<Value, Value>
-MaskTileBoundsBuilder::searchTable(const DocumentTable &table, Value firstId,
-                                   Value lastId) {
-  // The first position where ids[p] < firstId fails, and the first where
-  // ids[p] <= lastId fails (length if none), searched together.
+Value MaskTileBoundsBuilder::searchTable(const DocumentTable &table, Value id,
+                                         CmpIPredicate before) {
+  // The first position p in [0, length) where `ids[p] before id` fails
+  // (length if none): a binary search, since the ids do not decrease.
   Value length = b.createOrFold<memref::DimOp>(table.ids, 1);
   Type index = b.getIndexType();
-  Value zero = constant(0);
   auto loop = scf::WhileOp::create(
-      b, TypeRange{index, index, index, index},
-      ValueRange{zero, length, zero, length},
+      b, TypeRange{index, index}, ValueRange{constant(0), length},
       [&](OpBuilder &nested, Location loc, ValueRange bounds) {
-        ImplicitLocOpBuilder cond(loc, nested);
-        Value more =
-            arith::OrIOp::create(cond,
-                                 arith::CmpIOp::create(cond, CmpIPredicate::slt,
-                                                       bounds[0], bounds[1]),
-                                 arith::CmpIOp::create(cond, CmpIPredicate::slt,
-                                                       bounds[2], bounds[3]));
-        scf::ConditionOp::create(cond, more, bounds);
+        Value more = arith::CmpIOp::create(nested, loc, CmpIPredicate::slt,
+                                           bounds[0], bounds[1]);
+        scf::ConditionOp::create(nested, loc, more, bounds);
       },
       [&](OpBuilder &nested, Location loc, ValueRange bounds) {
         ImplicitLocOpBuilder body(loc, nested);
-        auto [beginLow, beginHigh] =
-            searchRound(body, table.ids, table.batch, length, firstId,
-                        CmpIPredicate::slt, bounds[0], bounds[1]);
-        auto [endLow, endHigh] =
-            searchRound(body, table.ids, table.batch, length, lastId,
-                        CmpIPredicate::sle, bounds[2], bounds[3]);
-        scf::YieldOp::create(body,
-                             ValueRange{beginLow, beginHigh, endLow, endHigh});
+        Value low = bounds[0], high = bounds[1];
+        Value mid =
+            arith::DivUIOp::create(body, arith::AddIOp::create(body, low, high),
+                                   arith::ConstantIndexOp::create(body, 2));
+        Value atMid = memref::LoadOp::create(body, table.ids,
+                                             ValueRange{table.batch, mid});
+        Value isBefore = arith::CmpIOp::create(body, before, atMid, id);
+        Value next = arith::AddIOp::create(
+            body, mid, arith::ConstantIndexOp::create(body, 1));
+        scf::YieldOp::create(
+            body,
+            ValueRange{arith::SelectOp::create(body, isBefore, next, low),
+                       arith::SelectOp::create(body, isBefore, high, mid)});
       });
-  return {loop.getResult(0), loop.getResult(2)};
+  return loop.getResult(0);
 }
 
 TileSets MaskTileBoundsBuilder::sameDocument(const DocumentTable &table) {
@@ -507,7 +462,8 @@ TileSets MaskTileBoundsBuilder::sameDocument(const DocumentTable &table) {
         .getResult();
   };
   Value firstId = idAt(fixedBegin), lastId = idAt(fixedLast);
-  auto [begin, end] = searchTable(table, firstId, lastId);
+  Value begin = searchTable(table, firstId, CmpIPredicate::slt);
+  Value end = searchTable(table, lastId, CmpIPredicate::sle);
   // No fixed position in the sequence: nothing to keep.
   Value meets = b.createOrFold<arith::AndIOp>(
       cmp(CmpIPredicate::sge, fixedLast, constant(0)),
