@@ -71,6 +71,24 @@ mlir::fa::tileKernelFunctions(ModuleOp module,
   return success();
 }
 
+StringRef mlir::fa::getKernelVariant(func::FuncOp func, bool hasRegions) {
+  if (auto name = func->getAttrOfType<StringAttr>(kVariantAttr))
+    return name.getValue();
+  return hasRegions ? "custom" : StringRef();
+}
+
+StringAttr mlir::fa::getExtraParamName(func::FuncOp func, BlockArgument arg,
+                                       ValueRange captures) {
+  if (auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamNameAttr))
+    return name;
+  std::string fallback = "arg" + std::to_string(arg.getArgNumber());
+  for (auto [index, capture] : llvm::enumerate(captures))
+    if (capture == arg)
+      fallback = "capture" + std::to_string(index);
+  return StringAttr::get(func.getContext(), fallback);
+}
+
 StringRef mlir::fa::dtypeName(Type element) {
   if (element.isBF16())
     return "bf16";

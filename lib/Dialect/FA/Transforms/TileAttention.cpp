@@ -226,17 +226,12 @@ FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
                                                     {"lse", op.getLse()}};
   // Captures the function receives become parameters (named by their
   // fa.name); those the prelude computes are computed in the kernel.
-  for (auto [index, capture] : llvm::enumerate(op.getCaptures())) {
+  for (Value capture : op.getCaptures()) {
     auto arg = dyn_cast<BlockArgument>(capture);
     if (!arg || arg.getOwner() != &func.getBody().front())
       continue;
-    auto name =
-        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamNameAttr);
     roles.push_back(
-        {name ? name.getValue()
-              : StringAttr::get(func.getContext(), "capture" + Twine(index))
-                    .getValue(),
-         capture});
+        {getExtraParamName(func, arg, op.getCaptures()).getValue(), capture});
   }
   for (auto [name, value] : roles) {
     if (!value)
@@ -262,17 +257,6 @@ FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
   return names;
 }
 
-/// The manifest's name of what the op's regions compute: the function's
-/// fa.variant (fa-expand-attention-variants names the named variants),
-/// "custom" for an unnamed region, empty without regions.
-StringRef variantName(func::FuncOp func, AttentionOp op) {
-  if (auto name = func->getAttrOfType<StringAttr>(kVariantAttr))
-    return name.getValue();
-  if (!op.getMask().empty() || !op.getScore().empty())
-    return "custom";
-  return {};
-}
-
 /// The kernel of `func` (whose body is `op`), with its manifest entry: the
 /// function's parameters, named by role; the K and V tiles in shared memory,
 /// and the query or output tile where it passes through shared memory.
@@ -290,7 +274,8 @@ gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
       config.numWarps * kThreadsPerWarp,
       {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, params,
       AttentionEntry{headDim, op.getCausal(), op.getScaleOrDefault(),
-                     variantName(func, op)});
+                     getKernelVariant(func, !op.getMask().empty() ||
+                                                !op.getScore().empty())});
   auto shared = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   auto sharedTile = [&](int64_t rows) -> Type {

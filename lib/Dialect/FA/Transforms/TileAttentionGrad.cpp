@@ -566,7 +566,9 @@ struct FATileAttentionGradPass
                  queryType.getElementType(),
                  static_cast<float>(scale * M_LOG2E),
                  static_cast<float>(M_LOG2E)};
-    GradFunction g{func, op, captureParams(func, op), variantOf(func, op)};
+    GradFunction g{func, op, captureParams(func, op),
+                   getKernelVariant(func, !op.getMask().empty() ||
+                                              !op.getScore().empty())};
     k.regions = {&op.getMask(),
                  &op.getScore(),
                  op.getCausal(),
@@ -599,26 +601,11 @@ struct FATileAttentionGradPass
       };
       if (llvm::any_of(arg.getUses(), isTensor))
         continue;
-      auto name =
-          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamNameAttr);
-      if (!name) {
-        std::string fallback = "arg" + std::to_string(arg.getArgNumber());
-        for (auto [index, capture] : llvm::enumerate(op.getCaptures()))
-          if (capture == arg)
-            fallback = "capture" + std::to_string(index);
-        name = StringAttr::get(func.getContext(), fallback);
-      }
-      params.push_back({name.getValue(), arg.getType(), arg});
+      params.push_back(
+          {getExtraParamName(func, arg, op.getCaptures()).getValue(),
+           arg.getType(), arg});
     }
     return params;
-  }
-
-  static StringRef variantOf(func::FuncOp func, AttentionGradOp op) {
-    if (auto name = func->getAttrOfType<StringAttr>(kVariantAttr))
-      return name.getValue();
-    if (!op.getMask().empty() || !op.getScore().empty())
-      return "custom";
-    return {};
   }
 
   /// Maps the op's q, k, v, dout (the first four parameters of `kernel`)

@@ -41,6 +41,19 @@ LogicalResult tileKernelFunctions(ModuleOp module,
 /// finds their values.
 void clonePrelude(OpBuilder &b, Operation *op, IRMapping &mapping);
 
+/// The manifest's variant of the kernels of `func`, whose attention op has
+/// mask/score regions or not (`hasRegions`): the function's fa.variant
+/// (fa-expand-attention-variants names the named variants), "custom" for an
+/// unnamed region, empty without regions.
+StringRef getKernelVariant(func::FuncOp func, bool hasRegions);
+
+/// The manifest's name of the kernel parameter that argument `arg` of a
+/// kernel function becomes when it is not one of the op's tensors: its
+/// fa.name, else captureN when it is capture N of the op's `captures`,
+/// else argN.
+StringAttr getExtraParamName(func::FuncOp func, BlockArgument arg,
+                             ValueRange captures);
+
 /// The manifest's name of a kernel element type: "bf16", "f16", "f32", and
 /// for tables a region reads, "i32" or "i64".
 StringRef dtypeName(Type element);
