@@ -175,17 +175,30 @@ Value inlineRegion(ImplicitLocOpBuilder &b, Region &region, ValueRange args,
       cast<YieldOp>(block.getTerminator()).getValues().front());
 }
 
-/// The region's arguments: `leading` (scores, indices), then the captures,
-/// indices narrowed to i32.
-SmallVector<Value> regionArgs(ImplicitLocOpBuilder &b, ArrayRef<Value> leading,
-                              ValueRange captures) {
-  SmallVector<Value> args;
-  for (Value value : leading)
-    args.push_back(toNarrow(b, value));
-  for (Value value : captures)
-    args.push_back(toNarrow(b, value));
-  return args;
-}
+/// The arguments every element of a tile shares, narrowed to i32 once:
+/// batch, head (after the per-element ones) and the captures.
+struct SharedArgs {
+  Value batch, head;
+  SmallVector<Value> captures;
+
+  SharedArgs(ImplicitLocOpBuilder &b, Value batch, Value head,
+             ValueRange captures)
+      : batch(toNarrow(b, batch)), head(toNarrow(b, head)) {
+    for (Value value : captures)
+      this->captures.push_back(toNarrow(b, value));
+  }
+
+  /// The region's arguments: `score` (for a score region), batch, head,
+  /// the element's indices, the captures.
+  SmallVector<Value> regionArgs(Value score, ElementIndices e) const {
+    SmallVector<Value> args;
+    if (score)
+      args.push_back(score);
+    args.append({batch, head, e.query, e.key});
+    llvm::append_range(args, captures);
+    return args;
+  }
+};
 
 struct ConvertMaskTile : OpConversionPattern<MaskTileOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -201,6 +214,8 @@ struct ConvertMaskTile : OpConversionPattern<MaskTileOp> {
     // Keys (queries when transposed) at or past kv_len are past the end.
     bool transposed = op.getTransposed();
     Value kvLen = toNarrow(b, adaptor.getKvLen());
+    SharedArgs shared(b, adaptor.getBatch(), adaptor.getHead(),
+                      adaptor.getCaptures());
     SmallVector<Value> elements;
     Reciprocals reciprocals;
     forEachElement(
@@ -215,12 +230,8 @@ struct ConvertMaskTile : OpConversionPattern<MaskTileOp> {
                 b, keep,
                 arith::CmpIOp::create(b, arith::CmpIPredicate::ule, e.key,
                                       e.query));
-          Value kept = inlineRegion(
-              b, op.getMask(),
-              regionArgs(
-                  b, {adaptor.getBatch(), adaptor.getHead(), e.query, e.key},
-                  adaptor.getCaptures()),
-              reciprocals);
+          Value kept = inlineRegion(b, op.getMask(),
+                                    shared.regionArgs(Value(), e), reciprocals);
           keep = arith::AndIOp::create(b, keep, kept);
           Value value = vector::ExtractOp::create(b, scores, position);
           elements.push_back(arith::SelectOp::create(b, keep, value, negInf));
@@ -239,21 +250,18 @@ struct ConvertScoreTile : OpConversionPattern<ScoreTileOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value scores = adaptor.getScores();
     auto share = cast<VectorType>(scores.getType());
+    SharedArgs shared(b, adaptor.getBatch(), adaptor.getHead(),
+                      adaptor.getCaptures());
     SmallVector<Value> elements;
     Reciprocals reciprocals;
-    forEachElement(b, share, op.getScores().getType().getDimSize(1),
-                   adaptor.getRow(), adaptor.getCol(), op.getTransposed(),
-                   [&](ArrayRef<int64_t> position, ElementIndices e) {
-                     Value value =
-                         vector::ExtractOp::create(b, scores, position);
-                     elements.push_back(inlineRegion(
-                         b, op.getScore(),
-                         regionArgs(b,
-                                    {value, adaptor.getBatch(),
-                                     adaptor.getHead(), e.query, e.key},
-                                    adaptor.getCaptures()),
-                         reciprocals));
-                   });
+    forEachElement(
+        b, share, op.getScores().getType().getDimSize(1), adaptor.getRow(),
+        adaptor.getCol(), op.getTransposed(),
+        [&](ArrayRef<int64_t> position, ElementIndices e) {
+          Value value = vector::ExtractOp::create(b, scores, position);
+          elements.push_back(inlineRegion(
+              b, op.getScore(), shared.regionArgs(value, e), reciprocals));
+        });
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, share, elements);
     return success();
   }

@@ -132,13 +132,39 @@ scf::ForOp cloneRange(ImplicitLocOpBuilder &b, scf::ForOp loop,
   if (previous)
     range.getInitArgsMutable().assign(previous.getResults());
   if (dropMask) {
-    auto mask = *range.getBody()->getOps<MaskTileOp>().begin();
-    mask.replaceAllUsesWith(mask.getScores());
-    mask.erase();
+    // The loop's one mask, fa.apply_mask or fa.mask_tile.
+    Operation *mask = &*llvm::find_if(*range.getBody(), [](Operation &op) {
+      return isa<ApplyMaskOp, MaskTileOp>(op);
+    });
+    mask->replaceAllUsesWith(ValueRange{mask->getOperand(0)});
+    mask->erase();
   }
   range->removeAttr(kKvLoopAttr);
   range->setAttr("fa.kv_tiles", b.getStringAttr(kind));
   return range;
+}
+
+/// Checks what splitting `loop` at tile bounds needs: tiles from 0 with step
+/// 1, the mask's column offset `iv * width` (`column` names that offset in
+/// the error), and `invariants` defined outside the loop (`invariantsWhy`
+/// names them). Returns the tile width; errors name `pass`.
+FailureOr<int64_t> checkTileLoop(scf::ForOp loop, Value col,
+                                 ValueRange invariants, StringRef column,
+                                 StringRef invariantsWhat, StringRef pass) {
+  auto fail = [&](const Twine &why) {
+    return emitPassError(loop, pass) << why, failure();
+  };
+  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
+      !matchPattern(loop.getStep(), m_One()))
+    return fail("expects a loop over tiles from 0 with step 1");
+  std::optional<int64_t> width = tileWidth(loop, col);
+  if (!width)
+    return fail("expects the mask's " + column + " to be iv * tile width");
+  for (Value v : invariants)
+    if (loop->isAncestor(v.getParentRegion()->getParentOp()))
+      return fail("expects the mask's " + invariantsWhat +
+                  " to be loop-invariant");
+  return *width;
 }
 
 /// Splits a loop whose tiles a mask region masks into the partial tiles
@@ -147,22 +173,14 @@ scf::ForOp cloneRange(ImplicitLocOpBuilder &b, scf::ForOp loop,
 /// keys (the forward, dQ) or, for a transposed mask, along queries (dK/dV).
 LogicalResult splitRegionLoop(scf::ForOp loop, MaskTileOp mask,
                               StringRef pass) {
-  auto fail = [&](const Twine &why) {
-    return emitPassError(loop, pass) << why;
-  };
-  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
-      !matchPattern(loop.getStep(), m_One()))
-    return fail("expects a loop over tiles from 0 with step 1");
-  std::optional<int64_t> width = tileWidth(loop, mask.getCol());
-  if (!width)
-    return fail("expects the mask's column offset to be iv * tile width");
   SmallVector<Value> invariants = {mask.getRow(), mask.getKvLen(),
                                    mask.getBatch(), mask.getHead()};
   llvm::append_range(invariants, mask.getCaptures());
-  for (Value v : invariants)
-    if (loop->isAncestor(v.getParentRegion()->getParentOp()))
-      return fail("expects the mask's rows, bounds and captures to be "
-                  "loop-invariant");
+  FailureOr<int64_t> width =
+      checkTileLoop(loop, mask.getCol(), invariants, "column offset",
+                    "rows, bounds and captures", pass);
+  if (failed(width))
+    return failure();
 
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
   bool alongQueries = mask.getTransposed();
@@ -205,34 +223,18 @@ LogicalResult splitLoop(scf::ForOp loop, StringRef pass) {
   if (masks.size() != 1)
     return fail("expects one mask per key/value loop");
   ApplyMaskOp mask = masks.front();
-  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
-      !matchPattern(loop.getStep(), m_One()))
-    return fail("expects a loop over tiles from 0 with step 1");
-  std::optional<int64_t> blockN = tileWidth(loop, mask.getCol());
-  if (!blockN)
-    return fail("expects the mask's key offset to be iv * tile width");
-  for (Value v : {mask.getRow(), mask.getKvLen()})
-    if (loop->isAncestor(v.getParentRegion()->getParentOp()))
-      return fail("expects the mask's query row and key length to be "
-                  "loop-invariant");
+  FailureOr<int64_t> blockN =
+      checkTileLoop(loop, mask.getCol(), {mask.getRow(), mask.getKvLen()},
+                    "key offset", "query row and key length", pass);
+  if (failed(blockN))
+    return failure();
 
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
   TileBounds bounds = classifyTiles(b, loop, mask, *blockN);
-
-  auto fullLoop = cast<scf::ForOp>(b.clone(*loop));
-  fullLoop.setUpperBound(bounds.numFull);
-  auto fullMask = *fullLoop.getBody()->getOps<ApplyMaskOp>().begin();
-  fullMask.replaceAllUsesWith(fullMask.getScores());
-  fullMask.erase();
-  fullLoop->removeAttr(kKvLoopAttr);
-  fullLoop->setAttr("fa.kv_tiles", b.getStringAttr("full"));
-
-  auto partialLoop = cast<scf::ForOp>(b.clone(*loop));
-  partialLoop.setLowerBound(bounds.numFull);
-  partialLoop.setUpperBound(bounds.numVisited);
-  partialLoop.getInitArgsMutable().assign(fullLoop.getResults());
-  partialLoop->removeAttr(kKvLoopAttr);
-  partialLoop->setAttr("fa.kv_tiles", b.getStringAttr("partial"));
+  scf::ForOp fullLoop = cloneRange(b, loop, {}, loop.getLowerBound(),
+                                   bounds.numFull, true, "full");
+  scf::ForOp partialLoop = cloneRange(b, loop, fullLoop, bounds.numFull,
+                                      bounds.numVisited, false, "partial");
 
   loop.replaceAllUsesWith(partialLoop.getResults());
   loop.erase();
