@@ -135,3 +135,53 @@ func.func @store_block_rank(%v: vector<1024xf32>, %y: memref<?x?xf32>, %i: index
   fa.store_block %v, %y[%i, %i] : vector<1024xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+// A tile's copy of a mask region takes (batch, head, q_idx, kv_idx) then one
+// argument per capture, of the captures' types.
+func.func @mask_tile_arguments(%s: vector<64x64xf32>, %i: index, %c: f32) {
+  // expected-error @+1 {{'fa.mask_tile' op expects region arguments ('index', 'index', 'index', 'index', 'f32'), got ('index', 'index', 'index', 'index')}}
+  %r = fa.mask_tile %s rows(%i) cols(%i) kv_len(%i) at(%i, %i) captures(%c : f32) : vector<64x64xf32> {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %keep = arith.cmpi sle, %k, %q : index
+    fa.yield %keep : i1
+  }
+  return
+}
+
+// -----
+
+func.func @mask_tile_yield(%s: vector<64x64xf32>, %i: index) {
+  // expected-error @+1 {{'fa.mask_tile' op expects the region to end in fa.yield of one 'i1'}}
+  %r = fa.mask_tile %s rows(%i) cols(%i) kv_len(%i) at(%i, %i) : vector<64x64xf32> {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %x = arith.constant 1.0 : f32
+    fa.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_tile_arguments(%s: vector<64x64xf32>, %i: index) {
+  // expected-error @+1 {{'fa.score_tile' op expects region arguments ('f32', 'index', 'index', 'index', 'index'), got ('index', 'index', 'index', 'index')}}
+  %r = fa.score_tile %s rows(%i) cols(%i) at(%i, %i) : vector<64x64xf32> {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %x = arith.constant 1.0 : f32
+    fa.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_tile_yield(%s: vector<64x64xf32>, %i: index) {
+  // expected-error @+1 {{'fa.score_tile' op expects the region to end in fa.yield of one 'f32'}}
+  %r = fa.score_tile %s rows(%i) cols(%i) at(%i, %i) : vector<64x64xf32> {
+  ^bb0(%x: f32, %b: index, %h: index, %q: index, %k: index):
+    %keep = arith.cmpi sle, %k, %q : index
+    fa.yield %keep : i1
+  }
+  return
+}

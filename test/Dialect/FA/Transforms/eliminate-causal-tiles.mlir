@@ -166,3 +166,50 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A mask region's loop is checked like the causal one's, with its captures
+// among what must be loop-invariant.
+gpu.module @m {
+  gpu.func @region_capture_in_loop(%s: vector<16x32xf32>, %row0: index, %tiles: index, %kv_len: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    // expected-error @+1 {{fa-eliminate-causal-tiles: expects the mask's rows, bounds and captures to be loop-invariant}}
+    scf.for %j = %c0 to %tiles step %c1 {
+      %col = arith.muli %j, %c32 : index
+      %a = fa.mask_tile %s rows(%row0) cols(%col) kv_len(%kv_len) at(%c0, %c0) captures(%j : index) : vector<16x32xf32> {
+      ^bb0(%b: index, %h: index, %q: index, %k: index, %p: index):
+        %keep = arith.cmpi slt, %k, %p : index
+        fa.yield %keep : i1
+      }
+    } {fa.kv_loop}
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @m {
+  gpu.func @two_region_masks(%s: vector<16x32xf32>, %row0: index, %tiles: index, %kv_len: index) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    // expected-error @+1 {{fa-eliminate-causal-tiles: expects one mask per loop}}
+    scf.for %j = %c0 to %tiles step %c1 {
+      %col = arith.muli %j, %c32 : index
+      %a = fa.mask_tile %s rows(%row0) cols(%col) kv_len(%kv_len) at(%c0, %c0) : vector<16x32xf32> {
+      ^bb0(%b: index, %h: index, %q: index, %k: index):
+        %keep = arith.cmpi sle, %k, %q : index
+        fa.yield %keep : i1
+      }
+      %b2 = fa.mask_tile %a rows(%row0) cols(%col) kv_len(%kv_len) at(%c0, %c0) : vector<16x32xf32> {
+      ^bb0(%b: index, %h: index, %q: index, %k: index):
+        %keep = arith.cmpi sle, %k, %q : index
+        fa.yield %keep : i1
+      }
+    } {fa.kv_loop}
+    gpu.return
+  }
+}
