@@ -3,9 +3,10 @@
 
 set(FA_CUDA_ARCH sm_90 CACHE STRING "GPU architecture for the runtime's own CUDA C++ kernels")
 
-# fa_compile_cuda(<output> <source> <ptx|fatbin> [DEFINES <NAME=value>...])
+# fa_compile_cuda(<output> <source> <ptx|fatbin> [DEFINES <NAME=value>...]
+#                 [OPTIONS <nvcc option>...])
 function(fa_compile_cuda output source kind)
-  cmake_parse_arguments(ARG "" "" "DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEFINES;OPTIONS" ${ARGN})
   set(defines)
   foreach(define ${ARG_DEFINES})
     list(APPEND defines -D${define})
@@ -15,7 +16,7 @@ function(fa_compile_cuda output source kind)
   add_custom_command(
     OUTPUT ${output}
     COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -std=c++17 -O3 --${kind}
-            -arch=${FA_CUDA_ARCH} ${defines}
+            -arch=${FA_CUDA_ARCH} ${defines} ${ARG_OPTIONS}
             --generate-dependencies-with-compile --dependency-output ${depfile}
             -o ${output} ${source}
     DEPENDS ${source}

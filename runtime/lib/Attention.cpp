@@ -53,10 +53,15 @@ std::size_t perRowBytes(const AttentionShape &shape) {
 } // namespace
 
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
-  return resolveGrid(spec, {{"query_tiles", ceilDiv(shape.seqQ, spec.blockM)},
-                            {"batch_heads", shape.batch * shape.heads},
-                            {"key_tiles", ceilDiv(shape.seqKv, spec.blockM)},
-                            {"batch_kv_heads", shape.batch * shape.kvHeads}});
+  GridSymbolValues values = {{"batch_heads", shape.batch * shape.heads},
+                             {"batch_kv_heads", shape.batch * shape.kvHeads},
+                             {"heads", shape.heads}};
+  // Tiles are counted in block_m rows, which row-wise kernels (dsinks) lack.
+  if (spec.blockM > 0) {
+    values["query_tiles"] = ceilDiv(shape.seqQ, spec.blockM);
+    values["key_tiles"] = ceilDiv(shape.seqKv, spec.blockM);
+  }
+  return resolveGrid(spec, values);
 }
 
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
@@ -85,6 +90,9 @@ ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
                    {"dq", MemrefArg{buffers.dq, dtype, shape.query()}},
                    {"dk", MemrefArg{buffers.dk, dtype, shape.keyValue()}},
                    {"dv", MemrefArg{buffers.dv, dtype, shape.keyValue()}}});
+  if (buffers.dsinks)
+    bindings.insert(
+        {"dsinks", MemrefArg{buffers.dsinks, DType::F32, {shape.heads}}});
   return bindings;
 }
 
@@ -97,7 +105,11 @@ AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
                           kAttentionDeltaOp),
           &namedCompanion(library, dq, "dkdv_kernel", dq.dkdvKernel,
                           kAttentionDkDvOp),
-          &dq};
+          &dq,
+          dq.dsinksKernel.empty()
+              ? nullptr
+              : &namedCompanion(library, dq, "dsinks_kernel", dq.dsinksKernel,
+                                kAttentionDsinksOp)};
 }
 
 AttentionLaunch::AttentionLaunch(const Kernel &kernel,
@@ -117,7 +129,7 @@ void AttentionLaunch::enqueue(const Stream &stream) {
 AttentionBackwardLaunch::AttentionBackwardLaunch(
     const Kernel &delta, const Kernel &dkdv, const Kernel &dq,
     const AttentionShape &shape, const AttentionBackwardBuffers &buffers,
-    const ArgBindings &variant)
+    const ArgBindings &variant, const Kernel *dsinks)
     : deltaKernel(delta), dkdvKernel(dkdv), dqKernel(dq),
       dqGrid(attentionGrid(
           checkedAttentionSpec(dq, kAttentionBackwardOp, shape), shape)),
@@ -138,12 +150,41 @@ AttentionBackwardLaunch::AttentionBackwardLaunch(
                                          deltaBuffer.get(), variant)),
       dqArgs(dq.spec(),
              attentionBackwardBindings(dq.spec().dtype, shape, buffers,
-                                       deltaBuffer.get(), variant)) {}
+                                       deltaBuffer.get(), variant)),
+      dsinksKernel(dsinks) {
+  const KernelSpec &dqSpec = dq.spec();
+  if (!dsinks) {
+    if (buffers.dsinks)
+      throw Error("kernel " + dqSpec.name +
+                  ": a dsinks buffer needs the dsinks kernel that writes it");
+    return;
+  }
+  const KernelSpec &spec = dsinks->spec();
+  if (spec.op != kAttentionDsinksOp)
+    throw Error("kernel " + spec.name + " computes " + spec.op + ", not " +
+                kAttentionDsinksOp);
+  if (spec.name != dqSpec.dsinksKernel)
+    throw Error("kernel " + dqSpec.name + " needs " +
+                (dqSpec.dsinksKernel.empty()
+                     ? std::string("no dsinks_kernel")
+                     : dqSpec.dsinksKernel + " as its dsinks_kernel") +
+                ", not " + spec.name);
+  if (!buffers.dsinks)
+    throw Error("kernel " + spec.name +
+                " writes dsinks: the backward's "
+                "buffers need one (f32 [heads])");
+  dsinksGrid = attentionGrid(spec, shape);
+  dsinksArgs.emplace(spec,
+                     attentionBackwardBindings(spec.dtype, shape, buffers,
+                                               deltaBuffer.get(), variant));
+}
 
 void AttentionBackwardLaunch::enqueue(const Stream &stream) {
   enqueue(AttentionBackwardStage::Delta, stream);
   enqueue(AttentionBackwardStage::DkDv, stream);
   enqueue(AttentionBackwardStage::Dq, stream);
+  if (dsinksKernel)
+    enqueue(AttentionBackwardStage::Dsinks, stream);
 }
 
 void AttentionBackwardLaunch::enqueue(AttentionBackwardStage stage,
@@ -157,6 +198,12 @@ void AttentionBackwardLaunch::enqueue(AttentionBackwardStage stage,
     return;
   case AttentionBackwardStage::Dq:
     dqKernel.launch(dqGrid, dqArgs, stream.get());
+    return;
+  case AttentionBackwardStage::Dsinks:
+    if (!dsinksKernel)
+      throw Error("kernel " + dqKernel.spec().name +
+                  ": this backward launch has no dsinks kernel");
+    dsinksKernel->launch(dsinksGrid, *dsinksArgs, stream.get());
     return;
   }
 }

@@ -19,7 +19,10 @@
 // CPU reference's code too): each sweep covers the causal/window key range
 // of its row and skips keys the rule does not keep; scores go through
 // ruleScore, dS gains ruleScoreDerivative. A row that keeps no key gets
-// out = 0 and lse = -inf, and contributes nothing to the gradients.
+// out = 0 and lse = -inf, and contributes nothing to the gradients. A sink
+// joins each row's softmax statistics (its lse; an empty row's lse is the
+// sink); dropout's Z_ij (ruleDropout, Philox.h's mask) multiplies P in the
+// output and dV and dO . v in dP.
 //
 // Built into a fatbin embedded in the runtime and launched through the driver
 // API like any library kernel.
@@ -121,6 +124,12 @@ template <typename T> struct QueryRow {
                            const AttentionReferenceParams &p) const {
     return j < end && keeps(j, p) ? exp(score(query, j, p) - lse) : 0.0;
   }
+
+  /// Z_ij: dropout's factor (1 without dropout).
+  __device__ double dropout(long long j,
+                            const AttentionReferenceParams &p) const {
+    return ruleDropout(p.rule, batch, head, row, j);
+  }
 };
 
 /// The row's log-sum-exp, returned to every thread: each thread's softmax
@@ -140,6 +149,8 @@ __device__ double rowLogSumExp(const double *query, const QueryRow<T> &row,
   if (threadIdx.x == 0) {
     for (unsigned t = 1; t < blockDim.x; ++t)
       mergeSoftmaxStats(max, sum, scratchA[t], scratchB[t]);
+    if (p.rule.sinks) // The sink: one more term of the denominator.
+      mergeSoftmaxStats(max, sum, p.rule.sinks[row.head], 1.0);
     scratchB[0] = sum > 0 ? max + log(sum) : -CUDART_INF; // No kept key.
   }
   __syncthreads();
@@ -192,7 +203,9 @@ __device__ void attentionReference(const T *q, const T *k, const T *v,
   // Weights of a chunk of keys, then every thread adds the chunk's weighted
   // values into the output dimensions it owns.
   for (long long start = row.first; start < row.end; start += blockDim.x) {
-    scratchA[threadIdx.x] = row.weight(query, start + threadIdx.x, rowLse, p);
+    const long long j = start + threadIdx.x;
+    scratchA[threadIdx.x] =
+        j < row.end ? row.weight(query, j, rowLse, p) * row.dropout(j, p) : 0.0;
     __syncthreads();
     accumulateRows(accumulator, scratchA, row.values + start * p.headDim,
                    min(static_cast<long long>(blockDim.x), row.end - start), p);
@@ -224,11 +237,11 @@ __device__ void attentionGradRows(const T *q, const T *k, const T *v,
   __syncthreads();
   const double rowLse = rowLogSumExp(query, row, p, scratchA, scratchB);
 
-  // delta = sum_j P_ij dP_ij, which equals dot(dout_i, out_i).
+  // delta = sum_j P_ij dP_ij, dP_ij = Z_ij dout_i . v_j: dot(dout_i, out_i).
   double partial = 0;
   for (long long j = row.first + threadIdx.x; j < row.end; j += blockDim.x)
     if (row.keeps(j, p))
-      partial += exp(row.score(query, j, p) - rowLse) *
+      partial += exp(row.score(query, j, p) - rowLse) * row.dropout(j, p) *
                  dot(gradOut, row.values + j * p.headDim, p);
   const double rowDelta = blockSum(partial, scratchA);
 
@@ -238,9 +251,11 @@ __device__ void attentionGradRows(const T *q, const T *k, const T *v,
     double dscore = 0;
     if (j < row.end && row.keeps(j, p)) {
       double raw = row.rawScore(query, j, p);
-      dscore = exp(ruleScore(p.rule, raw, row.head, row.row, j) - rowLse) *
-               (dot(gradOut, row.values + j * p.headDim, p) - rowDelta) *
-               ruleScoreDerivative(p.rule, raw);
+      dscore =
+          exp(ruleScore(p.rule, raw, row.head, row.row, j) - rowLse) *
+          (row.dropout(j, p) * dot(gradOut, row.values + j * p.headDim, p) -
+           rowDelta) *
+          ruleScoreDerivative(p.rule, raw);
     }
     scratchA[threadIdx.x] = dscore;
     __syncthreads();
@@ -297,9 +312,11 @@ __device__ void attentionGradKeys(const T *q, const T *k, const T *v,
         long long row = rows + i;
         double raw = p.scale * dot(key, q + row * p.headDim, p);
         double weight = exp(ruleScore(p.rule, raw, head, i, keyRow) - lse[row]);
-        weights[threadIdx.x] = weight;
+        double dropout = ruleDropout(p.rule, batch, head, i, keyRow);
+        weights[threadIdx.x] = weight * dropout;
         dscores[threadIdx.x] =
-            weight * (dot(value, dout + row * p.headDim, p) - delta[row]) *
+            weight *
+            (dropout * dot(value, dout + row * p.headDim, p) - delta[row]) *
             ruleScoreDerivative(p.rule, raw);
       }
       __syncthreads();

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -48,7 +49,8 @@ void documentSpans(const std::int32_t *ids, std::int64_t seq,
 /// The parameters a variant binds by name, whatever the kernel.
 const std::set<std::string> &namedParams() {
   static const std::set<std::string> names = {
-      "window_left", "window_right", "softcap", "alibi_slopes", "doc_ids"};
+      "window_left", "window_right", "softcap",      "alibi_slopes",  "doc_ids",
+      "sinks",       "dropout_p",    "dropout_seed", "dropout_offset"};
   return names;
 }
 
@@ -60,6 +62,10 @@ const char *flagOfNamedParam(const std::string &name) {
     return "--softcap C";
   if (name == "alibi_slopes")
     return "--alibi";
+  if (name == "sinks")
+    return "--sinks or --sinks-file";
+  if (name == "dropout_p" || name == "dropout_seed" || name == "dropout_offset")
+    return "--dropout P (with --seed and --dropout-offset)";
   return "--doc-lens or --doc-ids";
 }
 
@@ -163,6 +169,20 @@ VariantParams namedVariantParams(const AttentionVariant &variant,
                               DType::F32,
                               {shape.batch, shape.seqQ},
                               bytesOf(variant.docIds)});
+  if (!variant.sinks.empty())
+    params.tensors.push_back({"sinks",
+                              ParamKind::Memref,
+                              DType::F32,
+                              {shape.heads},
+                              bytesOf(variant.sinks)});
+  if (const std::optional<AttentionDropout> &dropout = variant.dropout) {
+    params.scalars["dropout_p"] = dropout->p;
+    // The kernels take the u64 seed and u32 offset as i64 and i32: the
+    // same bits.
+    params.scalars["dropout_seed"] = static_cast<std::int64_t>(dropout->seed);
+    params.scalars["dropout_offset"] =
+        static_cast<std::int32_t>(dropout->offset);
+  }
   return params;
 }
 
@@ -190,6 +210,14 @@ AttentionVariantRule hostVariantRule(const AttentionVariant &variant,
   rule.docIds = variant.docIds.empty() ? nullptr : variant.docIds.data();
   rule.mask = variant.mask.empty() ? nullptr : variant.mask.data();
   rule.maskPerHead = variant.maskShape.size() == 4;
+  rule.sinks = variant.sinks.empty() ? nullptr : variant.sinks.data();
+  rule.hasDropout = variant.dropout.has_value();
+  if (variant.dropout) {
+    rule.dropoutThreshold = dropoutThreshold(variant.dropout->p);
+    rule.dropoutScale = dropoutScale(variant.dropout->p);
+    rule.dropoutSeed = variant.dropout->seed;
+    rule.dropoutOffset = variant.dropout->offset;
+  }
   return rule;
 }
 
@@ -234,6 +262,10 @@ std::string AttentionVariant::namedName() const {
     parts.push_back("softcap");
   if (!alibiSlopes.empty())
     parts.push_back("alibi");
+  if (!sinks.empty())
+    parts.push_back("sinks");
+  if (dropout)
+    parts.push_back("dropout");
   return joinNames(parts, "+");
 }
 
@@ -263,6 +295,19 @@ void AttentionVariant::validate(const AttentionShape &shape) const {
       throw Error(where + "document masks need seq_q == seq_kv");
     checkDocumentIds(docIds, shape.batch, shape.seqQ);
   }
+  if (!sinks.empty()) {
+    if (static_cast<std::int64_t>(sinks.size()) != shape.heads)
+      throw Error(where + "sinks need one logit per query head (" +
+                  std::to_string(shape.heads) + "), got " +
+                  std::to_string(sinks.size()));
+    for (std::size_t h = 0; h < sinks.size(); ++h)
+      if (!std::isfinite(sinks[h]))
+        throw Error(where + "sink " + std::to_string(h) + " is " +
+                    shortNumber(sinks[h]) + "; sinks must be finite");
+  }
+  if (dropout && !(dropout->p >= 0 && dropout->p < 1))
+    throw Error(where + "dropout p must be in [0, 1), got " +
+                shortNumber(dropout->p));
   if (!mask.empty()) {
     Shape perProblem = {shape.seqQ, shape.seqKv};
     Shape perHead = {shape.batch, shape.heads, shape.seqQ, shape.seqKv};
@@ -336,6 +381,12 @@ std::string AttentionVariant::describe() const {
     parts.push_back("softcap=" + shortNumber(*softcap));
   if (!alibiSlopes.empty())
     parts.push_back("alibi");
+  if (!sinks.empty())
+    parts.push_back(sinksSource.empty() ? "sinks" : "sinks=" + sinksSource);
+  if (dropout)
+    parts.push_back("dropout=(p " + shortNumber(dropout->p) + ", seed " +
+                    std::to_string(dropout->seed) + ", offset " +
+                    std::to_string(dropout->offset) + ")");
   if (!mask.empty())
     parts.push_back("mask=" + formatShape(maskShape));
   for (const auto &[name, value] : params)
@@ -349,6 +400,23 @@ std::vector<float> alibiSlopes(std::int64_t heads) {
     slopes[h] = static_cast<float>(std::exp2(-8.0 * static_cast<double>(h + 1) /
                                              static_cast<double>(heads)));
   return slopes;
+}
+
+std::vector<float> randomSinks(std::int64_t heads, std::int64_t seqKv,
+                               std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  // A uniform double in (0, 1] from the top 53 bits.
+  auto uniform = [&rng] {
+    return (static_cast<double>(rng() >> 11) + 1.0) * 0x1.0p-53;
+  };
+  const double pi = std::acos(-1.0);
+  std::vector<float> sinks(static_cast<std::size_t>(heads));
+  for (float &sink : sinks) {
+    double normal =
+        std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * pi * uniform());
+    sink = static_cast<float>(std::log(static_cast<double>(seqKv)) + normal);
+  }
+  return sinks;
 }
 
 std::vector<std::int32_t>
@@ -394,7 +462,7 @@ void checkDocumentIds(const std::vector<std::int32_t> &ids, std::int64_t batch,
 
 bool isAttentionTensorParam(const std::string &name) {
   static const std::set<std::string> names = {
-      "q", "k", "v", "out", "lse", "dout", "delta", "dq", "dk", "dv"};
+      "q", "k", "v", "out", "lse", "dout", "delta", "dq", "dk", "dv", "dsinks"};
   return names.count(name) != 0;
 }
 
@@ -408,6 +476,20 @@ VariantParams variantParams(const AttentionVariant &variant,
     given.insert(name);
   for (const VariantParams::Tensor &tensor : params.tensors)
     given.insert(tensor.name);
+  // A value the variant gives must reach a kernel: a kernel of the
+  // variant's name compiled without it would silently ignore it.
+  for (const std::string &name : given) {
+    bool taken = false;
+    for (const KernelSpec *kernel : kernels)
+      for (const KernelParam &param : kernel->params)
+        taken = taken || param.name == name;
+    if (!taken)
+      throw Error("kernel " + kernels.front()->name + " (variant " +
+                  variant.name() + ") takes no parameter '" + name +
+                  "', which " + flagOfNamedParam(name) +
+                  " gives; its parameters are " +
+                  joinNames(paramNames(*kernels.front()), ", "));
+  }
 
   // Every --param must name a parameter of some kernel that is not one the
   // runtime binds itself.

@@ -18,6 +18,10 @@
 #include <cmath>
 #endif
 
+// The dropout mask's one definition (constexpr, so device code may call it:
+// AttentionReference.cu is compiled with --expt-relaxed-constexpr).
+#include "fa/runtime/Philox.h"
+
 /// Causal alignments, as AttentionVariantRule::causal holds them.
 enum : int {
   kRuleNoCausal = 0,
@@ -38,6 +42,12 @@ struct AttentionVariantRule {
   const int *docIds;         // [batch, seq] (seq_q == seq_kv), or null.
   const unsigned char *mask; // Nonzero keeps; or null.
   int maskPerHead;           // mask is [B, H, Sq, Skv], else [Sq, Skv].
+  const float *sinks;        // [heads] logits in every row's softmax, or null.
+  int hasDropout;
+  unsigned dropoutThreshold; // dropoutThreshold(p): lower bits are dropped.
+  double dropoutScale;       // dropoutScale(p), the f32 1 / (1 - p).
+  unsigned long long dropoutSeed;
+  unsigned dropoutOffset;
 };
 
 /// seq_kv - seq_q: where query row i's diagonal lies (bottom-right).
@@ -134,6 +144,24 @@ ruleScoreDerivative(const AttentionVariantRule &rule, double s) {
     return 1;
   double t = tanh(s / rule.softcap);
   return 1 - t * t;
+}
+
+/// Z_ij, what dropout multiplies P_ij by in out and dV (and dP_ij by): 0
+/// where Philox.h's mask drops (b, h, i, j), 1 / (1 - p) where it keeps, 1
+/// without dropout. The softmax itself (lse) is the undropped one.
+FA_HOST_DEVICE inline double ruleDropout(const AttentionVariantRule &rule,
+                                         long long b, long long h, long long i,
+                                         long long j) {
+  if (!rule.hasDropout)
+    return 1;
+  const fa::DropoutPosition position{
+      static_cast<unsigned>(b), static_cast<unsigned>(h),
+      static_cast<unsigned>(rule.heads), static_cast<unsigned>(i),
+      static_cast<unsigned>(j)};
+  return fa::dropoutBits(rule.dropoutSeed, rule.dropoutOffset, position) >=
+                 rule.dropoutThreshold
+             ? rule.dropoutScale
+             : 0.0;
 }
 
 #ifndef __CUDACC__

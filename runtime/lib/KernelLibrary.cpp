@@ -125,6 +125,24 @@ void readAttentionFields(const ObjectReader &kernel, KernelSpec &spec) {
   if (spec.op == kAttentionBackwardOp) {
     spec.deltaKernel = kernel.string("delta_kernel");
     spec.dkdvKernel = kernel.string("dkdv_kernel");
+    if (kernel.has("dsinks_kernel"))
+      spec.dsinksKernel = kernel.string("dsinks_kernel");
+  }
+}
+
+/// An attention_bwd_dsinks kernel: the tensors it reads and writes, by name
+/// (its grid, one block per head, needs no config).
+void requireDsinksParams(const ObjectReader &kernel, const KernelSpec &spec) {
+  for (const char *name : {"lse", "delta", "sinks", "dsinks"}) {
+    auto param =
+        std::find_if(spec.params.begin(), spec.params.end(),
+                     [&](const KernelParam &p) { return p.name == name; });
+    if (param == spec.params.end())
+      kernel.fail(std::string("an attention_bwd_dsinks kernel takes '") + name +
+                  "', and this one has no such parameter");
+    if (param->kind != ParamKind::Memref || param->dtype != DType::F32)
+      kernel.fail(std::string("parameter '") + name +
+                  "' must be an f32 memref");
   }
 }
 
@@ -184,7 +202,7 @@ KernelSpec readKernel(const json &value, std::size_t index,
   spec.target = target;
   spec.dtype = kernel.dtype("dtype");
   spec.config = readConfig(kernel);
-  if (isAttentionOp(spec.op))
+  if (hasAttentionTile(spec.op))
     readAttentionFields(kernel, spec);
   else if (isLayerNormOp(spec.op))
     readLayerNormFields(kernel, spec);
@@ -199,6 +217,8 @@ KernelSpec readKernel(const json &value, std::size_t index,
     spec.params.push_back(readParam(params[i], kernel, i));
   if (spec.op == kLayerNormForwardOp)
     requireEpsParam(kernel, spec);
+  if (spec.op == kAttentionDsinksOp)
+    requireDsinksParams(kernel, spec);
   return spec;
 }
 
@@ -212,6 +232,10 @@ struct Companion {
 std::vector<Companion> companionsOf(const KernelSpec &spec) {
   if (spec.op == kLayerNormBackwardOp)
     return {{"params_kernel", kLayerNormParamsOp, spec.paramsKernel}};
+  if (spec.op == kAttentionBackwardOp && !spec.dsinksKernel.empty())
+    return {{"delta_kernel", kAttentionDeltaOp, spec.deltaKernel},
+            {"dkdv_kernel", kAttentionDkDvOp, spec.dkdvKernel},
+            {"dsinks_kernel", kAttentionDsinksOp, spec.dsinksKernel}};
   if (spec.op == kAttentionBackwardOp)
     return {{"delta_kernel", kAttentionDeltaOp, spec.deltaKernel},
             {"dkdv_kernel", kAttentionDkDvOp, spec.dkdvKernel}};
@@ -229,9 +253,16 @@ std::string describeScale(const std::optional<double> &scale) {
   return scale ? formatNumber(*scale) : "1/sqrt(head_dim)";
 }
 
+/// Whether a named variant ('+'-joined) has `part`.
+bool variantHas(const std::string &variant, const std::string &part) {
+  return ("+" + variant + "+").find("+" + part + "+") != std::string::npos;
+}
+
 /// Every kernel's companions are in the library and compute what they must;
 /// an attention kernel's are of its group (dtype, head_dim, causal, variant)
-/// and have its scale, since they compute parts of the same gradient.
+/// and have its scale, since they compute parts of the same gradient. The
+/// dsinks kernel has no head_dim, scale or variant (it reads f32 statistics
+/// whatever the dtype), and only a sinks kernel names one.
 void checkCompanionKernels(const KernelLibrary &library,
                            const ObjectReader &top) {
   for (const KernelSpec &spec : library.kernels())
@@ -243,6 +274,14 @@ void checkCompanionKernels(const KernelLibrary &library,
         top.fail(what + " is not in the library");
       if (other->op != companion.op)
         top.fail(what + " computes " + other->op + ", not " + companion.op);
+      if (other->op == kAttentionDsinksOp) {
+        if (!variantHas(spec.variant, "sinks"))
+          top.fail("kernel '" + spec.name +
+                   "' names a dsinks_kernel, but its "
+                   "variant '" +
+                   spec.variant + "' has no sinks");
+        continue;
+      }
       if (!isAttentionOp(spec.op))
         continue;
       KernelQuery expected{companion.op, spec.dtype, spec.headDim, spec.causal,
@@ -275,7 +314,7 @@ std::string KernelSpec::describe() const {
 
 std::string KernelQuery::describe() const {
   std::string text = op + " " + dtypeName(dtype);
-  if (!isAttentionOp(op))
+  if (!hasAttentionTile(op))
     return text;
   return text + " head_dim=" + std::to_string(headDim) +
          (causal ? " causal" : " non-causal") +
@@ -302,9 +341,15 @@ bool isAttentionOp(const std::string &op) {
   return op.rfind("attention", 0) == 0;
 }
 
+bool hasAttentionTile(const std::string &op) {
+  return isAttentionOp(op) && op != kAttentionDsinksOp;
+}
+
 std::string formatEps(double eps) { return formatNumber(eps); }
 
 std::vector<std::string> gridSymbolsOf(const std::string &op) {
+  if (op == kAttentionDsinksOp)
+    return {"heads", "one"};
   if (isAttentionOp(op))
     return {"query_tiles", "batch_heads", "key_tiles", "batch_kv_heads", "one"};
   if (op == kLayerNormForwardOp)
@@ -313,9 +358,9 @@ std::vector<std::string> gridSymbolsOf(const std::string &op) {
     return {"persistent_row_tiles", "one"};
   if (op == kLayerNormParamsOp)
     return {"column_tiles", "one"};
-  return {"query_tiles",    "batch_heads", "key_tiles",
-          "batch_kv_heads", "row_tiles",   "persistent_row_tiles",
-          "column_tiles",   "one"};
+  return {"query_tiles",          "batch_heads",  "key_tiles",
+          "batch_kv_heads",       "heads",        "row_tiles",
+          "persistent_row_tiles", "column_tiles", "one"};
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {

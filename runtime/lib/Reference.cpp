@@ -21,10 +21,16 @@ double dot(const float *a, const float *b, std::int64_t length) {
   return sum;
 }
 
-/// log(sum(exp(scores))), shifted by the maximum so exp cannot overflow.
-double logSumExp(const std::vector<double> &scores) {
-  double maximum = *std::max_element(scores.begin(), scores.end());
-  double sum = 0;
+/// log(exp(sink) + sum(exp(scores))), shifted by the maximum so exp cannot
+/// overflow; without a sink (-inf) the log-sum-exp of the scores, -inf when
+/// there are none.
+double logSumExp(const std::vector<double> &scores, double sink) {
+  double maximum = sink;
+  for (double score : scores)
+    maximum = std::max(maximum, score);
+  if (std::isinf(maximum))
+    return maximum;
+  double sum = std::exp(sink - maximum);
   for (double score : scores)
     sum += std::exp(score - maximum);
   return maximum + std::log(sum);
@@ -74,7 +80,9 @@ struct SoftmaxRow {
   std::vector<double> scores;     // s_ij = scale * q_i . k_j (before the
                                   // variant's score function).
   std::vector<double> weights;    // P_ij.
-  double lse = 0;                 // -inf when no key is kept.
+  std::vector<double> dropout;    // Z_ij (1 without dropout).
+  double lse = 0; // With the sink; -inf when no key is kept and no sink.
+  double sink = -std::numeric_limits<double>::infinity(); // Its logit.
 
   /// Fills the row (b, h, i) of `rule`.
   void compute(const AttentionShape &shape, const AttentionVariantRule &rule,
@@ -83,6 +91,7 @@ struct SoftmaxRow {
     keys.clear();
     scores.clear();
     weights.clear();
+    dropout.clear();
     long long first, end;
     ruleKeyRange(rule, i, first, end);
     for (std::int64_t j = first; j < end; ++j)
@@ -92,12 +101,11 @@ struct SoftmaxRow {
             scale * dot(query, keyRows + j * shape.headDim, shape.headDim);
         scores.push_back(score);
         weights.push_back(ruleScore(rule, score, h, i, j));
+        dropout.push_back(ruleDropout(rule, b, h, i, j));
       }
-    if (keys.empty()) {
-      lse = -std::numeric_limits<double>::infinity();
-      return;
-    }
-    lse = logSumExp(weights);
+    sink = rule.sinks ? static_cast<double>(rule.sinks[h])
+                      : -std::numeric_limits<double>::infinity();
+    lse = logSumExp(weights, sink);
     for (double &weight : weights)
       weight = std::exp(weight - lse);
   }
@@ -144,9 +152,9 @@ referenceAttentionCpu(const AttentionShape &shape, const std::vector<float> &q,
                     double *out = result.out.data() + row * D;
                     for (std::size_t t = 0; t < softmax.keys.size(); ++t) {
                       const float *value = values + softmax.keys[t] * D;
+                      double weight = softmax.weights[t] * softmax.dropout[t];
                       for (std::int64_t d = 0; d < D; ++d)
-                        out[d] +=
-                            softmax.weights[t] * static_cast<double>(value[d]);
+                        out[d] += weight * static_cast<double>(value[d]);
                     }
                   });
   return result;
@@ -174,41 +182,51 @@ AttentionGradReference referenceAttentionGradCpu(
   variant.validate(shape);
   const AttentionVariantRule rule = hostVariantRule(variant, shape);
   const std::int64_t D = shape.headDim;
-  AttentionGradReference result{zeros(shape.query()), zeros(shape.keyValue()),
-                                zeros(shape.keyValue())};
+  AttentionGradReference result{zeros(shape.query()),
+                                zeros(shape.keyValue()),
+                                zeros(shape.keyValue()),
+                                {}};
+  if (!variant.sinks.empty())
+    result.dsinks.assign(static_cast<std::size_t>(shape.heads), 0);
   SoftmaxRow softmax;
   std::vector<double> dweights;
-  forEachQueryRow(shape, q, k, v,
-                  [&](std::int64_t b, std::int64_t h, std::int64_t row,
-                      std::int64_t i, const float *query, const float *keys,
-                      const float *values, std::int64_t kvHead) {
-                    // A row that keeps no key contributes nothing.
-                    softmax.compute(shape, rule, b, h, i, query, keys, scale);
-                    const float *gradOut = dout.data() + row * D;
-                    // dP_ij, and delta_i = sum_j P_ij dP_ij.
-                    dweights.resize(softmax.keys.size());
-                    double delta = 0;
-                    for (std::size_t t = 0; t < softmax.keys.size(); ++t) {
-                      dweights[t] =
-                          dot(gradOut, values + softmax.keys[t] * D, D);
-                      delta += softmax.weights[t] * dweights[t];
-                    }
-                    double *dq = result.dq.data() + row * D;
-                    double *dk = result.dk.data() + kvHead * shape.seqKv * D;
-                    double *dv = result.dv.data() + kvHead * shape.seqKv * D;
-                    for (std::size_t t = 0; t < softmax.keys.size(); ++t) {
-                      std::int64_t j = softmax.keys[t];
-                      // dS = dS' * ds'/ds: the score function's derivative.
-                      double dscore =
-                          softmax.weights[t] * (dweights[t] - delta) *
+  forEachQueryRow(
+      shape, q, k, v,
+      [&](std::int64_t b, std::int64_t h, std::int64_t row, std::int64_t i,
+          const float *query, const float *keys, const float *values,
+          std::int64_t kvHead) {
+        // A row that keeps no key contributes nothing.
+        softmax.compute(shape, rule, b, h, i, query, keys, scale);
+        const float *gradOut = dout.data() + row * D;
+        // dP_ij = Z_ij dO_i . v_j, and delta_i = sum_j P_ij
+        // dP_ij (= dO_i . out_i).
+        dweights.resize(softmax.keys.size());
+        double delta = 0;
+        for (std::size_t t = 0; t < softmax.keys.size(); ++t) {
+          dweights[t] = softmax.dropout[t] *
+                        dot(gradOut, values + softmax.keys[t] * D, D);
+          delta += softmax.weights[t] * dweights[t];
+        }
+        // The sink's P is exp(sink - lse): d out_i / d sink =
+        // -P_sink out_i, so dL/dsink = -P_sink delta_i.
+        if (!result.dsinks.empty())
+          result.dsinks[h] -= std::exp(softmax.sink - softmax.lse) * delta;
+        double *dq = result.dq.data() + row * D;
+        double *dk = result.dk.data() + kvHead * shape.seqKv * D;
+        double *dv = result.dv.data() + kvHead * shape.seqKv * D;
+        for (std::size_t t = 0; t < softmax.keys.size(); ++t) {
+          std::int64_t j = softmax.keys[t];
+          // dS = dS' * ds'/ds: the score function's derivative.
+          double dscore = softmax.weights[t] * (dweights[t] - delta) *
                           ruleScoreDerivative(rule, softmax.scores[t]);
-                      for (std::int64_t d = 0; d < D; ++d) {
-                        dq[d] += scale * dscore * keys[j * D + d];
-                        dk[j * D + d] += scale * dscore * query[d];
-                        dv[j * D + d] += softmax.weights[t] * gradOut[d];
-                      }
-                    }
-                  });
+          double dropped = softmax.weights[t] * softmax.dropout[t];
+          for (std::int64_t d = 0; d < D; ++d) {
+            dq[d] += scale * dscore * keys[j * D + d];
+            dk[j * D + d] += scale * dscore * query[d];
+            dv[j * D + d] += dropped * gradOut[d];
+          }
+        }
+      });
   return result;
 }
 

@@ -10,6 +10,7 @@
 
 #include "AttentionReferenceParams.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -68,8 +69,8 @@ DeviceBuffer uploaded(const std::string &name, const std::vector<T> &values) {
   return buffer;
 }
 
-/// A variant's rule with its tensors (slopes, doc ids, mask) on the device,
-/// for as long as the reference kernels run.
+/// A variant's rule with its tensors (slopes, doc ids, mask, sinks) on the
+/// device, for as long as the reference kernels run.
 class DeviceVariantRule {
 public:
   DeviceVariantRule(const AttentionVariant &variant,
@@ -77,12 +78,14 @@ public:
       : slopes(uploaded("the reference's ALiBi slopes", variant.alibiSlopes)),
         docIds(uploaded("the reference's doc ids", variant.docIds)),
         mask(uploaded("the reference's mask", variant.mask)),
+        sinks(uploaded("the reference's sinks", variant.sinks)),
         rule(hostVariantRule(variant, shape)) {
     // Null where the variant has no such tensor, as on the host.
     rule.alibiSlopes =
         rule.alibiSlopes ? devicePointer<float>(slopes) : nullptr;
     rule.docIds = rule.docIds ? devicePointer<int>(docIds) : nullptr;
     rule.mask = rule.mask ? devicePointer<unsigned char>(mask) : nullptr;
+    rule.sinks = rule.sinks ? devicePointer<float>(sinks) : nullptr;
   }
 
   const AttentionVariantRule &get() const { return rule; }
@@ -92,7 +95,7 @@ private:
     return reinterpret_cast<const T *>(static_cast<std::uintptr_t>(b.get()));
   }
 
-  DeviceBuffer slopes, docIds, mask;
+  DeviceBuffer slopes, docIds, mask, sinks;
   AttentionVariantRule rule;
 };
 
@@ -118,6 +121,23 @@ std::vector<double> downloadDoubles(const DeviceBuffer &buffer) {
   std::vector<double> values(bytes.size() / sizeof(double));
   std::memcpy(values.data(), bytes.data(), bytes.size());
   return values;
+}
+
+/// dsinks[h] = -sum_{b,i} exp(sinks[h] - lse[b,h,i]) * delta[b,h,i], from
+/// the rows' fp64 lse and delta [batch, heads, seq_q].
+std::vector<double> sinkGradients(const AttentionShape &shape,
+                                  const std::vector<float> &sinks,
+                                  const std::vector<double> &lse,
+                                  const std::vector<double> &delta) {
+  std::vector<double> dsinks(sinks.size(), 0);
+  for (std::int64_t b = 0; b < shape.batch; ++b)
+    for (std::int64_t h = 0; h < shape.heads; ++h)
+      for (std::int64_t i = 0; i < shape.seqQ; ++i) {
+        std::int64_t row = (b * shape.heads + h) * shape.seqQ + i;
+        dsinks[h] -=
+            std::exp(static_cast<double>(sinks[h]) - lse[row]) * delta[row];
+      }
+  return dsinks;
 }
 
 } // namespace
@@ -194,7 +214,12 @@ AttentionGradReference referenceAttentionGradGpu(
                  shape.batch * shape.kvHeads, 4 * shape.headDim, keyArgs,
                  stream);
   stream.synchronize();
-  return {downloadDoubles(dq), downloadDoubles(dk), downloadDoubles(dv)};
+  AttentionGradReference result{
+      downloadDoubles(dq), downloadDoubles(dk), downloadDoubles(dv), {}};
+  if (!variant.sinks.empty())
+    result.dsinks = sinkGradients(shape, variant.sinks, downloadDoubles(lse),
+                                  downloadDoubles(delta));
+  return result;
 }
 
 } // namespace fa

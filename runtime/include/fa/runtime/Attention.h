@@ -11,6 +11,10 @@
 //                        element (no zeroing). Grid: key_tiles x
 //                        batch_kv_heads.
 //   attention_bwd        dq. Grid: query_tiles x batch_heads.
+//   attention_bwd_dsinks (sinks only, when the attention_bwd entry names one)
+//                        dsinks[h] = -sum_{b,i} exp(sinks[h] - lse[b,h,i]) *
+//                        delta[b,h,i]: writes every element, in a fixed
+//                        order. Grid: heads. Launched last (it reads delta).
 //
 // The last two recompute P = exp(scale * q k^T - lse) from the forward's
 // lse; with dP = dout v^T and dS = P * (dP - delta):
@@ -27,6 +31,7 @@
 #include "fa/runtime/Stream.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace fa {
 
@@ -52,10 +57,13 @@ struct AttentionBackwardBuffers {
   CUdeviceptr dq = 0;
   CUdeviceptr dk = 0;
   CUdeviceptr dv = 0;
+  /// f32 [heads]: the sinks' gradient, for a backward with a dsinks kernel;
+  /// 0 otherwise.
+  CUdeviceptr dsinks = 0;
 };
 
 /// The launch grid of `spec`, any attention kernel, for `shape`: its symbols
-/// (query_tiles, batch_heads, key_tiles, batch_kv_heads) resolved.
+/// (query_tiles, batch_heads, key_tiles, batch_kv_heads, heads) resolved.
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
 
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the
@@ -64,19 +72,22 @@ ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
                               const AttentionBuffers &buffers,
                               const ArgBindings &variant = {});
 
-/// The arguments of all three backward kernels, by parameter name: memrefs
+/// The arguments of all the backward kernels, by parameter name: memrefs
 /// q, k, v, out, dout, dq, dk, dv (`dtype`), lse and `delta` (f32,
-/// [batch, heads, seq_q]).
+/// [batch, heads, seq_q]), and dsinks (f32 [heads]) when buffers has it.
 ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
                                       const AttentionBackwardBuffers &buffers,
                                       CUdeviceptr delta,
                                       const ArgBindings &variant = {});
 
-/// The three kernels of one backward.
+/// The kernels of one backward.
 struct AttentionBackwardKernels {
   const KernelSpec *delta = nullptr;
   const KernelSpec *dkdv = nullptr;
   const KernelSpec *dq = nullptr; // The attention_bwd kernel itself.
+  /// The attention_bwd_dsinks kernel dq names, or null (no sinks, or a
+  /// sinks backward compiled without dsinks).
+  const KernelSpec *dsinks = nullptr;
 };
 
 /// `dq`, an attention_bwd kernel, with the companions it names; throws,
@@ -103,29 +114,36 @@ private:
   KernelArgs args;
 };
 
-/// One of the three backward kernels, named after what it writes.
-enum class AttentionBackwardStage { Delta, DkDv, Dq };
+/// One of the backward kernels, named after what it writes.
+enum class AttentionBackwardStage { Delta, DkDv, Dq, Dsinks };
 
-/// The three backward kernels bound to one problem and one set of buffers;
-/// owns delta, the f32 [batch, heads, seq_q] between them. enqueue(stream)
-/// launches delta, dkdv and dq, in that order, on one stream.
+/// The backward kernels bound to one problem and one set of buffers; owns
+/// delta, the f32 [batch, heads, seq_q] between them. enqueue(stream)
+/// launches delta, dkdv and dq (then dsinks, if given), in that order, on
+/// one stream.
 class AttentionBackwardLaunch {
 public:
   /// Throws unless `dq` is an attention_bwd kernel for this head_dim and
-  /// `delta` and `dkdv` are the kernels it names.
-  /// `variant` as AttentionLaunch's: all three kernels take the same
-  /// extra parameters.
+  /// `delta` and `dkdv` (and `dsinks`, if given) are the kernels it names.
+  /// `variant` as AttentionLaunch's: the kernels take the same extra
+  /// parameters. With `dsinks`, buffers.dsinks must be set, and without it
+  /// must not be (nothing would write it).
   AttentionBackwardLaunch(const Kernel &delta, const Kernel &dkdv,
                           const Kernel &dq, const AttentionShape &shape,
                           const AttentionBackwardBuffers &buffers,
-                          const ArgBindings &variant = {});
+                          const ArgBindings &variant = {},
+                          const Kernel *dsinks = nullptr);
 
   void enqueue(const Stream &stream);
 
   /// Launches one kernel alone, to time it or to run the backward step by
-  /// step. It reads what the earlier stages write (dkdv and dq read delta),
-  /// so it computes its part of the gradients only after they have run.
+  /// step. It reads what the earlier stages write (dkdv, dq and dsinks read
+  /// delta), so it computes its part of the gradients only after they have
+  /// run. Throws for Dsinks without a dsinks kernel.
   void enqueue(AttentionBackwardStage stage, const Stream &stream);
+
+  /// Whether the launch computes dsinks.
+  bool hasDsinks() const { return dsinksKernel != nullptr; }
 
   /// Sets every byte of delta to `value`: with 0xFF (NaN), any element the
   /// delta kernel fails to write reaches dq, dk and dv.
@@ -143,6 +161,9 @@ private:
   KernelArgs deltaArgs;
   KernelArgs dkdvArgs;
   KernelArgs dqArgs;
+  const Kernel *dsinksKernel;
+  Dim3 dsinksGrid;
+  std::optional<KernelArgs> dsinksArgs;
 };
 
 } // namespace fa

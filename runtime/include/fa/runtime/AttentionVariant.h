@@ -20,14 +20,31 @@
 // Backward: dS_ij = P_ij (dP_ij - delta_i) * ds'/ds, with softcap's
 // ds'/ds = 1 - tanh^2(s / c) and ALiBi's 1.
 //
+// Attention sinks (sinks f32 [H], GPT-OSS): a per-head logit that joins
+// every row's softmax denominator as a key with no value:
+//   lse_i = log(exp(sinks[h]) + sum_j exp(s'_ij)),  P_ij = exp(s'_ij - lse_i)
+// so a row's P sums to 1 - exp(sinks[h] - lse_i); a row that keeps no key
+// has out = 0 and lse = sinks[h]. The backward is unchanged given this lse,
+// and the sinks' gradient is
+//   dsinks[h] = -sum_{b,i} exp(sinks[h] - lse[b,h,i]) * delta[b,h,i].
+// Dropout (p, seed, offset): Z_ij = keep(seed, offset, b, h, i, j) / (1 - p),
+// Philox.h's mask (H the query heads), multiplies P after the softmax:
+//   out_i = sum_j P_ij Z_ij v_j   (lse is the undropped softmax's)
+//   dV_j = sum_i P_ij Z_ij dO_i,  dP_ij = Z_ij (dO_i . v_j),
+//   delta_i = dO_i . out_i,       dS_ij = P_ij (dP_ij - delta_i) * ds'/ds.
+//
 // Kernels name their variant in the manifest (KernelLibrary.h): the named
 // variants present, '+'-joined in the order causal_bottom_right, window,
-// document, softcap, alibi ("window+softcap"); top-left causal stays the
-// kernel's "causal" flag and combines with any of them. A user's kernel has
-// the name the user gave (default "custom"). The variant's values reach the
-// kernels as parameters bound by name: window_left, window_right (i64),
-// softcap (f32), alibi_slopes (memref f32 [H]), doc_ids (memref i32 [B, S]),
-// and a user's captures under their names.
+// document, softcap, alibi, sinks, dropout ("window+softcap",
+// "window+sinks"); top-left causal stays the kernel's "causal" flag and
+// combines with any of them. A user's kernel has the name the user gave
+// (default "custom"). The variant's values reach the kernels as parameters
+// bound by name: window_left, window_right (i64), softcap (f32),
+// alibi_slopes (memref f32 [H]), doc_ids (memref i32 [B, S]), sinks (memref
+// f32 [H]), dropout_p (f32), dropout_seed (i64, the u64 seed's bits),
+// dropout_offset (i32, the u32 offset's bits), and a user's captures under
+// their names. The sinks' backward adds a kernel (Attention.h) that writes
+// dsinks (memref f32 [H]).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,12 +75,24 @@ struct AttentionWindow {
 };
 
 /// The named variants in the order their names are joined.
-inline constexpr const char *kNamedVariants[] = {
-    "causal_bottom_right", "window", "document", "softcap", "alibi"};
+inline constexpr const char *kNamedVariants[] = {"causal_bottom_right",
+                                                 "window",
+                                                 "document",
+                                                 "softcap",
+                                                 "alibi",
+                                                 "sinks",
+                                                 "dropout"};
 
 /// Whether `name` is '+'-joined named variants (then the runtime knows its
 /// semantics); otherwise it is a user's variant.
 bool isNamedVariant(const std::string &name);
+
+/// Attention dropout's values (Philox.h's mask).
+struct AttentionDropout {
+  float p = 0; // 0 <= p < 1, as the kernels take it (f32).
+  std::uint64_t seed = 0;
+  std::uint32_t offset = 0;
+};
 
 struct AttentionVariant {
   CausalAlignment causal = CausalAlignment::None;
@@ -74,6 +103,10 @@ struct AttentionVariant {
   std::vector<std::int32_t> docIds; // [batch, seq]; empty: no documents.
   /// Where the ids came from, for reports ("lengths 300,1000", a file).
   std::string documentSource;
+  std::vector<float> sinks; // [heads]; empty: no sinks.
+  /// Where the sinks came from, for reports ("random, seed 0", a file).
+  std::string sinksSource;
+  std::optional<AttentionDropout> dropout;
   /// A user's variant (the kernel's "variant"); empty for named variants.
   std::string customName;
   /// The reference mask of a user's variant, nonzero = keep: [Sq, Skv] or
@@ -95,7 +128,8 @@ struct AttentionVariant {
   /// Throws, naming the problem, unless the values fit `shape`: window
   /// bounds >= 0, softcap > 0 and finite, one slope per head, doc ids
   /// [batch, seq] with seq_q == seq_kv and each row non-decreasing, the
-  /// mask [Sq, Skv] or [B, H, Sq, Skv].
+  /// mask [Sq, Skv] or [B, H, Sq, Skv], one finite sink per head, dropout
+  /// 0 <= p < 1.
   void validate(const AttentionShape &shape) const;
 
   /// Whether query row i of (b, h) keeps key j.
@@ -108,14 +142,23 @@ struct AttentionVariant {
   double flops(const AttentionShape &shape) const;
 
   /// The values, for reports, in the order of the name: "causal=bottom-right
-  /// window=(256, 0) documents=lengths 1000 softcap=30 alibi mask=[128, 128]
-  /// prefix=64"; "none" for plain attention.
+  /// window=(256, 0) documents=lengths 1000 softcap=30 alibi sinks=random,
+  /// seed 0 dropout=(p 0.1, seed 0, offset 0) mask=[128, 128] prefix=64";
+  /// "none" for plain attention.
   std::string describe() const;
 };
 
 /// ALiBi's slopes for `heads` heads: 2^(-8 (h + 1) / heads), the ALiBi
 /// paper's geometric sequence.
 std::vector<float> alibiSlopes(std::int64_t heads);
+
+/// fa-run's --sinks: one logit per head, ln(seq_kv) + N(0, 1), drawn from
+/// `seed` (mt19937_64, Box-Muller: the same on every platform). The ln(seq_kv)
+/// gives the sink a share of a full row's softmax comparable to its keys'
+/// (random normal inputs give scores of about N(0, 1)), so that out, lse and
+/// dsinks all depend on it measurably.
+std::vector<float> randomSinks(std::int64_t heads, std::int64_t seqKv,
+                               std::uint64_t seed);
 
 /// Doc ids [batch, seq] for documents of `lengths` in order, repeated until
 /// the sequence is covered, the last one cut; the same for every batch row.
@@ -130,7 +173,8 @@ void checkDocumentIds(const std::vector<std::int32_t> &ids, std::int64_t batch,
                       std::int64_t seq);
 
 /// Kernel parameters of the attention kernels themselves (q, k, v, out,
-/// lse, and the backward's dout, delta, dq, dk, dv), which no variant binds.
+/// lse, and the backward's dout, delta, dq, dk, dv, dsinks), which no variant
+/// binds.
 bool isAttentionTensorParam(const std::string &name);
 
 /// A variant's values as host data for the kernels `kernels` (a forward,
@@ -150,9 +194,10 @@ struct VariantParams {
 };
 
 /// Throws, naming the kernel and parameter, when a kernel takes a parameter
-/// that neither the variant nor --param gives, when a --param names none of
-/// the kernels' parameters (listing them), or when a value does not parse
-/// as its parameter's kind.
+/// that neither the variant nor --param gives, when the variant gives a
+/// value that none of the kernels takes (a kernel compiled without it), when
+/// a --param names none of the kernels' parameters (listing them), or when a
+/// value does not parse as its parameter's kind.
 VariantParams variantParams(const AttentionVariant &variant,
                             const AttentionShape &shape,
                             const std::vector<const KernelSpec *> &kernels);

@@ -18,8 +18,9 @@
 // "causal", the top-left one). A variant kernel takes the variant's values
 // as extra parameters, bound by name like q and k: "window_left" and
 // "window_right" (i64), "softcap" (f32), "alibi_slopes" (memref f32 [heads]),
-// "doc_ids" (memref i32 [batch, seq]), and a user's captures under the names
-// the user gave.
+// "doc_ids" (memref i32 [batch, seq]), "sinks" (memref f32 [heads]),
+// "dropout_p" (f32), "dropout_seed" (i64), "dropout_offset" (i32), and a
+// user's captures under the names the user gave.
 //
 // A group is the kernels of one (op, dtype, head_dim, causal, variant): they
 // compute the same thing with different tile configurations. The first one
@@ -31,7 +32,11 @@
 // (Attention.h): attention_bwd computes dq and names its companions
 // "delta_kernel" (an attention_bwd_delta kernel) and "dkdv_kernel" (an
 // attention_bwd_dkdv kernel), which must be of its dtype, head_dim, causal
-// and scale (and variant). LayerNorm kernels (ops layernorm_fwd,
+// and scale (and variant). A sinks backward compiled with the sinks'
+// gradient also names "dsinks_kernel", an attention_bwd_dsinks kernel:
+// row-wise like layernorm_bwd_params (a rows config; no head_dim, causal or
+// scale), grid ["heads", "one", "one"], params lse, delta, sinks, dsinks.
+// LayerNorm kernels (ops layernorm_fwd,
 // layernorm_bwd, layernorm_bwd_params) have none of them; their config has
 // "rows" (rows per tile), "block_cols" and, but for layernorm_bwd_params,
 // "resident"; layernorm_fwd takes eps as an f32 parameter named "eps" and
@@ -63,13 +68,17 @@ inline constexpr const char *kAttentionForwardOp = "attention_fwd";
 inline constexpr const char *kAttentionBackwardOp = "attention_bwd";
 inline constexpr const char *kAttentionDeltaOp = "attention_bwd_delta";
 inline constexpr const char *kAttentionDkDvOp = "attention_bwd_dkdv";
+inline constexpr const char *kAttentionDsinksOp = "attention_bwd_dsinks";
 inline constexpr const char *kLayerNormForwardOp = "layernorm_fwd";
 inline constexpr const char *kLayerNormBackwardOp = "layernorm_bwd";
 inline constexpr const char *kLayerNormParamsOp = "layernorm_bwd_params";
 
-/// Whether `op` is an attention op ("attention_fwd", ...), whose kernels have
-/// head_dim, causal, scale and config.block_m.
+/// Whether `op` is an attention op ("attention_fwd", ...).
 bool isAttentionOp(const std::string &op);
+/// Whether `op`'s kernels have head_dim, causal, scale and config.block_m:
+/// every attention op but attention_bwd_dsinks (a row-wise kernel over
+/// [batch, heads, seq_q] statistics).
+bool hasAttentionTile(const std::string &op);
 
 /// Grid extents a manifest may name instead of a number, resolved at launch,
 /// by the ops that may use them (every op may use "one" = 1):
@@ -78,6 +87,7 @@ bool isAttentionOp(const std::string &op);
 ///                         key_tiles = ceil(seq_kv / block_m) (block_m keys
 ///                         per block, as attention_bwd_dkdv has them),
 ///                         batch_kv_heads = batch * kv_heads
+///   attention_bwd_dsinks  heads = heads (the query heads)
 ///   layernorm_fwd         row_tiles = ceil(rows / config.rows), or
 ///                         persistent_row_tiles as layernorm_bwd
 ///   layernorm_bwd         persistent_row_tiles, chosen by the runtime from
@@ -136,9 +146,11 @@ struct KernelSpec {
   /// of at most block_cols elements; otherwise it handles any row length.
   bool resident = false;
   std::string paramsKernel; // layernorm_bwd: its layernorm_bwd_params.
-  // attention_bwd only: its attention_bwd_delta and attention_bwd_dkdv.
+  // attention_bwd only: its attention_bwd_delta and attention_bwd_dkdv, and
+  // (sinks kernels compiled with dsinks) its attention_bwd_dsinks, or "".
   std::string deltaKernel;
   std::string dkdvKernel;
+  std::string dsinksKernel;
   Dim3 block;
   std::array<GridExtent, 3> grid;
   unsigned dynamicSharedBytes = 0;
@@ -153,9 +165,9 @@ struct KernelSpec {
   std::string describe() const;
 };
 
-/// A group: for ops other than attention, headDim is 0, causal false and
-/// variant empty. A plain query (variant "") never matches a variant kernel,
-/// nor a variant query a plain one.
+/// A group: for ops other than attention (and attention_bwd_dsinks), headDim
+/// is 0, causal false and variant empty. A plain query (variant "") never
+/// matches a variant kernel, nor a variant query a plain one.
 struct KernelQuery {
   std::string op;
   DType dtype = DType::BF16;

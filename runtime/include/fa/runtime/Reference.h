@@ -21,8 +21,11 @@
 // The overloads taking an AttentionVariant compute its semantics
 // (AttentionVariant.h): only kept keys enter the sums, s_ij becomes the
 // variant's score s'_ij in P, and dS_ij gains the factor ds'/ds; a row that
-// keeps no key has out = 0, lse = -inf and no gradient. `causal` = true is
-// the variant with top-left causal alone.
+// keeps no key has out = 0, lse = -inf and no gradient. Sinks join every
+// row's denominator (its lse; a row that keeps no key has lse = sinks[h])
+// and have a gradient dsinks; dropout multiplies P by Philox.h's mask Z in
+// out, dV and dP (AttentionVariant.h states both). `causal` = true is the
+// variant with top-left causal alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +78,8 @@ struct AttentionGradReference {
   std::vector<double> dq; // [batch, heads, seq_q, head_dim]
   std::vector<double> dk; // [batch, kv_heads, seq_kv, head_dim]
   std::vector<double> dv; // [batch, kv_heads, seq_kv, head_dim]
+  /// [heads]: -sum_{b,i} exp(sinks[h] - lse) * delta; empty without sinks.
+  std::vector<double> dsinks;
 };
 
 /// On the CPU; for small problems (about 3x the forward's cost).
@@ -92,7 +97,8 @@ AttentionGradReference referenceAttentionGradCpu(
 
 /// On the GPU, in fp64: one thread block per query row for dq, then one per
 /// key row for dk and dv; reads q, k, v and dout in their kernel element
-/// type straight from device memory.
+/// type straight from device memory. dsinks is summed on the host from the
+/// rows' fp64 lse and delta.
 AttentionGradReference referenceAttentionGradGpu(const AttentionShape &shape,
                                                  DType dtype, CUdeviceptr q,
                                                  CUdeviceptr k, CUdeviceptr v,
