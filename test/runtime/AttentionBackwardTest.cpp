@@ -241,6 +241,140 @@ TEST(AttentionBackwardBindingsTest, EveryContractParameterGetsItsTensor) {
   EXPECT_EQ(std::get<MemrefArg>(bindings.at("out")).data, 4u);
 }
 
+/// A sinks backward compiled with dsinks: the three entries of variant
+/// "sinks" (dkdv and dq take the sinks), dq naming its dsinks kernel, and
+/// that kernel as the contract has it (a rows config, grid over the heads).
+std::vector<json> sinksBackwardEntries() {
+  std::vector<json> entries = backwardEntries();
+  for (json &entry : entries) {
+    entry["variant"] = "sinks";
+    if (entry["op"] != kAttentionDeltaOp)
+      entry["params"].push_back(memref("sinks", "f32", 1));
+  }
+  entries[2]["dsinks_kernel"] = "bwd_dsinks";
+  json dsinks = json::parse(R"({
+    "name": "bwd_dsinks", "entry": "bwd_dsinks", "ptx": "bwd_dsinks.ptx",
+    "op": "attention_bwd_dsinks", "dtype": "bf16",
+    "config": {"rows": 1, "block_cols": 128, "num_warps": 4},
+    "block": [128, 1, 1], "grid": ["heads", "one", "one"],
+    "dynamic_shared_bytes": 0
+  })");
+  dsinks["params"] = {memref("lse", "f32", 3), memref("delta", "f32", 3),
+                      memref("sinks", "f32", 1), memref("dsinks", "f32", 1)};
+  entries.push_back(dsinks);
+  return entries;
+}
+
+/// The error for the sinks entries after `edit(dq, dsinks)`.
+template <typename Edit> std::string sinksEntriesError(Edit edit) {
+  std::vector<json> entries = sinksBackwardEntries();
+  edit(entries[2], entries[3]);
+  return errorOf([&] { libraryOf(entries); });
+}
+
+TEST(AttentionDsinksManifestTest, ParsesTheDsinksCompanion) {
+  KernelLibrary library = libraryOf(sinksBackwardEntries());
+  const KernelSpec &dq =
+      library.find({kAttentionBackwardOp, DType::BF16, 64, true, "sinks"});
+  EXPECT_EQ(dq.dsinksKernel, "bwd_dsinks");
+  const KernelSpec &dsinks = *library.named("bwd_dsinks");
+  EXPECT_EQ(dsinks.op, kAttentionDsinksOp);
+  // A row-wise kernel: none of the attention tile's fields.
+  EXPECT_EQ(dsinks.headDim, 0);
+  EXPECT_EQ(dsinks.blockM, 0);
+  EXPECT_FALSE(dsinks.causal);
+  EXPECT_EQ(dsinks.variant, "");
+  EXPECT_EQ(dsinks.describe(), "attention_bwd_dsinks bf16");
+  EXPECT_EQ(dsinks.grid[0].symbol, "heads");
+
+  AttentionBackwardKernels kernels = attentionBackwardKernels(library, dq);
+  EXPECT_EQ(kernels.dsinks, &dsinks);
+  EXPECT_EQ(kernels.dkdv, library.named("bwd_dkdv"));
+  // A backward without sinks has none.
+  KernelLibrary plain = libraryOf(backwardEntries());
+  EXPECT_EQ(attentionBackwardKernels(plain, *plain.named("bwd")).dsinks,
+            nullptr);
+
+  // One block per query head.
+  AttentionShape shape{3, 8, 2, 129, 300, 64};
+  Dim3 grid = attentionGrid(dsinks, shape);
+  EXPECT_EQ(grid.x, 8u);
+  EXPECT_EQ(grid.y, 1u);
+  EXPECT_EQ(grid.z, 1u);
+}
+
+TEST(AttentionDsinksManifestTest, ErrorsNameTheKernelAndKey) {
+  EXPECT_EQ(sinksEntriesError(
+                [](json &dq, json &) { dq["dsinks_kernel"] = "missing"; }),
+            kManifest + "kernel 'bwd': dsinks_kernel 'missing' is not in the "
+                        "library");
+  EXPECT_EQ(sinksEntriesError(
+                [](json &dq, json &) { dq["dsinks_kernel"] = "bwd_dkdv"; }),
+            kManifest + "kernel 'bwd': dsinks_kernel 'bwd_dkdv' computes "
+                        "attention_bwd_dkdv, not attention_bwd_dsinks");
+  EXPECT_EQ(sinksEntriesError(
+                [](json &dq, json &) { dq["dsinks_kernel"] = json::array(); }),
+            kManifest + "kernel 'bwd': key 'dsinks_kernel' must be a string, "
+                        "got []");
+  EXPECT_EQ(sinksEntriesError([](json &, json &dsinks) {
+              dsinks["grid"][0] = "query_tiles";
+            }),
+            kManifest + "kernel 'bwd_dsinks': grid[0] is the symbol "
+                        "'query_tiles', which a attention_bwd_dsinks kernel "
+                        "cannot use; expected heads, one or a number");
+  EXPECT_EQ(sinksEntriesError(
+                [](json &, json &dsinks) { dsinks["params"].erase(1); }),
+            kManifest + "kernel 'bwd_dsinks': an attention_bwd_dsinks kernel "
+                        "takes 'delta', and this one has no such parameter");
+  EXPECT_EQ(sinksEntriesError([](json &, json &dsinks) {
+              dsinks["params"][3]["dtype"] = "bf16";
+            }),
+            kManifest + "kernel 'bwd_dsinks': parameter 'dsinks' must be an "
+                        "f32 memref");
+  // Only a sinks backward has a dsinks kernel.
+  std::vector<json> entries = sinksBackwardEntries();
+  for (json &entry : entries)
+    entry.erase("variant");
+  EXPECT_EQ(errorOf([&] { libraryOf(entries); }),
+            kManifest + "kernel 'bwd' names a dsinks_kernel, but its variant "
+                        "'' has no sinks");
+  // The heads symbol is the dsinks kernel's alone.
+  entries = sinksBackwardEntries();
+  entries[1]["grid"][1] = "heads";
+  EXPECT_EQ(errorOf([&] { libraryOf(entries); }),
+            kManifest + "kernel 'bwd_dkdv': grid[1] is the symbol 'heads', "
+                        "which a attention_bwd_dkdv kernel cannot use; "
+                        "expected query_tiles, batch_heads, key_tiles, "
+                        "batch_kv_heads, one or a number");
+}
+
+TEST(AttentionDsinksManifestTest, TheDsinksKernelGetsItsTensorsByName) {
+  KernelLibrary library = libraryOf(sinksBackwardEntries());
+  AttentionShape shape{2, 4, 2, 10, 20, 64};
+  AttentionBackwardBuffers buffers{1, 2, 3, 4, 5, 6, 7, 8, 9, 11};
+  ArgBindings variant = {{"sinks", MemrefArg{12, DType::F32, {4}}}};
+  ArgBindings bindings =
+      attentionBackwardBindings(DType::BF16, shape, buffers, 10, variant);
+  const auto &dsinks = std::get<MemrefArg>(bindings.at("dsinks"));
+  EXPECT_EQ(dsinks.data, 11u);
+  EXPECT_EQ(dsinks.dtype, DType::F32);
+  EXPECT_EQ(dsinks.shape, (Shape{4}));
+
+  // lse and delta (9 slots each), sinks and dsinks (5 each), in that order.
+  KernelArgs args(*library.named("bwd_dsinks"), bindings);
+  EXPECT_EQ(args.count(), 2u * 9 + 2 * 5);
+  EXPECT_EQ(args.slot(0), 5u);      // lse
+  EXPECT_EQ(args.slot(9), 10u);     // delta
+  EXPECT_EQ(args.slot(18), 12u);    // sinks
+  EXPECT_EQ(args.slot(18 + 3), 4u); // its size: the heads
+  EXPECT_EQ(args.slot(23), 11u);    // dsinks
+  // Without a dsinks buffer nothing is bound to it.
+  buffers.dsinks = 0;
+  EXPECT_EQ(attentionBackwardBindings(DType::BF16, shape, buffers, 10, variant)
+                .count("dsinks"),
+            0u);
+}
+
 TEST(AttentionBackwardShapeTest, FlopsAreTwoAndAHalfTimesTheForwards) {
   AttentionShape shape{2, 16, 8, 4096, 4096, 128};
   double forward = 4.0 * 2 * 16 * 4096.0 * 4096.0 * 128;

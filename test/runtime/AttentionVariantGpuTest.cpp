@@ -180,6 +180,10 @@ std::string variantFlags(const KernelQuery &group) {
     flags += " --softcap 20";
   if (has("alibi"))
     flags += " --alibi";
+  if (has("sinks"))
+    flags += " --sinks";
+  if (has("dropout"))
+    flags += " --dropout 0.1";
   return flags;
 }
 

@@ -270,8 +270,14 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
                              "sizes the query_tiles grid dimension)");
   EXPECT_EQ(kernelError([](json &k) { k["block"] = {128, 1}; }),
             kKernelContext + "key 'block' must be an array of 3, got [128,1]");
+  EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "blocks"; }),
+            kKernelContext + "grid[1] is the unknown symbol 'blocks'; expected "
+                             "query_tiles, batch_heads, key_tiles, "
+                             "batch_kv_heads, one or a number");
+  // The dsinks kernel's symbol, which other attention kernels cannot use.
   EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "heads"; }),
-            kKernelContext + "grid[1] is the unknown symbol 'heads'; expected "
+            kKernelContext + "grid[1] is the symbol 'heads', which a "
+                             "attention_fwd kernel cannot use; expected "
                              "query_tiles, batch_heads, key_tiles, "
                              "batch_kv_heads, one or a number");
   EXPECT_EQ(kernelError([](json &k) { k["params"][0]["kind"] = "tensor"; }),
@@ -382,10 +388,10 @@ TEST(KernelLibraryTest, ManifestsThatAreNotSmallRegularFilesAreRejected) {
 
 TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
   KernelLibrary library = KernelLibrary::load(FA_FIXTURE_KERNELS_DIR);
-  // 12 attention forward kernels, 12 groups of 3 backward kernels, 3
-  // variant forward kernels, one variant's 3 backward kernels and 7
-  // LayerNorm kernels per dtype.
-  EXPECT_EQ(library.kernels().size(), 12u + 12 * 3 + 3 + 3 + 3 * 7);
+  // 12 attention forward kernels, 12 groups of 3 backward kernels, 5
+  // variant forward kernels, three variants' 3 backward kernels and the
+  // sinks' dsinks kernel, and 7 LayerNorm kernels per dtype.
+  EXPECT_EQ(library.kernels().size(), 12u + 12 * 3 + 5 + 3 * 3 + 1 + 3 * 7);
   EXPECT_EQ(
       library
           .find({kAttentionBackwardOp, DType::BF16, 64, true, "window+softcap"})
@@ -395,7 +401,12 @@ TEST(KernelLibraryTest, LoadsTheFixtureLibrary) {
   EXPECT_EQ(library.variants("attention_fwd"),
             (std::vector<std::string>{"", "window+softcap",
                                       "causal_bottom_right+document+alibi",
-                                      "prefix_lm"}));
+                                      "prefix_lm", "sinks", "dropout"}));
+  // The sinks backward names its dsinks kernel, which the library parsed.
+  const KernelSpec &sinks =
+      library.find({kAttentionBackwardOp, DType::BF16, 64, false, "sinks"});
+  ASSERT_NE(library.named(sinks.dsinksKernel), nullptr);
+  EXPECT_EQ(library.named(sinks.dsinksKernel)->grid[0].symbol, "heads");
   const KernelSpec &spec =
       library.find({"attention_fwd", DType::F32, 128, true});
   EXPECT_EQ(spec.name, "fixture_attention_fwd_f32_d128_causal");

@@ -132,20 +132,41 @@ KernelChoice chooseAndWarn(const KernelLibrary &library,
   return choice;
 }
 
+/// Throws unless a backward with sinks (`variant`'s) has the kernel that
+/// computes their gradient: fa-run's --grad computes every gradient.
+void requireDsinksKernel(const AttentionVariant &variant,
+                         const AttentionBackwardKernels &kernels) {
+  if (variant.sinks.empty() || kernels.dsinks)
+    return;
+  throw Error("--grad with sinks (--sinks or --sinks-file) computes dsinks, "
+              "but kernel " +
+              kernels.dq->name + " (" + kernels.dq->describe() +
+              ") names no dsinks_kernel: it was compiled without the "
+              "sinks' gradient. Drop --grad, or use a library whose sinks "
+              "backward has one");
+}
+
 /// The backward's kernels for `choice`, after checking that they compute
-/// the gradient of the forward kernel `forward` (the same softmax scale).
+/// the gradient of the forward kernel `forward` (the same softmax scale)
+/// and, with sinks, dsinks.
 BackwardKernelsReport backwardKernels(const KernelLibrary &library,
                                       const KernelChoice &choice,
-                                      const KernelSpec &forward) {
+                                      const KernelSpec &forward,
+                                      const AttentionVariant &variant) {
   AttentionBackwardKernels kernels =
       attentionBackwardKernels(library, *choice.kernel);
+  requireDsinksKernel(variant, kernels);
   if (kernels.dq->softmaxScale() != forward.softmaxScale())
     throw Error("kernel " + kernels.dq->name + " uses softmax scale " +
                 std::to_string(kernels.dq->softmaxScale()) +
                 ", but the forward kernel " + forward.name + " uses " +
                 std::to_string(forward.softmaxScale()) +
                 ": its gradients would not be the forward's");
-  return {*kernels.delta, *kernels.dkdv, *kernels.dq, choice};
+  BackwardKernelsReport report{*kernels.delta, *kernels.dkdv, *kernels.dq,
+                               choice, std::nullopt};
+  if (kernels.dsinks)
+    report.dsinks = *kernels.dsinks;
+  return report;
 }
 
 /// The problem's options: its sizes and --seed, or its .npy files. Returns
@@ -170,7 +191,8 @@ std::vector<CLI::Option *> addProblemOptions(CLI::App *command,
       command->add_option("--dim", o.dim, "Head dimension D")->group(sizes)};
   addSeedOption(command, o,
                 "Seed of the random inputs (with --q, of dout when --grad has "
-                "no --dout)",
+                "no --dout); also of --sinks' logits, and --dropout's "
+                "Philox key",
                 sizes);
   return addTensorFileOptions(
       command, "Tensors from files (shapes come from the files)",
@@ -254,7 +276,8 @@ CLI::App *addAttentionCommand(CLI::App &app, AttentionOptions &o) {
   for (CLI::Option *option : backwardFiles)
     option->needs(grad);
   command->add_flag("--check", o.check,
-                    "Compare out and lse (with --grad also dq, dk and dv) "
+                    "Compare out and lse (with --grad also dq, dk and dv, "
+                    "and with sinks dsinks) "
                     "with an fp64 reference; exit 1 if a relative error "
                     "exceeds its tolerance or any element is unwritten "
                     "(outputs, and the backward's delta, are poisoned with "
@@ -321,7 +344,7 @@ private:
     problem = options.qPath.empty() ? sizedProblem(options)
                                     : problemFromFiles(options, dtype);
     const AttentionShape &shape = report.shape = problem.shape;
-    problem.variant = variantFromOptions(options.variant, shape);
+    problem.variant = variantFromOptions(options.variant, shape, options.seed);
     const AttentionVariant &variant = problem.variant;
     if (options.check && variant.custom() && variant.mask.empty())
       throw Error("--check of the user's variant '" + variant.customName +
@@ -330,7 +353,9 @@ private:
     report.variant = variantReport(variant, shape);
     needs = runNeeds(options, shape);
     needs.variantReferenceBytes =
-        (variant.alibiSlopes.size() + variant.docIds.size()) * 4 +
+        (variant.alibiSlopes.size() + variant.docIds.size() +
+         variant.sinks.size()) *
+            4 +
         variant.mask.size();
     checkHostMemory(attentionBudget(shape, dtype, needs));
     std::string kernelDir = options.kernelDirectory();
@@ -354,12 +379,16 @@ private:
                        : *chooseNamedKernel(library, backwardQuery,
                                             options.backwardKernelName)
                               .kernel);
+    if (backwardKernels)
+      requireDsinksKernel(variant, *backwardKernels);
     // The variant's parameters, checked against these kernels before a GPU
     // is touched (a tuned choice has the same parameters).
     variantParams = fa::variantParams(
         variant, shape, variantKernels(*forwardKernel, backwardKernels));
     for (const VariantParams::Tensor &tensor : variantParams.tensors)
       needs.variantBytes += tensor.bytes.size();
+    if (backwardKernels && backwardKernels->dsinks)
+      needs.variantBytes += shape.heads * sizeof(float); // dsinks.
     cache = tuningCache(options, kernelDir);
   }
 
@@ -371,6 +400,8 @@ private:
     if (backward)
       kernels.insert(kernels.end(),
                      {backward->delta, backward->dkdv, backward->dq});
+    if (backward && backward->dsinks)
+      kernels.push_back(backward->dsinks);
     return kernels;
   }
 
@@ -393,21 +424,27 @@ private:
                                               shape.seqKv, cache, device.name)
                               : chooseNamedKernel(library, backwardQuery,
                                                   options.backwardKernelName),
-                          report.kernel);
+                          report.kernel, problem.variant);
     std::optional<AttentionBackwardKernels> chosenBackward;
     if (report.backward)
-      chosenBackward = AttentionBackwardKernels{&report.backward->delta,
-                                                &report.backward->dkdv,
-                                                &report.backward->dq};
+      chosenBackward = backwardSpecs();
     variantParams = fa::variantParams(
         problem.variant, shape, variantKernels(report.kernel, chosenBackward));
     // Grids over the launch limits fail here, before any allocation.
     attentionGrid(report.kernel, shape);
     if (report.backward)
       for (const KernelSpec *kernel :
-           {&report.backward->delta, &report.backward->dkdv,
-            &report.backward->dq})
-        attentionGrid(*kernel, shape);
+           {chosenBackward->delta, chosenBackward->dkdv, chosenBackward->dq,
+            chosenBackward->dsinks})
+        if (kernel)
+          attentionGrid(*kernel, shape);
+  }
+
+  /// The chosen backward's kernels (report.backward's).
+  AttentionBackwardKernels backwardSpecs() const {
+    const BackwardKernelsReport &chosen = *report.backward;
+    return {&chosen.delta, &chosen.dkdv, &chosen.dq,
+            chosen.dsinks ? &*chosen.dsinks : nullptr};
   }
 
   MemoryBudget deviceBudget(const DeviceInfo &device) override {
@@ -426,7 +463,9 @@ private:
     if (!report.variant.name.empty())
       variantLaunch.forwardFlops = problem.variant.flops(shape);
     if (options.grad)
-      backwardTensors.emplace(shape, dtype);
+      backwardTensors.emplace(
+          shape, dtype,
+          /*withDsinks=*/report.backward->dsinks.has_value());
     loadInputs(attentionInputs(problem, *tensors,
                                backwardTensors ? &*backwardTensors : nullptr),
                /*fromFiles=*/!options.qPath.empty(), needs.hostInputs, stream);
@@ -434,10 +473,7 @@ private:
                       variantLaunch);
     if (!options.grad)
       return;
-    backward.emplace(AttentionBackwardKernels{&report.backward->delta,
-                                              &report.backward->dkdv,
-                                              &report.backward->dq},
-                     device);
+    backward.emplace(backwardSpecs(), device);
     runBackward(*backward, shape, *tensors, *backwardTensors, stream, outputs,
                 needs.downloadOutputs, variantLaunch);
   }

@@ -57,16 +57,23 @@ DeviceTensors::DeviceTensors(const AttentionShape &shape, DType dtype)
       out("out", tensorBytes(shape.query(), dtype)),
       lse("lse", tensorBytes(shape.logSumExp(), DType::F32)) {}
 
-BackwardTensors::BackwardTensors(const AttentionShape &shape, DType dtype)
+BackwardTensors::BackwardTensors(const AttentionShape &shape, DType dtype,
+                                 bool withDsinks)
     : dout("dout", tensorBytes(shape.query(), dtype)),
       dq("dq", tensorBytes(shape.query(), dtype)),
       dk("dk", tensorBytes(shape.keyValue(), dtype)),
-      dv("dv", tensorBytes(shape.keyValue(), dtype)) {}
+      dv("dv", tensorBytes(shape.keyValue(), dtype)) {
+  if (withDsinks)
+    dsinks.emplace("dsinks", tensorBytes({shape.heads}, DType::F32));
+}
 
 BackwardKernels::BackwardKernels(const AttentionBackwardKernels &specs,
                                  const DeviceInfo &device)
     : delta(*specs.delta, device), dkdv(*specs.dkdv, device),
-      dq(*specs.dq, device) {}
+      dq(*specs.dq, device) {
+  if (specs.dsinks)
+    dsinks.emplace(*specs.dsinks, device);
+}
 
 MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
                              const AttentionRunNeeds &needs) {
@@ -180,9 +187,12 @@ void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const VariantLaunch &variant) {
   NvtxRange range{"attention backward"};
   AttentionBackwardLaunch launch(kernels.delta, kernels.dkdv, kernels.dq, shape,
-                                 tensors.pointers(forward), variant.bindings);
+                                 tensors.pointers(forward), variant.bindings,
+                                 kernels.dsinksKernel());
   for (DeviceBuffer *gradient : {&tensors.dq, &tensors.dk, &tensors.dv})
     gradient->fill(kNaNBytes, stream.get());
+  if (tensors.dsinks)
+    tensors.dsinks->fill(kNaNBytes, stream.get());
   launch.fillDelta(kNaNBytes, stream);
   launch.enqueue(stream);
   stream.synchronize();
@@ -192,6 +202,8 @@ void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
   outputs.dq = fa::download(tensors.dq, shape.query(), dtype);
   outputs.dk = fa::download(tensors.dk, shape.keyValue(), dtype);
   outputs.dv = fa::download(tensors.dv, shape.keyValue(), dtype);
+  if (tensors.dsinks)
+    outputs.dsinks = fa::download(*tensors.dsinks, {shape.heads}, DType::F32);
 }
 
 CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
@@ -233,10 +245,14 @@ GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
                                         forward.q.get(), forward.k.get(),
                                         forward.v.get(), tensors.dout.get(),
                                         spec.softmaxScale(), variant, stream);
-  return {relativeTolerance,
-          compareWithReference(outputs.dq.values, reference.dq),
-          compareWithReference(outputs.dk.values, reference.dk),
-          compareWithReference(outputs.dv.values, reference.dv)};
+  GradientCheck check{
+      relativeTolerance, compareWithReference(outputs.dq.values, reference.dq),
+      compareWithReference(outputs.dk.values, reference.dk),
+      compareWithReference(outputs.dv.values, reference.dv), std::nullopt};
+  if (!outputs.dsinks.values.empty())
+    check.dsinks =
+        compareWithReference(outputs.dsinks.values, reference.dsinks);
+  return check;
 }
 
 std::size_t workingSetBytes(const AttentionShape &shape, DType dtype,
@@ -296,11 +312,13 @@ benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
   std::vector<BackwardTensors> extraSets;
   std::vector<AttentionBackwardLaunch> launches;
   launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
-                        inputs.pointers(forward), variant.bindings);
+                        inputs.pointers(forward), variant.bindings,
+                        kernels.dsinksKernel());
   for (int copy = 1; copy < copies; ++copy) {
     DeviceTensors &forwardSet =
         extraForwardSets.emplace_back(shape, spec.dtype);
-    BackwardTensors &set = extraSets.emplace_back(shape, spec.dtype);
+    BackwardTensors &set = extraSets.emplace_back(
+        shape, spec.dtype, /*withDsinks=*/kernels.dsinks.has_value());
     forwardSet.q.copyFrom(forward.q);
     forwardSet.k.copyFrom(forward.k);
     forwardSet.v.copyFrom(forward.v);
@@ -308,7 +326,8 @@ benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
     forwardSet.lse.copyFrom(forward.lse);
     set.dout.copyFrom(inputs.dout);
     launches.emplace_back(kernels.delta, kernels.dkdv, kernels.dq, shape,
-                          set.pointers(forwardSet), variant.bindings);
+                          set.pointers(forwardSet), variant.bindings,
+                          kernels.dsinksKernel());
   }
   // The backward's five products to the forward's two.
   BenchReport bench =
@@ -317,12 +336,16 @@ benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                                         : shape.backwardFlops(spec.causal),
                    stream, warmup, runs);
 
-  // Then each kernel alone. dkdv and dq read whatever delta the runs before
-  // left in their set; their work does not depend on its values.
-  for (auto [stage, name, kernel] :
-       {std::tuple{AttentionBackwardStage::Delta, "delta", &kernels.delta},
-        std::tuple{AttentionBackwardStage::DkDv, "dkdv", &kernels.dkdv},
-        std::tuple{AttentionBackwardStage::Dq, "dq", &kernels.dq}}) {
+  // Then each kernel alone. dkdv, dq and dsinks read whatever delta the runs
+  // before left in their set; their work does not depend on its values.
+  std::vector<std::tuple<AttentionBackwardStage, const char *, const Kernel *>>
+      stages = {{AttentionBackwardStage::Delta, "delta", &kernels.delta},
+                {AttentionBackwardStage::DkDv, "dkdv", &kernels.dkdv},
+                {AttentionBackwardStage::Dq, "dq", &kernels.dq}};
+  if (kernels.dsinks)
+    stages.emplace_back(AttentionBackwardStage::Dsinks, "dsinks",
+                        &*kernels.dsinks);
+  for (auto [stage, name, kernel] : stages) {
     std::vector<BackwardStageLaunch> stageLaunches;
     for (AttentionBackwardLaunch &launch : launches)
       stageLaunches.push_back({&launch, stage});

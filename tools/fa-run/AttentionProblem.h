@@ -87,16 +87,21 @@ struct DeviceTensors {
 };
 
 /// The backward's own device tensors; it also reads the forward's q, k, v,
-/// out and lse.
+/// out and lse. dsinks (f32 [heads]) with `withDsinks`, for a sinks
+/// backward.
 struct BackwardTensors {
   DeviceBuffer dout, dq, dk, dv;
+  std::optional<DeviceBuffer> dsinks;
 
-  BackwardTensors(const AttentionShape &shape, DType dtype);
+  BackwardTensors(const AttentionShape &shape, DType dtype,
+                  bool withDsinks = false);
 
   AttentionBackwardBuffers pointers(const DeviceTensors &forward) const {
-    return {forward.q.get(),   forward.k.get(),   forward.v.get(),
-            forward.out.get(), forward.lse.get(), dout.get(),
-            dq.get(),          dk.get(),          dv.get()};
+    return {forward.q.get(),   forward.k.get(),
+            forward.v.get(),   forward.out.get(),
+            forward.lse.get(), dout.get(),
+            dq.get(),          dk.get(),
+            dv.get(),          dsinks ? dsinks->get() : CUdeviceptr{0}};
   }
 };
 
@@ -111,17 +116,22 @@ std::size_t workingSetBytes(const AttentionShape &shape, DType dtype,
 int benchmarkSets(const AttentionShape &shape, DType dtype, bool backward,
                   const DeviceInfo &device);
 
-/// The backward's three kernels, loaded.
+/// The backward's kernels, loaded: three, and the dsinks kernel where the
+/// specs have one.
 struct BackwardKernels {
   Kernel delta, dkdv, dq;
+  std::optional<Kernel> dsinks;
 
   BackwardKernels(const AttentionBackwardKernels &specs,
                   const DeviceInfo &device);
+
+  const Kernel *dsinksKernel() const { return dsinks ? &*dsinks : nullptr; }
 };
 
 struct Outputs {
   HostTensor out, lse;
   HostTensor dq, dk, dv; // When the backward ran.
+  HostTensor dsinks;     // When it ran with a dsinks kernel: [heads].
 };
 
 /// q, k and v (with `backward`, dout too) as the run's inputs, in the order
@@ -136,8 +146,9 @@ Outputs runOnce(const Kernel &kernel, const AttentionShape &shape,
                 bool download = true, const VariantLaunch &variant = {});
 
 /// Runs the backward once, after the forward has written out and lse, on
-/// gradients (and delta) poisoned with NaN; downloads dq, dk and dv into
-/// `outputs` when `download`.
+/// gradients (and delta) poisoned with NaN; downloads dq, dk and dv (and
+/// dsinks) into `outputs` when `download`. With a dsinks kernel, `tensors`
+/// must have dsinks.
 void runBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                  const DeviceTensors &forward, BackwardTensors &tensors,
                  const Stream &stream, Outputs &outputs, bool download = true,
@@ -150,8 +161,8 @@ CheckReport checkOutputs(const Problem &problem, const KernelSpec &spec,
                          const Stream &stream, bool onCpu,
                          double relativeTolerance);
 
-/// Compares dq, dk and dv with the fp64 reference, on the CPU or the GPU;
-/// `spec` is the attention_bwd kernel.
+/// Compares dq, dk and dv (and dsinks, when outputs has it) with the fp64
+/// reference, on the CPU or the GPU; `spec` is the attention_bwd kernel.
 GradientCheck checkGradients(const Problem &problem, const KernelSpec &spec,
                              const DeviceTensors &forward,
                              const BackwardTensors &tensors,
@@ -165,9 +176,9 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const Stream &stream, int warmup, int runs,
                       const VariantLaunch &variant = {});
 
-/// The same for the backward: each run launches its three kernels. Then
-/// each kernel alone, with the same buffer sets, warmup and runs, into the
-/// report's `kernels`.
+/// The same for the backward: each run launches its kernels (three, and
+/// dsinks). Then each kernel alone, with the same buffer sets, warmup and
+/// runs, into the report's `kernels`.
 BenchReport
 benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                   const DeviceInfo &device, const DeviceTensors &forward,

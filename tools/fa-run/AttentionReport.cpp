@@ -116,6 +116,14 @@ VariantReport variantReport(const AttentionVariant &variant,
     json["softcap"] = *variant.softcap;
   if (!variant.alibiSlopes.empty())
     json["alibi_slopes"] = variant.alibiSlopes;
+  if (!variant.sinks.empty()) {
+    json["sinks"] = variant.sinks;
+    json["sinks_source"] = variant.sinksSource;
+  }
+  if (const std::optional<AttentionDropout> &dropout = variant.dropout)
+    json["dropout"] = {{"p", dropout->p},
+                       {"seed", dropout->seed},
+                       {"offset", dropout->offset}};
   if (!variant.mask.empty())
     json["mask_shape"] = variant.maskShape;
   if (!variant.params.empty())
@@ -127,11 +135,14 @@ void printText(const AttentionReport &report, std::ostream &os) {
   const KernelSpec &kernel = report.kernel;
   os << "kernel  " << kernel.name << " (" << kernel.describe() << ")\n"
      << "chosen  " << report.choice.reason << "\n";
-  if (const auto &backward = report.backward)
+  if (const auto &backward = report.backward) {
     os << "grad    " << backward->dq.name << " (" << backward->dq.describe()
-       << ") after " << backward->delta.name << " and " << backward->dkdv.name
-       << "\n"
+       << ") after " << backward->delta.name << " and " << backward->dkdv.name;
+    if (backward->dsinks)
+      os << ", then " << backward->dsinks->name;
+    os << "\n"
        << "chosen  " << backward->choice.reason << "\n";
+  }
   os << "device  " << report.device.name << " (" << report.device.smName()
      << ", " << report.device.multiprocessors << " SMs)\n"
      << "shape   " << report.shape.describe() << "\n";
@@ -150,6 +161,9 @@ void printText(const AttentionReport &report, std::ostream &os) {
       os << "check   grad  " << describeErrors("dq", gradients->dq) << "  "
          << describeErrors("dk", gradients->dk) << "  "
          << describeErrors("dv", gradients->dv)
+         << (gradients->dsinks
+                 ? "  " + describeErrors("dsinks", *gradients->dsinks)
+                 : std::string())
          << "  rtol=" << scientific(gradients->relativeTolerance) << "  "
          << passOrFail(gradients->passed()) << "\n";
   }
@@ -190,7 +204,7 @@ nlohmann::json toJson(const AttentionReport &report) {
     json["variant_values"] = report.variant.json;
     json["kept_pairs"] = report.variant.keptPairs;
   }
-  if (const auto &backward = report.backward)
+  if (const auto &backward = report.backward) {
     json["backward"] = {
         {"kernel", backward->dq.name},
         {"delta_kernel", backward->delta.name},
@@ -198,6 +212,9 @@ nlohmann::json toJson(const AttentionReport &report) {
         {"kernel_source", kernelSourceName(backward->choice.source)},
         {"kernel_source_reason", backward->choice.reason},
         {"config", backward->dq.config}};
+    if (backward->dsinks)
+      json["backward"]["dsinks_kernel"] = backward->dsinks->name;
+  }
   if (const auto &check = report.check) {
     json["check"] = {{"reference", check->reference},
                      {"rtol", check->relativeTolerance},
@@ -210,6 +227,9 @@ nlohmann::json toJson(const AttentionReport &report) {
                                     {"dk", errorsJson(gradients->dk)},
                                     {"dv", errorsJson(gradients->dv)},
                                     {"passed", gradients->passed()}};
+    if (const auto &gradients = check->gradients;
+        gradients && gradients->dsinks)
+      json["check"]["gradients"]["dsinks"] = errorsJson(*gradients->dsinks);
   }
   if (const auto &bench = report.bench)
     json["bench"] = benchJson(*bench, forwardFormula(report));

@@ -28,10 +28,12 @@ struct GradientCheck {
   ErrorStats dq;
   ErrorStats dk;
   ErrorStats dv;
+  std::optional<ErrorStats> dsinks; // A sinks backward's.
 
   bool passed() const {
     return dq.passes(relativeTolerance) && dk.passes(relativeTolerance) &&
-           dv.passes(relativeTolerance);
+           dv.passes(relativeTolerance) &&
+           (!dsinks || dsinks->passes(relativeTolerance));
   }
 };
 
@@ -52,7 +54,7 @@ struct CheckReport {
 
 /// One kernel of a multi-kernel pass, timed alone.
 struct KernelTiming {
-  std::string stage;  // Its key in the report: "delta", "dkdv" or "dq".
+  std::string stage;  // Its key: "delta", "dkdv", "dq" or "dsinks".
   std::string kernel; // Its name in the library.
   Timing timing;
 };
@@ -73,6 +75,7 @@ struct BackwardKernelsReport {
   KernelSpec dkdv;
   KernelSpec dq;
   KernelChoice choice;
+  std::optional<KernelSpec> dsinks; // A sinks backward's dsinks kernel.
 };
 
 /// The variant a run computed (AttentionVariant.h); `name` is empty for

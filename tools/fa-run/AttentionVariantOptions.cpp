@@ -92,6 +92,41 @@ std::vector<std::int32_t> readDocumentIds(const std::string &path,
   return narrow;
 }
 
+std::vector<float> readSinks(const std::string &path,
+                             const AttentionShape &shape) {
+  HostTensor sinks = readNpy(path);
+  Shape expected = {shape.heads};
+  if (sinks.shape != expected)
+    throw Error("--sinks-file " + path + " has shape " +
+                formatShape(sinks.shape) + ", expected " +
+                formatShape(expected) + " [heads] (one logit per query head)");
+  for (std::size_t h = 0; h < sinks.values.size(); ++h)
+    if (!std::isfinite(sinks.values[h]))
+      throw Error("--sinks-file " + path + ": sink " + std::to_string(h) +
+                  " is not a finite f32");
+  return sinks.values;
+}
+
+float parseDropout(const std::string &text) {
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  // p is passed as f32: 0.99999999 would round to 1, which drops everything.
+  if (text.empty() || *end != '\0' ||
+      !(value >= 0 && value < 1 && static_cast<float>(value) < 1.0f))
+    throw Error("--dropout " + text +
+                ": expected a probability P with 0 <= P < 1 (as f32)");
+  return static_cast<float>(value);
+}
+
+std::uint32_t parseDropoutOffset(const std::string &text) {
+  std::int64_t value = 0;
+  if (!parseInteger(text, value) || value < 0 ||
+      value > std::numeric_limits<std::uint32_t>::max())
+    throw Error("--dropout-offset " + text +
+                ": expected an integer from 0 to 4294967295 (u32)");
+  return static_cast<std::uint32_t>(value);
+}
+
 void readMask(const std::string &path, const AttentionShape &shape,
               AttentionVariant &variant) {
   IntegerTensor mask = readNpyIntegers(path);
@@ -135,7 +170,8 @@ void applyVariantName(const std::string &name, AttentionVariant &variant) {
     throw Error("--variant " + name +
                 " is a named variant, which its flags choose (--causal="
                 "bottom-right, --window, --doc-lens/--doc-ids, --softcap, "
-                "--alibi); the flags given make '" +
+                "--alibi, --sinks/--sinks-file, --dropout); the flags given "
+                "make '" +
                 (variant.namedName().empty() ? std::string("plain")
                                              : variant.namedName()) +
                 "'");
@@ -185,6 +221,33 @@ void addVariantOptions(CLI::App *command, VariantOptions &o) {
                    "ids[b, j]")
       ->excludes(lengths)
       ->group(kGroup);
+  CLI::Option *sinks =
+      command
+          ->add_flag("--sinks", o.sinks,
+                     "Attention sinks (GPT-OSS): a logit per query head that "
+                     "joins every row's softmax denominator, lse = log(exp("
+                     "sink[h]) + sum_j exp(s_ij)); random, ln(seq_kv) + "
+                     "N(0, 1) from --seed. With --grad also dsinks")
+          ->group(kGroup);
+  command
+      ->add_option("--sinks-file", o.sinksPath,
+                   "Attention sinks from a file, .npy floats [H]")
+      ->excludes(sinks)
+      ->group(kGroup);
+  CLI::Option *dropout =
+      command
+          ->add_option("--dropout", o.dropout,
+                       "Attention dropout with probability P (0 <= P < 1): "
+                       "P_ij is dropped where Philox-4x32-10 keyed by --seed "
+                       "draws bits below P * 2^32 (runtime/include/fa/"
+                       "runtime/Philox.h), kept ones scaled by 1 / (1 - P)")
+          ->group(kGroup);
+  command
+      ->add_option("--dropout-offset", o.dropoutOffset,
+                   "Dropout's Philox offset O (u32), which separates masks "
+                   "of one seed (e.g. per step and layer). Default: 0")
+      ->needs(dropout)
+      ->group(kGroup);
   command
       ->add_option("--variant", o.variantName,
                    "Run kernels of this variant: a user's (fa.variant in "
@@ -207,7 +270,8 @@ void addVariantOptions(CLI::App *command, VariantOptions &o) {
 }
 
 AttentionVariant variantFromOptions(const VariantOptions &o,
-                                    const AttentionShape &shape) {
+                                    const AttentionShape &shape,
+                                    std::uint64_t seed) {
   AttentionVariant variant;
   if (o.causal == "top-left")
     variant.causal = CausalAlignment::TopLeft;
@@ -233,6 +297,21 @@ AttentionVariant variantFromOptions(const VariantOptions &o,
       variant.docIds = readDocumentIds(o.docIdsPath, shape);
       variant.documentSource = o.docIdsPath;
     }
+  }
+  if (o.sinks) {
+    variant.sinks = randomSinks(shape.heads, shape.seqKv, seed);
+    variant.sinksSource = "random, seed " + std::to_string(seed);
+  } else if (!o.sinksPath.empty()) {
+    variant.sinks = readSinks(o.sinksPath, shape);
+    variant.sinksSource = o.sinksPath;
+  }
+  if (!o.dropout.empty()) {
+    AttentionDropout dropout;
+    dropout.p = parseDropout(o.dropout);
+    dropout.seed = seed;
+    if (!o.dropoutOffset.empty())
+      dropout.offset = parseDropoutOffset(o.dropoutOffset);
+    variant.dropout = dropout;
   }
   applyVariantName(o.variantName, variant);
   if (!o.maskPath.empty()) {

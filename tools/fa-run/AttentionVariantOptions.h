@@ -6,6 +6,9 @@
 //   --causal[=top-left|bottom-right]   plain --causal is top-left, as before
 //   --window L,R  --softcap C  --alibi
 //   --doc-lens 300,1000,...  |  --doc-ids ids.npy
+//   --sinks  |  --sinks-file s.npy
+//   --dropout P  [--dropout-offset O]   (the mask's seed is the command's
+//                                        --seed)
 //   --variant NAME  --param NAME=VALUE|NAME=FILE.npy  --mask-file M.npy
 //
 // The kernels run are those whose manifest "variant" is the name the flags
@@ -21,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +37,10 @@ struct VariantOptions {
   bool alibi = false;
   std::string docLens; // "300,1000,...".
   std::string docIdsPath;
+  bool sinks = false;
+  std::string sinksPath;
+  std::string dropout;       // "P".
+  std::string dropoutOffset; // "O".
   std::string variantName;
   std::vector<std::string> params; // "NAME=VALUE".
   std::string maskPath;
@@ -41,13 +49,16 @@ struct VariantOptions {
 /// Declares the flags on `command`, in the --help group "Variant".
 void addVariantOptions(CLI::App *command, VariantOptions &options);
 
-/// The variant the flags give for `shape`; throws, naming the flag, for a
-/// value that does not parse or does not fit the shape (negative window,
-/// softcap <= 0, lengths not positive, ids of another shape or decreasing,
-/// a mask of another shape, --param without '=', a named --variant that the
-/// flags contradict).
+/// The variant the flags give for `shape`; `seed` (the command's --seed)
+/// draws --sinks' logits and keys dropout's mask. Throws, naming the flag,
+/// for a value that does not parse or does not fit the shape (negative
+/// window, softcap <= 0, lengths not positive, ids of another shape or
+/// decreasing, a mask of another shape, sinks of another shape or not
+/// finite, dropout p outside [0, 1), an offset that is no u32, --param
+/// without '=', a named --variant that the flags contradict).
 AttentionVariant variantFromOptions(const VariantOptions &options,
-                                    const AttentionShape &shape);
+                                    const AttentionShape &shape,
+                                    std::uint64_t seed);
 
 } // namespace fa
 
