@@ -17,6 +17,14 @@ picks some):
   alibi      causal + ALiBi, slopes 2^(-8(h+1)/H)
   window-sym window(1024, 1024), not causal (only with --all or --variants)
 
+Attention sinks and dropout have no rows: FlexAttention cannot express
+either as the same computation. A sink adds exp(sink[h]) to each row's
+denominator, which no score_mod or mask_mod does (one can only rescale
+flex_attention's output by its returned lse afterwards, a second pass that
+its backward then differentiates through, not a kernel); and FlexAttention
+has no dropout. fa-run times them alone: `fa-run attention ... --sinks
+--grad --bench` (dsinks's kernel among the backward's) or `--dropout 0.1`.
+
 Ours is `fa-run attention ... --bench --json` (with --grad for the backward).
 FlexAttention gets the same mask as a mask_mod (its block mask built once per
 shape with create_block_mask, outside the timing, as users do) and softcap or
