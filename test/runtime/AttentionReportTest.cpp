@@ -123,6 +123,48 @@ TEST(AttentionReportTest, VariantsShowTheirValuesAndCountKeptPairs) {
             "2.5 * 4 * D * kept (i, j) pairs");
 }
 
+TEST(AttentionReportTest, SinksReportDsinksBesideTheOtherGradients) {
+  AttentionReport report = gradBenchReport();
+  AttentionVariant variant;
+  variant.sinks = {0.5f, 1.0f, -1.0f, 2.0f};
+  variant.sinksSource = "random, seed 0";
+  variant.dropout = AttentionDropout{0.25f, 7, 3};
+  report.variant = variantReport(variant, report.shape);
+  report.backward->dsinks = attentionKernel("bwd_dsinks", kAttentionDsinksOp);
+  ErrorStats small{1e-3, 1e-3, 0, 4};
+  ErrorStats large{0.5, 0.5, 0, 4};
+  report.check = CheckReport{"cpu", 2e-2, small, small, std::nullopt};
+  report.check->gradients =
+      GradientCheck{4e-2, small, small, small, std::nullopt};
+  EXPECT_TRUE(report.check->passed());
+  report.check->gradients->dsinks = large;
+  // dsinks's error fails the check as dq's would.
+  EXPECT_FALSE(report.check->passed());
+
+  std::ostringstream text;
+  printText(report, text);
+  EXPECT_NE(text.str().find("\ngrad    bwd (attention_bwd bf16 head_dim=128 "
+                            "non-causal) after bwd_delta and bwd_dkdv, then "
+                            "bwd_dsinks\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("  dsinks: max_abs=5.000e-01 rel=5.000e-01  "
+                            "rtol=4.000e-02  FAIL\n"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("\nvariant sinks+dropout (sinks=random, seed 0 "
+                            "dropout=(p 0.25, seed 7, offset 3)): "),
+            std::string::npos)
+      << text.str();
+  nlohmann::json json = toJson(report);
+  EXPECT_EQ(json["backward"]["dsinks_kernel"], "bwd_dsinks");
+  EXPECT_EQ(json["check"]["gradients"]["dsinks"]["rel"], 0.5);
+  EXPECT_EQ(json["check"]["gradients"]["passed"], false);
+  EXPECT_EQ(json["variant_values"]["sinks"].size(), 4u);
+  EXPECT_EQ(json["variant_values"]["dropout"],
+            nlohmann::json::parse(R"({"p": 0.25, "seed": 7, "offset": 3})"));
+}
+
 /// gradBenchReport's shape (B=1, H=4, N=M=256, D=128, bf16), forward only,
 /// with fa-run's memory filled in by hand.
 AttentionReport forwardMemoryReport() {
