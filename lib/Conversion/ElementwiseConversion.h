@@ -11,6 +11,7 @@
 #define FA_LIB_CONVERSION_ELEMENTWISECONVERSION_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::fa {
@@ -53,6 +54,25 @@ struct ConvertSplatConstant : OpConversionPattern<arith::ConstantOp> {
           op, vector, DenseElementsAttr::get(vector, element));
     else
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, element);
+    return success();
+  }
+};
+
+/// A broadcast of a scalar (a kernel parameter, a value loaded once) becomes
+/// the same broadcast into the share.
+struct ConvertScalarBroadcast : OpConversionPattern<vector::BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(vector::BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = getTypeConverter()->convertType(op.getType());
+    Value source = adaptor.getSource();
+    if (!type || isa<VectorType>(source.getType()))
+      return rewriter.notifyMatchFailure(op, "only broadcasts of scalars");
+    if (isa<VectorType>(type))
+      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type, source);
+    else
+      rewriter.replaceOp(op, source);
     return success();
   }
 };

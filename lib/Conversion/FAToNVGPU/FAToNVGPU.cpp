@@ -42,6 +42,8 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   patterns.add<ConvertSplatConstant>(converter, context);
   // Elementwise arith/math: the same op on the shares.
   patterns.add<ConvertElementwise>(converter, context);
+  // Broadcasts of scalars: broadcasts into the share.
+  patterns.add<ConvertScalarBroadcast>(converter, context);
   // Row reductions: within the lane, then xor shuffles over its row's lanes.
   patterns.add<ConvertRowReduction>(converter, context);
   // fa.row_broadcast: each entry takes its row's value.

@@ -83,17 +83,21 @@ struct ConvertPhilox : OpConversionPattern<PhiloxOp> {
   }
 };
 
-/// The dropout mask bit of (query, key) as Philox.h defines it: word
-/// key % 4 of the block at counter (key / 4, query, batch_head, offset),
-/// at or above the threshold.
-Value keepBit(ImplicitLocOpBuilder &b, ApplyDropoutOp::Adaptor adaptor,
-              Value query, Value key, Value threshold) {
-  Value two = i32Constant(b, 2), three = i32Constant(b, 3);
-  Words words = philox4x32_10(b,
-                              {arith::ShRUIOp::create(b, key, two), query,
-                               adaptor.getBatchHead(), adaptor.getOffset()},
-                              adaptor.getSeedLo(), adaptor.getSeedHi());
-  Value word = arith::AndIOp::create(b, key, three);
+/// The Philox block of Philox.h's dropout mask that holds the bits of
+/// (query, key): the one at counter (key / 4, query, batch_head, offset).
+Words maskBlock(ImplicitLocOpBuilder &b, ApplyDropoutOp::Adaptor adaptor,
+                Value query, Value key) {
+  return philox4x32_10(b,
+                       {arith::ShRUIOp::create(b, key, i32Constant(b, 2)),
+                        query, adaptor.getBatchHead(), adaptor.getOffset()},
+                       adaptor.getSeedLo(), adaptor.getSeedHi());
+}
+
+/// The dropout mask bit of `key` from its block `words`: word key % 4, at or
+/// above the threshold.
+Value keepBit(ImplicitLocOpBuilder &b, const Words &words, Value key,
+              Value threshold) {
+  Value word = arith::AndIOp::create(b, key, i32Constant(b, 3));
   Value bits = words[0];
   for (uint32_t w = 1; w < 4; ++w)
     bits = arith::SelectOp::create(
@@ -104,10 +108,11 @@ Value keepBit(ImplicitLocOpBuilder &b, ApplyDropoutOp::Adaptor adaptor,
   return arith::CmpIOp::create(b, arith::CmpIPredicate::uge, bits, threshold);
 }
 
-/// Each element of the lane's share draws its own Philox block and keeps the
-/// word of its key. (Correct for any tile position; a lane could share one
-/// block between the two columns of a pair and the four keys of a group,
-/// which is left for when dropout joins the attention kernels.)
+/// Each element of the lane's share keeps the word of its key from its
+/// Philox block. A lane's pair of columns starts at an even column, so in a
+/// plain tile (columns are keys) both keys of a pair lie in one group of
+/// four and share one block: one Philox call per pair. In a transposed tile
+/// the pair is two queries, two blocks.
 struct ConvertApplyDropout : OpConversionPattern<ApplyDropoutOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -137,6 +142,7 @@ struct ConvertApplyDropout : OpConversionPattern<ApplyDropoutOp> {
       return arith::IndexCastOp::create(b, i32, value);
     };
     SmallVector<Value> elements;
+    Words words;
     for (int64_t m = 0; m < rowBlocks; ++m)
       for (int64_t n = 0; n < blocks; ++n)
         for (int64_t v = 0; v < kValuesPerBlock; ++v) {
@@ -145,10 +151,12 @@ struct ConvertApplyDropout : OpConversionPattern<ApplyDropoutOp> {
               b, col0, index(b, kColsPerBlock * n + v % 2)));
           auto [query, key] =
               op.getTransposed() ? std::pair{col, row} : std::pair{row, col};
+          if (op.getTransposed() || v % 2 == 0)
+            words = maskBlock(b, adaptor, query, key);
           Value value = vector::ExtractOp::create(
               b, probs, ArrayRef<int64_t>{m * blocks + n, v});
           elements.push_back(arith::SelectOp::create(
-              b, keepBit(b, adaptor, query, key, threshold),
+              b, keepBit(b, words, key, threshold),
               arith::MulFOp::create(b, value, scale), zero));
         }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, elements);

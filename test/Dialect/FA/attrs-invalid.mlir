@@ -178,16 +178,22 @@ module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16
 
 // -----
 
-// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
+// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one, heads] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
 // expected-error @+1 {{failed to parse FA_KernelAttr parameter 'grid'}}
 module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [rows, one, one], params = []>}} {
 }
 
 // -----
 
-// expected-error @+2 {{kernel parameter 'x' must be a memref of f16, bf16 or f32, or an f32 scalar, got 'i32'}}
+// expected-error @+2 {{kernel parameter 'x' must be a memref of f16, bf16, f32 or i32, or an f32, i32, i64 or index scalar, got 'i16'}}
 // expected-error @+1 {{failed to parse FA_KernelAttr parameter 'params'}}
-module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [row_tiles, one, one], params = [#fa.param<"x" : i32>]>}} {
+module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [row_tiles, one, one], params = [#fa.param<"x" : i16>]>}} {
+}
+
+// -----
+
+// expected-error @+1 {{dsinks_kernel names a companion of an attention_bwd kernel}}
+module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [row_tiles, one, one], params = [], dsinks_kernel = "s">}} {
 }
 
 // -----

@@ -222,7 +222,7 @@ func.func @workgroup_out(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %
 // unknown attribute: a misspelt causal is an error, not silently ignored
 func.func @unknown_attribute(%q: memref<1x1x8x64xf16>) {
   // expected-error @+1 {{does not understand attribute 'causl'}}
-  "fa.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) {causl} : (memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) -> ()
+  "fa.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) {causl} : (memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>) -> ()
   return
 }
 

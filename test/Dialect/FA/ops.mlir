@@ -110,12 +110,13 @@ func.func @backward_tiles(%lse: memref<?x?x?xf32>, %i: index) {
 // Mask and score regions, captures, named variants and sinks (issue 20).
 // CHECK-LABEL: func @attention_named_variants
 // CHECK: fa.attention ins({{.*}}) outs(%{{.*}} : memref<2x8x?x64xbf16>) lse(%{{.*}} : memref<2x8x?xf32>) sinks(%{{.*}} : memref<8xf32>) causal window(%[[L:.*]], %[[R:.*]]) document(%{{.*}} : memref<2x?xi32>) softcap(%{{.*}}) alibi(%{{.*}} : memref<8xf32>) scale(1.250000e-01){{$}}
-// CHECK: fa.attention ins({{.*}}) outs(%{{.*}} : memref<2x8x?x64xbf16>) causal_bottom_right{{$}}
+// CHECK: fa.attention ins({{.*}}) outs(%{{.*}} : memref<2x8x?x64xbf16>) causal_bottom_right dropout(%[[P:.*]], %[[SEED:.*]], %[[OFFSET:.*]]){{$}}
 func.func @attention_named_variants(%q: memref<2x8x?x64xbf16>, %k: memref<2x2x?x64xbf16>,
                                     %v: memref<2x2x?x64xbf16>, %o: memref<2x8x?x64xbf16>,
                                     %lse: memref<2x8x?xf32>, %sinks: memref<8xf32>,
                                     %left: index, %right: index, %ids: memref<2x?xi32>,
-                                    %cap: f32, %slopes: memref<8xf32>) {
+                                    %cap: f32, %slopes: memref<8xf32>,
+                                    %p: f32, %seed: i64, %offset: i32) {
   fa.attention ins(%q, %k, %v : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>)
                outs(%o : memref<2x8x?x64xbf16>) lse(%lse : memref<2x8x?xf32>)
                sinks(%sinks : memref<8xf32>) causal window(%left, %right)
@@ -123,6 +124,7 @@ func.func @attention_named_variants(%q: memref<2x8x?x64xbf16>, %k: memref<2x2x?x
                scale(0.125)
   fa.attention ins(%q, %k, %v : memref<2x8x?x64xbf16>, memref<2x2x?x64xbf16>, memref<2x2x?x64xbf16>)
                outs(%o : memref<2x8x?x64xbf16>) causal_bottom_right
+               dropout(%p, %seed, %offset)
   return
 }
 

@@ -277,7 +277,7 @@ func.func @two_causal(%q: !q, %k: !k, %v: !k, %o: !q) {
 // window: both bounds (only the generic form can give one)
 func.func @window_left_only(%q: !q, %k: !k, %v: !k, %o: !q, %l: index) {
   // expected-error @+1 {{expects window left and right given together}}
-  "fa.attention"(%q, %k, %v, %o, %l) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {}) : (!q, !k, !k, !q, index) -> ()
+  "fa.attention"(%q, %k, %v, %o, %l) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {}) : (!q, !k, !k, !q, index) -> ()
   return
 }
 
@@ -302,6 +302,42 @@ func.func @softcap_zero(%q: !q, %k: !k, %v: !k, %o: !q) {
   %c = arith.constant 0.0 : f32
   // expected-error @+1 {{expects softcap to be positive and finite, got 0}}
   fa.attention ins(%q, %k, %v : !q, !k, !k) outs(%o : !q) softcap(%c)
+  return
+}
+
+// -----
+
+!q = memref<2x8x128x64xbf16>
+!k = memref<2x2x128x64xbf16>
+// dropout: a constant probability is in [0, 1)
+func.func @dropout_one(%q: !q, %k: !k, %v: !k, %o: !q, %seed: i64, %offset: i32) {
+  %p = arith.constant 1.0 : f32
+  // expected-error @+1 {{expects the dropout probability in [0, 1), got 1}}
+  fa.attention ins(%q, %k, %v : !q, !k, !k) outs(%o : !q) dropout(%p, %seed, %offset)
+  return
+}
+
+// -----
+
+!q = memref<2x8x128x64xbf16>
+!k = memref<2x2x128x64xbf16>
+// dropout: the seed is 64 bits (the Philox key)
+// expected-note @+1 {{prior use here}}
+func.func @dropout_seed_i32(%q: !q, %k: !k, %v: !k, %o: !q, %p: f32, %seed: i32, %offset: i32) {
+  // expected-error @+1 {{use of value '%seed' expects different type than prior uses: 'i64' vs 'i32'}}
+  fa.attention ins(%q, %k, %v : !q, !k, !k) outs(%o : !q) dropout(%p, %seed, %offset)
+  return
+}
+
+// -----
+
+!q = memref<2x8x128x64xbf16>
+!k = memref<2x2x128x64xbf16>
+// dropout: probability, seed and offset together (the generic form can
+// leave one out)
+func.func @dropout_without_offset(%q: !q, %k: !k, %v: !k, %o: !q, %p: f32, %seed: i64) {
+  // expected-error @+1 {{expects dropout probability, seed and offset given together}}
+  "fa.attention"(%q, %k, %v, %o, %p, %seed) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0>}> ({}, {}) : (!q, !k, !k, !q, f32, i64) -> ()
   return
 }
 

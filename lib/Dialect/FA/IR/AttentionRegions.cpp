@@ -2,10 +2,11 @@
 //
 // The rules of fa.attention's and fa.attention_grad's mask and score
 // regions, their captures, the named variants (window, document, softcap,
-// ALiBi, bottom-right causal) and sinks. They run as region verifiers, after
-// the ops nested in the regions verified, so every nested op may be trusted
-// to be well formed here. The forward and the backward share every rule: the
-// backward must be able to recompute exactly what the forward computed.
+// ALiBi, bottom-right causal), sinks and dropout. They run as region verifiers,
+// after the ops nested in the regions verified, so every nested op may be
+// trusted to be well formed here. The forward and the backward share every
+// rule: the backward must be able to recompute exactly what the forward
+// computed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,7 @@ struct VariantView {
   Operation *op;
   MemRefType query, key;
   Value sinks, windowLeft, windowRight, docIds, softcap, alibiSlopes;
+  Value dropoutP, dropoutSeed, dropoutOffset;
   OperandRange captures;
   bool causal, causalBottomRight;
   Region &mask, &score;
@@ -47,19 +49,29 @@ struct VariantView {
   }
   bool hasScoreVariant() const { return softcap || alibiSlopes; }
   bool hasAny() const {
-    return hasMaskVariant() || hasScoreVariant() || sinks || !mask.empty() ||
-           !score.empty() || !captures.empty();
+    return hasMaskVariant() || hasScoreVariant() || sinks || dropoutP ||
+           !mask.empty() || !score.empty() || !captures.empty();
   }
 };
 
 template <typename OpT> VariantView viewOf(OpT op) {
-  return VariantView{op.getOperation(),     op.getQuery().getType(),
-                     op.getKey().getType(), op.getSinks(),
-                     op.getWindowLeft(),    op.getWindowRight(),
-                     op.getDocIds(),        op.getSoftcap(),
-                     op.getAlibiSlopes(),   op.getCaptures(),
-                     op.getCausal(),        op.getCausalBottomRight(),
-                     op.getMask(),          op.getScore()};
+  return VariantView{op.getOperation(),
+                     op.getQuery().getType(),
+                     op.getKey().getType(),
+                     op.getSinks(),
+                     op.getWindowLeft(),
+                     op.getWindowRight(),
+                     op.getDocIds(),
+                     op.getSoftcap(),
+                     op.getAlibiSlopes(),
+                     op.getDropoutP(),
+                     op.getDropoutSeed(),
+                     op.getDropoutOffset(),
+                     op.getCaptures(),
+                     op.getCausal(),
+                     op.getCausalBottomRight(),
+                     op.getMask(),
+                     op.getScore()};
 }
 
 /// Checks that a per-head table (`sinks`, `dsinks`, ALiBi slopes) has one
@@ -109,6 +121,17 @@ LogicalResult verifyVariantValues(const VariantView &v) {
       return v.op->emitOpError()
              << "expects " << name << " to be non-negative, got "
              << bound.getSExtValue();
+  }
+  if (static_cast<bool>(v.dropoutP) != static_cast<bool>(v.dropoutSeed) ||
+      static_cast<bool>(v.dropoutP) != static_cast<bool>(v.dropoutOffset))
+    return v.op->emitOpError(
+        "expects dropout probability, seed and offset given together");
+  FloatAttr probability;
+  if (v.dropoutP && matchPattern(v.dropoutP, m_Constant(&probability))) {
+    double value = probability.getValueAsDouble();
+    if (!(value >= 0.0 && value < 1.0))
+      return v.op->emitOpError()
+             << "expects the dropout probability in [0, 1), got " << value;
   }
   FloatAttr cap;
   if (v.softcap && matchPattern(v.softcap, m_Constant(&cap))) {

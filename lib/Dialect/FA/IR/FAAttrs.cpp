@@ -142,12 +142,15 @@ KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (name.empty())
     return emitError() << "a kernel parameter needs a name";
   auto memref = dyn_cast<MemRefType>(type);
-  if (type.isF32() || (memref && isa<Float16Type, BFloat16Type, Float32Type>(
-                                     memref.getElementType())))
+  bool scalar = type.isF32() || type.isIndex() || type.isInteger(64) ||
+                type.isInteger(32);
+  if (scalar || (memref && (isa<Float16Type, BFloat16Type, Float32Type>(
+                                memref.getElementType()) ||
+                            memref.getElementType().isInteger(32))))
     return success();
   return emitError() << "kernel parameter '" << name
-                     << "' must be a memref of f16, bf16 or f32, or an f32 "
-                        "scalar, got "
+                     << "' must be a memref of f16, bf16, f32 or i32, or an "
+                        "f32, i32, i64 or index scalar, got "
                      << type;
 }
 
@@ -163,7 +166,8 @@ LogicalResult KernelAttr::verify(
     std::optional<int64_t> headDim, std::optional<bool> causal, FloatAttr scale,
     Attribute config, ArrayRef<int64_t> block, ArrayRef<GridDim> grid,
     ArrayRef<KernelParamAttr> params, StringAttr deltaKernel,
-    StringAttr dkdvKernel, StringAttr paramsKernel, StringAttr variant) {
+    StringAttr dkdvKernel, StringAttr paramsKernel, StringAttr dsinksKernel,
+    StringAttr variant) {
   StringRef name = stringifyKernelOp(op);
   if (!isa<Float16Type, BFloat16Type, Float32Type>(dtype))
     return emitError() << "dtype must be f16, bf16 or f32, got " << dtype;
@@ -186,6 +190,9 @@ LogicalResult KernelAttr::verify(
       bool(deltaKernel) != bool(dkdvKernel))
     return emitError() << "delta_kernel and dkdv_kernel name the companions "
                           "of an attention_bwd kernel, which has both";
+  if (dsinksKernel && op != KernelOp::AttentionBwd)
+    return emitError() << "dsinks_kernel names a companion of an "
+                          "attention_bwd kernel";
   if (bool(paramsKernel) != (op == KernelOp::LayerNormBwd))
     return emitError() << "params_kernel names the companion of a "
                           "layernorm_bwd kernel, which has one";

@@ -141,14 +141,16 @@ Value bottomRightOffset(ImplicitLocOpBuilder &b, Value query, Value key) {
 /// The manifest's name of the named variants of `op` (kVariantAttr), in a
 /// fixed order, '+'-joined: "window+softcap".
 std::string variantName(bool causalBottomRight, bool window, bool document,
-                        bool softcap, bool alibi) {
+                        bool softcap, bool alibi, bool sinks, bool dropout) {
   std::string name;
   for (auto [present, word] :
        {std::pair{causalBottomRight, "causal_bottom_right"},
         {window, "window"},
         {document, "document"},
         {softcap, "softcap"},
-        {alibi, "alibi"}})
+        {alibi, "alibi"},
+        {sinks, "sinks"},
+        {dropout, "dropout"}})
     if (present)
       name += (name.empty() ? "" : "+") + std::string(word);
   return name;
@@ -163,7 +165,8 @@ template <typename OpT> void nameVariant(OpT op) {
     return;
   std::string variant = variantName(
       op.getCausalBottomRight(), bool(op.getWindowLeft()), bool(op.getDocIds()),
-      bool(op.getSoftcap()), bool(op.getAlibiSlopes()));
+      bool(op.getSoftcap()), bool(op.getAlibiSlopes()), bool(op.getSinks()),
+      bool(op.getDropoutP()));
   if (!variant.empty() && !func->hasAttr(kVariantAttr))
     func->setAttr(kVariantAttr, StringAttr::get(op.getContext(), variant));
   std::pair<Value, StringRef> params[] = {
@@ -189,10 +192,11 @@ template <typename OpT> void expandVariants(OpT op, bool expandCausal) {
   bool hasMask =
       causal || causalBottomRight || op.getWindowLeft() || op.getDocIds();
   bool hasScore = op.getSoftcap() || op.getAlibiSlopes();
+  // Sinks and dropout are not regions, but name the kernels' variant too.
+  nameVariant(op);
   if (!hasMask && !hasScore)
     return;
 
-  nameVariant(op);
   if (op.getDocIds())
     op->setAttr(kSortedDocumentIdsAttr, UnitAttr::get(op.getContext()));
   ImplicitLocOpBuilder b(op.getLoc(), op);

@@ -107,7 +107,8 @@ llvm::json::Object manifestEntry(KernelAttr kernel) {
   for (auto [key, companion] :
        {std::pair{"delta_kernel", kernel.getDeltaKernel()},
         std::pair{"dkdv_kernel", kernel.getDkdvKernel()},
-        std::pair{"params_kernel", kernel.getParamsKernel()}})
+        std::pair{"params_kernel", kernel.getParamsKernel()},
+        std::pair{"dsinks_kernel", kernel.getDsinksKernel()}})
     if (companion)
       entry[key] = companion.getValue();
   return entry;

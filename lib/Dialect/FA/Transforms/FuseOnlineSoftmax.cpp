@@ -42,9 +42,10 @@ struct SoftmaxPhases {
   /// when a score region sits between (its scores are already scaled).
   arith::MulFOp scoreScale;
   TileMatmulOp valueMatmul;
-  /// The probabilities as the value matmul takes them: truncated to the
-  /// operand type, or f32 as computed.
-  Value probabilityOperand;
+  /// The probabilities exp(s - m) of the accumulate loop, which the value
+  /// matmul takes through what follows them there (dropout, the truncation
+  /// to the operand type), ops the fused loop keeps.
+  Value probabilities;
 };
 
 /// The single op of type `OpTy` in `loop`'s body matching `pred`, or null.
@@ -126,11 +127,21 @@ FailureOr<SoftmaxPhases> matchPhases(gpu::GPUFuncOp func, StringRef pass) {
       phases.accLoop, [&](TileMatmulOp m) { return m.getAcc() == accCarried; });
   if (!phases.valueMatmul)
     return fail("no probability-times-value matmul in the accumulate loop");
-  phases.probabilityOperand = phases.valueMatmul.getA();
-  if (!phases.probabilityOperand.getDefiningOp() ||
-      phases.probabilityOperand.getDefiningOp()->getBlock() !=
-          phases.accLoop.getBody())
-    return fail("expects the matmul operand to be computed in the loop");
+  Value operand = phases.valueMatmul.getA();
+  while (Operation *def = operand.getDefiningOp()) {
+    if (auto truncate = dyn_cast<arith::TruncFOp>(def))
+      operand = truncate.getIn();
+    else if (auto dropout = dyn_cast<ApplyDropoutOp>(def))
+      operand = dropout.getProbs();
+    else
+      break;
+  }
+  phases.probabilities = operand;
+  if (!operand.getDefiningOp<math::ExpOp>() ||
+      operand.getDefiningOp()->getBlock() != phases.accLoop.getBody())
+    return fail("expects the matmul operand to be the probabilities "
+                "exp(s - m) computed in the loop (then dropped out or "
+                "truncated)");
   return phases;
 }
 
@@ -141,7 +152,7 @@ llvm::SetVector<Operation *> probabilityOps(SoftmaxPhases &phases) {
   BackwardSliceOptions options;
   options.filter = [&](Operation *op) { return op->getBlock() == body; };
   llvm::SetVector<Operation *> slice;
-  Operation *producer = phases.probabilityOperand.getDefiningOp();
+  Operation *producer = phases.probabilities.getDefiningOp();
   (void)getBackwardSlice(producer, &slice, options);
   slice.insert(producer);
   // Copies into shared tiles that the sliced matmuls read.
@@ -230,12 +241,7 @@ void fuse(SoftmaxPhases &phases) {
         IRMapping valueMap;
         valueMap.map(accLoop.getInductionVar(), iv);
         valueMap.map(accLoop.getRegionIterArgs().front(), accRescaled);
-        Type operandType = phases.probabilityOperand.getType();
-        valueMap.map(
-            phases.probabilityOperand,
-            operandType == probabilities.getType()
-                ? probabilities
-                : arith::TruncFOp::create(nb, operandType, probabilities));
+        valueMap.map(phases.probabilities, probabilities);
         for (Operation &op : accLoop.getBody()->without_terminator())
           if (!skipped.contains(&op))
             nb.clone(op, valueMap);

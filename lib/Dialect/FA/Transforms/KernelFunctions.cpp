@@ -127,7 +127,8 @@ fa::KernelAttr mlir::fa::getKernelEntry(MLIRContext *context, KernelOp op,
   return KernelAttr::get(
       context, op, element, headDim, causal, scale, config, {threads, 1, 1},
       grid, paramAttrs, name(companions.deltaKernel),
-      name(companions.dkdvKernel), name(companions.paramsKernel), variant);
+      name(companions.dkdvKernel), name(companions.paramsKernel),
+      name(companions.dsinksKernel), variant);
 }
 
 gpu::GPUFuncOp mlir::fa::createKernel(ImplicitLocOpBuilder &b,
@@ -294,8 +295,6 @@ template <typename OpT> std::optional<std::string> unexpandedVariant(OpT op) {
         "named variants (causal_bottom_right, window, document, softcap, "
         "alibi) are compiled as regions: run --fa-expand-attention-variants "
         "first (fa-to-ptx does)");
-  if (op.getSinks())
-    return std::string("sinks are not compiled yet (issue 20)");
   return std::nullopt;
 }
 } // namespace
@@ -305,9 +304,5 @@ std::optional<std::string> mlir::fa::unsupportedVariantOf(AttentionOp op) {
 }
 
 std::optional<std::string> mlir::fa::unsupportedVariantOf(AttentionGradOp op) {
-  if (std::optional<std::string> why = unexpandedVariant(op))
-    return why;
-  if (op.getDsinks())
-    return std::string("dsinks are not compiled yet (issue 20)");
-  return std::nullopt;
+  return unexpandedVariant(op);
 }

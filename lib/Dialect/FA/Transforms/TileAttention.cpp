@@ -9,6 +9,7 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/DefaultTiles.h"
+#include "fa/Dialect/FA/Transforms/Dropout.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Dialect/FA/Transforms/RegionTiles.h"
@@ -93,6 +94,8 @@ struct KernelContext {
   /// else a buffer of its own; null without staging.
   Value outputStaging;
   Value zero, one;
+  /// The dropout of the probabilities, where the op has it.
+  DropoutParams dropout;
 };
 
 VectorType tileType(int64_t rows, int64_t cols, Type element) {
@@ -140,6 +143,30 @@ Value buildKvLoop(
   return loop.getResult(0);
 }
 
+/// The sink logit of the block's head joins each row's softmax (GPT-OSS):
+/// with m the row maximum and l the sum of exp(s - m), the maximum becomes
+/// m' = max(m, sink), the sum l' = l e^(m - m') + e^(sink - m') and the
+/// accumulator is rescaled by e^(m - m'). A row with no kept key (m = -inf)
+/// gets l' = 1 and a zero output, its log-sum-exp the sink: l' > 0 always.
+void joinSinks(ImplicitLocOpBuilder &b, KernelContext &ctx, Value &rowMax,
+               Value &rowSum, Value &acc) {
+  auto rowsType = cast<VectorType>(rowMax.getType());
+  Value sink = memref::LoadOp::create(b, ctx.op.getSinks(), ctx.head);
+  Value sinkRows = vector::BroadcastOp::create(b, rowsType, sink);
+  Value newMax = arith::MaximumFOp::create(b, rowMax, sinkRows);
+  Value log2e = splatConstant(b, rowsType, M_LOG2E);
+  auto expOf = [&](Value difference) -> Value {
+    return math::Exp2Op::create(b, arith::MulFOp::create(b, difference, log2e));
+  };
+  Value rescale = expOf(arith::SubFOp::create(b, rowMax, newMax));
+  rowSum =
+      arith::AddFOp::create(b, arith::MulFOp::create(b, rowSum, rescale),
+                            expOf(arith::SubFOp::create(b, sinkRows, newMax)));
+  acc = arith::MulFOp::create(
+      b, acc, RowBroadcastOp::create(b, acc.getType(), rescale));
+  rowMax = newMax;
+}
+
 void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
   const TileConfig &c = ctx.config;
   AttentionOp op = ctx.op;
@@ -166,18 +193,22 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
 
   Type element = op.getQuery().getType().getElementType();
   int64_t headDim = op.getHeadDim();
-  Value acc = buildKvLoop(
+  Value accumulated = buildKvLoop(
       b, ctx, SoftmaxPhase::Accumulate,
       splatConstant(b, tileType(c.blockM, headDim, f32), 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
         Value p = buildProbabilities(nb, buildScores(nb, ctx, j), rowMax);
+        Value col0 = arith::MulIOp::create(nb, j, index(nb, c.blockN));
+        // Dropout acts on the values' weights only: the row sums above are
+        // those of the softmax without it.
+        if (ctx.dropout)
+          p = ctx.dropout.apply(nb, p, ctx.row0, col0);
         // f16/bf16 operands for the tensor cores; f32 stays f32 (the
         // lowering splits it into TF32 parts).
         Value pOperand =
             element.isF32() ? p
                             : arith::TruncFOp::create(
                                   nb, tileType(c.blockM, c.blockN, element), p);
-        Value col0 = arith::MulIOp::create(nb, j, index(nb, c.blockN));
         StageTileOp::create(nb, op.getValue(), ctx.batch, ctx.kvHead, col0,
                             ctx.valueBuffer);
         return TileMatmulOp::create(nb, runningAcc.getType(), pOperand,
@@ -185,12 +216,15 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
                                     /*transpose_b=*/false);
       });
 
+  auto sumType = cast<VectorType>(rowSum.getType());
+  Value acc = accumulated;
+  if (op.getSinks())
+    joinSinks(b, ctx, rowMax, rowSum, acc);
   // Normalise once: one reciprocal per row, then a multiply per element
   // (a full-precision division per element cost about 10 instructions each).
-  auto sumType = cast<VectorType>(rowSum.getType());
   Value inverseSum =
       arith::DivFOp::create(b, splatConstant(b, sumType, 1.0), rowSum);
-  if (!op.getMask().empty()) {
+  if (!op.getMask().empty() && !op.getSinks()) {
     // A mask region may keep no key of a row (documents, bottom-right
     // alignment): its sum is 0, and 0 * (1/0) would be NaN where the
     // output must be 0 (and the log-sum-exp -inf, as it is).
@@ -219,11 +253,16 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
 FailureOr<SmallVector<StringRef>> parameterNames(func::FuncOp func,
                                                  AttentionOp op) {
   SmallVector<StringRef> names(func.getNumArguments());
-  SmallVector<std::pair<StringRef, Value>> roles = {{"q", op.getQuery()},
-                                                    {"k", op.getKey()},
-                                                    {"v", op.getValue()},
-                                                    {"out", op.getOut()},
-                                                    {"lse", op.getLse()}};
+  SmallVector<std::pair<StringRef, Value>> roles = {
+      {"q", op.getQuery()},
+      {"k", op.getKey()},
+      {"v", op.getValue()},
+      {"out", op.getOut()},
+      {"lse", op.getLse()},
+      {"sinks", op.getSinks()},
+      {"dropout_p", op.getDropoutP()},
+      {"dropout_seed", op.getDropoutSeed()},
+      {"dropout_offset", op.getDropoutOffset()}};
   // Captures the function receives become parameters (named by their
   // fa.name); those the prelude computes are computed in the kernel.
   for (Value capture : op.getCaptures()) {
@@ -320,6 +359,10 @@ KernelContext buildKernelContext(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
   ctx.row0 = arith::MulIOp::create(b, queryTileIndex, index(b, config.blockM));
   ctx.numKvTiles =
       arith::CeilDivUIOp::create(b, ctx.kvLen, index(b, config.blockN));
+  if (op.getDropoutP())
+    ctx.dropout =
+        DropoutParams::build(b, op.getDropoutP(), op.getDropoutSeed(),
+                             op.getDropoutOffset(), ctx.batch, ctx.head, heads);
   ctx.keyBuffer = kernel.getWorkgroupAttributions()[0];
   ctx.valueBuffer = kernel.getWorkgroupAttributions()[1];
   if (config.queryInShared() || config.stageOutput()) {

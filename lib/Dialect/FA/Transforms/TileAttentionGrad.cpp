@@ -10,6 +10,14 @@
 //                 dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q
 //   <name>        per query tile, over key tiles: S = Q K^T, P,
 //                 dP = dO V^T, dS = P (dP - delta), dQ += dS K
+//   <name>_dsinks with sinks' gradient: per query head h, a row-wise kernel
+//                 dsinks_h = -sum over batch and rows of
+//                 exp(sink_h - lse) delta, in a fixed order
+//
+// With dropout (mask Z, kept values scaled by 1 / (1 - p)) the values saw
+// P Z: dV += (P Z)^T dO, and dP is dO V^T Z; dS = P (dP - delta) holds as
+// it is, delta = rowsum(dO O) being rowsum(P dP) still. The kernels
+// regenerate Z from the forward's (p, seed, offset).
 //
 // Computing the transposed products in the dK/dV kernel keeps every product
 // in the forms the tensor-core lowering has (A from registers or shared
@@ -22,6 +30,7 @@
 
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/DefaultTiles.h"
+#include "fa/Dialect/FA/Transforms/Dropout.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Dialect/FA/Transforms/RegionTiles.h"
@@ -79,6 +88,8 @@ struct GradKernel {
   /// The derivative tile f'(s) of the last maskScores (null without a score
   /// region).
   Value lastDerivative;
+  /// The kernel's dropout(p, seed, offset) parameters (null without).
+  Value dropoutP, dropoutSeed, dropoutOffset;
 
   Type f32() { return b.getF32Type(); }
   VectorType tile(int64_t rows, int64_t cols, Type type) {
@@ -125,6 +136,18 @@ struct GradKernel {
     Value shift =
         arith::MulFOp::create(b, lseTile, splatConstant(b, type, log2e));
     return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
+  }
+
+  /// The dropout's factor on each element of the tile at `at` of the query
+  /// head `at.head` (of `heads`): 0 where the mask drops it, 1 / (1 - p)
+  /// where it keeps it; null without dropout.
+  Value dropoutFactors(VectorType type, const TilePlace &at, Value heads) {
+    if (!dropoutP)
+      return Value();
+    DropoutParams dropout = DropoutParams::build(
+        b, dropoutP, dropoutSeed, dropoutOffset, at.batch, at.head, heads);
+    return dropout.apply(b, splatConstant(b, type, 1.0), at.row0, at.col0,
+                         at.transposed);
   }
 
   /// dS = P (dP - delta), times f'(s) after a score region.
@@ -251,14 +274,24 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
                   b, scoresType, shared.value, shared.dout,
                   splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
               // Queries past the end and (causal) before the key: -inf.
-              scores = k.maskScores(scores, {key0, q0, seqQ, batch, head,
-                                             /*transposed=*/true});
+              TilePlace place{key0,
+                              q0,
+                              seqQ,
+                              batch,
+                              head,
+                              /*transposed=*/true};
+              scores = k.maskScores(scores, place);
               Value lseCols = ColumnBroadcastOp::create(b, scoresType, lse,
                                                         batch, head, q0);
               Value probs = k.probabilities(scores, lseCols);
-              Value dvNew = TileMatmulOp::create(b, accType, k.operand(probs),
-                                                 shared.dout, acc[1],
-                                                 /*transpose_b=*/false);
+              Value valueWeights = probs;
+              if (Value keep = k.dropoutFactors(scoresType, place, heads)) {
+                valueWeights = arith::MulFOp::create(b, probs, keep);
+                dprobs = arith::MulFOp::create(b, dprobs, keep);
+              }
+              Value dvNew = TileMatmulOp::create(
+                  b, accType, k.operand(valueWeights), shared.dout, acc[1],
+                  /*transpose_b=*/false);
               Value deltaCols = ColumnBroadcastOp::create(b, scoresType, delta,
                                                           batch, head, q0);
               Value dscores = k.scoreGradient(probs, dprobs, deltaCols);
@@ -328,8 +361,11 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
             TileMatmulOp::create(b, scoresType, shared.dout, shared.value,
                                  splatConstant(b, scoresType, 0.0),
                                  /*transpose_b=*/true);
-        scores = k.maskScores(scores, {row0, col0, seqKv, batch, head});
+        TilePlace place{row0, col0, seqKv, batch, head};
+        scores = k.maskScores(scores, place);
         Value probs = k.probabilities(scores, lseTile);
+        if (Value keep = k.dropoutFactors(scoresType, place, heads))
+          dprobs = arith::MulFOp::create(b, dprobs, keep);
         Value dscores = k.scoreGradient(probs, dprobs, deltaTile);
         return {TileMatmulOp::create(b, accType, k.operand(dscores), shared.key,
                                      acc[0],
@@ -339,6 +375,76 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
   Value dqTile =
       arith::MulFOp::create(b, sum, splatConstant(b, accType, k.scale));
   StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
+}
+
+//===----------------------------------------------------------------------===//
+// dsinks: one query head per block
+//===----------------------------------------------------------------------===//
+
+/// The dsinks kernel's layout: one row (a head's statistics over the
+/// queries of one batch) of 1024 columns, 8 per thread of 4 warps. It reads
+/// 8 bytes per query row and head, a few microseconds beside the backward.
+constexpr RowsLayout kDsinksLayout{/*rows=*/1, /*cols=*/1024, /*threads=*/128};
+
+/// dsinks[h] = -sum over (b, i) of exp(sinks[h] - lse[b, h, i]) delta[b, h, i]
+/// (P_sink = exp(sink - lse) is the sink's probability in row i, and
+/// dL/dsink = sum_i P_sink (0 - delta_i)), for head h = block x: each thread
+/// sums its columns over every batch and column block, then the block sums
+/// its threads, in an order fixed by the layout (no atomics).
+void buildDsinks(ImplicitLocOpBuilder &b, Value lse, Value delta, Value sinks,
+                 Value dsinks) {
+  const RowsLayout &layout = kDsinksLayout;
+  Type f32 = b.getF32Type();
+  auto blockType = VectorType::get({layout.rows, layout.cols}, f32);
+  auto rowType = VectorType::get({layout.rows}, f32);
+  Value head = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value batches = memref::DimOp::create(b, lse, 0);
+  Value heads = memref::DimOp::create(b, lse, 1);
+  Value queries = memref::DimOp::create(b, lse, 2);
+  // [batch, heads, queries] as [batch * heads, queries]: row b * H + h.
+  SmallVector<ReassociationIndices> rowsOfHeads = {{0, 1}, {2}};
+  Value lseRows = memref::CollapseShapeOp::create(b, lse, rowsOfHeads);
+  Value deltaRows = memref::CollapseShapeOp::create(b, delta, rowsOfHeads);
+  Value sink = RowBroadcastOp::create(
+      b, blockType, LoadBlockOp::create(b, rowType, sinks, ValueRange{head}));
+  Value log2e = splatConstant(b, blockType, M_LOG2E);
+  auto forLoop = [&](Value upper, int64_t step, Value init,
+                     function_ref<Value(Value, Value)> body) {
+    auto loop = scf::ForOp::create(
+        b, index(b, 0), upper, index(b, step), ValueRange{init},
+        [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, body(iv, carried.front()));
+        });
+    return loop.getResult(0);
+  };
+  Value sums = forLoop(
+      batches, 1, splatConstant(b, blockType, 0.0),
+      [&](Value batch, Value acc) {
+        Value row = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, batch, heads), head);
+        return forLoop(queries, layout.cols, acc, [&](Value col0, Value acc) {
+          Value logSumExp =
+              LoadBlockOp::create(b, blockType, lseRows, ValueRange{row, col0});
+          Value deltas = LoadBlockOp::create(b, blockType, deltaRows,
+                                             ValueRange{row, col0});
+          Value sinkProbability = math::Exp2Op::create(
+              b, arith::MulFOp::create(
+                     b, arith::SubFOp::create(b, sink, logSumExp), log2e));
+          Value term = arith::MulFOp::create(b, sinkProbability, deltas);
+          // Columns past the queries read lse = 0: exp(sink) may be inf
+          // there, and inf * 0 NaN.
+          term = ZeroColumnsOp::create(b, blockType, term, col0, queries);
+          return Value(arith::AddFOp::create(b, acc, term));
+        });
+      });
+  Value total = vector::MultiDimReductionOp::create(
+      b, sums, splatConstant(b, rowType, 0.0), ArrayRef<bool>{false, true},
+      vector::CombiningKind::ADD);
+  StoreBlockOp::create(b, arith::NegFOp::create(b, total), dsinks,
+                       ValueRange{head});
 }
 
 //===----------------------------------------------------------------------===//
@@ -673,9 +779,25 @@ struct FATileAttentionGradPass
                                        {"dout", op.getDout().getType()},
                                        {"lse", stats},
                                        {"delta", stats}};
+    // Dropout's values follow each kernel's outputs, before the captures.
+    SmallVector<KernelParam> dropoutParams;
+    if (op.getDropoutP())
+      dropoutParams = {{"dropout_p", op.getDropoutP().getType()},
+                       {"dropout_seed", op.getDropoutSeed().getType()},
+                       {"dropout_offset", op.getDropoutOffset().getType()}};
+    auto bindDropout = [&](GradKernel &kernel, gpu::GPUFuncOp func,
+                           unsigned first) {
+      if (dropoutParams.empty())
+        return;
+      kernel.dropoutP = func.getArgument(first);
+      kernel.dropoutSeed = func.getArgument(first + 1);
+      kernel.dropoutOffset = func.getArgument(first + 2);
+    };
     SmallVector<KernelParam> dkdvParams = params;
     dkdvParams.append(
         {{"dk", op.getDkey().getType()}, {"dv", op.getDvalue().getType()}});
+    unsigned dkdvDropout = dkdvParams.size();
+    dkdvParams.append(dropoutParams);
     dkdvParams.append(g.captureParams);
     gpu::GPUFuncOp dkdvKernel = createGradKernel(
         b, g, dkdvName, KernelOp::AttentionBwdDkdv, k.config,
@@ -683,6 +805,7 @@ struct FATileAttentionGradPass
         /*stagesTiles=*/true, kernels);
     auto [key, value, query, dout] = sharedBuffers(dkdvKernel);
     GradKernel kk = withOperands(dkdvKernel, k.config);
+    bindDropout(kk, dkdvKernel, dkdvDropout);
     SmallVector<Value> dkdvCaptures = kernelCaptures(b, g, dkdvKernel);
     kk.regions.captures = dkdvCaptures;
     buildDkDv(kk, {key, value, query, dout}, dkdvKernel.getArgument(4),
@@ -692,17 +815,42 @@ struct FATileAttentionGradPass
 
     SmallVector<KernelParam> dqParams = params;
     dqParams.push_back({"dq", op.getDquery().getType()});
+    unsigned dqDropout = dqParams.size();
+    dqParams.append(dropoutParams);
     dqParams.append(g.captureParams);
+    std::string dsinksName = op.getDsinks() ? name + "_dsinks" : "";
     gpu::GPUFuncOp dqKernel = createGradKernel(
         b, g, name, KernelOp::AttentionBwd, dq,
         {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, dqParams,
-        /*stagesTiles=*/true, kernels, {deltaName, dkdvName});
+        /*stagesTiles=*/true, kernels,
+        {deltaName, dkdvName, /*paramsKernel=*/"", dsinksName});
     auto [dqQuery, dqDout, dqKey, dqValue] = sharedBuffers(dqKernel);
     GradKernel kq = withOperands(dqKernel, dq);
+    bindDropout(kq, dqKernel, dqDropout);
     SmallVector<Value> dqCaptures = kernelCaptures(b, g, dqKernel);
     kq.regions.captures = dqCaptures;
     buildDq(kq, {dqQuery, dqDout, dqKey, dqValue}, dqKernel.getArgument(4),
             dqKernel.getArgument(5), dqKernel.getArgument(6));
+    gpu::ReturnOp::create(b);
+
+    if (dsinksName.empty())
+      return;
+    MLIRContext *context = b.getContext();
+    const RowsLayout &layout = kDsinksLayout;
+    KernelAttr entry = getKernelEntry(
+        context, KernelOp::AttentionBwdDsinks, b.getF32Type(),
+        RowsAttr::get(context, layout.rows, layout.cols,
+                      layout.threads / kThreadsPerWarp,
+                      /*resident=*/std::nullopt, /*persistent=*/false),
+        layout.threads, {GridDim::Heads, GridDim::One, GridDim::One},
+        {{"lse", stats},
+         {"delta", stats},
+         {"sinks", op.getSinks().getType()},
+         {"dsinks", op.getDsinks().getType()}});
+    gpu::GPUFuncOp dsinksKernel =
+        createKernel(b, g.func, dsinksName, entry, kernels);
+    buildDsinks(b, dsinksKernel.getArgument(0), dsinksKernel.getArgument(1),
+                dsinksKernel.getArgument(2), dsinksKernel.getArgument(3));
     gpu::ReturnOp::create(b);
   }
 

@@ -267,7 +267,7 @@ gpu.module @m {
 // computes them from its own scores).
 !smem = memref<16x64xf16, #gpu.address_space<workgroup>>
 gpu.module @m {
-  // expected-error @+1 {{fa-fuse-online-softmax: expects the matmul operand to be computed in the loop}}
+  // expected-error @+1 {{fa-fuse-online-softmax: expects the matmul operand to be the probabilities exp(s - m) computed in the loop (then dropped out or truncated)}}
   gpu.func @probabilities_from_outside(%tiles: index, %s: vector<16x16xf32>, %p: vector<16x16xf16>)
       workgroup(%vb : !smem) kernel {
     %c0 = arith.constant 0 : index

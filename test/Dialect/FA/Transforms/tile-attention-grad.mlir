@@ -282,8 +282,60 @@ func.func @softcap(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
+// Sinks: the dQ and dK/dV kernels are those without (the forward's lse holds
+// the sink); the dQ kernel names a fourth kernel, a row-wise one per query
+// head, that sums -exp(sink - lse) * delta over the batch and the queries:
+// [batch, heads, queries] read as rows b * H + h, 1024 queries a block,
+// beyond the queries zeroed, then one sum of the block, negated.
+// CHECK: fa.kernels = {
+// CHECK-SAME: sinks = #fa.kernel<op = attention_bwd{{.*}}dsinks_kernel = "sinks_dsinks">
+// CHECK-SAME: sinks_dsinks = #fa.kernel<op = attention_bwd_dsinks, dtype = f32, config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4>, block = [128, 1, 1], grid = [heads, one, one], params = [#fa.param<"lse" : memref<?x?x?xf32>>, #fa.param<"delta" : memref<?x?x?xf32>>, #fa.param<"sinks" : memref<?xf32>>, #fa.param<"dsinks" : memref<?xf32>>]>
+// CHECK-LABEL: gpu.func @sinks_dsinks(
+// CHECK-SAME: %[[LSE:[^:]*]]: memref<?x?x?xf32>, %[[DELTA:[^:]*]]: memref<?x?x?xf32>, %[[SINKS:[^:]*]]: memref<?xf32>, %[[DSINKS:[^:]*]]: memref<?xf32>)
+// CHECK-SAME: fa.rows = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4>
+// CHECK: %[[HEAD:.*]] = gpu.block_id x
+// CHECK: %[[LSEROWS:.*]] = memref.collapse_shape %[[LSE]] {{\[\[}}0, 1], [2]]
+// CHECK: %[[DELTAROWS:.*]] = memref.collapse_shape %[[DELTA]]
+// CHECK: fa.load_block %[[SINKS]][%[[HEAD]]] : memref<?xf32> -> vector<1xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: fa.load_block %[[LSEROWS]]
+// CHECK: fa.load_block %[[DELTAROWS]]
+// CHECK: math.exp2
+// CHECK: fa.zero_columns
+// CHECK: vector.multi_reduction <add>, %{{.*}} [1] : vector<1x1024xf32> to vector<1xf32>
+// CHECK: %[[NEG:.*]] = arith.negf
+// CHECK: fa.store_block %[[NEG]], %[[DSINKS]][%[[HEAD]]]
 func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %sinks: memref<?xf32>, %dsinks: memref<?xf32>) {
-  // expected-error @+1 {{fa-tile-attention-grad: sinks are not compiled yet (issue 20)}}
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) sinks(%sinks : memref<?xf32>) dsinks(%dsinks : memref<?xf32>)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// Dropout: both kernels that recompute P take p, seed and offset and
+// regenerate the forward's mask as factors (0 or 1 / (1 - p)) of the tile:
+// the dK/dV kernel's transposed (rows are keys) for the query head of the
+// group loop, multiplying P for dV and dP for dS; the dQ kernel's on dP.
+// CHECK: dropout = #fa.kernel<op = attention_bwd{{.*}}#fa.param<"dq" : memref<?x?x?x64xbf16>>, #fa.param<"dropout_p" : f32>, #fa.param<"dropout_seed" : i64>, #fa.param<"dropout_offset" : i32>]
+// CHECK: dropout_dkdv = #fa.kernel<op = attention_bwd_dkdv{{.*}}#fa.param<"dv" : memref<?x?x?x64xbf16>>, #fa.param<"dropout_p" : f32>, #fa.param<"dropout_seed" : i64>, #fa.param<"dropout_offset" : i32>]
+// CHECK-LABEL: gpu.func @dropout_dkdv(
+// CHECK-SAME: %[[P:[^:]*]]: f32, %[[SEED:[^:]*]]: i64, %[[OFFSET:[^:]*]]: i32)
+// CHECK: %[[PROBS:.*]] = math.exp2
+// CHECK: %[[KEEP:.*]] = fa.apply_dropout %{{.*}} rows(%{{.*}}) cols(%{{.*}}) batch_head(%{{.*}}) seed(%{{.*}}, %{{.*}}) offset(%[[OFFSET]]) p(%[[P]]) transposed : vector<64x64xf32>
+// CHECK: %[[KEPT:.*]] = arith.mulf %[[PROBS]], %[[KEEP]]
+// CHECK: %[[DPKEPT:.*]] = arith.mulf %{{.*}}, %[[KEEP]]
+// CHECK: %[[KEPT16:.*]] = arith.truncf %[[KEPT]]
+// CHECK: fa.tile_matmul %[[KEPT16]]
+// CHECK: arith.subf %[[DPKEPT]]
+// CHECK-LABEL: gpu.func @dropout(
+// CHECK-SAME: %[[QP:[^:]*]]: f32, %[[QSEED:[^:]*]]: i64, %[[QOFFSET:[^:]*]]: i32)
+// CHECK: %[[QKEEP:.*]] = fa.apply_dropout %{{.*}} offset(%[[QOFFSET]]) p(%[[QP]]) : vector<64x64xf32>
+// CHECK: %[[QDP:.*]] = arith.mulf %{{.*}}, %[[QKEEP]]
+// CHECK: arith.subf %[[QDP]]
+func.func @dropout(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %p: f32, %seed: i64, %offset: i32) {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) dropout(%p, %seed, %offset)
   return
 }

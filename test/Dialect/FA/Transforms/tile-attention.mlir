@@ -257,8 +257,55 @@ func.func @window(%q: !t, %k: !t, %v: !t, %o: !t, %left: index, %right: index) {
 // -----
 
 !t = memref<?x?x?x64xbf16>
-func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %sinks: memref<?xf32>) {
-  // expected-error @+1 {{fa-tile-attention: sinks are not compiled yet (issue 20)}}
-  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) sinks(%sinks : memref<?xf32>)
+!s = memref<?x?x?xf32>
+// Sinks join the softmax after the key loops: the head's sink logit is read
+// once, the row maximum becomes max(m, sink), the sum and the accumulator
+// are rescaled by e^(m - m') and the sum gains e^(sink - m'); the output is
+// normalised by that sum and the log-sum-exp is m' + log(l'). The sum is
+// positive, so no row needs the no-key guard.
+// CHECK: fa.kernels = {sinks = #fa.kernel<op = attention_fwd{{.*}}params = [{{.*}}#fa.param<"lse" : memref<?x?x?xf32>>, #fa.param<"sinks" : memref<?xf32>>]
+// CHECK-LABEL: gpu.func @sinks(
+// CHECK-SAME: %[[SINKS:[^:]*]]: memref<?xf32>)
+// CHECK: %[[HEAD:.*]] = arith.remui
+// CHECK-COUNT-3: scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%[[HEAD]]] : memref<?xf32>
+// CHECK: %[[SINKROWS:.*]] = vector.broadcast %[[SINK]] : f32 to vector<64xf32>
+// CHECK: %[[MAX:.*]] = arith.maximumf %{{.*}}, %[[SINKROWS]] : vector<64xf32>
+// CHECK: %[[RESCALE:.*]] = math.exp2
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<64xf32>
+// CHECK: %[[ACC:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<64x64xf32>
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[SUM]] : vector<64xf32>
+// CHECK-NOT: arith.select
+// CHECK: fa.store_tile
+// CHECK: math.log2 %[[SUM]]
+// CHECK: arith.addf %[[MAX]], %{{.*}} : vector<64xf32>
+// CHECK: fa.store_rows
+func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !s, %sinks: memref<?xf32>) {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) lse(%lse : !s) sinks(%sinks : memref<?xf32>) causal
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// Dropout: p, seed and offset are kernel parameters; the accumulate loop
+// drops the probabilities it multiplies with V (the sum loop's are those of
+// the softmax), at the tile's (row, column) of (batch, head) = b * H + h,
+// with the seed split into the Philox key's two words.
+// CHECK: fa.kernels = {dropout = #fa.kernel<{{.*}}params = [{{.*}}#fa.param<"dropout_p" : f32>, #fa.param<"dropout_seed" : i64>, #fa.param<"dropout_offset" : i32>]
+// CHECK-LABEL: gpu.func @dropout(
+// CHECK-SAME: %[[P:[^:]*]]: f32, %[[SEED:[^:]*]]: i64, %[[OFFSET:[^:]*]]: i32)
+// CHECK: %[[HIGH:.*]] = arith.shrui %[[SEED]]
+// CHECK: %[[LO:.*]] = arith.trunci %[[SEED]] : i64 to i32
+// CHECK: %[[HI:.*]] = arith.trunci %[[HIGH]] : i64 to i32
+// CHECK: %[[BH:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: #fa<phase sum>
+// CHECK: %[[PROBS:.*]] = math.exp
+// CHECK: %[[COL:.*]] = arith.muli
+// CHECK-NEXT: %[[DROPPED:.*]] = fa.apply_dropout %[[PROBS]] rows(%{{.*}}) cols(%[[COL]]) batch_head(%[[BH]]) seed(%[[LO]], %[[HI]]) offset(%[[OFFSET]]) p(%[[P]]) : vector<64x64xf32>
+// CHECK-NEXT: arith.truncf %[[DROPPED]]
+// CHECK: #fa<phase accumulate>
+func.func @dropout(%q: !t, %k: !t, %v: !t, %o: !t, %p: f32, %seed: i64, %offset: i32) {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) dropout(%p, %seed, %offset)
   return
 }

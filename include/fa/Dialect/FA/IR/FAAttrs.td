@@ -218,7 +218,8 @@ def FA_KernelOp : I32EnumAttr<"KernelOp",
       I32EnumAttrCase<"AttentionBwdDkdv", 3, "attention_bwd_dkdv">,
       I32EnumAttrCase<"LayerNormFwd", 4, "layernorm_fwd">,
       I32EnumAttrCase<"LayerNormBwd", 5, "layernorm_bwd">,
-      I32EnumAttrCase<"LayerNormBwdParams", 6, "layernorm_bwd_params">
+      I32EnumAttrCase<"LayerNormBwdParams", 6, "layernorm_bwd_params">,
+      I32EnumAttrCase<"AttentionBwdDsinks", 7, "attention_bwd_dsinks">
     ]> {
   let cppNamespace = "::mlir::fa";
   let genSpecializedAttr = 0;
@@ -233,7 +234,8 @@ def FA_GridDim : I32EnumAttr<"GridDim",
       I32EnumAttrCase<"RowTiles", 4, "row_tiles">,
       I32EnumAttrCase<"PersistentRowTiles", 5, "persistent_row_tiles">,
       I32EnumAttrCase<"ColumnTiles", 6, "column_tiles">,
-      I32EnumAttrCase<"One", 7, "one">
+      I32EnumAttrCase<"One", 7, "one">,
+      I32EnumAttrCase<"Heads", 8, "heads">
     ]> {
   let cppNamespace = "::mlir::fa";
   let genSpecializedAttr = 0;
@@ -279,7 +281,9 @@ def FA_KernelAttr : FA_Attr<"Kernel", "kernel"> {
     the function's `fa.variant`; absent for plain kernels) are the attention
     kernels'; the
     backward's dQ kernel names its companions (`delta_kernel`,
-    `dkdv_kernel`), the LayerNorm backward its reduction kernel
+    `dkdv_kernel`, and `dsinks_kernel` where it has sinks' gradient: an
+    attention_bwd_dsinks kernel, row-wise, one block per query head), the
+    LayerNorm backward its reduction kernel
     (`params_kernel`). `config` is the kernel's own configuration, the one it
     carries as `fa.tile` or `fa.rows`.
   }];
@@ -299,6 +303,8 @@ def FA_KernelAttr : FA_Attr<"Kernel", "kernel"> {
         :$dkdv_kernel,
     OptionalParameter<"StringAttr", "layernorm_bwd: the reduction kernel">
         :$params_kernel,
+    OptionalParameter<"StringAttr", "attention_bwd: the dsinks kernel">
+        :$dsinks_kernel,
     OptionalParameter<"StringAttr",
         "attention: the variant its mask/score regions compute">:$variant
   );

@@ -118,11 +118,20 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
     `exp(s_ij) / (exp(sink_h) + sum_j exp(s_ij))`; not a region, recorded
     for the kernels.
 
+    `dropout(%p, %seed, %offset)` (f32 in [0, 1), i64, i32): attention
+    dropout on the probabilities, the mask of
+    runtime/include/fa/runtime/Philox.h (`fa.apply_dropout`): P[b, h, i, j]
+    is dropped where the Philox word of (seed, offset, b * heads + h, i, j)
+    falls below floor(p * 2^32), the kept ones scaled by 1 / (1 - p). The
+    softmax's statistics (the log-sum-exp) are those without dropout; the
+    backward, given the same three values, regenerates the same mask.
+
     ```mlir
     fa.attention ins(%q, %k, %v : ...) outs(%out : ...)
         lse(%lse : memref<2x8x1024xf32>) sinks(%sinks : memref<8xf32>)
         causal window(%left, %right) document(%ids : memref<2x1024xi32>)
         softcap(%cap) alibi(%slopes : memref<8xf32>)
+        dropout(%p, %seed, %offset)
     ```
   }];
 
@@ -142,6 +151,9 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
     Optional<F32>:$softcap,
     Arg<Optional<FA_PerHeadMemRef>, "ALiBi slope of each head",
         [MemRead]>:$alibi_slopes,
+    Optional<F32>:$dropout_p,
+    Optional<I64>:$dropout_seed,
+    Optional<I32>:$dropout_offset,
     Arg<Variadic<FA_CaptureType>, "values the regions read",
         [MemRead]>:$captures,
     UnitAttr:$causal,
@@ -159,7 +171,9 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
       build($_builder, $_state, query, key, value, out, lse, /*sinks=*/Value(),
             /*window_left=*/Value(), /*window_right=*/Value(),
             /*doc_ids=*/Value(), /*softcap=*/Value(),
-            /*alibi_slopes=*/Value(), /*captures=*/ValueRange(), causal,
+            /*alibi_slopes=*/Value(), /*dropout_p=*/Value(),
+            /*dropout_seed=*/Value(), /*dropout_offset=*/Value(),
+            /*captures=*/ValueRange(), causal,
             /*causal_bottom_right=*/false, scale);
     }]>
   ];
@@ -175,6 +189,7 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
     (`document` `(` $doc_ids^ `:` type($doc_ids) `)`)?
     (`softcap` `(` $softcap^ `)`)?
     (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`dropout` `(` $dropout_p^ `,` $dropout_seed `,` $dropout_offset `)`)?
     (`scale` `(` $scale^ `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`mask` $mask^)? (`score` $score^)? attr-dict
@@ -217,7 +232,8 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [AttrSizedOperandSegments,
     given the forward's. `sinks(%s : memref<Hxf32>)` are the forward's sink
     logits; `dsinks(%ds : memref<Hxf32>)`, when given, receives their
     gradient (`-sum over rows of P_sink * delta`), summed over batch and
-    query rows.
+    query rows. `dropout(%p, %seed, %offset)` is the forward's: the same
+    values give the same mask.
   }];
 
   let arguments = (ins
@@ -241,6 +257,9 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [AttrSizedOperandSegments,
     Optional<F32>:$softcap,
     Arg<Optional<FA_PerHeadMemRef>, "ALiBi slope of each head",
         [MemRead]>:$alibi_slopes,
+    Optional<F32>:$dropout_p,
+    Optional<I64>:$dropout_seed,
+    Optional<I32>:$dropout_offset,
     Arg<Variadic<FA_CaptureType>, "values the regions read",
         [MemRead]>:$captures,
     UnitAttr:$causal,
@@ -262,6 +281,7 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [AttrSizedOperandSegments,
     (`document` `(` $doc_ids^ `:` type($doc_ids) `)`)?
     (`softcap` `(` $softcap^ `)`)?
     (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`dropout` `(` $dropout_p^ `,` $dropout_seed `,` $dropout_offset `)`)?
     (`scale` `(` $scale^ `)`)?
     (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`mask` $mask^)? (`score` $score^)? attr-dict

@@ -79,7 +79,7 @@ struct AttentionEntry {
 /// The kernels the runtime launches before one (attention_bwd: delta and
 /// dK/dV; layernorm_bwd: the reduction after it), by name.
 struct KernelCompanions {
-  StringRef deltaKernel, dkdvKernel, paramsKernel;
+  StringRef deltaKernel, dkdvKernel, paramsKernel, dsinksKernel;
 };
 
 /// The manifest entry of a kernel computing `op` on `element`s with
