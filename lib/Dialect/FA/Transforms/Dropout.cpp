@@ -9,14 +9,14 @@
 using namespace mlir;
 using namespace mlir::fa;
 
-DropoutParams DropoutParams::build(ImplicitLocOpBuilder &b, Value p,
-                                   Value seed, Value offset, Value batch,
-                                   Value head, Value heads) {
+DropoutParams DropoutParams::build(ImplicitLocOpBuilder &b, Value p, Value seed,
+                                   Value offset, Value batch, Value head,
+                                   Value heads) {
   Type i32 = b.getI32Type();
   Value seedHigh = arith::ShRUIOp::create(
       b, seed, arith::ConstantIntOp::create(b, seed.getType(), 32));
-  Value batchHead = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, batch, heads), head);
+  Value batchHead =
+      arith::AddIOp::create(b, arith::MulIOp::create(b, batch, heads), head);
   return {p, arith::TruncIOp::create(b, i32, seed),
           arith::TruncIOp::create(b, i32, seedHigh), offset,
           arith::IndexCastUIOp::create(b, i32, batchHead)};
@@ -24,7 +24,6 @@ DropoutParams DropoutParams::build(ImplicitLocOpBuilder &b, Value p,
 
 Value DropoutParams::apply(ImplicitLocOpBuilder &b, Value tile, Value row0,
                            Value col0, bool transposed) const {
-  return ApplyDropoutOp::create(b, tile.getType(), tile, row0, col0,
-                                batchHead, seedLo, seedHi, offset, p,
-                                transposed);
+  return ApplyDropoutOp::create(b, tile.getType(), tile, row0, col0, batchHead,
+                                seedLo, seedHi, offset, p, transposed);
 }
