@@ -178,7 +178,7 @@ module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16
 
 // -----
 
-// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one, heads] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
+// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one, heads, dkdv_parts] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
 // expected-error @+1 {{failed to parse FA_KernelAttr parameter 'grid'}}
 module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [rows, one, one], params = []>}} {
 }
@@ -200,4 +200,24 @@ module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16
 
 // expected-error @+1 {{attribute 'fa.kernels' must be a dictionary of kernel entries (name = #fa.kernel<...>), got {attn = {op = "attention_fwd"}}}}
 module attributes {fa.kernels = {attn = {op = "attention_fwd"}}} {
+}
+
+// -----
+
+// A split dK/dV kernel (dV in blocks of grid z 0, dK in z 1) has dkdv_parts
+// as its grid z, and only it.
+// expected-error @+1 {{a dK/dV kernel with split_dkdv has grid z dkdv_parts (2: dV, then dK), and only it}}
+module attributes {fa.kernels = {dkdv = #fa.kernel<op = attention_bwd_dkdv, dtype = bf16, head_dim = 256, causal = false, scale = 1.0 : f32, config = #fa.tile<block_m = 128, split_dkdv = true>, block = [256, 1, 1], grid = [key_tiles, batch_kv_heads, one], params = []>}} {
+}
+
+// -----
+
+// expected-error @+1 {{a dK/dV kernel with split_dkdv has grid z dkdv_parts (2: dV, then dK), and only it}}
+module attributes {fa.kernels = {dkdv = #fa.kernel<op = attention_bwd_dkdv, dtype = bf16, head_dim = 256, causal = false, scale = 1.0 : f32, config = #fa.tile<block_m = 128>, block = [256, 1, 1], grid = [key_tiles, batch_kv_heads, dkdv_parts], params = []>}} {
+}
+
+// -----
+
+// expected-error @+1 {{a dK/dV kernel with split_dkdv has grid z dkdv_parts (2: dV, then dK), and only it}}
+module attributes {fa.kernels = {fwd = #fa.kernel<op = attention_fwd, dtype = bf16, head_dim = 256, causal = false, scale = 1.0 : f32, config = #fa.tile<block_m = 128>, block = [256, 1, 1], grid = [query_tiles, dkdv_parts, one], params = []>}} {
 }

@@ -29,6 +29,13 @@ func.func @tile_backward() attributes {fa.tile = #fa.tile<block_m = 128, block_n
   return
 }
 
+// split_dkdv prints after the dq_* entries, where it is declared.
+// CHECK-LABEL: func.func @tile_split_dkdv
+// CHECK-SAME: fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, wgmma = true, dq_block_m = 64, dq_block_n = 32, dq_num_warps = 4, split_dkdv = true>
+func.func @tile_split_dkdv() attributes {fa.tile = #fa.tile<split_dkdv = true, block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 32, dq_num_warps = 4, wgmma = true>} {
+  return
+}
+
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME: fa.rows = #fa.rows<rows = 1, block_cols = 4096, num_warps = 8, resident = true, persistent = true, reduce_rows = 32, reduce_cols = 64, reduce_warps = 4>
 func.func @rows() attributes {fa.rows = #fa.rows<persistent = true, rows = 1, block_cols = 4096, num_warps = 8, resident = true, reduce_rows = 32, reduce_cols = 64, reduce_warps = 4>} {
@@ -64,8 +71,10 @@ func.func @phases(%n: index) {
 // The manifest entries the tiling passes record in fa.kernels.
 // CHECK-LABEL: module @kernels attributes {fa.kernels = {
 // CHECK-SAME: attn = #fa.kernel<op = attention_bwd, dtype = bf16, head_dim = 64, causal = true, scale = 1.250000e-01 : f32, config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, skip_unit_rescale = false>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, #fa.param<"lse" : memref<?x?x?xf32>>], delta_kernel = "attn_delta", dkdv_kernel = "attn_dkdv">
+// CHECK-SAME: attn_dkdv = #fa.kernel<op = attention_bwd_dkdv, dtype = bf16, head_dim = 256, causal = false, scale = 6.250000e-02 : f32, config = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, skip_unit_rescale = false, wgmma = true, split_dkdv = true>, block = [256, 1, 1], grid = [key_tiles, batch_kv_heads, dkdv_parts], params = []>
 // CHECK-SAME: ln = #fa.kernel<op = layernorm_bwd, dtype = f32, config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = false>, block = [128, 1, 1], grid = [persistent_row_tiles, one, one], params = [#fa.param<"eps" : f32>], params_kernel = "ln_params">
 module @kernels attributes {fa.kernels = {
+    attn_dkdv = #fa.kernel<op = attention_bwd_dkdv, dtype = bf16, head_dim = 256, causal = false, scale = 0.0625 : f32, config = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, skip_unit_rescale = false, wgmma = true, split_dkdv = true>, block = [256, 1, 1], grid = [key_tiles, batch_kv_heads, dkdv_parts], params = []>,
     attn = #fa.kernel<dkdv_kernel = "attn_dkdv", op = attention_bwd, dtype = bf16, head_dim = 64, causal = true, scale = 0.125 : f32, config = #fa.tile<block_m = 64, block_n = 64, num_warps = 4, num_stages = 2, skip_unit_rescale = false>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one], params = [#fa.param<"q" : memref<?x?x?x64xbf16>>, #fa.param<"lse" : memref<?x?x?xf32>>], delta_kernel = "attn_delta">,
     ln = #fa.kernel<op = layernorm_bwd, dtype = f32, config = #fa.rows<rows = 1, block_cols = 1024, num_warps = 4, resident = false>, block = [128, 1, 1], grid = [persistent_row_tiles, one, one], params = [#fa.param<"eps" : f32>], params_kernel = "ln_params">}} {
 }

@@ -107,7 +107,7 @@ LogicalResult TileAttr::verify(
     std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
     std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
     std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
-    std::optional<int64_t> dqNumWarps) {
+    std::optional<int64_t> dqNumWarps, bool) {
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
@@ -196,6 +196,12 @@ LogicalResult KernelAttr::verify(
   if (bool(paramsKernel) != (op == KernelOp::LayerNormBwd))
     return emitError() << "params_kernel names the companion of a "
                           "layernorm_bwd kernel, which has one";
+  auto tile = dyn_cast<TileAttr>(config);
+  bool split = op == KernelOp::AttentionBwdDkdv && tile && tile.getSplitDkdv();
+  auto parts = [](GridDim dim) { return dim == GridDim::DkdvParts; };
+  if (split != parts(grid[2]) || parts(grid[0]) || parts(grid[1]))
+    return emitError() << "a dK/dV kernel with split_dkdv has grid z "
+                          "dkdv_parts (2: dV, then dK), and only it";
   if (variant && (!attention || variant.getValue().empty()))
     return emitError() << "variant names the regions of an attention kernel "
                           "and is not empty";
@@ -215,7 +221,7 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getNumStages().value_or(numStages), getQInShared(),
              getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
              getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
-             getDqNumWarps());
+             getDqNumWarps(), getSplitDkdv());
 }
 
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {

@@ -409,6 +409,9 @@ struct FATileAttentionPass
     if (tile->hasDqEntries())
       return fail("dq_block_m, dq_block_n and dq_num_warps configure the "
                   "backward's dQ kernel (fa-tile-attention-grad)");
+    if (tile->getSplitDkdv())
+      return fail("split_dkdv configures the backward's dK/dV kernel "
+                  "(fa-tile-attention-grad)");
     TileConfig config(
         tile->withDefaultSizes(blockM, blockN, numWarps, numStages));
     if (failed(checkMmaTileShape(func, getArgument(), config.blockM,

@@ -7,7 +7,10 @@
 //   <name>_delta  delta_i = rowsum(dO_i * O_i)                 query tiles
 //   <name>_dkdv   per key tile, over the query heads sharing its kv head and
 //                 their query tiles: S^T = K Q^T, P^T, dV += P^T dO,
-//                 dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q
+//                 dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q;
+//                 with split_dkdv (head_dim 256, where two block_m x 256 f32
+//                 accumulators take every register) the blocks of grid z 0
+//                 compute dV alone, those of z 1 dK alone (S^T recomputed)
 //   <name>        per query tile, over key tiles: S = Q K^T, P,
 //                 dP = dO V^T, dS = P (dP - delta), dQ += dS K
 //   <name>_dsinks with sinks' gradient: per query head h, a row-wise kernel
@@ -67,6 +70,12 @@ struct GradConfig {
   /// (K-major), the two accumulating ones (dV += P^T dO, dK += dS^T Q,
   /// dQ += dS K) take A from registers and an MN-major B.
   bool warpgroupMma = false;
+  /// The dK/dV kernel's blocks split over grid z (fa.tile `split_dkdv`):
+  /// z = 0 accumulates dV only, z = 1 dK only, so each holds one block_m x
+  /// head_dim accumulator instead of two (head_dim 256). Both recompute S^T;
+  /// dP^T is dK's alone. Each gradient is still one block's sum over its own
+  /// loop: no atomics.
+  bool splitDkdv = false;
 };
 
 /// What every kernel of one attention_grad needs to build its body.
@@ -224,21 +233,23 @@ struct DkDvBuffers {
   Value key, value, query, dout; // shared tiles
 };
 
-void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
-               Value dk, Value dv) {
+/// What a dK/dV loop nest accumulates: both gradients, or under split_dkdv
+/// one of them (the blocks of grid z 0 dV, those of z 1 dK).
+enum class DkDvPart { Both, Dv, Dk };
+
+/// The loop nest of one key tile's dK and/or dV (`part`), from staging the
+/// value tile (which dV alone does not read) to storing the gradients. The
+/// key tile `key0` of kv head `kvHead` is staged already.
+void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
+                   Value delta, Value dk, Value dv, DkDvPart part, Value batch,
+                   Value kvHead, Value key0, Value heads, Value group,
+                   Value seqQ) {
   ImplicitLocOpBuilder &b = k.b;
   const GradConfig &c = k.config;
   Value query = k.query;
-  Value heads = memref::DimOp::create(b, query, 1);
-  Value kvHeads = memref::DimOp::create(b, k.key, 1);
-  Value seqQ = memref::DimOp::create(b, query, 2);
-  Value group = arith::DivUIOp::create(b, heads, kvHeads);
-  auto [batch, kvHead] =
-      batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), kvHeads);
-  Value key0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(b, c.blockM));
-  StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
-  StageTileOp::create(b, k.value, batch, kvHead, key0, shared.value);
+  bool withDk = part != DkDvPart::Dv, withDv = part != DkDvPart::Dk;
+  if (withDk)
+    StageTileOp::create(b, k.value, batch, kvHead, key0, shared.value);
 
   Value numQueryTiles = arith::CeilDivUIOp::create(b, seqQ, index(b, c.blockN));
   // Under a causal mask the query tiles wholly before the key tile see none
@@ -252,9 +263,11 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
   VectorType accType = k.tile(c.blockM, k.headDim, k.f32());
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
   Value zeroAcc = splatConstant(b, accType, 0.0);
+  // The accumulators carried: {dK, dV}, or the one the part computes.
+  SmallVector<Value> zeros(part == DkDvPart::Both ? 2 : 1, zeroAcc);
 
   ValueRange sums = k.loop(
-      index(b, 0), group, {zeroAcc, zeroAcc},
+      index(b, 0), group, zeros,
       [&](Value h, ValueRange acc) -> SmallVector<Value> {
         Value head = arith::AddIOp::create(
             b, arith::MulIOp::create(b, kvHead, group), h);
@@ -270,9 +283,11 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
               Value scores = TileMatmulOp::create(
                   b, scoresType, shared.key, shared.query,
                   splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
-              Value dprobs = TileMatmulOp::create(
-                  b, scoresType, shared.value, shared.dout,
-                  splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
+              Value dprobs;
+              if (withDk)
+                dprobs = TileMatmulOp::create(
+                    b, scoresType, shared.value, shared.dout,
+                    splatConstant(b, scoresType, 0.0), /*transpose_b=*/true);
               // Queries past the end and (causal) before the key: -inf.
               TilePlace place{key0,
                               q0,
@@ -286,29 +301,75 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
               Value probs = k.probabilities(scores, lseCols);
               Value valueWeights = probs;
               if (Value keep = k.dropoutFactors(scoresType, place, heads)) {
-                valueWeights = arith::MulFOp::create(b, probs, keep);
-                dprobs = arith::MulFOp::create(b, dprobs, keep);
+                if (withDv)
+                  valueWeights = arith::MulFOp::create(b, probs, keep);
+                if (withDk)
+                  dprobs = arith::MulFOp::create(b, dprobs, keep);
               }
-              Value dvNew = TileMatmulOp::create(
-                  b, accType, k.operand(valueWeights), shared.dout, acc[1],
-                  /*transpose_b=*/false);
-              Value deltaCols = ColumnBroadcastOp::create(b, scoresType, delta,
-                                                          batch, head, q0);
-              Value dscores = k.scoreGradient(probs, dprobs, deltaCols);
-              Value dkNew = TileMatmulOp::create(b, accType, k.operand(dscores),
-                                                 shared.query, acc[0],
-                                                 /*transpose_b=*/false);
-              return {dkNew, dvNew};
+              SmallVector<Value> next;
+              Value dvNew;
+              if (withDv)
+                dvNew = TileMatmulOp::create(
+                    b, accType, k.operand(valueWeights), shared.dout,
+                    acc.back(), /*transpose_b=*/false);
+              if (withDk) {
+                Value deltaCols = ColumnBroadcastOp::create(
+                    b, scoresType, delta, batch, head, q0);
+                Value dscores = k.scoreGradient(probs, dprobs, deltaCols);
+                next.push_back(TileMatmulOp::create(
+                    b, accType, k.operand(dscores), shared.query, acc[0],
+                    /*transpose_b=*/false));
+              }
+              if (withDv)
+                next.push_back(dvNew);
+              return next;
             },
             /*keyLoop=*/regionMask, /*copyLoop=*/true);
         return SmallVector<Value>(inner.begin(), inner.end());
       });
-  // dS holds the derivative by the scaled score; the scale comes in once.
-  Value dkTile =
-      arith::MulFOp::create(b, sums[0], splatConstant(b, accType, k.scale));
-  StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0, Value());
-  StoreTileOp::create(b, k.toElement(sums[1]), dv, batch, kvHead, key0,
-                      Value());
+  if (withDk) {
+    // dS holds the derivative by the scaled score; the scale comes in once.
+    Value dkTile =
+        arith::MulFOp::create(b, sums[0], splatConstant(b, accType, k.scale));
+    StoreTileOp::create(b, k.toElement(dkTile), dk, batch, kvHead, key0,
+                        Value());
+  }
+  if (withDv)
+    StoreTileOp::create(b, k.toElement(sums.back()), dv, batch, kvHead, key0,
+                        Value());
+}
+
+void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
+               Value dk, Value dv) {
+  ImplicitLocOpBuilder &b = k.b;
+  const GradConfig &c = k.config;
+  Value heads = memref::DimOp::create(b, k.query, 1);
+  Value kvHeads = memref::DimOp::create(b, k.key, 1);
+  Value seqQ = memref::DimOp::create(b, k.query, 2);
+  Value group = arith::DivUIOp::create(b, heads, kvHeads);
+  auto [batch, kvHead] =
+      batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), kvHeads);
+  Value key0 = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(b, c.blockM));
+  StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
+  auto nest = [&](DkDvPart part) {
+    buildDkDvNest(k, shared, lse, delta, dk, dv, part, batch, kvHead, key0,
+                  heads, group, seqQ);
+  };
+  if (!c.splitDkdv)
+    return nest(DkDvPart::Both);
+  // split_dkdv: a uniform branch on the block's grid z (dkdv_parts), so that
+  // each block holds one accumulator and ptxas allocates for the larger
+  // nest, not for both.
+  Value isDv = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, gpu::BlockIdOp::create(b, gpu::Dimension::z),
+      index(b, 0));
+  auto parts = scf::IfOp::create(b, isDv, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(parts.thenYield());
+  nest(DkDvPart::Dv);
+  b.setInsertionPoint(parts.elseYield());
+  nest(DkDvPart::Dk);
 }
 
 //===----------------------------------------------------------------------===//
@@ -452,9 +513,9 @@ void buildDsinks(ImplicitLocOpBuilder &b, Value lse, Value delta, Value sinks,
 //===----------------------------------------------------------------------===//
 
 /// The configuration recorded on a kernel (kTileConfigAttr): its sizes, its
-/// wgmma, and the forward's flags at their defaults but skip_unit_rescale,
-/// which the warp-level lowering must not apply (the backward has no online
-/// rescale).
+/// wgmma and split_dkdv, and the forward's flags at their defaults but
+/// skip_unit_rescale, which the warp-level lowering must not apply (the
+/// backward has no online rescale).
 TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
   TileAttr none = TileAttr::get(context);
   return TileAttr::get(context, c.blockM, c.blockN, c.numWarps, c.numStages,
@@ -462,7 +523,7 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        /*skip_unit_rescale=*/false, none.getStageOutput(),
                        c.warpgroupMma, none.getOverlapSoftmax(),
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
-                       /*dq_num_warps=*/std::nullopt);
+                       /*dq_num_warps=*/std::nullopt, c.splitDkdv);
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -561,13 +622,14 @@ struct FATileAttentionGradPass
                  << "fa.tile " << flags.front()
                  << " configures the forward (fa-tile-attention); the "
                     "backward takes block_m, block_n, num_warps, num_stages, "
-                    "dq_block_m, dq_block_n, dq_num_warps and wgmma",
+                    "dq_block_m, dq_block_n, dq_num_warps, wgmma and "
+                    "split_dkdv",
              failure();
     TileAttr resolved =
         tile->withDefaultSizes(blockM, blockN, numWarps, numStages);
-    GradConfig config{*resolved.getBlockM(), *resolved.getBlockN(),
+    GradConfig config{*resolved.getBlockM(),   *resolved.getBlockN(),
                       *resolved.getNumWarps(), *resolved.getNumStages(),
-                      resolved.getWgmma()};
+                      resolved.getWgmma(),     resolved.getSplitDkdv()};
     GradConfig dq{resolved.getDqBlockM().value_or(config.blockM),
                   resolved.getDqBlockN().value_or(config.blockN),
                   resolved.getDqNumWarps().value_or(config.numWarps),
@@ -594,7 +656,8 @@ struct FATileAttentionGradPass
   /// Every tile is staged in shared memory: block_m rows of K and V and
   /// block_n of Q and dO in the dK/dV kernel, the reverse in the dQ kernel.
   /// In registers, the dK/dV kernel holds two accumulators and two
-  /// score-like tiles, the dQ kernel one and two.
+  /// score-like tiles (one accumulator under split_dkdv), the dQ kernel one
+  /// and two.
   LogicalResult checkTileSizes(func::FuncOp func, Type element, int64_t headDim,
                                const GradConfig &dkdv, const GradConfig &dq) {
     StringRef pass = getArgument();
@@ -609,9 +672,14 @@ struct FATileAttentionGradPass
         succeeded(check("dQ kernel's key/value", dq.blockN, dq)) &&
         succeeded(checkTileValuesPerThread(
             func, pass,
-            "the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and dV "
-            "(block_m x head_dim)",
-            element, 2 * dkdv.blockM * (dkdv.blockN + headDim),
+            dkdv.splitDkdv
+                ? "the dK/dV kernel's S^T, dP^T (block_m x block_n) and dK "
+                  "or dV (block_m x head_dim, split_dkdv)"
+                : "the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and "
+                  "dV (block_m x head_dim)",
+            element,
+            dkdv.blockM *
+                (2 * dkdv.blockN + (dkdv.splitDkdv ? 1 : 2) * headDim),
             dkdv.numWarps)) &&
         succeeded(checkTileValuesPerThread(
             func, pass,
@@ -762,8 +830,11 @@ struct FATileAttentionGradPass
                                   buffers[3]};
     };
 
+    // split_dkdv is the dK/dV kernel's alone.
+    GradConfig deltaConfig = k.config;
+    deltaConfig.splitDkdv = false;
     gpu::GPUFuncOp deltaKernel = createGradKernel(
-        b, g, deltaName, KernelOp::AttentionBwdDelta, k.config,
+        b, g, deltaName, KernelOp::AttentionBwdDelta, deltaConfig,
         {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One},
         {{"out", op.getOut().getType()},
          {"dout", op.getDout().getType()},
@@ -801,7 +872,9 @@ struct FATileAttentionGradPass
     dkdvParams.append(g.captureParams);
     gpu::GPUFuncOp dkdvKernel = createGradKernel(
         b, g, dkdvName, KernelOp::AttentionBwdDkdv, k.config,
-        {GridDim::KeyTiles, GridDim::BatchKvHeads, GridDim::One}, dkdvParams,
+        {GridDim::KeyTiles, GridDim::BatchKvHeads,
+         k.config.splitDkdv ? GridDim::DkdvParts : GridDim::One},
+        dkdvParams,
         /*stagesTiles=*/true, kernels);
     auto [key, value, query, dout] = sharedBuffers(dkdvKernel);
     GradKernel kk = withOperands(dkdvKernel, k.config);

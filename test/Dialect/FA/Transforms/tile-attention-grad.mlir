@@ -104,7 +104,7 @@ func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa-tile-attention-grad: fa.tile q_in_shared configures the forward (fa-tile-attention); the backward takes block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps and wgmma}}
+// expected-error @+1 {{fa-tile-attention-grad: fa.tile q_in_shared configures the forward (fa-tile-attention); the backward takes block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps, wgmma and split_dkdv}}
 func.func @forward_flag(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<q_in_shared = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
@@ -224,7 +224,7 @@ func.func @grad_dq_warps(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq:
 !s = memref<?x?x?xf32>
 // head_dim 256 with D=128's backward tiles: dK and dV alone are 2 x 64 x 256
 // f32 per warpgroup, 256 registers a thread, at any tile size; a D=256
-// backward needs the head dim split (or dK and dV in separate passes).
+// backward splits the dK/dV kernel (split_dkdv, below).
 // expected-error @+1 {{fa-tile-attention-grad: the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and dV (block_m x head_dim) give each of the 256 threads 288 values to hold, more than 256 for 'bf16'; use more warps or smaller tiles}}
 func.func @dkdv_256_registers(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, wgmma = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
@@ -337,5 +337,81 @@ func.func @sinks(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk
 // CHECK: arith.subf %[[QDP]]
 func.func @dropout(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %p: f32, %seed: i64, %offset: i32) {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) dropout(%p, %seed, %offset)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x256xbf16>
+!s = memref<?x?x?xf32>
+// split_dkdv (the D=256 library tiles): the dK/dV kernel's grid z is
+// dkdv_parts, and a uniform branch on the block's z builds two loop nests of
+// one accumulator each. z = 0: S^T, P^T (times the dropout factors), dV +=
+// P^T dO, no V tile, no dP^T; else V staged, S^T and dP^T, dS^T (dP^T times
+// the same factors), dK += dS^T Q, scaled once. The delta and dQ kernels are
+// those without split_dkdv, which only the dK/dV kernel's config records.
+// CHECK: fa.kernels = {
+// CHECK-SAME: split = #fa.kernel<op = attention_bwd, dtype = bf16, head_dim = 256, causal = true, {{.*}}config = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 2, skip_unit_rescale = false, wgmma = true>, block = [128, 1, 1], grid = [query_tiles, batch_heads, one],
+// CHECK-SAME: split_delta = #fa.kernel<op = attention_bwd_delta, {{.*}}config = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, skip_unit_rescale = false, wgmma = true>, block = [256, 1, 1], grid = [query_tiles, batch_heads, one],
+// CHECK-SAME: split_dkdv = #fa.kernel<op = attention_bwd_dkdv, {{.*}}config = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, skip_unit_rescale = false, wgmma = true, split_dkdv = true>, block = [256, 1, 1], grid = [key_tiles, batch_kv_heads, dkdv_parts], params = [{{.*}}#fa.param<"dk" : {{.*}}>, #fa.param<"dv" : {{.*}}>, #fa.param<"dropout_p" : f32>
+// CHECK-LABEL: gpu.func @split_dkdv(
+// CHECK-SAME: %[[Q:[^:]*]]: memref<?x?x?x256xbf16>, %[[K:[^:]*]]: memref<?x?x?x256xbf16>, %[[V:[^:]*]]: memref<?x?x?x256xbf16>, %[[DO:[^:]*]]: memref<?x?x?x256xbf16>, %[[LSE:[^:]*]]: memref<?x?x?xf32>, %[[DL:[^:]*]]: memref<?x?x?xf32>, %[[DK:[^:]*]]: memref<?x?x?x256xbf16>, %[[DV:[^:]*]]: memref<?x?x?x256xbf16>, {{.*}}) workgroup(%[[KB:[^ ]*]] : memref<128x256xbf16, #gpu.address_space<workgroup>> {{.*}}, %[[VB:[^ ]*]] : {{.*}}, %[[QB:[^ ]*]] : memref<32x256xbf16, {{.*}}, %[[DOB:[^ ]*]] : {{.*}})
+// CHECK: %[[KEY0:.*]] = arith.muli %{{.*}}, %c128
+// CHECK: fa.stage_tile %[[K]][{{.*}}, %[[KEY0]]] into %[[KB]]
+// CHECK-NOT: fa.stage_tile %[[V]]
+// CHECK: %[[Z:.*]] = gpu.block_id z
+// CHECK: %[[ISDV:.*]] = arith.cmpi eq, %[[Z]], %c0
+// CHECK: scf.if %[[ISDV]] {
+// CHECK:   %[[FIRST:.*]] = arith.divui %[[KEY0]], %c32
+// CHECK:   scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<128x256xf32>)
+// CHECK:     scf.for %{{.*}} = %[[FIRST]] to %{{.*}} iter_args(%[[DVACC:.*]] = %{{.*}}) -> (vector<128x256xf32>)
+// CHECK:       fa.stage_tile %[[Q]]{{.*}} into %[[QB]]
+// CHECK:       fa.stage_tile %[[DO]]{{.*}} into %[[DOB]]
+// CHECK:       %[[ST:.*]] = fa.tile_matmul %[[KB]], %[[QB]], %{{.*}} transpose_b
+// CHECK-NOT:   fa.tile_matmul
+// CHECK:       fa.apply_mask %[[ST]] {{.*}} causal transposed
+// CHECK:       %[[PT:.*]] = math.exp2
+// CHECK:       %[[KEEP:.*]] = fa.apply_dropout {{.*}} transposed
+// CHECK:       %[[KEPT:.*]] = arith.mulf %[[PT]], %[[KEEP]]
+// CHECK:       %[[KEPT16:.*]] = arith.truncf %[[KEPT]]
+// CHECK:       %[[NEWDV:.*]] = fa.tile_matmul %[[KEPT16]], %[[DOB]], %[[DVACC]] :
+// CHECK-NEXT:  scf.yield %[[NEWDV]] : vector<128x256xf32>
+// CHECK:     } {fa.copy_loop}
+// CHECK-NOT: arith.mulf
+// CHECK:   fa.store_tile %{{.*}}, %[[DV]][{{.*}}, %[[KEY0]]]
+// CHECK-NOT: fa.store_tile
+// CHECK: } else {
+// CHECK:   fa.stage_tile %[[V]][{{.*}}, %[[KEY0]]] into %[[VB]]
+// CHECK:   scf.for {{.*}} -> (vector<128x256xf32>)
+// CHECK:     scf.for {{.*}} iter_args(%[[DKACC:.*]] = %{{.*}}) -> (vector<128x256xf32>)
+// CHECK:       %[[ST2:.*]] = fa.tile_matmul %[[KB]], %[[QB]], %{{.*}} transpose_b
+// CHECK:       %[[DPT:.*]] = fa.tile_matmul %[[VB]], %[[DOB]], %{{.*}} transpose_b
+// CHECK:       fa.apply_mask %[[ST2]]
+// CHECK:       %[[KEEP2:.*]] = fa.apply_dropout {{.*}} transposed
+// CHECK:       %[[DPKEPT:.*]] = arith.mulf %[[DPT]], %[[KEEP2]]
+// CHECK:       fa.column_broadcast %[[DL]]
+// CHECK:       arith.subf %[[DPKEPT]]
+// CHECK:       %[[NEWDK:.*]] = fa.tile_matmul %{{.*}}, %[[QB]], %[[DKACC]] :
+// CHECK-NEXT:  scf.yield %[[NEWDK]] : vector<128x256xf32>
+// CHECK:     } {fa.copy_loop}
+// CHECK:   arith.mulf %{{.*}}, %cst{{.*}} : vector<128x256xf32>
+// CHECK:   fa.store_tile %{{.*}}, %[[DK]][{{.*}}, %[[KEY0]]]
+// CHECK: }
+// CHECK-NEXT: gpu.return
+// OPTIONS-LABEL: gpu.func @split_dkdv(
+// OPTIONS: scf.if
+func.func @split(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t, %p: f32, %seed: i64, %offset: i32) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 32, dq_num_warps = 4, wgmma = true, split_dkdv = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal dropout(%p, %seed, %offset)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x256xbf16>
+!s = memref<?x?x?xf32>
+// split_dkdv holds one accumulator, but still both score-like tiles.
+// expected-error @+1 {{fa-tile-attention-grad: the dK/dV kernel's S^T, dP^T (block_m x block_n) and dK or dV (block_m x head_dim, split_dkdv) give each of the 256 threads 384 values to hold, more than 256 for 'bf16'; use more warps or smaller tiles}}
+func.func @split_dkdv_registers(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 256, num_warps = 8, num_stages = 1, wgmma = true, split_dkdv = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return
 }

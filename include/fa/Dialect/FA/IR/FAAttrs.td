@@ -56,6 +56,7 @@ defvar FA_SkipUnitRescaleDefault = "true";
 defvar FA_StageOutputDefault = "false";
 defvar FA_WgmmaDefault = "false";
 defvar FA_OverlapSoftmaxDefault = "false";
+defvar FA_SplitDkdvDefault = "false";
 defvar FA_PersistentDefault = "false";
 defvar FA_ReduceRowsDefault = "64";
 defvar FA_ReduceColsDefault = "32";
@@ -80,7 +81,11 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
     in the backward's dK/dV kernel), `block_n` the length of the tiles its
     loop walks. The flags other than `wgmma` configure the forward only, and
     the backward's dQ kernel takes `dq_block_m`, `dq_block_n` and
-    `dq_num_warps` where given (else the entries without `dq_`): one
+    `dq_num_warps` where given (else the entries without `dq_`).
+    `split_dkdv` (backward only) splits the dK/dV kernel's blocks over a grid
+    z of two (`dkdv_parts`): blocks of z = 0 accumulate dV, blocks of z = 1
+    dK, so that each holds one block_m x head_dim accumulator (head_dim 256,
+    where both would take every register). One
     attribute serves both directions so that DefaultTiles.def and the kernel
     library describe every attention kernel the same way, and each pass
     refuses the other direction's entries.
@@ -106,7 +111,10 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         :$dq_block_m,
     FA_SizeParameter<"the backward's dQ kernel: keys per tile">:$dq_block_n,
     FA_SizeParameter<"the backward's dQ kernel: warps per block">
-        :$dq_num_warps
+        :$dq_num_warps,
+    FA_FlagParameter<FA_SplitDkdvDefault, "the backward's dK/dV kernel: dV "
+        "in blocks of grid z 0, dK in blocks of grid z 1 (one accumulator "
+        "each)">:$split_dkdv
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -117,7 +125,8 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         ", ", FA_PipelineCopiesDefault, ", ", FA_SkipUnitRescaleDefault, ", ",
         FA_StageOutputDefault, ", ", FA_WgmmaDefault, ", ",
         FA_OverlapSoftmaxDefault,
-        ", std::nullopt, std::nullopt, std::nullopt);")>
+        ", std::nullopt, std::nullopt, std::nullopt, ", FA_SplitDkdvDefault,
+        ");")>
   ];
   let extraClassDeclaration = [{
     /// This configuration with the sizes it leaves out (block_m, block_n,
@@ -235,7 +244,9 @@ def FA_GridDim : I32EnumAttr<"GridDim",
       I32EnumAttrCase<"PersistentRowTiles", 5, "persistent_row_tiles">,
       I32EnumAttrCase<"ColumnTiles", 6, "column_tiles">,
       I32EnumAttrCase<"One", 7, "one">,
-      I32EnumAttrCase<"Heads", 8, "heads">
+      I32EnumAttrCase<"Heads", 8, "heads">,
+      // Two: the dK/dV kernel's halves under split_dkdv (dV, then dK).
+      I32EnumAttrCase<"DkdvParts", 9, "dkdv_parts">
     ]> {
   let cppNamespace = "::mlir::fa";
   let genSpecializedAttr = 0;
