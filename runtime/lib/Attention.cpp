@@ -53,9 +53,11 @@ std::size_t perRowBytes(const AttentionShape &shape) {
 } // namespace
 
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
+  // dkdv_parts: a split dK/dV kernel's two halves (dV, dK) over grid z.
   GridSymbolValues values = {{"batch_heads", shape.batch * shape.heads},
                              {"batch_kv_heads", shape.batch * shape.kvHeads},
-                             {"heads", shape.heads}};
+                             {"heads", shape.heads},
+                             {"dkdv_parts", 2}};
   // Tiles are counted in block_m rows, which row-wise kernels (dsinks) lack.
   if (spec.blockM > 0) {
     values["query_tiles"] = ceilDiv(shape.seqQ, spec.blockM);

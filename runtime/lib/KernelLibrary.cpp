@@ -130,6 +130,25 @@ void readAttentionFields(const ObjectReader &kernel, KernelSpec &spec) {
   }
 }
 
+/// An attention_bwd_dkdv kernel with config split_dkdv = 1 computes dV in
+/// the blocks of grid z 0 and dK in those of z 1: its grid z must be
+/// dkdv_parts (2), and only such a kernel may have it, or half of dK and dV
+/// would go unwritten (or be written twice).
+void requireSplitDkdvGrid(const ObjectReader &kernel, const KernelSpec &spec) {
+  auto split = spec.config.find("split_dkdv");
+  bool splitKernel = split != spec.config.end() && split->second != 0;
+  if (split != spec.config.end() && split->second > 1)
+    kernel.fail("config 'split_dkdv' must be 0 or 1, got " +
+                std::to_string(split->second));
+  bool partsGrid = spec.grid[2].symbol == "dkdv_parts";
+  if (splitKernel && !partsGrid)
+    kernel.fail("config split_dkdv = 1 needs grid[2] = dkdv_parts (dV in "
+                "blocks of z 0, dK in blocks of z 1)");
+  if (!splitKernel && partsGrid)
+    kernel.fail("grid[2] is dkdv_parts, which only a kernel with config "
+                "split_dkdv = 1 may use");
+}
+
 /// An attention_bwd_dsinks kernel: the tensors it reads and writes, by name
 /// (its grid, one block per head, needs no config).
 void requireDsinksParams(const ObjectReader &kernel, const KernelSpec &spec) {
@@ -219,6 +238,8 @@ KernelSpec readKernel(const json &value, std::size_t index,
     requireEpsParam(kernel, spec);
   if (spec.op == kAttentionDsinksOp)
     requireDsinksParams(kernel, spec);
+  if (spec.op == kAttentionDkDvOp)
+    requireSplitDkdvGrid(kernel, spec);
   return spec;
 }
 
@@ -350,6 +371,9 @@ std::string formatEps(double eps) { return formatNumber(eps); }
 std::vector<std::string> gridSymbolsOf(const std::string &op) {
   if (op == kAttentionDsinksOp)
     return {"heads", "one"};
+  if (op == kAttentionDkDvOp)
+    return {"query_tiles",    "batch_heads", "key_tiles",
+            "batch_kv_heads", "dkdv_parts",  "one"};
   if (isAttentionOp(op))
     return {"query_tiles", "batch_heads", "key_tiles", "batch_kv_heads", "one"};
   if (op == kLayerNormForwardOp)
@@ -358,9 +382,9 @@ std::vector<std::string> gridSymbolsOf(const std::string &op) {
     return {"persistent_row_tiles", "one"};
   if (op == kLayerNormParamsOp)
     return {"column_tiles", "one"};
-  return {"query_tiles",          "batch_heads",  "key_tiles",
-          "batch_kv_heads",       "heads",        "row_tiles",
-          "persistent_row_tiles", "column_tiles", "one"};
+  return {"query_tiles",  "batch_heads", "key_tiles", "batch_kv_heads",
+          "dkdv_parts",   "heads",       "row_tiles", "persistent_row_tiles",
+          "column_tiles", "one"};
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {

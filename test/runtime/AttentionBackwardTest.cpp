@@ -345,7 +345,7 @@ TEST(AttentionDsinksManifestTest, ErrorsNameTheKernelAndKey) {
             kManifest + "kernel 'bwd_dkdv': grid[1] is the symbol 'heads', "
                         "which a attention_bwd_dkdv kernel cannot use; "
                         "expected query_tiles, batch_heads, key_tiles, "
-                        "batch_kv_heads, one or a number");
+                        "batch_kv_heads, dkdv_parts, one or a number");
 }
 
 TEST(AttentionDsinksManifestTest, TheDsinksKernelGetsItsTensorsByName) {

@@ -1,6 +1,7 @@
 //===- KernelLibraryTest.cpp - Parsing manifests, choosing kernels --------===//
 
 #include "fa/runtime/KernelLibrary.h"
+#include "fa/runtime/Attention.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Kernel.h"
 
@@ -289,6 +290,62 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
             "kernel manifest /lib/manifest.json: kernel "
             "'attention_fwd_bf16_d64_causal': config: 'num_warps' must be an "
             "integer, got 4.5");
+}
+
+/// A D=256 dK/dV kernel split over grid z (config split_dkdv): dV in the
+/// blocks of z 0, dK in those of z 1.
+json splitDkdvKernel() {
+  return json::parse(R"({
+    "name": "attention_bwd_bf16_d256_dkdv", "op": "attention_bwd_dkdv",
+    "ptx": "attention_bwd_bf16_d256_dkdv.ptx",
+    "entry": "attention_bwd_bf16_d256_dkdv",
+    "dtype": "bf16", "head_dim": 256, "causal": false, "scale": null,
+    "config": {"block_m": 128, "block_n": 32, "num_warps": 8,
+               "num_stages": 2, "split_dkdv": 1, "wgmma": 1},
+    "block": [256, 1, 1],
+    "grid": ["key_tiles", "batch_kv_heads", "dkdv_parts"],
+    "dynamic_shared_bytes": 0,
+    "params": [{"name": "q", "kind": "memref", "dtype": "bf16", "rank": 4}]
+  })");
+}
+
+TEST(KernelLibraryTest, SplitDkdvKernelsLaunchTwoPartsOverGridZ) {
+  KernelLibrary library = parseManifest(manifestWith({splitDkdvKernel()}));
+  const KernelSpec &spec = library.kernels()[0];
+  EXPECT_EQ(spec.grid[2].symbol, "dkdv_parts");
+  EXPECT_EQ(spec.config.at("split_dkdv"), 1);
+  // batch 3, heads 8 on 2 kv heads, 300 queries on 1000 keys.
+  Dim3 grid = attentionGrid(spec, AttentionShape{3, 8, 2, 300, 1000, 256});
+  EXPECT_EQ(grid.x, 8u); // ceil(1000 / 128) key tiles
+  EXPECT_EQ(grid.y, 6u); // batch * kv_heads
+  EXPECT_EQ(grid.z, 2u); // dV, then dK
+}
+
+TEST(KernelLibraryTest, DkdvPartsGoWithSplitDkdvOnly) {
+  const std::string context = "kernel manifest /lib/manifest.json: kernel "
+                              "'attention_bwd_bf16_d256_dkdv': ";
+  auto splitError = [](auto edit) {
+    json kernel = splitDkdvKernel();
+    edit(kernel);
+    return parseError(manifestWith({kernel}));
+  };
+  EXPECT_EQ(splitError([](json &k) { k["grid"][2] = "one"; }),
+            context + "config split_dkdv = 1 needs grid[2] = dkdv_parts (dV "
+                      "in blocks of z 0, dK in blocks of z 1)");
+  EXPECT_EQ(splitError([](json &k) { k["config"].erase("split_dkdv"); }),
+            context + "grid[2] is dkdv_parts, which only a kernel with config "
+                      "split_dkdv = 1 may use");
+  EXPECT_EQ(splitError([](json &k) { k["config"]["split_dkdv"] = 0; }),
+            context + "grid[2] is dkdv_parts, which only a kernel with config "
+                      "split_dkdv = 1 may use");
+  EXPECT_EQ(splitError([](json &k) { k["config"]["split_dkdv"] = 2; }),
+            context + "config 'split_dkdv' must be 0 or 1, got 2");
+  // Only the dK/dV kernel may use the symbol.
+  EXPECT_EQ(kernelError([](json &k) { k["grid"][2] = "dkdv_parts"; }),
+            kKernelContext + "grid[2] is the symbol 'dkdv_parts', which a "
+                             "attention_fwd kernel cannot use; expected "
+                             "query_tiles, batch_heads, key_tiles, "
+                             "batch_kv_heads, one or a number");
 }
 
 /// A fresh library directory holding `text` as its manifest.json.

@@ -9,7 +9,8 @@
 //   attention_bwd_dkdv   dk and dv, block_m keys per block, each summed over
 //                        the query heads that share its kv head; writes every
 //                        element (no zeroing). Grid: key_tiles x
-//                        batch_kv_heads.
+//                        batch_kv_heads (x dkdv_parts = 2 where config
+//                        split_dkdv: dv in blocks of z 0, dk in z 1).
 //   attention_bwd        dq. Grid: query_tiles x batch_heads.
 //   attention_bwd_dsinks (sinks only, when the attention_bwd entry names one)
 //                        dsinks[h] = -sum_{b,i} exp(sinks[h] - lse[b,h,i]) *
@@ -63,7 +64,8 @@ struct AttentionBackwardBuffers {
 };
 
 /// The launch grid of `spec`, any attention kernel, for `shape`: its symbols
-/// (query_tiles, batch_heads, key_tiles, batch_kv_heads, heads) resolved.
+/// (query_tiles, batch_heads, key_tiles, batch_kv_heads, heads, dkdv_parts)
+/// resolved.
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
 
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the

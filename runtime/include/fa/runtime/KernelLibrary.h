@@ -87,6 +87,10 @@ bool hasAttentionTile(const std::string &op);
 ///                         key_tiles = ceil(seq_kv / block_m) (block_m keys
 ///                         per block, as attention_bwd_dkdv has them),
 ///                         batch_kv_heads = batch * kv_heads
+///   attention_bwd_dkdv    also dkdv_parts = 2, the grid z of a dK/dV kernel
+///                         with config split_dkdv = 1 (dV in blocks of z 0,
+///                         dK in blocks of z 1; a head_dim too wide for both
+///                         accumulators in one block)
 ///   attention_bwd_dsinks  heads = heads (the query heads)
 ///   layernorm_fwd         row_tiles = ceil(rows / config.rows), or
 ///                         persistent_row_tiles as layernorm_bwd
