@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <utility>
 
 namespace fa {
 namespace {
@@ -36,18 +39,77 @@ TEST(PhiloxTest, MatchesRandom123KnownAnswers) {
 static_assert(philox4x32_10({0, 0, 0, 0}, {0, 0})[0] == 0x6627e8d5 &&
               philox4x32_10({0, 0, 0, 0}, {0, 0})[3] == 0x9b00dbd8);
 
-TEST(PhiloxTest, DropoutBitsAreTheDocumentedWordOfTheDocumentedBlock) {
+TEST(PhiloxTest, DropoutBitsAreTheDocumentedHalfOfTheDocumentedBlock) {
   std::uint64_t seed = 0x0123456789abcdefull;
+  // Query 17, key 42: counter (8 * 1 + 2, 8 * 1 + 1, 2 * 5 + 3, 7), value
+  // t = 4 * 0 + 1 = 1, the high half of word 0.
+  PhiloxCounter block =
+      philox4x32_10({10, 9, 2 * 5 + 3, 7}, {0x89abcdefu, 0x01234567u});
   DropoutPosition position{/*batch=*/2, /*head=*/3, /*heads=*/5,
                            /*query=*/17, /*key=*/42};
-  PhiloxCounter block =
-      philox4x32_10({42 / 4, 17, 2 * 5 + 3, 7}, {0x89abcdefu, 0x01234567u});
-  EXPECT_EQ(dropoutBits(seed, 7, position), block[42 % 4]);
-  // Keys 40..43 share the block, one word each.
-  for (std::uint32_t key = 40; key < 44; ++key) {
-    position.key = key;
-    EXPECT_EQ(dropoutBits(seed, 7, position), block[key % 4]) << key;
-  }
+  EXPECT_EQ(dropoutCounter(7, position), (PhiloxCounter{10, 9, 13, 7}));
+  EXPECT_EQ(dropoutSlot(position), 1u);
+  EXPECT_EQ(dropoutBits(seed, 7, position), block[0] >> 16);
+  // The block's eight values: queries 17, 25 times keys 34, 42, 50, 58,
+  // value t = 4 ((query / 8) mod 2) + (key / 8) mod 4, word t / 2.
+  for (std::uint32_t query : {17u, 25u})
+    for (std::uint32_t key : {34u, 42u, 50u, 58u}) {
+      position.query = query;
+      position.key = key;
+      std::uint32_t slot = 4 * (query / 8 % 2) + key / 8 % 4;
+      EXPECT_EQ(dropoutSlot(position), slot);
+      EXPECT_EQ(dropoutBits(seed, 7, position),
+                (block[slot / 2] >> (16 * (slot % 2))) & 0xFFFF)
+          << query << ", " << key;
+    }
+}
+
+// Values of the mask function from an independent implementation of the
+// specification (Python, from Philox.h's header comment and Random123's
+// constants), so that a change of the function fails here: the kernels'
+// masks must not change silently. The first is the low half of the first
+// known-answer vector's word 0 (0x6627e8d5).
+TEST(PhiloxTest, DropoutBitsMatchTheSpecificationsKnownValues) {
+  struct Known {
+    std::uint64_t seed;
+    std::uint32_t offset;
+    DropoutPosition position;
+    std::uint32_t bits;
+  };
+  const Known known[] = {
+      {0, 0, {0, 0, 1, 0, 0}, 0xe8d5},
+      {0x0123456789abcdefull, 7, {2, 3, 5, 17, 42}, 0x526c},
+      {0xffffffffffffffffull, 0xffffffffu, {1, 0, 2, 1000, 4099}, 0xd2f3},
+      {42, 123456, {0, 0, 1, 8, 31}, 0x8614},
+      {42, 123456, {0, 0, 1, 15, 24}, 0xefd2},
+  };
+  for (const Known &k : known)
+    EXPECT_EQ(dropoutBits(k.seed, k.offset, k.position), k.bits)
+        << "query " << k.position.query << " key " << k.position.key;
+}
+
+// Every (query, key) has its own 16 bits: over a 64 x 128 patch, no two
+// positions share a (counter, value) pair, and each block serves exactly
+// the eight positions {i0, i0 + 8} x {k0, k0 + 8, k0 + 16, k0 + 24}.
+TEST(PhiloxTest, EachPositionHasItsOwnValue) {
+  std::map<std::pair<PhiloxCounter, std::uint32_t>, DropoutPosition> owners;
+  std::map<PhiloxCounter, int> blockUses;
+  for (std::uint32_t query = 0; query < 64; ++query)
+    for (std::uint32_t key = 0; key < 128; ++key) {
+      DropoutPosition position{0, 0, 1, query, key};
+      PhiloxCounter counter = dropoutCounter(0, position);
+      auto [it, inserted] =
+          owners.try_emplace({counter, dropoutSlot(position)}, position);
+      EXPECT_TRUE(inserted)
+          << "(" << query << ", " << key << ") and (" << it->second.query
+          << ", " << it->second.key << ")";
+      ++blockUses[counter];
+      DropoutPosition partner{0, 0, 1, query ^ 8, key ^ 16};
+      EXPECT_EQ(dropoutCounter(0, partner), counter);
+    }
+  for (const auto &[counter, uses] : blockUses)
+    EXPECT_EQ(uses, 8);
+  EXPECT_EQ(blockUses.size(), 64u * 128 / 8);
 }
 
 TEST(PhiloxTest, EveryCoordinateChangesTheBits) {
@@ -65,15 +127,31 @@ TEST(PhiloxTest, EveryCoordinateChangesTheBits) {
   }
 }
 
-TEST(PhiloxTest, ThresholdIsFloorOfPTimesTwoToThe32) {
+TEST(PhiloxTest, ThresholdIsFloorOfPTimesTwoToThe16) {
   EXPECT_EQ(dropoutThreshold(0.0f), 0u);
-  EXPECT_EQ(dropoutThreshold(0.5f), 0x80000000u);
-  EXPECT_EQ(dropoutThreshold(0.25f), 0x40000000u);
-  // 0.1f is 0x3dcccccd = 13421773 * 2^-27: times 2^32 is 429496736.
-  EXPECT_EQ(dropoutThreshold(0.1f), 429496736u);
-  // The largest f32 below 1: 2^32 - 2^8, still a uint32.
-  EXPECT_EQ(dropoutThreshold(0.99999994f), 0xffffff00u);
+  EXPECT_EQ(dropoutThreshold(0.5f), 0x8000u);
+  EXPECT_EQ(dropoutThreshold(0.25f), 0x4000u);
+  // 0.1f is 0x3dcccccd = 13421773 * 2^-27: times 2^16 is 6553.6006.
+  EXPECT_EQ(dropoutThreshold(0.1f), 6553u);
+  // The largest f32 below 1: 2^16 - 2^-8, floored to 2^16 - 1, so every
+  // 16-bit value but 0xFFFF is dropped.
+  EXPECT_EQ(dropoutThreshold(0.99999994f), 0xFFFFu);
   EXPECT_FLOAT_EQ(dropoutScale(0.2f), 1.25f);
+}
+
+TEST(PhiloxTest, BitsAreSixteenBitsAndReachBothEnds) {
+  std::uint32_t lowest = 0xFFFF, highest = 0;
+  for (std::uint32_t query = 0; query < 256; ++query)
+    for (std::uint32_t key = 0; key < 256; ++key) {
+      std::uint32_t bits = dropoutBits(9, 2, {0, 1, 2, query, key});
+      ASSERT_LE(bits, 0xFFFFu);
+      lowest = std::min(lowest, bits);
+      highest = std::max(highest, bits);
+    }
+  // 65536 draws: the extremes come within 16 of 0 and 2^16 - 1 unless
+  // some bits are stuck.
+  EXPECT_LT(lowest, 16u);
+  EXPECT_GT(highest, 0xFFFFu - 16);
 }
 
 TEST(PhiloxTest, PZeroKeepsEverything) {
@@ -82,10 +160,11 @@ TEST(PhiloxTest, PZeroKeepsEverything) {
 }
 
 // Over 2^20 positions of a fixed seed (a deterministic test), the kept
-// fraction is within 0.5% of 1 - p. The binomial standard deviation at
-// p = 0.5 is 0.05%, so 0.5% is ten deviations: a correct generator never
-// fails, while a wrong threshold rule (e.g. keeping below the threshold, or
-// one word reused for a block) does.
+// fraction is within 0.5% of 1 - threshold / 2^16 (which is within 2^-16 of
+// 1 - p). The binomial standard deviation at p = 0.5 is 0.05%, so 0.5% is
+// ten deviations: a correct generator never fails, while a wrong threshold
+// rule (e.g. keeping below the threshold, or one value reused for a block)
+// does.
 TEST(PhiloxTest, KeepFractionIsOneMinusP) {
   constexpr std::uint32_t kQueries = 1024, kKeys = 1024;
   for (float p : {0.1f, 0.5f}) {
@@ -94,6 +173,8 @@ TEST(PhiloxTest, KeepFractionIsOneMinusP) {
       for (std::uint32_t key = 0; key < kKeys; ++key)
         kept += dropoutKeep(0x5eed, 1, {1, 2, 4, query, key}, p);
     double fraction = static_cast<double>(kept) / (kQueries * kKeys);
+    EXPECT_NEAR(fraction, 1.0 - dropoutThreshold(p) / 65536.0, 0.005)
+        << "p = " << p;
     EXPECT_NEAR(fraction, 1.0 - p, 0.005) << "p = " << p;
   }
 }

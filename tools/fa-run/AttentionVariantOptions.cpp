@@ -239,7 +239,7 @@ void addVariantOptions(CLI::App *command, VariantOptions &o) {
           ->add_option("--dropout", o.dropout,
                        "Attention dropout with probability P (0 <= P < 1): "
                        "P_ij is dropped where Philox-4x32-10 keyed by --seed "
-                       "draws bits below P * 2^32 (runtime/include/fa/"
+                       "draws 16 bits below P * 2^16 (runtime/include/fa/"
                        "runtime/Philox.h), kept ones scaled by 1 / (1 - P)")
           ->group(kGroup);
   command

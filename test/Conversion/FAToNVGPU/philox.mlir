@@ -84,35 +84,61 @@ gpu.module @m {
 
 // -----
 
-// fa.apply_dropout on a one-warp 16 x 16 tile: the threshold floor(p * 2^32)
-// and scale 1 / (1 - p) once, then for each of the lane's 8 elements a
-// Philox block at counter (key / 4, query, batch_head, offset) under key
-// (seed_lo, seed_hi), the word key % 4 of it, and kept (>= threshold)
-// elements scaled, dropped ones 0. The first element is query
-// row + 16 warp + lane / 4 (in i32) and key col + 2 (lane % 4).
+// fa.apply_dropout on a one-warp 16 x 16 tile whose origin (row, col) is
+// unknown: the threshold floor(p * 2^16), moved to the top half of a word,
+// and the scale 1 / (1 - p) once; then each of the lane's 8 elements takes
+// its own Philox block (20 products each) at counter
+// (8 (key / 32) + key mod 8, 8 (query / 16) + query mod 8, batch_head,
+// offset) under key (seed_lo, seed_hi), chooses its word
+// 2 ((query / 8) mod 2) + (key / 16) mod 2 and half (key / 8) mod 2 at run
+// time, and keeps its value scaled where those 16 bits, at the top of the
+// word, are at least the threshold. The first element is query
+// row + lane / 4 and key col + 2 (lane % 4).
+// CHECK-LABEL: gpu.func @apply_dropout
+// CHECK-COUNT-160: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
 // FOLDED-LABEL: gpu.func @apply_dropout
 // FOLDED-SAME: (%[[OUT:.*]]: memref<?x?x?x16xf32>, %[[BH:.*]]: i32, %[[LO:.*]]: i32, %[[HI:.*]]: i32, %[[OFF:.*]]: i32, %[[P:.*]]: f32, %[[ROW:.*]]: index, %[[COL:.*]]: index)
-// FOLDED-DAG: %[[TWO_TO_32:.*]] = arith.constant 4.2949673E+9 : f32
+// FOLDED-DAG: %[[TWO_TO_16:.*]] = arith.constant 6.553600e+04 : f32
 // FOLDED-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // FOLDED-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// FOLDED: %[[SCALED_P:.*]] = arith.mulf %[[P]], %[[TWO_TO_32]] : f32
-// FOLDED: %[[THRESHOLD:.*]] = arith.fptoui %[[SCALED_P]] : f32 to i32
+// FOLDED: %[[SCALED_P:.*]] = arith.mulf %[[P]], %[[TWO_TO_16]] : f32
+// FOLDED: %[[THRESHOLD16:.*]] = arith.fptoui %[[SCALED_P]] : f32 to i32
+// FOLDED: %[[THRESHOLD:.*]] = arith.shli %[[THRESHOLD16]], %c16_i32 : i32
 // FOLDED: %[[KEEP_P:.*]] = arith.subf %[[ONE]], %[[P]] : f32
 // FOLDED: %[[SCALE:.*]] = arith.divf %[[ONE]], %[[KEEP_P]] : f32
 // FOLDED: %[[KEY_INDEX:.*]] = arith.addi %[[COL]], %{{.*}} : index
 // FOLDED: %[[QUERY_INDEX:.*]] = arith.addi %[[ROW]], %{{.*}} : index
 // FOLDED: %[[QUERY:.*]] = arith.index_cast %[[QUERY_INDEX]] : index to i32
 // FOLDED: %[[KEY:.*]] = arith.index_cast %[[KEY_INDEX]] : index to i32
-// FOLDED: %[[GROUP:.*]] = arith.shrui %[[KEY]], %c2_i32 : i32
-// FOLDED: %{{.*}}, %[[HIGH0:.*]] = arith.mului_extended %[[GROUP]], %c-766435501_i32 : i32
+// FOLDED: %[[KEY_GROUP:.*]] = arith.shrui %[[KEY]], %c5_i32 : i32
+// FOLDED: %[[KEY_GROUP8:.*]] = arith.shli %[[KEY_GROUP]], %c3_i32 : i32
+// FOLDED: %[[KEY_LOW:.*]] = arith.andi %[[KEY]], %c7_i32 : i32
+// FOLDED: %[[COUNTER0:.*]] = arith.ori %[[KEY_GROUP8]], %[[KEY_LOW]] : i32
+// FOLDED: %[[QUERY_GROUP:.*]] = arith.shrui %[[QUERY]], %c4_i32 : i32
+// FOLDED: %[[QUERY_GROUP8:.*]] = arith.shli %[[QUERY_GROUP]], %c3_i32 : i32
+// FOLDED: %[[QUERY_LOW:.*]] = arith.andi %[[QUERY]], %c7_i32 : i32
+// FOLDED: %[[COUNTER1:.*]] = arith.ori %[[QUERY_GROUP8]], %[[QUERY_LOW]] : i32
+// FOLDED: %{{.*}}, %[[HIGH0:.*]] = arith.mului_extended %[[COUNTER0]], %c-766435501_i32 : i32
 // FOLDED: %{{.*}}, %[[HIGH1:.*]] = arith.mului_extended %[[BH]], %c-845247145_i32 : i32
-// FOLDED: %[[X0:.*]] = arith.xori %[[HIGH1]], %[[QUERY]] : i32
+// FOLDED: %[[X0:.*]] = arith.xori %[[HIGH1]], %[[COUNTER1]] : i32
 // FOLDED: arith.xori %[[X0]], %[[LO]] : i32
 // FOLDED: %[[X2:.*]] = arith.xori %[[HIGH0]], %[[OFF]] : i32
 // FOLDED: arith.xori %[[X2]], %[[HI]] : i32
-// FOLDED: %[[WORD:.*]] = arith.andi %[[KEY]], %c3_i32 : i32
-// FOLDED-COUNT-2: arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
-// FOLDED: %[[BITS:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// The word's high bit is the query's bit 3, its low bit the key's bit 4,
+// the half the key's bit 3: the low half moves up by 16.
+// FOLDED: %[[QUERY_BIT3:.*]] = arith.andi %[[QUERY]], %c8_i32 : i32
+// FOLDED: %[[WORD_HIGH:.*]] = arith.cmpi ne, %[[QUERY_BIT3]], %c0_i32 : i32
+// FOLDED: %[[KEY_BIT4:.*]] = arith.andi %[[KEY]], %c16_i32 : i32
+// FOLDED: %[[WORD_LOW:.*]] = arith.cmpi ne, %[[KEY_BIT4]], %c0_i32 : i32
+// FOLDED: %[[KEY_BIT3:.*]] = arith.andi %[[KEY]], %c8_i32 : i32
+// FOLDED: %[[HALF:.*]] = arith.cmpi ne, %[[KEY_BIT3]], %c0_i32 : i32
+// FOLDED: %[[W01:.*]] = arith.select %[[WORD_LOW]], %{{.*}}, %{{.*}} : i32
+// FOLDED: %[[W23:.*]] = arith.select %[[WORD_LOW]], %{{.*}}, %{{.*}} : i32
+// FOLDED: %[[WORD:.*]] = arith.select %[[WORD_HIGH]], %[[W23]], %[[W01]] : i32
+// FOLDED: %[[LOW_UP:.*]] = arith.shli %[[WORD]], %c16_i32 : i32
+// FOLDED: %[[BITS:.*]] = arith.select %[[HALF]], %[[WORD]], %[[LOW_UP]] : i32
 // FOLDED: %[[KEEP:.*]] = arith.cmpi uge, %[[BITS]], %[[THRESHOLD]] : i32
 // FOLDED: arith.select %[[KEEP]], %[[SCALE]], %[[ZERO]] : f32
 // FOLDED-COUNT-7: arith.cmpi uge, %{{.*}}, %[[THRESHOLD]] : i32
@@ -135,17 +161,114 @@ gpu.module @m {
 
 // -----
 
-// Transposed (rows are keys): the group is the row's, the query the column.
+// The forward's tile origin: rows block * 128, keys j * 64. A 16 x 64 tile
+// gives a lane rows r, r + 8 (one query pair) and keys 2 (lane % 4) + e +
+// 8 n: for each e and 32-key group one block holds all 8 elements, 4 calls
+// for the lane's 32 elements, and every word and half is a constant choice
+// (no i32 select).
+// CHECK-LABEL: gpu.func @apply_dropout_aligned
+// CHECK-COUNT-80: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
+// The only selects are the 32 elements' (kept value or 0).
+// FOLDED-LABEL: gpu.func @apply_dropout_aligned(
+// FOLDED-COUNT-32: arith.select
+// FOLDED-NOT: arith.select
+// FOLDED: gpu.return
+gpu.module @m {
+  gpu.func @apply_dropout_aligned(%out: memref<?x?x?x64xf32>, %bh: i32,
+                                  %lo: i32, %hi: i32, %offset: i32, %p: f32,
+                                  %block: index, %j: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %row = arith.muli %block, %c128 : index
+    %col = arith.muli %j, %c64 : index
+    %ones = arith.constant dense<1.0> : vector<16x64xf32>
+    %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
+        seed(%lo, %hi) offset(%offset) p(%p) : vector<16x64xf32>
+    fa.store_tile %d, %out[%c0, %c0, %row] : vector<16x64xf32>, memref<?x?x?x64xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Keys at a multiple of 16 only (a 16-wide tile): keys k and k + 8 of the
+// lane share a 32-key group, so each block serves 2 queries x 2 keys, 2
+// calls for 8 elements; whether the pair is the group's first or second
+// half (the word's low bit, the key's bit 4) is chosen at run time, once,
+// by one select per block and query.
+// CHECK-LABEL: gpu.func @apply_dropout_aligned_16
+// CHECK-COUNT-40: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
+// FOLDED-LABEL: gpu.func @apply_dropout_aligned_16
+// FOLDED: %[[BIT4:.*]] = arith.andi %{{.*}}, %c16_i32 : i32
+// FOLDED: %[[WORD_LOW:.*]] = arith.cmpi ne, %[[BIT4]], %c0_i32 : i32
+// FOLDED-COUNT-4: arith.select %[[WORD_LOW]], %{{.*}}, %{{.*}} : i32
+// FOLDED-NOT: arith.select %[[WORD_LOW]]
+// FOLDED-NOT: arith.cmpi ne
+// FOLDED: gpu.return
+gpu.module @m {
+  gpu.func @apply_dropout_aligned_16(%out: memref<?x?x?x16xf32>, %bh: i32,
+                                     %lo: i32, %hi: i32, %offset: i32,
+                                     %p: f32, %block: index, %j: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %row = arith.muli %block, %c16 : index
+    %col = arith.muli %j, %c16 : index
+    %ones = arith.constant dense<1.0> : vector<16x16xf32>
+    %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
+        seed(%lo, %hi) offset(%offset) p(%p) : vector<16x16xf32>
+    fa.store_tile %d, %out[%c0, %c0, %row] : vector<16x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// A key loop's induction variable is a multiple of its step (and lower
+// bound): keys at j in [0, n) step 32 let each block serve 8 elements.
+// CHECK-LABEL: gpu.func @apply_dropout_key_loop
+// CHECK-COUNT-40: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
+gpu.module @m {
+  gpu.func @apply_dropout_key_loop(%out: memref<?x?x?x32xf32>, %bh: i32,
+                                   %lo: i32, %hi: i32, %offset: i32, %p: f32,
+                                   %n: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    scf.for %col = %c0 to %n step %c32 {
+      %ones = arith.constant dense<1.0> : vector<16x32xf32>
+      %d = fa.apply_dropout %ones rows(%c0) cols(%col) batch_head(%bh)
+          seed(%lo, %hi) offset(%offset) p(%p) : vector<16x32xf32>
+      fa.store_tile %d, %out[%c0, %c0, %col] : vector<16x32xf32>, memref<?x?x?x32xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// Transposed (rows are keys, columns queries) at an unknown origin: every
+// element its own block, the key from the row, the query from the column.
+// CHECK-LABEL: gpu.func @apply_dropout_transposed
+// CHECK-COUNT-160: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
 // FOLDED-LABEL: gpu.func @apply_dropout_transposed
 // FOLDED-SAME: %[[ROW:[^:]*]]: index, %[[COL:[^:]*]]: index)
 // FOLDED: %[[QUERY_INDEX:.*]] = arith.addi %[[COL]], %{{.*}} : index
 // FOLDED: %[[KEY_INDEX:.*]] = arith.addi %[[ROW]], %{{.*}} : index
 // FOLDED: %[[KEY:.*]] = arith.index_cast %[[KEY_INDEX]] : index to i32
 // FOLDED: %[[QUERY:.*]] = arith.index_cast %[[QUERY_INDEX]] : index to i32
-// FOLDED: %[[GROUP:.*]] = arith.shrui %[[KEY]], %c2_i32 : i32
-// FOLDED: %{{.*}}, %[[HIGH1:.*]] = arith.mului_extended %{{.*}}, %c-845247145_i32 : i32
-// FOLDED: arith.xori %[[HIGH1]], %[[QUERY]] : i32
-// FOLDED: arith.andi %[[KEY]], %c3_i32 : i32
+// FOLDED: %[[KEY_GROUP:.*]] = arith.shrui %[[KEY]], %c5_i32 : i32
+// FOLDED: %[[QUERY_GROUP:.*]] = arith.shrui %[[QUERY]], %c4_i32 : i32
 // FOLDED: gpu.return
 gpu.module @m {
   gpu.func @apply_dropout_transposed(%out: memref<?x?x?x16xf32>, %bh: i32,
@@ -157,6 +280,56 @@ gpu.module @m {
     %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
         seed(%lo, %hi) offset(%offset) p(%p) transposed : vector<16x16xf32>
     fa.store_tile %d, %out[%c0, %c0, %row] : vector<16x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// The dK/dV kernel's tile: keys (rows) at block * 128, queries (columns) at
+// j * 16. A lane's keys r, r + 8 share a group and its queries c, c + 8
+// (c = 2 (lane % 4) + e) a pair: 2 calls for 8 elements. With two row
+// blocks per warp (32 rows) at a multiple of 32, keys r, r + 8, r + 16,
+// r + 24 share one: still 2 calls, now for 16 elements.
+// CHECK-LABEL: gpu.func @apply_dropout_transposed_aligned
+// CHECK-COUNT-40: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @apply_dropout_transposed_two_row_blocks
+// CHECK-COUNT-40: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
+gpu.module @m {
+  gpu.func @apply_dropout_transposed_aligned(%out: memref<?x?x?x16xf32>,
+                                             %bh: i32, %lo: i32, %hi: i32,
+                                             %offset: i32, %p: f32,
+                                             %block: index, %j: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c128 = arith.constant 128 : index
+    %row = arith.muli %block, %c128 : index
+    %col = arith.muli %j, %c16 : index
+    %ones = arith.constant dense<1.0> : vector<16x16xf32>
+    %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
+        seed(%lo, %hi) offset(%offset) p(%p) transposed : vector<16x16xf32>
+    fa.store_tile %d, %out[%c0, %c0, %row] : vector<16x16xf32>, memref<?x?x?x16xf32>
+    gpu.return
+  }
+  gpu.func @apply_dropout_transposed_two_row_blocks(
+      %out: memref<?x?x?x16xf32>, %bh: i32, %lo: i32, %hi: i32, %offset: i32,
+      %p: f32, %block: index, %j: index) kernel
+      attributes {known_block_size = array<i32: 32, 1, 1>,
+                  fa.tile = #fa.tile<block_m = 32>} {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %c128 = arith.constant 128 : index
+    %row = arith.muli %block, %c128 : index
+    %col = arith.muli %j, %c16 : index
+    %ones = arith.constant dense<1.0> : vector<32x16xf32>
+    %d = fa.apply_dropout %ones rows(%row) cols(%col) batch_head(%bh)
+        seed(%lo, %hi) offset(%offset) p(%p) transposed : vector<32x16xf32>
+    fa.store_tile %d, %out[%c0, %c0, %row] : vector<32x16xf32>, memref<?x?x?x16xf32>
     gpu.return
   }
 }

@@ -17,23 +17,47 @@
 //
 //   bits(seed, offset, b, h, i, j) <  threshold(p), and keeps it otherwise,
 //
-//   bits      = word (j mod 4) of philox4x32_10(
-//                 counter = (j / 4, i, b * H + h, offset),
+//   block     = philox4x32_10(
+//                 counter = (8 (j / 32) + j mod 8,  8 (i / 16) + i mod 8,
+//                            b * H + h,  offset),
 //                 key     = (seed mod 2^32, seed / 2^32))
-//   threshold = floor(p * 2^32), p the f32 value, 0 <= p < 1
+//   t         = 4 ((i / 8) mod 2) + (j / 8) mod 4          (0 <= t < 8)
+//   bits      = (block[t / 2] >> (16 (t mod 2))) mod 2^16  (16 bits)
+//   threshold = floor(p * 2^16), p the f32 value, 0 <= p < 1
 //
-// and multiplies kept values by scale(p) = 1.0f / (1.0f - p), in f32. So one
-// Philox call gives four consecutive keys of one query row, and the mask is
-// independent of how a kernel tiles the scores: the forward and the backward
-// (whose tiles differ) regenerate the same mask from (seed, offset). `seed`
-// is 64 bits, the key; `offset` (32 bits) separates the masks drawn with
-// one seed, e.g. one per training step and layer.
+// and multiplies kept values by scale(p) = 1.0f / (1.0f - p), in f32. The
+// mask is a pure function of (seed, offset, b, h, i, j), independent of how
+// a kernel tiles the scores: the forward and the backward (whose tiles
+// differ) regenerate the same mask from (seed, offset). `seed` is 64 bits,
+// the key; `offset` (32 bits) separates the masks drawn with one seed, e.g.
+// one per training step and layer. Each (i, j) has its own 16 bits: the
+// counter and t together give back i / 16, i mod 8, (i / 8) mod 2 and
+// j / 32, j mod 8, (j / 8) mod 4.
 //
-// Why an integer threshold rather than a uniform float in (0, 1] compared
-// with p: the comparison is exact (P(drop) = threshold / 2^32, within 2^-32
-// of p) and costs one unsigned compare per element, with no int-to-float
-// conversion; the threshold itself is exact in f32 arithmetic, since p * 2^32
-// only changes the exponent. p = 0 drops nothing (threshold 0).
+// Why this layout: one Philox call (ten rounds of two 32 x 32 -> 64-bit
+// products) yields 128 bits, here eight 16-bit values, the 2 x 4 elements
+//   queries {i0, i0 + 8} x keys {k0, k0 + 8, k0 + 16, k0 + 24}
+// (i0 mod 16 < 8, k0 mod 32 < 8). Those are elements one GPU lane holds in
+// the mma/wgmma accumulator layout (lib/Conversion/FAToNVGPU/TileLayout.h),
+// whichever way a tile is oriented: a lane holds rows r and r + 8 of each
+// 16-row block and columns c, c + 1 of every 8-column block. A tile whose
+// rows are queries and columns keys (the forward, the dQ kernel) gets eight
+// of its elements from each call when its first row is a multiple of 16
+// and its first column a multiple of 32 (four when only of 16); a tile
+// whose rows are keys and columns queries (the dK/dV kernel's k @ q^T) gets
+// four, keys r, r + 8 times queries c, c + 8 (its first row and column
+// multiples of 16), eight when a lane's two row blocks share a 32-key group.
+// The earlier mask, one 32-bit word for each of four consecutive keys of a
+// row, served at most two of a lane's elements per call (a lane's keys come
+// in pairs), one in transposed tiles: it made dropout's kernels
+// Philox-bound, 2.3x slower than without dropout (H100, D = 128).
+//
+// Why an integer threshold rather than a uniform float compared with p: the
+// comparison is exact (P(drop) = threshold / 2^16, within 2^-16 of p) and
+// costs one unsigned compare per element, with no int-to-float conversion;
+// the threshold itself is exact in f32 arithmetic, since p * 2^16 only
+// changes the exponent. p = 0 drops nothing (threshold 0). 16 bits resolve
+// p to 1/65536 (FlashAttention-2 draws 8).
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,24 +124,35 @@ constexpr PhiloxKey dropoutKey(std::uint64_t seed) {
 }
 
 /// The counter whose Philox block holds the bits of `position` and of the
-/// three other keys of its group of four: (key / 4, query, b * H + h, offset).
+/// seven other elements of its 2 x 4 group:
+/// (8 (key / 32) + key mod 8, 8 (query / 16) + query mod 8, b * H + h, offset).
 constexpr PhiloxCounter dropoutCounter(std::uint32_t offset,
                                        const DropoutPosition &position) {
-  return {position.key / 4, position.query,
+  return {8 * (position.key / 32) + position.key % 8,
+          8 * (position.query / 16) + position.query % 8,
           position.batch * position.heads + position.head, offset};
 }
 
-/// The 32 random bits of `position` (word key mod 4 of its block).
-constexpr std::uint32_t dropoutBits(std::uint64_t seed, std::uint32_t offset,
-                                    const DropoutPosition &position) {
-  return philox4x32_10(dropoutCounter(offset, position),
-                       dropoutKey(seed))[position.key % 4];
+/// Which of its block's eight 16-bit values `position` takes:
+/// t = 4 ((query / 8) mod 2) + (key / 8) mod 4, the low (t even) or high
+/// half of word t / 2.
+constexpr std::uint32_t dropoutSlot(const DropoutPosition &position) {
+  return 4 * (position.query / 8 % 2) + position.key / 8 % 4;
 }
 
-/// floor(p * 2^32) for 0 <= p < 1 (p as f32, as the kernels receive it):
+/// The 16 random bits of `position` (0 to 2^16 - 1).
+constexpr std::uint32_t dropoutBits(std::uint64_t seed, std::uint32_t offset,
+                                    const DropoutPosition &position) {
+  std::uint32_t slot = dropoutSlot(position);
+  std::uint32_t word = philox4x32_10(dropoutCounter(offset, position),
+                                     dropoutKey(seed))[slot / 2];
+  return (word >> (16 * (slot % 2))) & 0xFFFFu;
+}
+
+/// floor(p * 2^16) for 0 <= p < 1 (p as f32, as the kernels receive it):
 /// bits below it are dropped.
 inline std::uint32_t dropoutThreshold(float p) {
-  return static_cast<std::uint32_t>(std::floor(p * 4294967296.0f));
+  return static_cast<std::uint32_t>(std::floor(p * 65536.0f));
 }
 
 /// Whether the probability at `position` is kept under dropout probability

@@ -337,11 +337,20 @@ def FA_ApplyDropoutOp : FA_Op<"apply_dropout",
     For the tile whose element `(i, j)` is the probability of query
     `row + i` and key `col + j` of the (batch, head) pair `batch_head`
     (`b * H + h`): elements the mask of runtime/include/fa/runtime/Philox.h
-    drops become 0, the others are multiplied by `1 / (1 - p)`. The mask
-    bit of (query, key) is `word (key mod 4)` of `fa.philox key(seed_lo,
-    seed_hi) counter(key / 4, query, batch_head, offset)` compared with
-    `floor(p * 2^32)`: the forward and the backward draw the same mask from
-    the same operands, whatever their tiles.
+    drops become 0, the others are multiplied by `1 / (1 - p)`. (query,
+    key) is dropped where its 16 bits, value `t = 4 ((query / 8) mod 2) +
+    (key / 8) mod 4` (the low or high half of word `t / 2`) of `fa.philox
+    key(seed_lo, seed_hi) counter(8 (key / 32) + key mod 8, 8 (query / 16)
+    + query mod 8, batch_head, offset)`, are below `floor(p * 2^16)`: the
+    forward and the backward draw the same mask from the same operands,
+    whatever their tiles. One Philox block holds the 16-bit values of
+    queries `{i, i + 8}` times keys `{k, k + 8, k + 16, k + 24}`, elements
+    one lane holds, so the lowering draws one block for each group of the
+    lane's elements it can prove share one, from what it knows of `row` and
+    `col` (multiples of constants through products and sums, loop
+    induction variables with such bounds and steps): 8 elements per block
+    in a tile of queries by keys whose `row` is a multiple of 16 and `col`
+    of 32, one where nothing is known.
 
     With `transposed` the tile holds probabilities transposed (the
     backward's `k @ q^T`): row `row + i` is a key and column `col + j` a
