@@ -121,8 +121,8 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
     `dropout(%p, %seed, %offset)` (f32 in [0, 1), i64, i32): attention
     dropout on the probabilities, the mask of
     runtime/include/fa/runtime/Philox.h (`fa.apply_dropout`): P[b, h, i, j]
-    is dropped where the Philox word of (seed, offset, b * heads + h, i, j)
-    falls below floor(p * 2^32), the kept ones scaled by 1 / (1 - p). The
+    is dropped where its 16 Philox bits of (seed, offset, b * heads + h, i,
+    j) fall below floor(p * 2^16), the kept ones scaled by 1 / (1 - p). The
     softmax's statistics (the log-sum-exp) are those without dropout; the
     backward, given the same three values, regenerates the same mask.
 
