@@ -23,6 +23,9 @@ tar -C "$build" -cJf .carry/kernels.tar.xz kernels
    -o -name '*_tests.cmake' \) -print0 | xargs -0 cp --parents -t ../.carry/build)
 mkdir -p .carry/build/test/runtime
 cp -r "$build/test/runtime/fixture-kernels" .carry/build/test/runtime/
+# Inputs the configure step writes for the tests (.npy files).
+[ -d "$build/test/runtime/variant-npy" ] &&
+  cp -r "$build/test/runtime/variant-npy" .carry/build/test/runtime/
 # The training tests' corpus, next to the checkout (../shared/data).
 if [ -d ../shared/data ]; then
   mkdir -p .carry/data && cp ../shared/data/*.txt .carry/data/

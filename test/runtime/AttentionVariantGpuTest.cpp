@@ -203,7 +203,15 @@ TEST_F(FaRunTest, GeneratedVariantKernelsMatchTheReference) {
     bool documents = group.variant.find("document") != std::string::npos;
     // Sequences off the tiles, one query, GQA; cross attention (both ways)
     // where the variant allows seq_q != seq_kv.
-    std::vector<std::string> shapes = {"--seq 1", "--seq 17", "--seq 1000"};
+    // With one key and dropout the exact dq and dk are 0 (dS = P (Z dP -
+    // delta) cancels); what is left is the rounding of the bf16/f16 output
+    // in delta = rowsum(dO * O), about 1e-2, as in FlashAttention-2, which
+    // no tolerance relative to a zero reference can judge. The dropout
+    // groups (test/runtime/CMakeLists.txt) cover seq 17 and up.
+    bool dropout = group.variant.find("dropout") != std::string::npos;
+    std::vector<std::string> shapes = {"--seq 17", "--seq 1000"};
+    if (!dropout)
+      shapes.insert(shapes.begin(), "--seq 1");
     if (!documents)
       shapes.insert(shapes.end(),
                     {"--seq 300 --kv-seq 1000", "--seq 1000 --kv-seq 129"});
