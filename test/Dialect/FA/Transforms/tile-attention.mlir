@@ -309,3 +309,14 @@ func.func @dropout(%q: !t, %k: !t, %v: !t, %o: !t, %p: f32, %seed: i64, %offset:
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) dropout(%p, %seed, %offset)
   return
 }
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// #fa.tile describes both directions; the forward refuses the dK/dV kernel's
+// split.
+// expected-error @+1 {{fa-tile-attention: split_dkdv configures the backward's dK/dV kernel}}
+func.func @split_dkdv(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_m = 64, split_dkdv = true>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}
