@@ -3,6 +3,7 @@
 #include "fa/Dialect/FA/Transforms/Dropout.h"
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Support/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -26,4 +27,9 @@ Value DropoutParams::apply(ImplicitLocOpBuilder &b, Value tile, Value row0,
                            Value col0, bool transposed) const {
   return ApplyDropoutOp::create(b, tile.getType(), tile, row0, col0, batchHead,
                                 seedLo, seedHi, offset, p, transposed);
+}
+
+Value DropoutParams::factors(ImplicitLocOpBuilder &b, VectorType type,
+                             Value row0, Value col0, bool transposed) const {
+  return apply(b, splatConstant(b, type, 1.0), row0, col0, transposed);
 }

@@ -132,12 +132,11 @@ scf::ForOp cloneRange(ImplicitLocOpBuilder &b, scf::ForOp loop,
   if (previous)
     range.getInitArgsMutable().assign(previous.getResults());
   if (dropMask) {
-    // The loop's one mask, fa.apply_mask or fa.mask_tile.
-    Operation *mask = &*llvm::find_if(*range.getBody(), [](Operation &op) {
-      return isa<ApplyMaskOp, MaskTileOp>(op);
-    });
-    mask->replaceAllUsesWith(ValueRange{mask->getOperand(0)});
-    mask->erase();
+    // The loop's one mask (a region mask stays: full tiles skip it by a
+    // branch, see maskPartialTilesOnly).
+    auto mask = *range.getBody()->getOps<ApplyMaskOp>().begin();
+    mask.replaceAllUsesWith(mask.getScores());
+    mask.erase();
   }
   range->removeAttr(kKvLoopAttr);
   range->setAttr("fa.kv_tiles", b.getStringAttr(kind));

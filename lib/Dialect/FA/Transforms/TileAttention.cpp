@@ -193,7 +193,7 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
 
   Type element = op.getQuery().getType().getElementType();
   int64_t headDim = op.getHeadDim();
-  Value accumulated = buildKvLoop(
+  Value acc = buildKvLoop(
       b, ctx, SoftmaxPhase::Accumulate,
       splatConstant(b, tileType(c.blockM, headDim, f32), 0.0),
       [&](ImplicitLocOpBuilder &nb, Value j, Value runningAcc) -> Value {
@@ -216,12 +216,11 @@ void buildAttentionBody(ImplicitLocOpBuilder &b, KernelContext &ctx) {
                                     /*transpose_b=*/false);
       });
 
-  auto sumType = cast<VectorType>(rowSum.getType());
-  Value acc = accumulated;
   if (op.getSinks())
     joinSinks(b, ctx, rowMax, rowSum, acc);
   // Normalise once: one reciprocal per row, then a multiply per element
   // (a full-precision division per element cost about 10 instructions each).
+  auto sumType = cast<VectorType>(rowSum.getType());
   Value inverseSum =
       arith::DivFOp::create(b, splatConstant(b, sumType, 1.0), rowSum);
   if (!op.getMask().empty() && !op.getSinks()) {

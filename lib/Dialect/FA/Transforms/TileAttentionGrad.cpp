@@ -147,16 +147,14 @@ struct GradKernel {
     return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
   }
 
-  /// The dropout's factor on each element of the tile at `at` of the query
-  /// head `at.head` (of `heads`): 0 where the mask drops it, 1 / (1 - p)
-  /// where it keeps it; null without dropout.
-  Value dropoutFactors(VectorType type, const TilePlace &at, Value heads) {
+  /// The dropout mask's values for query head `head` of `batch` (of
+  /// `heads`), made once per head outside the tile loop; empty without
+  /// dropout.
+  DropoutParams dropoutOf(Value batch, Value head, Value heads) {
     if (!dropoutP)
-      return Value();
-    DropoutParams dropout = DropoutParams::build(
-        b, dropoutP, dropoutSeed, dropoutOffset, at.batch, at.head, heads);
-    return dropout.apply(b, splatConstant(b, type, 1.0), at.row0, at.col0,
-                         at.transposed);
+      return {};
+    return DropoutParams::build(b, dropoutP, dropoutSeed, dropoutOffset, batch,
+                                head, heads);
   }
 
   /// dS = P (dP - delta), times f'(s) after a score region.
@@ -271,6 +269,7 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
       [&](Value h, ValueRange acc) -> SmallVector<Value> {
         Value head = arith::AddIOp::create(
             b, arith::MulIOp::create(b, kvHead, group), h);
+        DropoutParams dropout = k.dropoutOf(batch, head, heads);
         ValueRange inner = k.loop(
             firstQueryTile, numQueryTiles, acc,
             [&](Value j, ValueRange acc) -> SmallVector<Value> {
@@ -300,7 +299,9 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                                                         batch, head, q0);
               Value probs = k.probabilities(scores, lseCols);
               Value valueWeights = probs;
-              if (Value keep = k.dropoutFactors(scoresType, place, heads)) {
+              if (dropout) {
+                Value keep = dropout.factors(b, scoresType, key0, q0,
+                                             /*transposed=*/true);
                 if (withDv)
                   valueWeights = arith::MulFOp::create(b, probs, keep);
                 if (withDk)
@@ -407,6 +408,7 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
   VectorType scoresType = k.tile(c.blockM, c.blockN, k.f32());
   Value lseTile = RowBroadcastOp::create(b, scoresType, lseRows);
   Value deltaTile = RowBroadcastOp::create(b, scoresType, deltaRows);
+  DropoutParams dropout = k.dropoutOf(batch, head, heads);
   Value sum = k.loop(
       index(b, 0), numKeyTiles, {splatConstant(b, accType, 0.0)},
       [&](Value j, ValueRange acc) -> SmallVector<Value> {
@@ -425,8 +427,9 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
         TilePlace place{row0, col0, seqKv, batch, head};
         scores = k.maskScores(scores, place);
         Value probs = k.probabilities(scores, lseTile);
-        if (Value keep = k.dropoutFactors(scoresType, place, heads))
-          dprobs = arith::MulFOp::create(b, dprobs, keep);
+        if (dropout)
+          dprobs = arith::MulFOp::create(
+              b, dprobs, dropout.factors(b, scoresType, row0, col0));
         Value dscores = k.scoreGradient(probs, dprobs, deltaTile);
         return {TileMatmulOp::create(b, accType, k.operand(dscores), shared.key,
                                      acc[0],
@@ -452,8 +455,9 @@ constexpr RowsLayout kDsinksLayout{/*rows=*/1, /*cols=*/1024, /*threads=*/128};
 /// dL/dsink = sum_i P_sink (0 - delta_i)), for head h = block x: each thread
 /// sums its columns over every batch and column block, then the block sums
 /// its threads, in an order fixed by the layout (no atomics).
-void buildDsinks(ImplicitLocOpBuilder &b, Value lse, Value delta, Value sinks,
+void buildDsinks(GradKernel &k, Value lse, Value delta, Value sinks,
                  Value dsinks) {
+  ImplicitLocOpBuilder &b = k.b;
   const RowsLayout &layout = kDsinksLayout;
   Type f32 = b.getF32Type();
   auto blockType = VectorType::get({layout.rows, layout.cols}, f32);
@@ -462,6 +466,8 @@ void buildDsinks(ImplicitLocOpBuilder &b, Value lse, Value delta, Value sinks,
   Value batches = memref::DimOp::create(b, lse, 0);
   Value heads = memref::DimOp::create(b, lse, 1);
   Value queries = memref::DimOp::create(b, lse, 2);
+  Value colTiles =
+      arith::CeilDivUIOp::create(b, queries, index(b, layout.cols));
   // [batch, heads, queries] as [batch * heads, queries]: row b * H + h.
   SmallVector<ReassociationIndices> rowsOfHeads = {{0, 1}, {2}};
   Value lseRows = memref::CollapseShapeOp::create(b, lse, rowsOfHeads);
@@ -469,38 +475,31 @@ void buildDsinks(ImplicitLocOpBuilder &b, Value lse, Value delta, Value sinks,
   Value sink = RowBroadcastOp::create(
       b, blockType, LoadBlockOp::create(b, rowType, sinks, ValueRange{head}));
   Value log2e = splatConstant(b, blockType, M_LOG2E);
-  auto forLoop = [&](Value upper, int64_t step, Value init,
-                     function_ref<Value(Value, Value)> body) {
-    auto loop = scf::ForOp::create(
-        b, index(b, 0), upper, index(b, step), ValueRange{init},
-        [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          scf::YieldOp::create(b, body(iv, carried.front()));
-        });
-    return loop.getResult(0);
-  };
-  Value sums = forLoop(
-      batches, 1, splatConstant(b, blockType, 0.0),
-      [&](Value batch, Value acc) {
+  Value sums = k.loop(
+      index(b, 0), batches, {splatConstant(b, blockType, 0.0)},
+      [&](Value batch, ValueRange acc) -> SmallVector<Value> {
         Value row = arith::AddIOp::create(
             b, arith::MulIOp::create(b, batch, heads), head);
-        return forLoop(queries, layout.cols, acc, [&](Value col0, Value acc) {
-          Value logSumExp =
-              LoadBlockOp::create(b, blockType, lseRows, ValueRange{row, col0});
-          Value deltas = LoadBlockOp::create(b, blockType, deltaRows,
-                                             ValueRange{row, col0});
-          Value sinkProbability = math::Exp2Op::create(
-              b, arith::MulFOp::create(
-                     b, arith::SubFOp::create(b, sink, logSumExp), log2e));
-          Value term = arith::MulFOp::create(b, sinkProbability, deltas);
-          // Columns past the queries read lse = 0: exp(sink) may be inf
-          // there, and inf * 0 NaN.
-          term = ZeroColumnsOp::create(b, blockType, term, col0, queries);
-          return Value(arith::AddFOp::create(b, acc, term));
-        });
-      });
+        ValueRange inner = k.loop(
+            index(b, 0), colTiles, acc,
+            [&](Value tile, ValueRange acc) -> SmallVector<Value> {
+              Value col0 =
+                  arith::MulIOp::create(b, tile, index(b, layout.cols));
+              Value logSumExp = LoadBlockOp::create(b, blockType, lseRows,
+                                                    ValueRange{row, col0});
+              Value deltas = LoadBlockOp::create(b, blockType, deltaRows,
+                                                 ValueRange{row, col0});
+              Value sinkProbability = math::Exp2Op::create(
+                  b, arith::MulFOp::create(
+                         b, arith::SubFOp::create(b, sink, logSumExp), log2e));
+              Value term = arith::MulFOp::create(b, sinkProbability, deltas);
+              // Columns past the queries read lse = 0: exp(sink) may be inf
+              // there, and inf * 0 NaN.
+              term = ZeroColumnsOp::create(b, blockType, term, col0, queries);
+              return {arith::AddFOp::create(b, acc[0], term)};
+            });
+        return {inner[0]};
+      })[0];
   Value total = vector::MultiDimReductionOp::create(
       b, sums, splatConstant(b, rowType, 0.0), ArrayRef<bool>{false, true},
       vector::CombiningKind::ADD);
@@ -922,7 +921,7 @@ struct FATileAttentionGradPass
          {"dsinks", op.getDsinks().getType()}});
     gpu::GPUFuncOp dsinksKernel =
         createKernel(b, g.func, dsinksName, entry, kernels);
-    buildDsinks(b, dsinksKernel.getArgument(0), dsinksKernel.getArgument(1),
+    buildDsinks(k, dsinksKernel.getArgument(0), dsinksKernel.getArgument(1),
                 dsinksKernel.getArgument(2), dsinksKernel.getArgument(3));
     gpu::ReturnOp::create(b);
   }

@@ -31,6 +31,11 @@ struct DropoutParams {
   Value apply(ImplicitLocOpBuilder &b, Value tile, Value row0, Value col0,
               bool transposed = false) const;
 
+  /// The dropout's factor on each element of a tile of `type` placed as
+  /// apply's: 0 where the mask drops it, 1 / (1 - p) where it keeps it.
+  Value factors(ImplicitLocOpBuilder &b, VectorType type, Value row0,
+                Value col0, bool transposed = false) const;
+
   explicit operator bool() const { return static_cast<bool>(p); }
 };
 
