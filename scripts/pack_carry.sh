@@ -13,6 +13,11 @@ for tool in fa-run fa-handwritten fa-runtime-gpu-tests fa-train-gpu-tests; do
   [ -x "$build/bin/$tool" ] || { echo "pack_carry: $build/bin/$tool is missing; build first" >&2; exit 1; }
   cp "$build/bin/$tool" .carry/bin/
 done
+# The C API library that the Python package (python/fa) loads, where the
+# ctest entries of test/python expect it.
+mkdir -p .carry/build/lib
+cp "$build/lib/libfa_runtime.so" .carry/build/lib/ 2>/dev/null ||
+  echo "pack_carry: no $build/lib/libfa_runtime.so; the Python tests will skip" >&2
 # The kernel library compressed (its PTX is tens of MB, past what the device
 # tool carries); device_ctest.sh and gpu_check.sh unpack it into kernels/.
 tar -C "$build" -cJf .carry/kernels.tar.xz kernels

@@ -15,6 +15,7 @@
 #include "fa/runtime/Reference.h"
 
 #include "../ErrorTesting.h"
+#include "AttentionReferenceTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -25,25 +26,10 @@
 
 using namespace fa;
 using fa::errortest::errorOf;
+using fa::reftest::gridValues;
+using fa::reftest::randomValues;
 
 namespace {
-
-std::vector<float> randomValues(const Shape &shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = normal(rng);
-  return values;
-}
-
-/// Values on a 1/64 grid, so that input +- 2^-10 is exact in float.
-std::vector<float> gridValues(const Shape &shape, unsigned seed) {
-  std::vector<float> values = randomValues(shape, seed);
-  for (float &value : values)
-    value = std::round(value * 64) / 64;
-  return values;
-}
 
 void expectClose(const std::vector<double> &actual,
                  const std::vector<double> &expected, double tolerance,
@@ -132,54 +118,6 @@ TEST(AttentionSinksReferenceTest, RowsThatKeepNoKeyHaveTheSinkAsLse) {
     EXPECT_EQ(gradients.dq[d], 0.0); // Head 0, rows 0 and 1.
 }
 
-/// sum(dout * out) of the reference forward.
-double loss(const AttentionShape &shape, const std::vector<float> &q,
-            const std::vector<float> &k, const std::vector<float> &v,
-            const std::vector<float> &dout, double scale,
-            const AttentionVariant &variant) {
-  AttentionReference forward =
-      referenceAttentionCpu(shape, q, k, v, scale, variant);
-  double sum = 0;
-  for (std::size_t i = 0; i < forward.out.size(); ++i)
-    sum += forward.out[i] * dout[i];
-  return sum;
-}
-
-/// Expects each gradient of the reference's loss to match central
-/// differences of it, for q, k, v and (with sinks) the sinks.
-void expectFiniteDifferences(const AttentionShape &shape,
-                             AttentionVariant &variant, unsigned seed) {
-  std::vector<float> q = gridValues(shape.query(), seed);
-  std::vector<float> k = gridValues(shape.keyValue(), seed + 1);
-  std::vector<float> v = gridValues(shape.keyValue(), seed + 2);
-  std::vector<float> dout = gridValues(shape.query(), seed + 3);
-  const double scale = 0.9;
-  AttentionGradReference gradients =
-      referenceAttentionGradCpu(shape, q, k, v, dout, scale, variant);
-  const float step = 1.0f / 1024;
-  auto check = [&](std::vector<float> &input, const std::vector<double> &grad,
-                   const char *name) {
-    ASSERT_EQ(input.size(), grad.size()) << name;
-    for (std::size_t i = 0; i < input.size(); ++i) {
-      float saved = input[i];
-      input[i] = saved + step;
-      double up = loss(shape, q, k, v, dout, scale, variant);
-      input[i] = saved - step;
-      double down = loss(shape, q, k, v, dout, scale, variant);
-      input[i] = saved;
-      EXPECT_NEAR(grad[i], (up - down) / (2 * step), 2e-5)
-          << name << "[" << i << "]";
-    }
-  };
-  check(q, gradients.dq, "dq");
-  check(k, gradients.dk, "dk");
-  check(v, gradients.dv, "dv");
-  if (!variant.sinks.empty())
-    check(variant.sinks, gradients.dsinks, "dsinks");
-  else
-    EXPECT_TRUE(gradients.dsinks.empty());
-}
-
 TEST(AttentionSinksReferenceTest, GradientsAndDsinksMatchFiniteDifferences) {
   // GQA, a window and top-left causal (row 0 keeps one key), softcap
   // (its derivative still applies), and sinks near the rows' scores.
@@ -189,14 +127,14 @@ TEST(AttentionSinksReferenceTest, GradientsAndDsinksMatchFiniteDifferences) {
   variant.window = AttentionWindow{2, 0};
   variant.softcap = 1.5f;
   variant.sinks = {0.5f, -0.25f};
-  expectFiniteDifferences(shape, variant, 11);
+  reftest::expectGradientsMatchFiniteDifferences(shape, variant, 11);
 }
 
 TEST(AttentionSinksReferenceTest, PlainRowsWithoutMaskGetDsinksToo) {
   const AttentionShape shape{1, 3, 3, 4, 4, 2};
   AttentionVariant variant;
   variant.sinks = {1.0f, 0.0f, -1.0f};
-  expectFiniteDifferences(shape, variant, 21);
+  reftest::expectGradientsMatchFiniteDifferences(shape, variant, 21);
 }
 
 /// Z for (b, h, i, j) from Philox.h directly: 0 or 1 / (1 - p) (f32).
@@ -297,7 +235,7 @@ TEST(AttentionDropoutReferenceTest, GradientsMatchFiniteDifferencesAtTheMask) {
   variant.window = AttentionWindow{2, 1};
   variant.softcap = 2.0f;
   variant.dropout = AttentionDropout{0.3f, 1234, 5};
-  expectFiniteDifferences(shape, variant, 51);
+  reftest::expectGradientsMatchFiniteDifferences(shape, variant, 51);
 }
 
 TEST(AttentionDropoutReferenceTest, SinksWithDropout) {
@@ -306,7 +244,7 @@ TEST(AttentionDropoutReferenceTest, SinksWithDropout) {
   variant.sinks = {0.75f, -0.5f};
   variant.dropout = AttentionDropout{0.5f, 99, 3};
   EXPECT_EQ(variant.name(), "sinks+dropout");
-  expectFiniteDifferences(shape, variant, 61);
+  reftest::expectGradientsMatchFiniteDifferences(shape, variant, 61);
 }
 
 TEST(AttentionSinksDropoutVariantTest, NamesValuesAndDescriptions) {
@@ -361,13 +299,8 @@ TEST(AttentionSinksDropoutVariantTest, RandomSinksAreReproducible) {
 
 /// A kernel spec with the attention tensors and `extra` parameters.
 KernelSpec kernelTaking(std::vector<KernelParam> extra) {
-  KernelSpec spec;
-  spec.name = "attention_fwd_bf16_d64_sinks_dropout";
-  for (const char *name : {"q", "k", "v", "out"})
-    spec.params.push_back({name, ParamKind::Memref, DType::BF16, 4});
-  spec.params.push_back({"lse", ParamKind::Memref, DType::F32, 3});
-  spec.params.insert(spec.params.end(), extra.begin(), extra.end());
-  return spec;
+  return reftest::kernelTaking("attention_fwd_bf16_d64_sinks_dropout",
+                               std::move(extra));
 }
 
 TEST(AttentionSinksDropoutParamsTest, ValuesBindByNameWithTheirBits) {

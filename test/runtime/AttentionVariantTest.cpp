@@ -13,6 +13,7 @@
 
 #include "../../runtime/lib/AttentionVariantRule.h"
 #include "../ErrorTesting.h"
+#include "AttentionReferenceTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -26,17 +27,9 @@
 
 using namespace fa;
 using fa::errortest::errorOf;
+using fa::reftest::randomValues;
 
 namespace {
-
-std::vector<float> randomValues(const Shape &shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = normal(rng);
-  return values;
-}
 
 /// The keep matrix of (b, h) as rows of '1' (kept) and '.'.
 std::vector<std::string> keepPattern(const AttentionVariant &variant,
@@ -430,59 +423,15 @@ TEST(AttentionVariantReferenceTest, FullyMaskedRowsGiveZeroAndMinusInfinity) {
   EXPECT_NE(gradients.dv[4], 0.0);
 }
 
-/// sum(dout * out) of the reference forward.
-double loss(const AttentionShape &shape, const std::vector<float> &q,
-            const std::vector<float> &k, const std::vector<float> &v,
-            const std::vector<float> &dout, double scale,
-            const AttentionVariant &variant) {
-  AttentionReference forward =
-      referenceAttentionCpu(shape, q, k, v, scale, variant);
-  double sum = 0;
-  for (std::size_t i = 0; i < forward.out.size(); ++i)
-    sum += forward.out[i] * dout[i];
-  return sum;
-}
-
-/// Values on a 1/64 grid, so that input +- 2^-10 is exact in float.
-std::vector<float> gridValues(const Shape &shape, unsigned seed) {
-  std::vector<float> values = randomValues(shape, seed);
-  for (float &value : values)
-    value = std::round(value * 64) / 64;
-  return values;
-}
-
 TEST(AttentionVariantReferenceTest, GradientsMatchFiniteDifferences) {
   // Softcap (whose derivative 1 - tanh^2 the backward applies), ALiBi and a
   // window, with GQA and a cap small enough to bend the scores.
   AttentionShape shape{1, 2, 1, 5, 6, 3};
-  std::vector<float> q = gridValues(shape.query(), 11);
-  std::vector<float> k = gridValues(shape.keyValue(), 12);
-  std::vector<float> v = gridValues(shape.keyValue(), 13);
-  std::vector<float> dout = gridValues(shape.query(), 14);
   AttentionVariant variant;
   variant.window = AttentionWindow{2, 1};
   variant.softcap = 0.75f;
   variant.alibiSlopes = alibiSlopes(2);
-  const double scale = 0.9;
-  AttentionGradReference gradients =
-      referenceAttentionGradCpu(shape, q, k, v, dout, scale, variant);
-  const float step = 1.0f / 1024;
-  auto check = [&](std::vector<float> &input, const std::vector<double> &grad,
-                   const char *name) {
-    for (std::size_t i = 0; i < input.size(); ++i) {
-      float saved = input[i];
-      input[i] = saved + step;
-      double up = loss(shape, q, k, v, dout, scale, variant);
-      input[i] = saved - step;
-      double down = loss(shape, q, k, v, dout, scale, variant);
-      input[i] = saved;
-      EXPECT_NEAR(grad[i], (up - down) / (2 * step), 2e-5)
-          << name << "[" << i << "]";
-    }
-  };
-  check(q, gradients.dq, "dq");
-  check(k, gradients.dk, "dk");
-  check(v, gradients.dv, "dv");
+  reftest::expectGradientsMatchFiniteDifferences(shape, variant, 11);
 }
 
 TEST(AttentionVariantReferenceTest, PlainVariantIsTheOldReference) {
@@ -500,13 +449,8 @@ TEST(AttentionVariantReferenceTest, PlainVariantIsTheOldReference) {
 
 /// A kernel spec with the attention tensors and `extra` parameters.
 KernelSpec kernelTaking(std::vector<KernelParam> extra) {
-  KernelSpec spec;
-  spec.name = "attention_fwd_bf16_d64_prefix";
-  for (const char *name : {"q", "k", "v", "out"})
-    spec.params.push_back({name, ParamKind::Memref, DType::BF16, 4});
-  spec.params.push_back({"lse", ParamKind::Memref, DType::F32, 3});
-  spec.params.insert(spec.params.end(), extra.begin(), extra.end());
-  return spec;
+  return reftest::kernelTaking("attention_fwd_bf16_d64_prefix",
+                               std::move(extra));
 }
 
 TEST(VariantParamsTest, NamedValuesBindByName) {

@@ -3,6 +3,8 @@
 #include "fa/runtime/Reference.h"
 #include "fa/runtime/Error.h"
 
+#include "AttentionReferenceTesting.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,17 +12,9 @@
 #include <random>
 
 using namespace fa;
+using fa::reftest::randomValues;
 
 namespace {
-
-std::vector<float> randomValues(const Shape &shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> values(static_cast<std::size_t>(elementCount(shape)));
-  for (float &value : values)
-    value = normal(rng);
-  return values;
-}
 
 TEST(ReferenceTest, HandComputedCase) {
   // One query, two keys, head_dim 1, scale 1: scores 0 and ln 3, so the
