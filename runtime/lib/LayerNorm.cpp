@@ -67,17 +67,22 @@ const KernelSpec &checkedParamsSpec(const Kernel &params,
 
 std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-/// Bytes of one [G * rows, cols] f32 partial-sum buffer.
-std::size_t partialBytes(const KernelSpec &backward, std::int64_t blocks,
-                         const LayerNormShape &shape) {
+LayerNormPartials partialsOf(const DeviceBuffer &dweight,
+                             const DeviceBuffer &dbias,
+                             const KernelSpec &backward, std::int64_t blocks) {
+  return {dweight.get(), dbias.get(), blocks * backward.rowsPerTile};
+}
+
+} // namespace
+
+std::size_t layerNormPartialBytes(const KernelSpec &backward,
+                                  std::int64_t blocks,
+                                  const LayerNormShape &shape) {
   return static_cast<std::size_t>(blocks * backward.rowsPerTile * shape.cols) *
          sizeof(float);
 }
 
-/// The forward's grid: row_tiles, or persistent_row_tiles when the kernel is
-/// persistent (which asks the GPU how many of its blocks fit). Checks the
-/// kernel first.
-Dim3 forwardGrid(const Kernel &kernel, const LayerNormShape &shape) {
+Dim3 layerNormForwardGrid(const Kernel &kernel, const LayerNormShape &shape) {
   const KernelSpec &spec =
       checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape);
   GridSymbolValues values = {{"row_tiles", layerNormRowTiles(spec, shape)}};
@@ -88,29 +93,19 @@ Dim3 forwardGrid(const Kernel &kernel, const LayerNormShape &shape) {
   return resolveGrid(spec, values);
 }
 
-/// G for a backward kernel, after checking it.
-std::int64_t backwardBlocks(const Kernel &backward,
-                            const LayerNormShape &shape) {
+std::int64_t layerNormBackwardBlocks(const Kernel &backward,
+                                     const LayerNormShape &shape) {
   const KernelSpec &spec =
       checkedLayerNormSpec(backward, kLayerNormBackwardOp, shape);
   return persistentBlocks(spec, shape, backward.residentBlocks());
 }
 
-/// The params kernel's grid, after checking it is `backward`'s.
-Dim3 paramsKernelGrid(const Kernel &params, const KernelSpec &backward,
-                      const LayerNormShape &shape) {
+Dim3 layerNormParamsGrid(const Kernel &params, const KernelSpec &backward,
+                         const LayerNormShape &shape) {
   const KernelSpec &spec = checkedParamsSpec(params, backward);
   return resolveGrid(spec,
                      {{"column_tiles", ceilDiv(shape.cols, spec.blockCols)}});
 }
-
-LayerNormPartials partialsOf(const DeviceBuffer &dweight,
-                             const DeviceBuffer &dbias,
-                             const KernelSpec &backward, std::int64_t blocks) {
-  return {dweight.get(), dbias.get(), blocks * backward.rowsPerTile};
-}
-
-} // namespace
 
 const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
@@ -239,7 +234,7 @@ ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
 LayerNormForwardLaunch::LayerNormForwardLaunch(
     const Kernel &kernel, const LayerNormShape &shape,
     const LayerNormForwardBuffers &buffers, double eps)
-    : kernel(kernel), grid(forwardGrid(kernel, shape)),
+    : kernel(kernel), grid(layerNormForwardGrid(kernel, shape)),
       args(kernel.spec(),
            layerNormForwardBindings(kernel.spec().dtype, shape, buffers,
                                     layerNormEps(eps))) {}
@@ -252,14 +247,14 @@ LayerNormBackwardLaunch::LayerNormBackwardLaunch(
     const Kernel &backward, const Kernel &params, const LayerNormShape &shape,
     const LayerNormBackwardBuffers &buffers)
     : backward(backward), params(params),
-      blockCount(backwardBlocks(backward, shape)),
+      blockCount(layerNormBackwardBlocks(backward, shape)),
       backwardGrid(
           resolveGrid(backward.spec(), {{"persistent_row_tiles", blockCount}})),
-      paramsGrid(paramsKernelGrid(params, backward.spec(), shape)),
+      paramsGrid(layerNormParamsGrid(params, backward.spec(), shape)),
       partialDweight("the partial sums of dweight",
-                     partialBytes(backward.spec(), blockCount, shape)),
+                     layerNormPartialBytes(backward.spec(), blockCount, shape)),
       partialDbias("the partial sums of dbias",
-                   partialBytes(backward.spec(), blockCount, shape)),
+                   layerNormPartialBytes(backward.spec(), blockCount, shape)),
       backwardArgs(
           backward.spec(),
           layerNormBackwardBindings(backward.spec().dtype, shape, buffers,

@@ -78,6 +78,27 @@ std::int64_t persistentBlocks(const KernelSpec &kernel,
                               const LayerNormShape &shape,
                               std::int64_t residentBlocks);
 
+/// The forward's grid: row_tiles, or persistent_row_tiles when `kernel` is
+/// persistent (which asks the GPU how many of its blocks fit). Throws unless
+/// `kernel` is a layernorm_fwd kernel that handles the problem's rows.
+Dim3 layerNormForwardGrid(const Kernel &kernel, const LayerNormShape &shape);
+
+/// G for `backward`, after checking that it is a layernorm_bwd kernel that
+/// handles the problem's rows.
+std::int64_t layerNormBackwardBlocks(const Kernel &backward,
+                                     const LayerNormShape &shape);
+
+/// The params kernel's grid (column_tiles), after checking that `params` is
+/// the kernel `backward` names.
+Dim3 layerNormParamsGrid(const Kernel &params, const KernelSpec &backward,
+                         const LayerNormShape &shape);
+
+/// Bytes of one [G * config.rows, cols] f32 partial-sum array of `backward`
+/// run as `blocks` blocks.
+std::size_t layerNormPartialBytes(const KernelSpec &backward,
+                                  std::int64_t blocks,
+                                  const LayerNormShape &shape);
+
 /// Device tensors of a forward pass.
 struct LayerNormForwardBuffers {
   CUdeviceptr x = 0;

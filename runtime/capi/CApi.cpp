@@ -1,0 +1,244 @@
+//===- CApi.cpp - Status, last error and the library handle ---------------===//
+//
+// fa.h's entry points that are not about one op: the status names, this
+// thread's last error, and opening and closing a kernel library (manifest,
+// tuning cache, device, primary context, the kernels loaded so far).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CApiInternal.h"
+
+#include "fa/runtime/Driver.h"
+
+#include <exception>
+#include <new>
+
+using namespace fa;
+using namespace fa::capi;
+
+namespace {
+
+/// What fa_last_error() returns: per thread, so that concurrent callers
+/// each see their own failure.
+thread_local std::string lastError;
+
+/// The tuning cache fa_library_open's `tuning_cache` asks for: NULL the
+/// library's own if present, "" none, else that file (which must exist).
+std::optional<TuningCache> openTuningCache(const std::string &kernelDir,
+                                           const char *tuningCache) {
+  if (!tuningCache)
+    return TuningCache::loadIfPresent(defaultTuningCachePath(kernelDir));
+  if (*tuningCache == '\0')
+    return std::nullopt;
+  return TuningCache::load(tuningCache);
+}
+
+/// Finds CUDA device `ordinal` and retains its primary context. Throws
+/// NoDeviceError without a driver or GPU, and FA_ERROR_NO_DEVICE for an
+/// ordinal the driver does not have.
+void openDevice(fa_library_t &library, int ordinal) {
+  const DriverApi &cu = driver();
+  int count = 0;
+  checkCu(cu.cuDeviceGetCount(&count), "counting CUDA devices");
+  if (ordinal >= count)
+    throw StatusError(FA_ERROR_NO_DEVICE,
+                      "there is no CUDA device " + std::to_string(ordinal) +
+                          "; the driver sees " + std::to_string(count));
+  library.device = listDevices().at(static_cast<std::size_t>(ordinal));
+  checkCu(cu.cuDeviceGet(&library.deviceHandle, ordinal),
+          "opening CUDA device " + std::to_string(ordinal));
+  checkCu(cu.cuDevicePrimaryCtxRetain(&library.context, library.deviceHandle),
+          "retaining the primary context of CUDA device " +
+              std::to_string(ordinal));
+}
+
+} // namespace
+
+namespace fa::capi {
+
+void requireNonNull(const void *pointer, const char *what) {
+  if (!pointer)
+    throw StatusError(FA_ERROR_INVALID_ARGUMENT,
+                      std::string(what) + " is null");
+}
+
+fa_status guard(const std::function<std::string()> &doing, fa_status fallback,
+                const std::function<void()> &body) {
+  lastError.clear();
+  fa_status status = FA_SUCCESS;
+  std::string message;
+  try {
+    body();
+    return FA_SUCCESS;
+  } catch (const StatusError &error) {
+    status = error.status();
+    message = error.what();
+  } catch (const NoDeviceError &error) {
+    status = FA_ERROR_NO_DEVICE;
+    message = error.what();
+  } catch (const Error &error) {
+    status = fallback;
+    message = error.what();
+  } catch (const std::bad_alloc &) {
+    status = FA_ERROR_INTERNAL;
+    message = "out of host memory";
+  } catch (const std::exception &error) {
+    status = FA_ERROR_INTERNAL;
+    message = error.what();
+  } catch (...) {
+    status = FA_ERROR_INTERNAL;
+    message = "an unknown exception";
+  }
+  // Describing what was being done may itself throw (bad_alloc): the status
+  // must still reach the caller.
+  try {
+    lastError = doing() + ": " + message;
+  } catch (...) {
+    lastError = message;
+  }
+  return status;
+}
+
+void requirePointers(
+    const char *prefix,
+    std::initializer_list<std::pair<const char *, CUdeviceptr>> pointers) {
+  for (const auto &[name, pointer] : pointers)
+    if (!pointer)
+      throw StatusError(FA_ERROR_INVALID_ARGUMENT,
+                        std::string(prefix) + name + " is 0");
+}
+
+std::string dtypeLabel(fa_dtype dtype) {
+  switch (dtype) {
+  case FA_DTYPE_F32:
+  case FA_DTYPE_F16:
+  case FA_DTYPE_BF16:
+    return dtypeName(dtypeOf(dtype));
+  }
+  return "dtype " + std::to_string(static_cast<int>(dtype));
+}
+
+DType dtypeOf(fa_dtype dtype) {
+  switch (dtype) {
+  case FA_DTYPE_F32:
+    return DType::F32;
+  case FA_DTYPE_F16:
+    return DType::F16;
+  case FA_DTYPE_BF16:
+    return DType::BF16;
+  }
+  throw StatusError(FA_ERROR_INVALID_ARGUMENT,
+                    "dtype " + std::to_string(static_cast<int>(dtype)) +
+                        " is not an fa_dtype (0 f32, 1 f16, 2 bf16)");
+}
+
+ContextScope::ContextScope(CUcontext context) {
+  const DriverApi &cu = driver();
+  CUcontext current = nullptr;
+  checkCu(cu.cuCtxGetCurrent(&current), "querying the current CUDA context");
+  // The caller's context may already be ours (PyTorch's primary context):
+  // then there is nothing to push or restore.
+  if (current == context)
+    return;
+  checkCu(cu.cuCtxPushCurrent(context),
+          "making the library's CUDA context current");
+  pushed = true;
+}
+
+ContextScope::~ContextScope() {
+  if (!pushed)
+    return;
+  // Popping what we pushed fails only if the caller changed contexts under
+  // us, which a destructor cannot report.
+  CUcontext popped = nullptr;
+  driver().cuCtxPopCurrent(&popped);
+}
+
+} // namespace fa::capi
+
+const Kernel &fa_library_t::kernel(const KernelSpec &spec) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Kernel> &loaded = kernels[spec.name];
+  // Loading JIT-compiles the PTX; holding the lock meanwhile keeps two
+  // plans from compiling the same kernel twice.
+  if (!loaded)
+    loaded = std::make_unique<Kernel>(spec, device);
+  return *loaded;
+}
+
+void fa_library_t::unloadKernels() {
+  std::lock_guard<std::mutex> lock(mutex);
+  kernels.clear();
+}
+
+extern "C" {
+
+int fa_api_version(void) { return FA_API_VERSION; }
+
+const char *fa_last_error(void) { return lastError.c_str(); }
+
+const char *fa_status_name(fa_status status) {
+  switch (status) {
+  case FA_SUCCESS:
+    return "FA_SUCCESS";
+  case FA_ERROR_INVALID_ARGUMENT:
+    return "FA_ERROR_INVALID_ARGUMENT";
+  case FA_ERROR_UNSUPPORTED:
+    return "FA_ERROR_UNSUPPORTED";
+  case FA_ERROR_LIBRARY:
+    return "FA_ERROR_LIBRARY";
+  case FA_ERROR_NO_DEVICE:
+    return "FA_ERROR_NO_DEVICE";
+  case FA_ERROR_CUDA:
+    return "FA_ERROR_CUDA";
+  case FA_ERROR_WORKSPACE:
+    return "FA_ERROR_WORKSPACE";
+  case FA_ERROR_INTERNAL:
+    return "FA_ERROR_INTERNAL";
+  }
+  return "FA_STATUS_UNKNOWN";
+}
+
+fa_status fa_library_open(const char *kernel_dir, int device_ordinal,
+                          const char *tuning_cache, fa_library *library) {
+  auto doing = [&] {
+    return std::string("opening the kernel library ") +
+           (kernel_dir ? kernel_dir : "(null)") + " for CUDA device " +
+           std::to_string(device_ordinal);
+  };
+  return guard(doing, FA_ERROR_CUDA, [&] {
+    requireNonNull(library, "library (where the handle goes)");
+    *library = nullptr;
+    requireNonNull(kernel_dir, "kernel_dir");
+    if (device_ordinal < 0)
+      throw StatusError(FA_ERROR_INVALID_ARGUMENT,
+                        "device_ordinal must be >= 0, got " +
+                            std::to_string(device_ordinal));
+    auto opened = std::make_unique<fa_library_t>();
+    // The manifest and cache first: a bad directory fails the same way with
+    // or without a GPU.
+    opened->library = withStatus(
+        FA_ERROR_LIBRARY, [&] { return KernelLibrary::load(kernel_dir); });
+    opened->cache = withStatus(FA_ERROR_LIBRARY, [&] {
+      return openTuningCache(kernel_dir, tuning_cache);
+    });
+    openDevice(*opened, device_ordinal);
+    *library = opened.release();
+  });
+}
+
+void fa_library_close(fa_library library) {
+  if (!library)
+    return;
+  // Nothing to return an error through: a failure only sets the last error.
+  guard([] { return std::string("closing a kernel library"); }, FA_ERROR_CUDA,
+        [&] {
+          // Modules unload from the context they were loaded into.
+          ContextScope scope(library->context);
+          library->unloadKernels();
+        });
+  driver().cuDevicePrimaryCtxRelease(library->deviceHandle);
+  delete library;
+}
+
+} // extern "C"

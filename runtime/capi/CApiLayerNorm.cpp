@@ -1,0 +1,239 @@
+//===- CApiLayerNorm.cpp - fa.h's LayerNorm plans and launches ------------===//
+//
+// A plan holds the forward kernel and, when the library has one for the
+// rows, the backward kernel and its params kernel, loaded, with their grids:
+// a persistent kernel's block count depends on its occupancy, which needs
+// the loaded kernel. The backward's partial sums live in the caller's
+// workspace (LayerNorm.h: two f32 [G * rows per tile, cols] arrays).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CApiInternal.h"
+
+#include "fa/runtime/LayerNorm.h"
+
+using namespace fa;
+using namespace fa::capi;
+
+namespace {
+
+/// The backward's kernels, loaded, their grids and partial-sum sizes.
+struct LayerNormBackwardPlan {
+  const Kernel *backward = nullptr;
+  const Kernel *params = nullptr;
+  std::int64_t blocks = 0; // G.
+  Dim3 backwardGrid, paramsGrid;
+  /// Bytes of one partial array, rounded up to 256 so that the second one
+  /// starts aligned.
+  std::size_t partialBytes = 0;
+};
+
+} // namespace
+
+struct fa_layer_norm_plan_t {
+  fa_library_t *library = nullptr;
+  DType dtype = DType::BF16;
+  LayerNormShape shape;
+  std::string description;
+  const Kernel *forward = nullptr;
+  Dim3 forwardGrid;
+  std::optional<LayerNormBackwardPlan> backward;
+  std::string noBackward; // Why there is no backward.
+};
+
+namespace {
+
+constexpr std::size_t kWorkspaceAlignment = 256;
+
+std::size_t alignUp(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+         kWorkspaceAlignment;
+}
+
+/// Whether the library has any kernel of `op` and `dtype` for rows of
+/// `cols`: chooseLayerNormKernel's error (what the library has) otherwise.
+std::optional<std::string> unsupportedReason(const KernelLibrary &library,
+                                             const char *op, DType dtype,
+                                             std::int64_t cols) {
+  try {
+    chooseLayerNormKernel(library, op, dtype, cols);
+    return std::nullopt;
+  } catch (const Error &error) {
+    return error.what();
+  }
+}
+
+LayerNormBackwardPlan loadBackward(fa_library_t &library,
+                                   const KernelSpec &backwardSpec,
+                                   const LayerNormShape &shape) {
+  const KernelSpec &paramsSpec = withStatus(FA_ERROR_LIBRARY, [&]() -> auto & {
+    return layerNormParamsKernel(library.library, backwardSpec);
+  });
+  LayerNormBackwardPlan plan;
+  plan.backward = &library.kernel(backwardSpec);
+  plan.params = &library.kernel(paramsSpec);
+  plan.blocks = layerNormBackwardBlocks(*plan.backward, shape);
+  plan.backwardGrid =
+      resolveGrid(backwardSpec, {{"persistent_row_tiles", plan.blocks}});
+  plan.paramsGrid = layerNormParamsGrid(*plan.params, backwardSpec, shape);
+  plan.partialBytes =
+      alignUp(layerNormPartialBytes(backwardSpec, plan.blocks, shape));
+  return plan;
+}
+
+std::unique_ptr<fa_layer_norm_plan_t> createPlan(fa_library_t &library,
+                                                 fa_dtype dtype,
+                                                 std::int64_t rows,
+                                                 std::int64_t cols) {
+  auto plan = std::make_unique<fa_layer_norm_plan_t>();
+  plan->library = &library;
+  plan->dtype = dtypeOf(dtype);
+  plan->shape = {rows, cols};
+  withStatus(FA_ERROR_INVALID_ARGUMENT, [&] { plan->shape.validate(); });
+  if (auto reason = unsupportedReason(library.library, kLayerNormForwardOp,
+                                      plan->dtype, cols))
+    throw StatusError(FA_ERROR_UNSUPPORTED, *reason);
+  const KernelSpec &forward = chooseLayerNormKernel(
+      library.library, kLayerNormForwardOp, plan->dtype, cols);
+  std::optional<std::string> noBackward = unsupportedReason(
+      library.library, kLayerNormBackwardOp, plan->dtype, cols);
+  ContextScope scope(library.context);
+  plan->forward = &library.kernel(forward);
+  plan->forwardGrid = layerNormForwardGrid(*plan->forward, plan->shape);
+  if (noBackward)
+    plan->noBackward = *noBackward;
+  else
+    plan->backward = loadBackward(library,
+                                  chooseLayerNormKernel(library.library,
+                                                        kLayerNormBackwardOp,
+                                                        plan->dtype, cols),
+                                  plan->shape);
+  return plan;
+}
+
+std::string describe(fa_dtype dtype, std::int64_t rows, std::int64_t cols) {
+  return dtypeLabel(dtype) + " rows=" + std::to_string(rows) +
+         " cols=" + std::to_string(cols);
+}
+
+std::string describePlan(const fa_layer_norm_plan_t *plan) {
+  return plan ? plan->description : std::string("(null plan)");
+}
+
+const LayerNormBackwardPlan &backwardOf(const fa_layer_norm_plan_t &plan) {
+  if (!plan.backward)
+    throw StatusError(FA_ERROR_UNSUPPORTED, plan.noBackward);
+  return *plan.backward;
+}
+
+} // namespace
+
+extern "C" {
+
+fa_status fa_layer_norm_plan_create(fa_library library, fa_dtype dtype,
+                                    int64_t rows, int64_t cols,
+                                    fa_layer_norm_plan *plan) {
+  auto doing = [&] {
+    return "creating a LayerNorm plan for " + describe(dtype, rows, cols);
+  };
+  return guard(doing, FA_ERROR_CUDA, [&] {
+    requireNonNull(plan, "plan (where the handle goes)");
+    *plan = nullptr;
+    requireNonNull(library, "library");
+    auto created = createPlan(*library, dtype, rows, cols);
+    created->description = describe(dtype, rows, cols);
+    *plan = created.release();
+  });
+}
+
+void fa_layer_norm_plan_destroy(fa_layer_norm_plan plan) { delete plan; }
+
+fa_status fa_layer_norm_forward(fa_layer_norm_plan plan, CUdeviceptr x,
+                                CUdeviceptr weight, CUdeviceptr bias,
+                                CUdeviceptr y, CUdeviceptr mean,
+                                CUdeviceptr rstd, double eps, CUstream stream) {
+  auto doing = [&] {
+    return "launching the LayerNorm forward for " + describePlan(plan);
+  };
+  return guard(doing, FA_ERROR_CUDA, [&] {
+    requireNonNull(plan, "plan");
+    requirePointers("", {{"x", x},
+                         {"weight", weight},
+                         {"bias", bias},
+                         {"y", y},
+                         {"mean", mean},
+                         {"rstd", rstd}});
+    float epsF32 = withStatus(FA_ERROR_INVALID_ARGUMENT,
+                              [&] { return layerNormEps(eps); });
+    KernelArgs args(plan->forward->spec(),
+                    layerNormForwardBindings(plan->dtype, plan->shape,
+                                             {x, weight, bias, y, mean, rstd},
+                                             epsF32));
+    ContextScope scope(plan->library->context);
+    plan->forward->launch(plan->forwardGrid, args, stream);
+  });
+}
+
+fa_status fa_layer_norm_backward_workspace_size(fa_layer_norm_plan plan,
+                                                size_t *bytes) {
+  auto doing = [&] {
+    return "sizing the LayerNorm backward's workspace for " +
+           describePlan(plan);
+  };
+  return guard(doing, FA_ERROR_INTERNAL, [&] {
+    requireNonNull(plan, "plan");
+    requireNonNull(bytes, "bytes");
+    *bytes = 2 * backwardOf(*plan).partialBytes;
+  });
+}
+
+fa_status fa_layer_norm_backward(fa_layer_norm_plan plan, CUdeviceptr x,
+                                 CUdeviceptr weight, CUdeviceptr mean,
+                                 CUdeviceptr rstd, CUdeviceptr dy,
+                                 CUdeviceptr dx, CUdeviceptr dweight,
+                                 CUdeviceptr dbias, CUdeviceptr workspace,
+                                 size_t workspace_bytes, CUstream stream) {
+  auto doing = [&] {
+    return "launching the LayerNorm backward for " + describePlan(plan);
+  };
+  return guard(doing, FA_ERROR_CUDA, [&] {
+    requireNonNull(plan, "plan");
+    const LayerNormBackwardPlan &backward = backwardOf(*plan);
+    requirePointers("", {{"x", x},
+                         {"weight", weight},
+                         {"mean", mean},
+                         {"rstd", rstd},
+                         {"dy", dy},
+                         {"dx", dx},
+                         {"dweight", dweight},
+                         {"dbias", dbias}});
+    std::size_t needed = 2 * backward.partialBytes;
+    if (workspace_bytes < needed)
+      throw StatusError(FA_ERROR_WORKSPACE,
+                        "the workspace has " + std::to_string(workspace_bytes) +
+                            " bytes; the backward needs " +
+                            std::to_string(needed) +
+                            " (fa_layer_norm_backward_workspace_size)");
+    if (!workspace || workspace % kWorkspaceAlignment != 0)
+      throw StatusError(
+          FA_ERROR_INVALID_ARGUMENT,
+          "the workspace must be a device pointer aligned to 256 bytes");
+    LayerNormBackwardBuffers buffers{x,  weight, mean,    rstd,
+                                     dy, dx,     dweight, dbias};
+    LayerNormPartials partials{workspace, workspace + backward.partialBytes,
+                               backward.blocks *
+                                   backward.backward->spec().rowsPerTile};
+    KernelArgs backwardArgs(
+        backward.backward->spec(),
+        layerNormBackwardBindings(plan->dtype, plan->shape, buffers, partials));
+    KernelArgs paramsArgs(
+        backward.params->spec(),
+        layerNormParamsBindings(plan->shape, buffers, partials));
+    ContextScope scope(plan->library->context);
+    // The params kernel sums the partials the backward kernel writes.
+    backward.backward->launch(backward.backwardGrid, backwardArgs, stream);
+    backward.params->launch(backward.paramsGrid, paramsArgs, stream);
+  });
+}
+
+} // extern "C"
