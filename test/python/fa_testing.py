@@ -63,10 +63,11 @@ def expand_kv(t, heads):
 
 def reference_attention(q, k, v, causal=False, scale=None, window=None, softcap=None,
                         alibi_slopes=None, sinks=None, document_ids=None, dropout_keep=None,
-                        dropout_p=0.0):
+                        dropout_p=0.0, keep=None):
     """(out, lse) of attention in the dtype of q (call it with float64 tensors),
     differentiable w.r.t. q, k, v and sinks. Rows that keep no key give out 0
-    and lse -inf (sinks[h] with sinks). dropout_keep: bool [B, H, Nq, Nkv]."""
+    and lse -inf (sinks[h] with sinks). dropout_keep: bool [B, H, Nq, Nkv].
+    keep: a bool mask [B or 1, H or 1, Nq, Nkv] to use instead of the variant's."""
     batch, heads, seq_q, head_dim = q.shape
     seq_kv = k.shape[2]
     k = expand_kv(k, heads)
@@ -81,7 +82,8 @@ def reference_attention(q, k, v, causal=False, scale=None, window=None, softcap=
         j = torch.arange(seq_kv, device=q.device).view(1, -1)
         distance = (i + (seq_kv - seq_q) - j).abs().to(q.dtype)
         s = s - alibi_slopes.to(q.dtype).view(1, heads, 1, 1) * distance
-    keep = keep_mask(batch, heads, seq_q, seq_kv, q.device, causal, window, document_ids)
+    if keep is None:
+        keep = keep_mask(batch, heads, seq_q, seq_kv, q.device, causal, window, document_ids)
     keep = keep.expand(batch, heads, seq_q, seq_kv)
     s = s.masked_fill(~keep, -math.inf)
     has_key = keep.any(-1)
@@ -105,11 +107,24 @@ def dropout_scale(p):
     return float(torch.tensor(1.0, dtype=torch.float32) / (1 - p32))
 
 
-def sdpa_mask(batch, heads, seq_q, seq_kv, device, dtype, causal=False, window=None,
-              document_ids=None, alibi_slopes=None):
-    """The attn_mask that gives torch's SDPA the same problem: bool, or an
-    additive float mask with ALiBi."""
+def sdpa_keep(batch, heads, seq_q, seq_kv, device, causal=False, window=None, document_ids=None):
+    """The variant's keep mask with key 0 kept in rows that keep none: SDPA
+    gives such rows NaN (and its gradients with them), so its yardstick
+    problem differs from ours there."""
     keep = keep_mask(batch, heads, seq_q, seq_kv, device, causal, window, document_ids)
+    empty = ~keep.any(-1, keepdim=True)
+    if bool(empty.any()):
+        first = torch.zeros_like(keep)
+        first[..., 0] = True
+        keep = keep | (first & empty)
+    return keep
+
+
+def sdpa_mask(keep, heads, dtype, alibi_slopes=None):
+    """The attn_mask that gives torch's SDPA the problem of `keep`: bool, or
+    an additive float mask with ALiBi."""
+    seq_q, seq_kv = keep.shape[-2:]
+    device = keep.device
     if alibi_slopes is None:
         return keep
     i = torch.arange(seq_q, device=device).view(-1, 1)

@@ -90,11 +90,9 @@ class AttentionCase:
         """SDPA on the same problem where SDPA can state it; with softcap or
         sinks (which it cannot), on the problem without them: the size of a
         low-precision attention's error on these inputs."""
-        batch, heads, _, seq_q, seq_kv, _ = self.shape
+        heads = self.shape[1]
         q, k, v = leaves(self.q, self.k, self.v)
-        mask = ft.sdpa_mask(batch, heads, seq_q, seq_kv, "cuda", self.dtype, self.variant.get("causal", False),
-                            self.variant.get("window"), self.tensors.get("document_ids"),
-                            self.tensors.get("alibi_slopes"))
+        mask = ft.sdpa_mask(self.sdpa_keep(), heads, self.dtype, self.tensors.get("alibi_slopes"))
         out = F.scaled_dot_product_attention(q, ft.expand_kv(k, heads), ft.expand_kv(v, heads),
                                              attn_mask=mask, scale=self.variant.get("scale"))
         grads = None
@@ -103,15 +101,17 @@ class AttentionCase:
             grads = [q.grad, k.grad, v.grad]
         return out.detach(), grads
 
+    def sdpa_keep(self):
+        batch, heads, _, seq_q, seq_kv, _ = self.shape
+        return ft.sdpa_keep(batch, heads, seq_q, seq_kv, "cuda", self.variant.get("causal", False),
+                            self.variant.get("window"), self.tensors.get("document_ids"))
+
     def sdpa_reference(self, backward=True):
         """The fp64 reference of the problem sdpa() solves."""
-        if "softcap" not in self.variant and "sinks" not in self.tensors:
-            return self.reference(backward)
         q, k, v = leaves64(self.q, self.k, self.v)
-        variant = {key: value for key, value in self.variant.items() if key != "softcap"}
         out, lse = ft.reference_attention(
-            q, k, v, alibi_slopes=self.tensors.get("alibi_slopes"),
-            document_ids=self.tensors.get("document_ids"), **variant)
+            q, k, v, alibi_slopes=self.tensors.get("alibi_slopes"), keep=self.sdpa_keep(),
+            scale=self.variant.get("scale"))
         grads = None
         if backward:
             out.backward(self.dout.double())
@@ -366,7 +366,7 @@ class DropoutTest(unittest.TestCase):
                                                               dropout_keep=keep, dropout_p=p)
                         ref.backward(case.dout.double())
                         sdpa_out, sdpa_grads = case.sdpa()
-                        sdpa_ref, _, sdpa_ref_grads = case.reference()
+                        sdpa_ref, _, sdpa_ref_grads = case.sdpa_reference()
                         # Dropout scales kept weights by 1 / (1 - p): so does the error.
                         factor = 2.0 * ft.dropout_scale(p)
                         for name, ours, expected, sdpa, sdpa_expected in (
@@ -419,7 +419,7 @@ class Float32Test(unittest.TestCase):
                     half = AttentionCase(self, 2, 4, 2, 130, 150, head_dim, torch.float16, causal=causal)
                     half.q, half.k, half.v, half.dout = (t.half() for t in (case.q, case.k, case.v, case.dout))
                     sdpa_out, sdpa_grads = half.sdpa()
-                    half_ref_out, _, half_ref_grads = half.reference()
+                    half_ref_out, _, half_ref_grads = half.sdpa_reference()
                     for name, ours, ref, sdpa, sdpa_ref in zip(
                             ("out", "dq", "dk", "dv"), [out] + grads, [ref_out] + ref_grads,
                             [sdpa_out] + sdpa_grads, [half_ref_out] + half_ref_grads):
