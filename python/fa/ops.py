@@ -484,8 +484,11 @@ def _param_or_constant(param, x, value):
     key = (x.get_device(), x.dtype, x.shape[1], value)
     constant = _constant_params.get(key)
     if constant is None:
-        constant = _constant_params[key] = torch.full(
-            (x.shape[1],), value, dtype=x.dtype, device=x.device)
+        constant = torch.full((x.shape[1],), value, dtype=x.dtype, device=x.device)
+        # Once per kind: later calls may run on other streams, which must see
+        # it filled.
+        torch.cuda.current_stream(x.device).synchronize()
+        _constant_params[key] = constant
     return constant
 
 
