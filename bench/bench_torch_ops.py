@@ -424,7 +424,8 @@ def main() -> int:
     try:
         fa = import_fa()
         if not fa.is_available():
-            fa, fa_error = None, ("fa.is_available() is False (libfa_runtime.so: "
+            reason = getattr(fa, "unavailable_reason", lambda: None)()
+            fa, fa_error = None, (f"fa.is_available() is False ({reason}; libfa_runtime.so: "
                                   "$FA_RUNTIME_LIBRARY, kernels: $FA_KERNELS)")
     except Exception as error:
         fa_error = first_line(error)

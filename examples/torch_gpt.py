@@ -122,9 +122,10 @@ def import_fa():
                              f"PYTHONPATH={REPO_ROOT / 'python'} or "
                              f"`pip install -e {REPO_ROOT / 'python'}`")
     if not fa.is_available():
-        raise SystemExit("error: fa.is_available() is False: it needs a CUDA GPU, "
-                         "libfa_runtime.so ($FA_RUNTIME_LIBRARY) and the kernel library "
-                         "($FA_KERNELS)")
+        reason = getattr(fa, "unavailable_reason", lambda: None)()
+        raise SystemExit(f"error: fa.is_available() is False ({reason}): it needs a CUDA "
+                         "GPU, libfa_runtime.so ($FA_RUNTIME_LIBRARY) and the kernel "
+                         "library ($FA_KERNELS)")
     return fa
 
 
