@@ -14,10 +14,12 @@ own kernels, measured in the same run.
     timings after warm-up, inputs rotated over buffer sets spanning 2x L2;
     PyTorch calls are queued behind a GPU spin so that host time (autograd's)
     is hidden while the GPU is the bottleneck (bench/common.py's median_ms).
-(b) Call overhead: host wall time per call on a tiny problem (B=1, H=1, N=16,
-    D=64, bf16, causal) of 1000 back-to-back calls with one synchronize at the
-    end (median of 5 such rounds), forward alone (no_grad) and
-    forward+backward, for fa.attention and F.scaled_dot_product_attention; and
+(b) Call overhead: host time per call on a tiny problem (B=1, H=1, N=16,
+    D=64, bf16, causal) over 200 back-to-back calls, timed before the one
+    synchronize at the end (the host's issue time; the wall time with the
+    synchronize is reported too), median of 5 rounds, forward alone (no_grad
+    and requiring grad) and forward+backward, for fa.attention and
+    F.scaled_dot_product_attention; and
     the cost of the [B, N, H, D]-transposed inputs a GPT passes (q, k, v views
     of one [B, N, 3C] tensor, which fa.attention copies to [B, H, N, D]) next
     to contiguous inputs, at B=4 H=16 N=4096 D=128, for fa.attention and SDPA
@@ -50,7 +52,7 @@ import common
 DEVICE = "cuda"
 DTYPE = torch.bfloat16
 HEAD_DIM = 128
-OVERHEAD_CALLS = 1000
+OVERHEAD_CALLS = 200
 OVERHEAD_ROUNDS = 5
 LAYER_NORM_SHAPES = ((16384, 768), (16384, 4096))
 # (B, H, N, D) of the transposed-vs-contiguous comparison.
@@ -229,20 +231,26 @@ def attention_table(rows) -> str:
 
 # ------------------------------------------------------------- (b) overhead
 
-def host_us_per_call(call, calls=OVERHEAD_CALLS, rounds=OVERHEAD_ROUNDS) -> float:
-    """Median over `rounds` of (wall time of `calls` back-to-back calls and
-    one synchronize) / calls, in microseconds, after 100 untimed calls."""
+def host_us_per_call(call, calls=OVERHEAD_CALLS, rounds=OVERHEAD_ROUNDS) -> tuple:
+    """(issue, wall) microseconds per call, medians over `rounds` after 100
+    untimed calls: issue = host time of `calls` back-to-back calls before the
+    synchronize (the call overhead: `calls` is small enough that the launch
+    queue never fills, so the host never waits for the GPU), wall = the same
+    with the synchronize (bounded below by the GPU's time per kernel)."""
     for _ in range(100):
         call()
     torch.cuda.synchronize()
-    per_call = []
+    issue, wall = [], []
     for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(calls):
             call()
+        issued = time.perf_counter()
         torch.cuda.synchronize()
-        per_call.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(per_call)
+        end = time.perf_counter()
+        issue.append((issued - start) / calls * 1e6)
+        wall.append((end - start) / calls * 1e6)
+    return statistics.median(issue), statistics.median(wall)
 
 
 def measure_overhead(fa) -> dict:
@@ -259,10 +267,13 @@ def measure_overhead(fa) -> dict:
     for name, function in functions.items():
         try:
             with torch.no_grad():
-                fwd = host_us_per_call(lambda f=function: f(q, k, v))
-            fwd_bwd = host_us_per_call(
+                fwd, fwd_wall = host_us_per_call(lambda f=function: f(q, k, v))
+            fwd_grad, _ = host_us_per_call(lambda f=function: f(q, k, v))
+            fwd_bwd, fwd_bwd_wall = host_us_per_call(
                 lambda f=function: torch.autograd.grad(f(q, k, v), (q, k, v), dout))
-            results[name] = {"fwd_us": fwd, "fwd+bwd_us": fwd_bwd}
+            results[name] = {"fwd_us": fwd, "fwd_wall_us": fwd_wall,
+                             "fwd_requires_grad_us": fwd_grad,
+                             "fwd+bwd_us": fwd_bwd, "fwd+bwd_wall_us": fwd_bwd_wall}
         except Exception as error:
             results[name] = None
             results[f"{name}_error"] = first_line(error)
@@ -322,11 +333,16 @@ def overhead_table(overhead, layout) -> str:
         entry = overhead.get(name)
         return f"{entry[key]:.1f}" if entry else "n/a"
 
-    lines = [f"Host time per call, B=1 H=1 N=16 D=64 bf16 causal ({OVERHEAD_CALLS} calls, "
-             "one synchronize; median of rounds), microseconds:", "",
-             "| op | fwd (no_grad) | fwd+bwd |", "|---|---|---|"]
+    lines = [f"Host time per call, B=1 H=1 N=16 D=64 bf16 causal, microseconds: issue = "
+             f"{OVERHEAD_CALLS} back-to-back calls timed before one synchronize (the call "
+             "overhead), wall = with it (bounded by the GPU's time per kernel); median of "
+             f"{OVERHEAD_ROUNDS} rounds:", "",
+             "| op | fwd no_grad issue | fwd no_grad wall | fwd requires_grad issue | "
+             "fwd+bwd issue | fwd+bwd wall |", "|---|---|---|---|---|---|"]
     for name, label in (("fa", "fa.attention"), ("sdpa", "F.scaled_dot_product_attention")):
-        lines.append(f"| {label} | {us(name, 'fwd_us')} | {us(name, 'fwd+bwd_us')} |")
+        lines.append(f"| {label} | {us(name, 'fwd_us')} | {us(name, 'fwd_wall_us')} | "
+                     f"{us(name, 'fwd_requires_grad_us')} | {us(name, 'fwd+bwd_us')} | "
+                     f"{us(name, 'fwd+bwd_wall_us')} |")
     lines += ["", f"[B, N, H, D]-transposed inputs vs contiguous, B={layout['batch']} "
               f"H={layout['heads']} N={layout['seq']} D={layout['head_dim']} causal, ms:", "",
               "| op | pass | contiguous | transposed | cost |", "|---|---|---|---|---|"]

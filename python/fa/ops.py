@@ -26,6 +26,7 @@ window_left < 0: no window. softcap 0: none. rng_state: int64 CPU [2],
 
 import ctypes
 import math
+import threading
 from typing import Optional, Tuple
 
 import torch
@@ -110,6 +111,117 @@ def _check_document_ids(ids):
 
 
 # ---- attention -------------------------------------------------------------
+#
+# The launches live in two plain functions, _attention_forward and
+# _attention_backward_impl. The custom ops fa::attention and
+# fa::attention_backward call them, and so does the eager fast path below:
+# torch.compile and PyTorch's modes (fake tensors, vmap, dispatch modes) see
+# the custom ops, while plain eager calls skip the custom-op machinery, whose
+# Python layers cost about 40 us of host time per call on an H100 host
+# (bench/torch_overhead_breakdown.py) against a few for the launch itself.
+
+_thread_state = threading.local()
+
+
+def _tensors_struct():
+    """This thread's fa_attention_tensors: ctypes releases the GIL during the
+    C call, so a struct shared between threads could change under it."""
+    tensors = getattr(_thread_state, "tensors", None)
+    if tensors is None:
+        tensors = _thread_state.tensors = _Tensors()
+        _thread_state.tensors_ref = _byref(tensors)
+    return tensors
+
+
+def _attention_forward(q, k, v, alibi_slopes, sinks, document_ids, causal, window_left,
+                       window_right, softcap, dropout_p):
+    """(out, lse, seed): the forward launched on the current stream; seed is
+    the dropout mask's (0 without dropout). q, k, v contiguous."""
+    if not q.is_cuda:
+        raise UnsupportedError("fa.attention: q is on %s: move q, k, v to a CUDA device" % q.device)
+    batch, heads, seq_q, _ = q.shape
+    out = torch.empty_like(q)
+    lse = q.new_empty((batch, heads, seq_q), dtype=torch.float32)
+    seed = 0
+    if dropout_p > 0:
+        # Drawn here, inside the op, from the default CPU generator: opaque to
+        # torch.compile (a compiled graph draws a new seed every call) and
+        # reproducible under torch.manual_seed.
+        seed = int(torch.randint(0, _SEED_HIGH, (), dtype=torch.int64))
+    if document_ids is not None:
+        _check_document_ids(document_ids)
+    if out.numel() == 0:
+        return out, lse, seed
+    if k.shape[2] == 0:  # no keys: every row keeps none
+        out.zero_()
+        if sinks is not None:
+            lse.copy_(sinks.view(1, heads, 1).expand(batch, heads, seq_q))
+        else:
+            lse.fill_(-math.inf)
+        return out, lse, seed
+    index = q.get_device()
+    library = _library.library(index)
+    plan = library.attention_plan(_attention_key(
+        q, k, alibi_slopes, sinks, document_ids, causal, window_left, window_right, softcap,
+        dropout_p))
+    tensors = _tensors_struct()
+    tensors.q = q.data_ptr()
+    tensors.k = k.data_ptr()
+    tensors.v = v.data_ptr()
+    tensors.out = out.data_ptr()
+    tensors.lse = lse.data_ptr()
+    tensors.alibi_slopes = _address(alibi_slopes)
+    tensors.doc_ids = _address(document_ids)
+    tensors.sinks = _address(sinks)
+    tensors.dropout_seed = seed
+    tensors.dropout_offset = 0
+    api = library.api
+    status = api.fa_attention_forward(plan.handle, _thread_state.tensors_ref, _current_stream(index))
+    if status:
+        _raise_status(api, status, "fa.attention")
+    return out, lse, seed
+
+
+def _attention_backward_impl(dout, q, k, v, out, lse, alibi_slopes, sinks, document_ids, seed,
+                             causal, window_left, window_right, softcap, dropout_p):
+    """(dq, dk, dv, dsinks) launched on the current stream; every tensor
+    contiguous; dsinks is empty without sinks."""
+    heads = q.shape[1]
+    dq = torch.empty_like(q)
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(v)
+    dsinks = torch.empty((heads if sinks is not None else 0,), dtype=torch.float32, device=q.device)
+    if q.numel() == 0 or k.numel() == 0:
+        dq.zero_()
+        dk.zero_()
+        dv.zero_()
+        dsinks.zero_()
+        return dq, dk, dv, dsinks
+    index = q.get_device()
+    library = _library.library(index)
+    api = library.api
+    key = _attention_key(q, k, alibi_slopes, sinks, document_ids, causal, window_left,
+                         window_right, softcap, dropout_p)
+    plan = library.attention_plan(key)
+    if not plan.backward_kernel:
+        raise UnsupportedError(
+            "fa.attention backward: the library has no backward kernel for %s (%s)"
+            % (_library.describe_attention(key), _BACKWARD_HINT)
+        )
+    workspace_bytes = plan.workspace_bytes(api)
+    workspace = torch.empty((max(workspace_bytes, 256),), dtype=torch.uint8, device=q.device)
+    tensors = _Tensors(
+        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+        dout.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+        dsinks.data_ptr() if sinks is not None else 0,
+        _address(alibi_slopes), _address(document_ids), _address(sinks), seed, 0,
+    )
+    status = api.fa_attention_backward(plan.handle, _byref(tensors), workspace.data_ptr(),
+                                       workspace_bytes, _current_stream(index))
+    if status:
+        hint = _BACKWARD_HINT if status == _capi.FA_ERROR_UNSUPPORTED else None
+        _raise_status(api, status, "fa.attention backward", hint)
+    return dq, dk, dv, dsinks
 
 
 @torch.library.custom_op("fa::attention", mutates_args=())
@@ -126,55 +238,11 @@ def _attention(
     softcap: float,
     dropout_p: float,
 ) -> Tuple[Tensor, Tensor, Tensor]:
-    if not q.is_cuda:
-        raise UnsupportedError("fa.attention: q is on %s: move q, k, v to a CUDA device" % q.device)
-    # Locals keep every buffer alive until the launch is enqueued.
-    q = q.contiguous()
-    k = k.contiguous()
-    v = v.contiguous()
-    if alibi_slopes is not None:
-        alibi_slopes = alibi_slopes.contiguous()
-    if sinks is not None:
-        sinks = sinks.contiguous()
-    batch, heads, seq_q, _ = q.shape
-    out = torch.empty_like(q)
-    lse = q.new_empty((batch, heads, seq_q), dtype=torch.float32)
-    if dropout_p > 0:
-        # Drawn here, inside the op, from the default CPU generator: opaque to
-        # torch.compile (a compiled graph draws a new seed every call) and
-        # reproducible under torch.manual_seed.
-        seed = int(torch.randint(0, _SEED_HIGH, (), dtype=torch.int64))
-        rng_state = torch.tensor([seed, 0], dtype=torch.int64)
-    else:
-        seed = 0
-        rng_state = torch.zeros(2, dtype=torch.int64)
-    if document_ids is not None:
-        document_ids = document_ids.contiguous()
-        _check_document_ids(document_ids)
-    if out.numel() == 0:
-        return out, lse, rng_state
-    if k.shape[2] == 0:  # no keys: every row keeps none
-        out.zero_()
-        if sinks is not None:
-            lse.copy_(sinks.view(1, heads, 1).expand(batch, heads, seq_q))
-        else:
-            lse.fill_(-math.inf)
-        return out, lse, rng_state
-    index = q.get_device()
-    library = _library.library(index)
-    key = _attention_key(q, k, alibi_slopes, sinks, document_ids, causal, window_left,
-                         window_right, softcap, dropout_p)
-    plan = library.attention_plan(key)
-    tensors = _Tensors(
-        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
-        0, 0, 0, 0, 0,
-        _address(alibi_slopes), _address(document_ids), _address(sinks), seed, 0,
-    )
-    api = library.api
-    status = api.fa_attention_forward(plan.handle, _byref(tensors), _current_stream(index))
-    if status:
-        _raise_status(api, status, "fa.attention")
-    return out, lse, rng_state
+    q, k, v, alibi_slopes, sinks, document_ids = _contiguous(
+        q, k, v, alibi_slopes, sinks, document_ids)
+    out, lse, seed = _attention_forward(q, k, v, alibi_slopes, sinks, document_ids, causal,
+                                        window_left, window_right, softcap, dropout_p)
+    return out, lse, torch.tensor([seed, 0], dtype=torch.int64)
 
 
 @_attention.register_fake
@@ -207,43 +275,9 @@ def _attention_backward(
 ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     dout, q, k, v, out, lse, alibi_slopes, sinks, document_ids = _contiguous(
         dout, q, k, v, out, lse, alibi_slopes, sinks, document_ids)
-    heads = q.shape[1]
-    dq = torch.empty_like(q)
-    dk = torch.empty_like(k)
-    dv = torch.empty_like(v)
-    dsinks = torch.empty((heads if sinks is not None else 0,), dtype=torch.float32, device=q.device)
-    if q.numel() == 0 or k.numel() == 0:
-        dq.zero_()
-        dk.zero_()
-        dv.zero_()
-        dsinks.zero_()
-        return dq, dk, dv, dsinks
-    index = q.get_device()
-    library = _library.library(index)
-    api = library.api
-    key = _attention_key(q, k, alibi_slopes, sinks, document_ids, causal, window_left,
-                         window_right, softcap, dropout_p)
-    plan = library.attention_plan(key)
-    if not plan.backward_kernel:
-        raise UnsupportedError(
-            "fa.attention backward: the library has no backward kernel for %s (%s)"
-            % (_library.describe_attention(key), _BACKWARD_HINT)
-        )
-    workspace_bytes = plan.workspace_bytes(api)
-    workspace = torch.empty((max(workspace_bytes, 256),), dtype=torch.uint8, device=q.device)
-    seed, offset = rng_state.tolist() if dropout_p > 0 else (0, 0)  # a CPU tensor: no sync
-    tensors = _Tensors(
-        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
-        dout.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
-        dsinks.data_ptr() if sinks is not None else 0,
-        _address(alibi_slopes), _address(document_ids), _address(sinks), seed, offset,
-    )
-    status = api.fa_attention_backward(plan.handle, _byref(tensors), workspace.data_ptr(),
-                                       workspace_bytes, _current_stream(index))
-    if status:
-        hint = _BACKWARD_HINT if status == _capi.FA_ERROR_UNSUPPORTED else None
-        _raise_status(api, status, "fa.attention backward", hint)
-    return dq, dk, dv, dsinks
+    seed = int(rng_state[0]) if dropout_p > 0 else 0  # a CPU tensor: no sync
+    return _attention_backward_impl(dout, q, k, v, out, lse, alibi_slopes, sinks, document_ids,
+                                    seed, causal, window_left, window_right, softcap, dropout_p)
 
 
 @_attention_backward.register_fake
@@ -277,6 +311,67 @@ _attention.register_autograd(_attention_autograd, setup_context=_attention_setup
 
 _attention_op = torch.ops.fa.attention.default
 _attention_backward_op = torch.ops.fa.attention_backward.default
+
+
+class _EagerAttention(torch.autograd.Function):
+    """fa::attention's autograd formula for the eager fast path: the same
+    launches as the ops, without the custom-op layers."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, alibi_slopes, sinks, document_ids, causal, window_left,
+                window_right, softcap, dropout_p):
+        out, lse, seed = _attention_forward(q, k, v, alibi_slopes, sinks, document_ids, causal,
+                                            window_left, window_right, softcap, dropout_p)
+        ctx.save_for_backward(q, k, v, out, lse, alibi_slopes, sinks, document_ids)
+        ctx.params = (seed, causal, window_left, window_right, softcap, dropout_p)
+        ctx.mark_non_differentiable(lse)
+        return out, lse
+
+    @staticmethod
+    def backward(ctx, dout, dlse):
+        q, k, v, out, lse, alibi_slopes, sinks, document_ids = ctx.saved_tensors
+        dq, dk, dv, dsinks = _attention_backward_impl(
+            dout.contiguous(), q, k, v, out, lse, alibi_slopes, sinks, document_ids, *ctx.params)
+        return (dq, dk, dv, None, dsinks if sinks is not None else None, None,
+                None, None, None, None, None)
+
+
+def _plain_eager(*tensors):
+    """Whether the eager fast path may run: not tracing or compiling, no
+    dispatch or function mode, no functorch transform, and only plain tensors
+    (or Parameters); anything else goes through the custom ops, which those
+    modes understand."""
+    if _is_compiling() or _dispatch_modes() or _function_modes() or _functorch_active():
+        return False
+    for tensor in tensors:
+        if tensor is not None and type(tensor) not in _PLAIN_TENSOR_TYPES:
+            return False
+    return True
+
+
+_PLAIN_TENSOR_TYPES = (Tensor, torch.nn.Parameter)
+_is_compiling = torch.compiler.is_compiling
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+
+
+def _functorch_active():
+    return torch._C._functorch.peek_interpreter_stack() is not None
+
+
+def _run_attention(q, k, v, alibi_slopes, sinks, document_ids, causal, window_left,
+                   window_right, softcap, dropout_p):
+    """(out, lse) through the eager fast path when it may run, else the op."""
+    args = (q, k, v, alibi_slopes, sinks, document_ids, causal, window_left, window_right,
+            softcap, dropout_p)
+    if not _plain_eager(q, k, v, alibi_slopes, sinks, document_ids):
+        out, lse, _ = _attention_op(*args)
+        return out, lse
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad
+                                    or (sinks is not None and sinks.requires_grad)):
+        return _EagerAttention.apply(*args)
+    out, lse, _ = _attention_forward(*args)
+    return out, lse
 
 
 def _check_attention_args(q, k, v, causal, window, softcap, alibi_slopes, sinks,
@@ -449,7 +544,8 @@ def attention(q, k, v, *, causal=False, scale=None, window=None, softcap=None,
     causal_code, window_left, window_right, softcap, dropout_p = _check_attention_args(
         q, k, v, causal, window, softcap, alibi_slopes, sinks, document_ids, dropout_p)
     q = _scaled_query(q, scale).contiguous()
-    out, lse, _ = _attention_op(
+    alibi_slopes, sinks, document_ids = _contiguous(alibi_slopes, sinks, document_ids)
+    out, lse = _run_attention(
         q, k.contiguous(), v.contiguous(), alibi_slopes, sinks, document_ids,
         causal_code, window_left, window_right, softcap, dropout_p)
     if return_lse:
@@ -492,13 +588,10 @@ def _param_or_constant(param, x, value):
     return constant
 
 
-@torch.library.custom_op("fa::layer_norm", mutates_args=())
-def _layer_norm(
-    x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], eps: float
-) -> Tuple[Tensor, Tensor, Tensor]:
+def _layer_norm_forward(x, weight, bias, eps):
+    """(y, mean, rstd) launched on the current stream; x contiguous [rows, C]."""
     if not x.is_cuda:
         raise UnsupportedError("fa.layer_norm: x is on %s: move x to a CUDA device" % x.device)
-    x = x.contiguous()
     rows, cols = x.shape
     y = torch.empty_like(x)
     mean = torch.empty((rows,), dtype=torch.float32, device=x.device)
@@ -519,19 +612,9 @@ def _layer_norm(
     return y, mean, rstd
 
 
-@_layer_norm.register_fake
-def _layer_norm_fake(x, weight, bias, eps):
-    rows = x.shape[0]
-    return (x.new_empty(x.shape), x.new_empty((rows,), dtype=torch.float32),
-            x.new_empty((rows,), dtype=torch.float32))
-
-
-@torch.library.custom_op("fa::layer_norm_backward", mutates_args=())
-def _layer_norm_backward(
-    dy: Tensor, x: Tensor, weight: Optional[Tensor], mean: Tensor, rstd: Tensor
-) -> Tuple[Tensor, Tensor, Tensor]:
-    x = x.contiguous()
-    dy = dy.contiguous()
+def _layer_norm_backward_impl(dy, x, weight, mean, rstd):
+    """(dx, dweight, dbias), the parameter gradients in f32; every tensor
+    contiguous."""
     rows, cols = x.shape
     dx = torch.empty_like(x)
     dweight = torch.empty((cols,), dtype=torch.float32, device=x.device)
@@ -556,6 +639,27 @@ def _layer_norm_backward(
     return dx, dweight, dbias
 
 
+@torch.library.custom_op("fa::layer_norm", mutates_args=())
+def _layer_norm(
+    x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], eps: float
+) -> Tuple[Tensor, Tensor, Tensor]:
+    return _layer_norm_forward(x.contiguous(), weight, bias, eps)
+
+
+@_layer_norm.register_fake
+def _layer_norm_fake(x, weight, bias, eps):
+    rows = x.shape[0]
+    return (x.new_empty(x.shape), x.new_empty((rows,), dtype=torch.float32),
+            x.new_empty((rows,), dtype=torch.float32))
+
+
+@torch.library.custom_op("fa::layer_norm_backward", mutates_args=())
+def _layer_norm_backward(
+    dy: Tensor, x: Tensor, weight: Optional[Tensor], mean: Tensor, rstd: Tensor
+) -> Tuple[Tensor, Tensor, Tensor]:
+    return _layer_norm_backward_impl(dy.contiguous(), x.contiguous(), weight, mean, rstd)
+
+
 @_layer_norm_backward.register_fake
 def _layer_norm_backward_fake(dy, x, weight, mean, rstd):
     cols = x.shape[1]
@@ -571,19 +675,52 @@ def _layer_norm_setup_context(ctx, inputs, output):
     ctx.mark_non_differentiable(mean, rstd)
 
 
-def _layer_norm_autograd(ctx, dy, dmean, drstd):
-    x, weight, mean, rstd = ctx.saved_tensors
-    dx, dweight, dbias = _layer_norm_backward_op(dy.contiguous(), x, weight, mean, rstd)
+def _layer_norm_grads(ctx, dx, dweight, dbias, weight):
     return (dx,
             None if weight is None else dweight.to(weight.dtype),
             None if ctx.bias_dtype is None else dbias.to(ctx.bias_dtype),
             None)
 
 
+def _layer_norm_autograd(ctx, dy, dmean, drstd):
+    x, weight, mean, rstd = ctx.saved_tensors
+    dx, dweight, dbias = _layer_norm_backward_op(dy.contiguous(), x, weight, mean, rstd)
+    return _layer_norm_grads(ctx, dx, dweight, dbias, weight)
+
+
 _layer_norm.register_autograd(_layer_norm_autograd, setup_context=_layer_norm_setup_context)
 
 _layer_norm_op = torch.ops.fa.layer_norm.default
 _layer_norm_backward_op = torch.ops.fa.layer_norm_backward.default
+
+
+class _EagerLayerNorm(torch.autograd.Function):
+    """fa::layer_norm's autograd formula for the eager fast path (see the
+    attention section)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        y, mean, rstd = _layer_norm_forward(x, weight, bias, eps)
+        ctx.save_for_backward(x, weight, mean, rstd)
+        ctx.bias_dtype = None if bias is None else bias.dtype
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, mean, rstd = ctx.saved_tensors
+        dx, dweight, dbias = _layer_norm_backward_impl(dy.contiguous(), x, weight, mean, rstd)
+        return _layer_norm_grads(ctx, dx, dweight, dbias, weight)
+
+
+def _run_layer_norm(x, weight, bias, eps):
+    """y through the eager fast path when it may run, else the op; x
+    contiguous [rows, C]."""
+    if not _plain_eager(x, weight, bias):
+        return _layer_norm_op(x, weight, bias, eps)[0]
+    if torch.is_grad_enabled() and (x.requires_grad or (weight is not None and weight.requires_grad)
+                                    or (bias is not None and bias.requires_grad)):
+        return _EagerLayerNorm.apply(x, weight, bias, eps)
+    return _layer_norm_forward(x, weight, bias, eps)[0]
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -627,5 +764,5 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     eps = float(eps)
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError("fa.layer_norm: eps must be a finite float > 0, not %r" % eps)
-    y, _, _ = _layer_norm_op(x.reshape(-1, cols).contiguous(), weight, bias, eps)
+    y = _run_layer_norm(x.reshape(-1, cols).contiguous(), weight, bias, eps)
     return y.view(x.shape)

@@ -244,29 +244,40 @@ class AttentionTest(unittest.TestCase):
         torch.cuda.current_stream().wait_stream(stream)
         self.assertTrue(torch.equal(out, expected))
 
-    def test_call_overhead(self):
-        # Host time of one fa.attention call on a tiny problem, dispatch
-        # included (the target is <= 15 us on a fast host); the bar here is
-        # loose, to catch per-call plan creation or a device sync.
-        q = randn(1, 1, 16, 64, dtype=torch.bfloat16)
-        for _ in range(20):
-            fa.attention(q, q, q)
-        torch.cuda.synchronize()
-        times = {}
-        for name, call in (("fa.attention", lambda: fa.attention(q, q, q)),
-                           ("torch.ops.fa.attention", lambda: torch.ops.fa.attention.default(
-                               q, q, q, None, None, None, 0, -1, -1, 0.0, 0.0)),
-                           ("SDPA", lambda: F.scaled_dot_product_attention(q, q, q))):
-            best = math.inf
-            for _ in range(5):
-                start = time.perf_counter()
-                for _ in range(200):
-                    call()
-                best = min(best, (time.perf_counter() - start) / 200)
-                torch.cuda.synchronize()
-            times[name] = best * 1e6
-        print("\n  per-call host time (us): " + ", ".join("%s %.1f" % item for item in times.items()))
-        self.assertLess(times["fa.attention"], 100.0)
+    def test_repeated_calls_reuse_their_plan(self):
+        # A shape seen before costs a dict lookup, not a plan (kernel choice,
+        # argument packing): the call overhead depends on it. Its speed is
+        # measured by bench/bench_torch_ops.py, not here.
+        from fa import _library
+
+        q = randn(1, 2, 33, 64, dtype=torch.bfloat16)
+        fa.attention(q, q, q, causal=True)
+        plans = len(_library.library(q.get_device()).attention_plans)
+        for _ in range(3):
+            fa.attention(q, q, q, causal=True)
+        self.assertEqual(len(_library.library(q.get_device()).attention_plans), plans)
+
+    def test_eager_fast_path_equals_the_custom_op(self):
+        # Plain eager calls skip the custom-op layers (ops.py); both must run
+        # the same launches: outputs and gradients bitwise equal.
+        from fa import ops
+
+        q0, k0, v0, dout = (randn(2, 4, 300, 64, dtype=torch.bfloat16, seed=seed)
+                            for seed in (1, 2, 3, 4))
+        k0, v0 = k0[:, :2].contiguous(), v0[:, :2].contiguous()  # GQA
+        q, k, v = leaves(q0, k0, v0)
+        self.assertTrue(ops._plain_eager(q, k, v))
+        out, lse = fa.attention(q, k, v, causal=True, return_lse=True)
+        out.backward(dout)
+        qo, ko, vo = leaves(q0, k0, v0)
+        out_op, lse_op, _ = torch.ops.fa.attention.default(qo, ko, vo, None, None, None, 1,
+                                                           -1, -1, 0.0, 0.0)
+        out_op.backward(dout)
+        for name, fast, op in (("out", out, out_op), ("lse", lse, lse_op), ("dq", q.grad, qo.grad),
+                               ("dk", k.grad, ko.grad), ("dv", v.grad, vo.grad)):
+            self.assertTrue(torch.equal(fast, op), name)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(fa.attention(q, k, v, causal=True), out_op))
 
 
 @unittest.skipIf(SKIP, SKIP)
@@ -365,18 +376,22 @@ class DropoutTest(unittest.TestCase):
                         ref, ref_lse = ft.reference_attention(q64, k64, v64, causal=bool(causal),
                                                               dropout_keep=keep, dropout_p=p)
                         ref.backward(case.dout.double())
-                        sdpa_out, sdpa_grads = case.sdpa()
-                        sdpa_ref, _, sdpa_ref_grads = case.sdpa_reference()
-                        # Dropout scales kept weights by 1 / (1 - p): so does the error.
-                        factor = 2.0 * ft.dropout_scale(p)
-                        for name, ours, expected, sdpa, sdpa_expected in (
-                                ("out", out, ref, sdpa_out, sdpa_ref),
-                                ("dq", q.grad, q64.grad, sdpa_grads[0], sdpa_ref_grads[0]),
-                                ("dk", k.grad, k64.grad, sdpa_grads[1], sdpa_ref_grads[1]),
-                                ("dv", v.grad, v64.grad, sdpa_grads[2], sdpa_ref_grads[2])):
+                        # SDPA cannot take our mask, so the yardstick is PyTorch's
+                        # own attention in this dtype on the same problem, mask
+                        # included: the reference's operations run in bf16/f16.
+                        ql, kl, vl = leaves(case.q, case.k, case.v)
+                        low, _ = ft.reference_attention(ql, kl, vl, causal=bool(causal),
+                                                        dropout_keep=keep, dropout_p=p)
+                        low.backward(case.dout)
+                        for name, ours, expected, torch_low in (
+                                ("out", out, ref, low),
+                                ("dq", q.grad, q64.grad, ql.grad),
+                                ("dk", k.grad, k64.grad, kl.grad),
+                                ("dv", v.grad, v64.grad, vl.grad)):
                             error = ft.max_error(ours, expected)
-                            bar = ft.error_bar(ft.max_error(sdpa, sdpa_expected), expected, factor)
-                            self.assertLessEqual(error, bar, "%s error %.3g" % (name, error))
+                            bar = ft.error_bar(ft.max_error(torch_low, expected), expected)
+                            self.assertLessEqual(error, bar, "%s error %.3g, PyTorch's %.3g"
+                                                 % (name, error, ft.max_error(torch_low, expected)))
                         self.assertLessEqual(ft.max_error(lse, ref_lse), 1e-3)
 
     def test_manual_seed_reproduces(self):

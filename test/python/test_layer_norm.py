@@ -86,3 +86,24 @@ class LayerNormTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(SKIP, SKIP)
+class LayerNormFastPathTest(unittest.TestCase):
+    def test_eager_fast_path_equals_the_custom_op(self):
+        # Plain eager calls skip the custom-op layers (ops.py): the same
+        # launches, so outputs and gradients are bitwise equal.
+        torch.manual_seed(5)
+        x0 = torch.randn(300, 768, device="cuda", dtype=torch.bfloat16)
+        w0 = torch.randn(768, device="cuda")
+        b0 = torch.randn(768, device="cuda")
+        dy = torch.randn(300, 768, device="cuda", dtype=torch.bfloat16)
+        x, w, b = (t.clone().requires_grad_() for t in (x0, w0, b0))
+        y = fa.layer_norm(x, (768,), w, b)
+        y.backward(dy)
+        xo, wo, bo = (t.clone().requires_grad_() for t in (x0, w0, b0))
+        y_op = torch.ops.fa.layer_norm.default(xo, wo, bo, 1e-5)[0]
+        y_op.backward(dy)
+        for name, fast, op in (("y", y, y_op), ("dx", x.grad, xo.grad), ("dweight", w.grad, wo.grad),
+                               ("dbias", b.grad, bo.grad)):
+            self.assertTrue(torch.equal(fast, op), name)
