@@ -2,7 +2,8 @@
 //
 // fa.h's entry points that are not about one op: the status names, this
 // thread's last error, and opening and closing a kernel library (manifest,
-// tuning cache, device, primary context, the kernels loaded so far).
+// tuning cache, device, primary context, the kernels loaded so far); and
+// what the ops' launches share (guard, ContextScope, PreparedLaunches).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,14 +63,17 @@ void requireNonNull(const void *pointer, const char *what) {
                       std::string(what) + " is null");
 }
 
-fa_status guard(const std::function<std::string()> &doing, fa_status fallback,
-                const std::function<void()> &body) {
-  lastError.clear();
-  fa_status status = FA_SUCCESS;
-  std::string message;
+void clearLastError() { lastError.clear(); }
+
+fa_status reportFailure(fa_status fallback,
+                        std::string (*describe)(const void *doing),
+                        const void *doing) noexcept {
+  fa_status status = FA_ERROR_INTERNAL;
+  // Points into the exception in flight, which lives until the caller's
+  // handler ends.
+  const char *message = "an unknown exception";
   try {
-    body();
-    return FA_SUCCESS;
+    throw;
   } catch (const StatusError &error) {
     status = error.status();
     message = error.what();
@@ -80,21 +84,21 @@ fa_status guard(const std::function<std::string()> &doing, fa_status fallback,
     status = fallback;
     message = error.what();
   } catch (const std::bad_alloc &) {
-    status = FA_ERROR_INTERNAL;
     message = "out of host memory";
   } catch (const std::exception &error) {
-    status = FA_ERROR_INTERNAL;
     message = error.what();
   } catch (...) {
-    status = FA_ERROR_INTERNAL;
-    message = "an unknown exception";
   }
   // Describing what was being done may itself throw (bad_alloc): the status
   // must still reach the caller.
   try {
-    lastError = doing() + ": " + message;
+    lastError = describe(doing) + ": " + message;
   } catch (...) {
-    lastError = message;
+    try {
+      lastError = message;
+    } catch (...) {
+      lastError.clear();
+    }
   }
   return status;
 }
@@ -152,6 +156,61 @@ ContextScope::~ContextScope() {
   // us, which a destructor cannot report.
   CUcontext popped = nullptr;
   driver().cuCtxPopCurrent(&popped);
+}
+
+void PreparedLaunches::add(const Kernel &kernel, const Dim3 &grid,
+                           const ArgBindings &bindings) {
+  Prepared prepared;
+  prepared.kernel = &kernel;
+  prepared.grid = grid;
+  try {
+    prepared.args.emplace(kernel.spec(), bindings);
+  } catch (const Error &) {
+    prepared.error = std::current_exception();
+  }
+  if (prepared.args) {
+    for (std::size_t value = 0; value < valueCount; ++value) {
+      std::optional<std::size_t> slot =
+          prepared.args->findSlot(values[value].param);
+      if (!slot)
+        continue;
+      auto index = static_cast<std::uint32_t>(value);
+      prepared.patches.push_back({static_cast<std::uint32_t>(*slot), index});
+      // A memref's aligned pointer follows its allocated one.
+      if (values[value].pointer)
+        prepared.patches.push_back(
+            {static_cast<std::uint32_t>(*slot + 1), index});
+    }
+    prepared.scratch = prepared.args;
+  }
+  kernels.push_back(std::move(prepared));
+}
+
+void PreparedLaunches::patch(const Prepared &prepared, KernelArgs &args,
+                             const std::uint64_t *values) {
+  for (const Patch &patch : prepared.patches)
+    args.setSlot(patch.slot, values[patch.value]);
+}
+
+void PreparedLaunches::launch(CUcontext context, const std::uint64_t *values,
+                              CUstream stream) {
+  for (const Prepared &prepared : kernels)
+    if (prepared.error)
+      std::rethrow_exception(prepared.error);
+  ContextScope scope(context);
+  std::unique_lock<std::mutex> lock(mutex, std::try_to_lock);
+  for (Prepared &prepared : kernels) {
+    if (lock.owns_lock()) {
+      patch(prepared, *prepared.scratch, values);
+      prepared.kernel->launch(prepared.grid, *prepared.scratch, stream);
+    } else {
+      // Another thread is launching this plan: patch a copy instead of
+      // waiting for it.
+      KernelArgs args(*prepared.args);
+      patch(prepared, args, values);
+      prepared.kernel->launch(prepared.grid, args, stream);
+    }
+  }
 }
 
 } // namespace fa::capi

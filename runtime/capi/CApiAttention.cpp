@@ -2,9 +2,10 @@
 //
 // A plan is a problem checked once (sizes, variant values, kernels found,
 // grids within CUDA's limits, every kernel parameter bound) with its
-// kernels loaded; a launch then only binds the caller's pointers and
-// launches. Nothing here allocates device memory: the backward's delta
-// lives in the caller's workspace.
+// kernels loaded and their arguments packed (PreparedLaunches); a launch
+// then only checks the caller's pointers, writes them and the per-call
+// scalars into the packed arguments, and launches. Nothing here allocates
+// device memory: the backward's delta lives in the caller's workspace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,46 @@ struct BackwardPlan {
   Dim3 deltaGrid, dkdvGrid, dqGrid, dsinksGrid;
 };
 
+/// What a launch writes into the packed arguments, by parameter name
+/// (kAttentionValues' order).
+enum AttentionValue : std::size_t {
+  kQ,
+  kK,
+  kV,
+  kOut,
+  kLse,
+  kDout,
+  kDq,
+  kDk,
+  kDv,
+  kDsinks,
+  kDelta, // The workspace.
+  kAlibiSlopes,
+  kDocIds,
+  kSinks,
+  kDropoutSeed,
+  kDropoutOffset,
+  kAttentionValueCount
+};
+
+constexpr PerCallValue kAttentionValues[kAttentionValueCount] = {
+    {"q", true},
+    {"k", true},
+    {"v", true},
+    {"out", true},
+    {"lse", true},
+    {"dout", true},
+    {"dq", true},
+    {"dk", true},
+    {"dv", true},
+    {"dsinks", true},
+    {"delta", true},
+    {"alibi_slopes", true},
+    {"doc_ids", true},
+    {"sinks", true},
+    {"dropout_seed", false},
+    {"dropout_offset", false}};
+
 } // namespace
 
 struct fa_attention_plan_t {
@@ -40,6 +81,8 @@ struct fa_attention_plan_t {
   fa_attention_problem problem{};
   DType dtype = DType::BF16;
   AttentionShape shape;
+  /// The backward's workspace (delta) size.
+  std::size_t workspaceBytes = 0;
   /// The problem as messages name it.
   std::string description;
   const Kernel *forward = nullptr;
@@ -47,6 +90,10 @@ struct fa_attention_plan_t {
   std::optional<BackwardPlan> backward;
   /// Why there is no backward (FA_ERROR_UNSUPPORTED's message).
   std::string noBackward;
+  /// The forward kernel, and the backward's delta, dkdv, dq (and dsinks)
+  /// kernels, with their arguments packed.
+  PreparedLaunches forwardLaunch{kAttentionValues, kAttentionValueCount};
+  PreparedLaunches backwardLaunch{kAttentionValues, kAttentionValueCount};
 };
 
 namespace {
@@ -299,6 +346,37 @@ BackwardPlan loadBackward(fa_library_t &library,
   return plan;
 }
 
+std::size_t deltaBytes(const AttentionShape &shape) {
+  return static_cast<std::size_t>(elementCount(shape.logSumExp())) *
+         sizeof(float);
+}
+
+/// Packs every kernel's arguments as a launch binds them, from placeholder
+/// pointers and scalars (kAttentionValues) that each launch overwrites.
+void prepareLaunches(fa_attention_plan_t &plan) {
+  ArgBindings variant =
+      variantBindings(plan.problem, plan.shape, fa_attention_tensors{});
+  plan.forwardLaunch.add(
+      *plan.forward, plan.forwardGrid,
+      attentionBindings(plan.dtype, plan.shape, AttentionBuffers{}, variant));
+  if (!plan.backward)
+    return;
+  const BackwardPlan &backward = *plan.backward;
+  AttentionBackwardBuffers buffers;
+  // attentionBackwardBindings binds dsinks only when it is given: any
+  // nonzero placeholder.
+  if (backward.dsinks)
+    buffers.dsinks = 1;
+  ArgBindings bindings =
+      attentionBackwardBindings(plan.dtype, plan.shape, buffers, 0, variant);
+  // dkdv, dq and dsinks read delta: it goes first on the stream.
+  plan.backwardLaunch.add(*backward.delta, backward.deltaGrid, bindings);
+  plan.backwardLaunch.add(*backward.dkdv, backward.dkdvGrid, bindings);
+  plan.backwardLaunch.add(*backward.dq, backward.dqGrid, bindings);
+  if (backward.dsinks)
+    plan.backwardLaunch.add(*backward.dsinks, backward.dsinksGrid, bindings);
+}
+
 std::unique_ptr<fa_attention_plan_t>
 createPlan(fa_library_t &library, const fa_attention_problem &problem) {
   validateProblem(problem);
@@ -307,6 +385,7 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
   plan->problem = problem;
   plan->dtype = dtypeOf(problem.dtype);
   plan->shape = shapeOf(problem);
+  plan->workspaceBytes = deltaBytes(plan->shape);
   plan->description = describeProblem(problem);
   KernelQuery query = queryOf(problem, kAttentionForwardOp);
   if (library.library.candidates(query).empty())
@@ -335,6 +414,7 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
     plan->backward = loadBackward(library, *backward.kernels, plan->shape,
                                   problem.sinks != 0);
   plan->noBackward = backward.missing;
+  prepareLaunches(*plan);
   return plan;
 }
 
@@ -349,17 +429,50 @@ void requireVariantPointers(const fa_attention_problem &problem,
     requirePointers("tensors->", {{"sinks", tensors.sinks}});
 }
 
-std::size_t deltaBytes(const AttentionShape &shape) {
-  return static_cast<std::size_t>(elementCount(shape.logSumExp())) *
-         sizeof(float);
-}
-
 /// The plan's problem, for a launch's message.
 std::string describePlan(const fa_attention_plan_t *plan) {
   return plan ? plan->description : std::string("(null plan)");
 }
 
-void launchBackward(const fa_attention_plan_t &plan,
+/// The launch's values in kAttentionValues' order (KernelArgs' slot bits).
+/// The kernels take the u64 seed and u32 offset as i64 and i32: the same
+/// bits.
+void launchValues(const fa_attention_tensors &tensors, CUdeviceptr workspace,
+                  std::uint64_t (&values)[kAttentionValueCount]) {
+  values[kQ] = tensors.q;
+  values[kK] = tensors.k;
+  values[kV] = tensors.v;
+  values[kOut] = tensors.out;
+  values[kLse] = tensors.lse;
+  values[kDout] = tensors.dout;
+  values[kDq] = tensors.dq;
+  values[kDk] = tensors.dk;
+  values[kDv] = tensors.dv;
+  values[kDsinks] = tensors.dsinks;
+  values[kDelta] = workspace;
+  values[kAlibiSlopes] = tensors.alibi_slopes;
+  values[kDocIds] = tensors.doc_ids;
+  values[kSinks] = tensors.sinks;
+  values[kDropoutSeed] =
+      KernelArgs::slotValue(static_cast<std::int64_t>(tensors.dropout_seed));
+  values[kDropoutOffset] =
+      KernelArgs::slotValue(static_cast<std::int32_t>(tensors.dropout_offset));
+}
+
+void launchForward(fa_attention_plan_t &plan,
+                   const fa_attention_tensors &tensors, CUstream stream) {
+  requirePointers("tensors->", {{"q", tensors.q},
+                                {"k", tensors.k},
+                                {"v", tensors.v},
+                                {"out", tensors.out},
+                                {"lse", tensors.lse}});
+  requireVariantPointers(plan.problem, tensors);
+  std::uint64_t values[kAttentionValueCount];
+  launchValues(tensors, 0, values);
+  plan.forwardLaunch.launch(plan.library->context, values, stream);
+}
+
+void launchBackward(fa_attention_plan_t &plan,
                     const fa_attention_tensors &tensors, CUdeviceptr workspace,
                     std::size_t workspaceBytes, CUstream stream) {
   if (!plan.backward)
@@ -377,7 +490,7 @@ void launchBackward(const fa_attention_plan_t &plan,
   requireVariantPointers(plan.problem, tensors);
   if (backward.dsinks)
     requirePointers("tensors->", {{"dsinks", tensors.dsinks}});
-  std::size_t needed = deltaBytes(plan.shape);
+  std::size_t needed = plan.workspaceBytes;
   if (workspaceBytes < needed)
     throw StatusError(FA_ERROR_WORKSPACE,
                       "the workspace has " + std::to_string(workspaceBytes) +
@@ -386,26 +499,9 @@ void launchBackward(const fa_attention_plan_t &plan,
                           " (fa_attention_backward_workspace_size)");
   if (!workspace || workspace % 256 != 0)
     invalid("the workspace must be a device pointer aligned to 256 bytes");
-  AttentionBackwardBuffers buffers{
-      tensors.q,   tensors.k,
-      tensors.v,   tensors.out,
-      tensors.lse, tensors.dout,
-      tensors.dq,  tensors.dk,
-      tensors.dv,  backward.dsinks ? tensors.dsinks : 0};
-  ArgBindings bindings = attentionBackwardBindings(
-      plan.dtype, plan.shape, buffers, workspace,
-      variantBindings(plan.problem, plan.shape, tensors));
-  ContextScope scope(plan.library->context);
-  // dkdv, dq and dsinks read delta: it goes first on the stream.
-  auto launch = [&](const Kernel &kernel, const Dim3 &grid) {
-    KernelArgs args(kernel.spec(), bindings);
-    kernel.launch(grid, args, stream);
-  };
-  launch(*backward.delta, backward.deltaGrid);
-  launch(*backward.dkdv, backward.dkdvGrid);
-  launch(*backward.dq, backward.dqGrid);
-  if (backward.dsinks)
-    launch(*backward.dsinks, backward.dsinksGrid);
+  std::uint64_t values[kAttentionValueCount];
+  launchValues(tensors, workspace, values);
+  plan.backwardLaunch.launch(plan.library->context, values, stream);
 }
 
 } // namespace
@@ -451,7 +547,7 @@ fa_status fa_attention_backward_workspace_size(fa_attention_plan plan,
   return guard(doing, FA_ERROR_INTERNAL, [&] {
     requireNonNull(plan, "plan");
     requireNonNull(bytes, "bytes");
-    *bytes = deltaBytes(plan->shape);
+    *bytes = plan->workspaceBytes;
   });
 }
 
@@ -464,20 +560,7 @@ fa_status fa_attention_forward(fa_attention_plan plan,
   return guard(doing, FA_ERROR_CUDA, [&] {
     requireNonNull(plan, "plan");
     requireNonNull(tensors, "tensors");
-    requirePointers("tensors->", {{"q", tensors->q},
-                                  {"k", tensors->k},
-                                  {"v", tensors->v},
-                                  {"out", tensors->out},
-                                  {"lse", tensors->lse}});
-    requireVariantPointers(plan->problem, *tensors);
-    KernelArgs args(
-        plan->forward->spec(),
-        attentionBindings(
-            plan->dtype, plan->shape,
-            {tensors->q, tensors->k, tensors->v, tensors->out, tensors->lse},
-            variantBindings(plan->problem, plan->shape, *tensors)));
-    ContextScope scope(plan->library->context);
-    plan->forward->launch(plan->forwardGrid, args, stream);
+    launchForward(*plan, *tensors, stream);
   });
 }
 

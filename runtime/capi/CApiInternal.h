@@ -13,6 +13,7 @@
 #include "fa/runtime/Context.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Kernel.h"
+#include "fa/runtime/KernelArgs.h"
 #include "fa/runtime/KernelLibrary.h"
 #include "fa/runtime/TuningCache.h"
 
@@ -22,7 +23,8 @@
 #include "fa/runtime/fa.h"
 #pragma GCC visibility pop
 
-#include <functional>
+#include <cstdint>
+#include <exception>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -30,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace fa::capi {
 
@@ -64,13 +67,37 @@ auto withStatus(fa_status status, Step &&step) -> decltype(step()) {
 /// Throws FA_ERROR_INVALID_ARGUMENT "<what> is null" when `pointer` is null.
 void requireNonNull(const void *pointer, const char *what);
 
+/// Clears this thread's last error (every entry point's first step).
+void clearLastError();
+
+/// What guard does when its body threw; called only from inside a catch
+/// handler, it rethrows the exception in flight to tell its kind, sets the
+/// last error to "<describe(doing)>: <what()>" and returns the status.
+fa_status reportFailure(fa_status fallback,
+                        std::string (*describe)(const void *doing),
+                        const void *doing) noexcept;
+
 /// Runs `body` for an entry point: clears this thread's last error, and
-/// maps what it throws to a status, the message "<doing>: <what()>"
+/// maps what it throws to a status, the message "<doing()>: <what()>"
 /// becoming the last error. `doing` is called only on failure, so building
-/// it costs nothing on success. An fa::Error that is neither a StatusError
-/// nor a NoDeviceError gets `fallback`.
-fa_status guard(const std::function<std::string()> &doing, fa_status fallback,
-                const std::function<void()> &body);
+/// its text costs nothing on success, nor does calling `body` (no
+/// std::function, no allocation). An fa::Error that is neither a
+/// StatusError nor a NoDeviceError gets `fallback`.
+template <typename Doing, typename Body>
+fa_status guard(const Doing &doing, fa_status fallback, const Body &body) {
+  clearLastError();
+  try {
+    body();
+    return FA_SUCCESS;
+  } catch (...) {
+    return reportFailure(
+        fallback,
+        [](const void *what) -> std::string {
+          return (*static_cast<const Doing *>(what))();
+        },
+        &doing);
+  }
+}
 
 /// Throws FA_ERROR_INVALID_ARGUMENT "<prefix><name> is 0" for the first
 /// null device pointer.
@@ -96,6 +123,66 @@ public:
 
 private:
   bool pushed = false;
+};
+
+/// A value a launch gets per call, by the kernel parameter it binds: a
+/// device pointer (a memref's allocated and aligned pointer slots) or a
+/// scalar (its one slot).
+struct PerCallValue {
+  const char *param;
+  bool pointer;
+};
+
+/// Kernels launched one after the other on one stream, their arguments
+/// packed once at plan creation from bindings whose per-call values are
+/// placeholders, with the slots each per-call value goes to. A launch then
+/// only writes those slots and launches: no bindings, no allocation.
+///
+/// Plans may launch from several threads at once: a launch patches the
+/// plan's own scratch copy of the arguments under a mutex and, when another
+/// thread holds it, a copy of its own of the (unchanging) packed arguments.
+class PreparedLaunches {
+public:
+  /// `values[i]` is what launch's `values[i]` binds; `values` must outlive
+  /// this object (a static table).
+  PreparedLaunches(const PerCallValue *values, std::size_t valueCount)
+      : values(values), valueCount(valueCount) {}
+  PreparedLaunches(const PreparedLaunches &) = delete;
+  PreparedLaunches &operator=(const PreparedLaunches &) = delete;
+
+  /// Appends `kernel`, launched on `grid`, its arguments packed from
+  /// `bindings` (the per-call values' placeholders among them). A packing
+  /// error (fa::Error: a parameter without a value or of another kind) is
+  /// kept and thrown by every launch, as packing at each launch would.
+  void add(const Kernel &kernel, const Dim3 &grid, const ArgBindings &bindings);
+
+  /// Launches every kernel, in order, on `stream` with `values` (one slot's
+  /// bits per PerCallValue: KernelArgs::slotValue) written into their
+  /// slots, `context` current. Throws the first kernel's packing error
+  /// before making the context current or launching anything.
+  void launch(CUcontext context, const std::uint64_t *values, CUstream stream);
+
+private:
+  struct Patch {
+    std::uint32_t slot;
+    std::uint32_t value; // Index into launch's `values`.
+  };
+  struct Prepared {
+    const Kernel *kernel = nullptr;
+    Dim3 grid;
+    std::optional<KernelArgs> args; // Packed; unchanged after add.
+    std::exception_ptr error;       // Why there are no args.
+    std::vector<Patch> patches;
+    std::optional<KernelArgs> scratch; // Patched per launch under `mutex`.
+  };
+
+  static void patch(const Prepared &prepared, KernelArgs &args,
+                    const std::uint64_t *values);
+
+  const PerCallValue *values;
+  std::size_t valueCount;
+  std::vector<Prepared> kernels;
+  std::mutex mutex; // Guards every kernel's `scratch`.
 };
 
 } // namespace fa::capi

@@ -4,7 +4,10 @@
 // rows, the backward kernel and its params kernel, loaded, with their grids:
 // a persistent kernel's block count depends on its occupancy, which needs
 // the loaded kernel. The backward's partial sums live in the caller's
-// workspace (LayerNorm.h: two f32 [G * rows per tile, cols] arrays).
+// workspace (LayerNorm.h: two f32 [G * rows per tile, cols] arrays). The
+// kernels' arguments are packed at plan creation (PreparedLaunches): a
+// launch checks the caller's pointers, writes them and eps into the packed
+// arguments, and launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,40 @@ struct LayerNormBackwardPlan {
   std::size_t partialBytes = 0;
 };
 
+/// What a launch writes into the packed arguments, by parameter name
+/// (kLayerNormValues' order).
+enum LayerNormValue : std::size_t {
+  kX,
+  kWeight,
+  kBias,
+  kY,
+  kMean,
+  kRstd,
+  kEps,
+  kDy,
+  kDx,
+  kDweight,
+  kDbias,
+  kPartialDweight, // The workspace's first half.
+  kPartialDbias,   // Its second half.
+  kLayerNormValueCount
+};
+
+constexpr PerCallValue kLayerNormValues[kLayerNormValueCount] = {
+    {"x", true},
+    {"weight", true},
+    {"bias", true},
+    {"y", true},
+    {"mean", true},
+    {"rstd", true},
+    {"eps", false},
+    {"dy", true},
+    {"dx", true},
+    {"dweight", true},
+    {"dbias", true},
+    {"partial_dweight", true},
+    {"partial_dbias", true}};
+
 } // namespace
 
 struct fa_layer_norm_plan_t {
@@ -39,6 +76,10 @@ struct fa_layer_norm_plan_t {
   Dim3 forwardGrid;
   std::optional<LayerNormBackwardPlan> backward;
   std::string noBackward; // Why there is no backward.
+  /// The forward kernel, and the backward and params kernels, with their
+  /// arguments packed.
+  PreparedLaunches forwardLaunch{kLayerNormValues, kLayerNormValueCount};
+  PreparedLaunches backwardLaunch{kLayerNormValues, kLayerNormValueCount};
 };
 
 namespace {
@@ -81,6 +122,30 @@ LayerNormBackwardPlan loadBackward(fa_library_t &library,
   return plan;
 }
 
+/// Packs the kernels' arguments as a launch binds them, from placeholder
+/// pointers and eps (kLayerNormValues) that each launch overwrites.
+void prepareLaunches(fa_layer_norm_plan_t &plan) {
+  // Any valid eps: every launch writes its own.
+  plan.forwardLaunch.add(*plan.forward, plan.forwardGrid,
+                         layerNormForwardBindings(plan.dtype, plan.shape,
+                                                  LayerNormForwardBuffers{},
+                                                  1e-5f));
+  if (!plan.backward)
+    return;
+  const LayerNormBackwardPlan &backward = *plan.backward;
+  LayerNormPartials partials{
+      0, 0, backward.blocks * backward.backward->spec().rowsPerTile};
+  // The params kernel sums the partials the backward kernel writes.
+  plan.backwardLaunch.add(*backward.backward, backward.backwardGrid,
+                          layerNormBackwardBindings(plan.dtype, plan.shape,
+                                                    LayerNormBackwardBuffers{},
+                                                    partials));
+  plan.backwardLaunch.add(*backward.params, backward.paramsGrid,
+                          layerNormParamsBindings(plan.shape,
+                                                  LayerNormBackwardBuffers{},
+                                                  partials));
+}
+
 std::unique_ptr<fa_layer_norm_plan_t> createPlan(fa_library_t &library,
                                                  fa_dtype dtype,
                                                  std::int64_t rows,
@@ -108,6 +173,7 @@ std::unique_ptr<fa_layer_norm_plan_t> createPlan(fa_library_t &library,
                                                         kLayerNormBackwardOp,
                                                         plan->dtype, cols),
                                   plan->shape);
+  prepareLaunches(*plan);
   return plan;
 }
 
@@ -165,12 +231,15 @@ fa_status fa_layer_norm_forward(fa_layer_norm_plan plan, CUdeviceptr x,
                          {"rstd", rstd}});
     float epsF32 = withStatus(FA_ERROR_INVALID_ARGUMENT,
                               [&] { return layerNormEps(eps); });
-    KernelArgs args(plan->forward->spec(),
-                    layerNormForwardBindings(plan->dtype, plan->shape,
-                                             {x, weight, bias, y, mean, rstd},
-                                             epsF32));
-    ContextScope scope(plan->library->context);
-    plan->forward->launch(plan->forwardGrid, args, stream);
+    std::uint64_t values[kLayerNormValueCount] = {};
+    values[kX] = x;
+    values[kWeight] = weight;
+    values[kBias] = bias;
+    values[kY] = y;
+    values[kMean] = mean;
+    values[kRstd] = rstd;
+    values[kEps] = KernelArgs::slotValue(epsF32);
+    plan->forwardLaunch.launch(plan->library->context, values, stream);
   });
 }
 
@@ -218,21 +287,18 @@ fa_status fa_layer_norm_backward(fa_layer_norm_plan plan, CUdeviceptr x,
       throw StatusError(
           FA_ERROR_INVALID_ARGUMENT,
           "the workspace must be a device pointer aligned to 256 bytes");
-    LayerNormBackwardBuffers buffers{x,  weight, mean,    rstd,
-                                     dy, dx,     dweight, dbias};
-    LayerNormPartials partials{workspace, workspace + backward.partialBytes,
-                               backward.blocks *
-                                   backward.backward->spec().rowsPerTile};
-    KernelArgs backwardArgs(
-        backward.backward->spec(),
-        layerNormBackwardBindings(plan->dtype, plan->shape, buffers, partials));
-    KernelArgs paramsArgs(
-        backward.params->spec(),
-        layerNormParamsBindings(plan->shape, buffers, partials));
-    ContextScope scope(plan->library->context);
-    // The params kernel sums the partials the backward kernel writes.
-    backward.backward->launch(backward.backwardGrid, backwardArgs, stream);
-    backward.params->launch(backward.paramsGrid, paramsArgs, stream);
+    std::uint64_t values[kLayerNormValueCount] = {};
+    values[kX] = x;
+    values[kWeight] = weight;
+    values[kMean] = mean;
+    values[kRstd] = rstd;
+    values[kDy] = dy;
+    values[kDx] = dx;
+    values[kDweight] = dweight;
+    values[kDbias] = dbias;
+    values[kPartialDweight] = workspace;
+    values[kPartialDbias] = workspace + backward.partialBytes;
+    plan->backwardLaunch.launch(plan->library->context, values, stream);
   });
 }
 

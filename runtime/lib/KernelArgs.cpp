@@ -4,16 +4,11 @@
 
 #include "fa/runtime/Error.h"
 
-#include <cstring>
-
 namespace fa {
 namespace {
 
 template <typename T> std::uint64_t toSlot(T value) {
-  static_assert(sizeof(T) <= sizeof(std::uint64_t), "slots are 8 bytes");
-  std::uint64_t slot = 0;
-  std::memcpy(&slot, &value, sizeof(T));
-  return slot;
+  return KernelArgs::slotValue(value);
 }
 
 class ArgPacker {
@@ -91,7 +86,8 @@ std::string bindingNames(const ArgBindings &bindings) {
 
 } // namespace
 
-KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings) {
+KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings)
+    : kernelName(spec.name) {
   ArgPacker packer(spec, slots);
   for (const KernelParam &param : spec.params) {
     auto value = bindings.find(param.name);
@@ -99,10 +95,47 @@ KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings) {
       packer.fail(param, std::string("(") + paramKindName(param.kind) +
                              ") has no value; the caller provides: " +
                              bindingNames(bindings));
+    paramSlots.emplace_back(param.name, slots.size());
     packer.pack(param, value->second);
   }
+  pointAtSlots();
+}
+
+KernelArgs::KernelArgs(const KernelArgs &other)
+    : kernelName(other.kernelName), slots(other.slots),
+      paramSlots(other.paramSlots) {
+  pointAtSlots();
+}
+
+KernelArgs &KernelArgs::operator=(const KernelArgs &other) {
+  if (this != &other) {
+    kernelName = other.kernelName;
+    slots = other.slots;
+    paramSlots = other.paramSlots;
+    pointAtSlots();
+  }
+  return *this;
+}
+
+void KernelArgs::pointAtSlots() {
+  slotPointers.clear();
+  slotPointers.reserve(slots.size());
   for (std::uint64_t &slot : slots)
     slotPointers.push_back(&slot);
+}
+
+std::optional<std::size_t>
+KernelArgs::findSlot(const std::string &param) const {
+  for (const auto &[name, first] : paramSlots)
+    if (name == param)
+      return first;
+  return std::nullopt;
+}
+
+std::size_t KernelArgs::slotOf(const std::string &param) const {
+  if (std::optional<std::size_t> first = findSlot(param))
+    return *first;
+  throw Error("kernel " + kernelName + " takes no parameter '" + param + "'");
 }
 
 } // namespace fa

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 
 using namespace fa;
 
@@ -112,6 +113,110 @@ TEST(KernelArgsTest, Int32MemrefsExpandLikeOthersAndAreTheirOwnKind) {
                              {"alibi_slopes", I32MemrefArg{1, {4}}}}),
             "passing arguments to kernel test_kernel: parameter 'doc_ids' is "
             "memref<i32> but was given a value of another kind");
+}
+
+TEST(KernelArgsTest, SlotOfNamesEachParametersFirstSlot) {
+  KernelSpec spec =
+      specWithParams({memref("q", DType::BF16, 4), scalar("n", ParamKind::I32),
+                      memref("lse", DType::F32, 3)});
+  KernelArgs args(spec, {{"q", MemrefArg{0x1000, DType::BF16, {1, 2, 3, 4}}},
+                         {"n", std::int32_t{5}},
+                         {"lse", MemrefArg{0x2000, DType::F32, {1, 2, 3}}}});
+  EXPECT_EQ(args.slotOf("q"), 0u);
+  EXPECT_EQ(args.slotOf("n"), 11u);
+  EXPECT_EQ(args.slotOf("lse"), 12u);
+  EXPECT_EQ(args.slot(args.slotOf("lse")), 0x2000u);
+  EXPECT_EQ(args.findSlot("n"), std::optional<std::size_t>(11));
+  EXPECT_EQ(args.findSlot("dout"), std::nullopt);
+  try {
+    args.slotOf("dout");
+    FAIL() << "slotOf found a parameter the kernel does not take";
+  } catch (const Error &error) {
+    EXPECT_STREQ(error.what(), "kernel test_kernel takes no parameter 'dout'");
+  }
+}
+
+TEST(KernelArgsTest, SlotValueIsWhatPackingStores) {
+  KernelSpec spec = specWithParams({scalar("n", ParamKind::I32),
+                                    scalar("big", ParamKind::I64),
+                                    scalar("scale", ParamKind::F32)});
+  KernelArgs args(
+      spec,
+      {{"n", std::int32_t{-7}}, {"big", std::int64_t{-3}}, {"scale", 0.125f}});
+  // 4-byte values fill the low half; the high half stays zero.
+  EXPECT_EQ(KernelArgs::slotValue(std::int32_t{-7}), 0xFFFFFFF9u);
+  EXPECT_EQ(args.slot(0), KernelArgs::slotValue(std::int32_t{-7}));
+  EXPECT_EQ(args.slot(1), KernelArgs::slotValue(std::int64_t{-3}));
+  EXPECT_EQ(args.slot(2), KernelArgs::slotValue(0.125f));
+  EXPECT_EQ(KernelArgs::slotValue(CUdeviceptr{0xABC000}), 0xABC000u);
+}
+
+/// Packing from placeholders, then writing the per-call pointers and
+/// scalars into their slots, gives the slots packing the real values does.
+TEST(KernelArgsTest, PatchingPlaceholdersEqualsPackingTheValues) {
+  KernelSpec spec =
+      specWithParams({memref("q", DType::F16, 4),
+                      memref("lse", DType::F32, 3),
+                      scalar("dropout_seed", ParamKind::I64),
+                      scalar("dropout_offset", ParamKind::I32),
+                      scalar("p", ParamKind::F32),
+                      {"doc_ids", ParamKind::I32Memref, DType::F32, 2}});
+  auto bindings = [](CUdeviceptr q, CUdeviceptr lse, CUdeviceptr docIds,
+                     std::int64_t seed, std::int32_t offset) {
+    return ArgBindings{{"q", MemrefArg{q, DType::F16, {2, 4, 8, 64}}},
+                       {"lse", MemrefArg{lse, DType::F32, {2, 4, 8}}},
+                       {"dropout_seed", seed},
+                       {"dropout_offset", offset},
+                       {"p", 0.25f},
+                       {"doc_ids", I32MemrefArg{docIds, {2, 8}}}};
+  };
+  KernelArgs packed(spec, bindings(0x7000, 0x8000, 0x9000, -42, -1));
+  KernelArgs patched(spec, bindings(0, 0, 0, 0, 0));
+  for (const char *pointer : {"q", "lse", "doc_ids"}) {
+    CUdeviceptr value = packed.slot(packed.slotOf(pointer));
+    patched.setSlot(patched.slotOf(pointer), value);     // Allocated.
+    patched.setSlot(patched.slotOf(pointer) + 1, value); // Aligned.
+  }
+  patched.setSlot(patched.slotOf("dropout_seed"),
+                  KernelArgs::slotValue(std::int64_t{-42}));
+  patched.setSlot(patched.slotOf("dropout_offset"),
+                  KernelArgs::slotValue(std::int32_t{-1}));
+  ASSERT_EQ(patched.count(), packed.count());
+  for (std::size_t i = 0; i < packed.count(); ++i) {
+    EXPECT_EQ(patched.slot(i), packed.slot(i)) << "slot " << i;
+    EXPECT_EQ(*static_cast<std::uint64_t *>(patched.pointers()[i]),
+              packed.slot(i))
+        << "slot " << i;
+  }
+  EXPECT_THROW(patched.setSlot(packed.count(), 1), std::out_of_range);
+}
+
+TEST(KernelArgsTest, CopiesPointIntoTheirOwnSlots) {
+  KernelSpec spec =
+      specWithParams({memref("x", DType::F32, 1), scalar("n", ParamKind::I64)});
+  KernelArgs original(
+      spec, {{"x", MemrefArg{0x100, DType::F32, {4}}}, {"n", std::int64_t{1}}});
+  KernelArgs copy(original);
+  copy.setSlot(copy.slotOf("x"), 0x200);
+  copy.setSlot(copy.slotOf("n"), 2);
+  EXPECT_EQ(original.slot(0), 0x100u);
+  EXPECT_EQ(*static_cast<std::int64_t *>(original.pointers()[5]), 1);
+  EXPECT_EQ(*static_cast<std::uint64_t *>(copy.pointers()[0]), 0x200u);
+  EXPECT_EQ(*static_cast<std::int64_t *>(copy.pointers()[5]), 2);
+  EXPECT_EQ(copy.slotOf("n"), 5u);
+
+  KernelArgs assigned(specWithParams({scalar("m", ParamKind::I32)}),
+                      {{"m", std::int32_t{3}}});
+  assigned = copy;
+  ASSERT_EQ(assigned.count(), copy.count());
+  for (std::size_t i = 0; i < copy.count(); ++i) {
+    EXPECT_EQ(assigned.slot(i), copy.slot(i)) << "slot " << i;
+    EXPECT_NE(assigned.pointers()[i], copy.pointers()[i]) << "slot " << i;
+    EXPECT_EQ(*static_cast<std::uint64_t *>(assigned.pointers()[i]),
+              copy.slot(i));
+  }
+  EXPECT_EQ(assigned.findSlot("m"), std::nullopt);
+  EXPECT_EQ(assigned.slotOf("n"), 5u);
 }
 
 TEST(KernelArgsTest, ExtraBindingsAreIgnored) {

@@ -19,8 +19,11 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -48,24 +51,57 @@ using ArgBindings = std::map<std::string, ArgValue>;
 /// The parameter array cuLaunchKernel takes, built from a kernel's `params`.
 /// Each kernel parameter gets an 8-byte slot; 4-byte values sit in the first
 /// 4 bytes (the driver copies only as many bytes as the parameter has).
+///
+/// A caller that launches one kernel many times with new pointers may pack
+/// once, from placeholder pointers, then per launch overwrite only the slots
+/// that change (slotOf, setSlot) in the arguments or in a copy of them.
 class KernelArgs {
 public:
   /// Throws, naming the kernel and parameter, for a missing value or one of
   /// the wrong kind, element type or rank.
   KernelArgs(const KernelSpec &spec, const ArgBindings &bindings);
   KernelArgs(KernelArgs &&other) = default;
-  KernelArgs(const KernelArgs &) = delete;
-  KernelArgs &operator=(const KernelArgs &) = delete;
+  KernelArgs &operator=(KernelArgs &&other) = default;
+  /// A copy's pointers() point into the copy's own slots.
+  KernelArgs(const KernelArgs &other);
+  KernelArgs &operator=(const KernelArgs &other);
 
   void **pointers() { return slotPointers.data(); }
   std::size_t count() const { return slots.size(); }
   /// The raw 8-byte slot of kernel parameter `index` (after expansion).
   std::uint64_t slot(std::size_t index) const { return slots.at(index); }
 
+  /// The first slot of parameter `param`: a scalar's only slot, a memref's
+  /// allocated pointer (its aligned pointer is the next slot, its offset,
+  /// sizes and strides follow). Throws, naming the kernel, when the kernel
+  /// takes no such parameter.
+  std::size_t slotOf(const std::string &param) const;
+  /// slotOf, or nothing when the kernel takes no parameter `param`.
+  std::optional<std::size_t> findSlot(const std::string &param) const;
+  /// Overwrites slot `index` with `value` (slotValue's bits); throws
+  /// std::out_of_range past count().
+  void setSlot(std::size_t index, std::uint64_t value) {
+    slots.at(index) = value;
+  }
+
+  /// The slot that holds `value` (an i32, i64, f32 or device pointer) as
+  /// the constructor packs it: its bytes first, the rest zero.
+  template <typename T> static std::uint64_t slotValue(T value) {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t), "slots are 8 bytes");
+    std::uint64_t slot = 0;
+    std::memcpy(&slot, &value, sizeof(T));
+    return slot;
+  }
+
 private:
+  void pointAtSlots();
+
+  std::string kernelName;
   std::vector<std::uint64_t> slots;
   // Into `slots`, whose heap storage does not move when KernelArgs does.
   std::vector<void *> slotPointers;
+  // Each parameter's name and first slot, in the kernel's order.
+  std::vector<std::pair<std::string, std::size_t>> paramSlots;
 };
 
 } // namespace fa
