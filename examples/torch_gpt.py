@@ -89,6 +89,9 @@ def parse_args(argv=None):
     p.add_argument("--peak-tflops", type=float, default=989.4,
                    help="the GPU's peak for MFU (default: H100 SXM dense bf16)")
     p.add_argument("--json", metavar="PATH", help="write config and results as JSON")
+    p.add_argument("--profile", type=int, default=0, metavar="STEPS",
+                   help="after training, run STEPS more steps under torch.profiler and print "
+                        "the GPU time per kernel (not part of any timing)")
     p.add_argument("--device", default="cuda",
                    help="cuda, or cpu for a quick check of the script (f32, no autocast)")
     args = p.parse_args(argv)
@@ -264,6 +267,24 @@ class Batches:
             yield self._rows(self.val, starts)
 
 
+def print_profile(args, step, sync):
+    """GPU time per kernel over args.profile steps (torch.profiler), top 30."""
+    from torch.profiler import ProfilerActivity, profile
+
+    sync()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(args.profile):
+            step()
+        sync()
+    averages = prof.key_averages()
+    for key in ("self_device_time_total", "self_cuda_time_total"):
+        try:
+            print(averages.table(sort_by=key, row_limit=30), flush=True)
+            return
+        except (AttributeError, KeyError, ValueError):
+            continue
+
+
 def main(argv=None):
     args = parse_args(argv)
     try:
@@ -331,6 +352,29 @@ def main(argv=None):
           f"d_model={args.d_model} heads={args.heads} seq={args.seq} batch={args.batch} "
           f"({tokens_per_step} tokens/step), {n_params / 1e6:.1f}M parameters", flush=True)
 
+    def run_step(step):
+        """One optimizer step; its loss as a GPU tensor."""
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(args, step)
+        x, y = batches.train_batch()
+        if args.compile_mode == "reduce-overhead":
+            torch.compiler.cudagraph_mark_step_begin()  # a new step's CUDA graphs
+        try:
+            with autocast():
+                loss = train_model(to_device(x), to_device(y))
+            loss.backward()
+        except Exception as error:
+            if args.check_no_graph_breaks and step == 0:
+                raise SystemExit(f"error: torch.compile(fullgraph=True) failed, most "
+                                 f"likely at a graph break:\n{error}") from error
+            raise
+        if args.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        # A copy: CUDA-graph modes reuse the loss's memory in the next step.
+        return loss.detach().clone()
+
     losses = []  # each step's loss, kept on the GPU so that logging is the only sync
     timed_seconds, first_step_seconds = 0.0, None
     window_start = time.perf_counter()
@@ -339,26 +383,7 @@ def main(argv=None):
             if step == UNTIMED_STEPS:
                 sync()
                 window_start = time.perf_counter()
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(args, step)
-            x, y = batches.train_batch()
-            if args.compile_mode == "reduce-overhead":
-                torch.compiler.cudagraph_mark_step_begin()  # a new step's CUDA graphs
-            try:
-                with autocast():
-                    loss = train_model(to_device(x), to_device(y))
-                loss.backward()
-            except Exception as error:
-                if args.check_no_graph_breaks and step == 0:
-                    raise SystemExit(f"error: torch.compile(fullgraph=True) failed, most "
-                                     f"likely at a graph break:\n{error}") from error
-                raise
-            if args.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            # A copy: CUDA-graph modes reuse the loss's memory in the next step.
-            losses.append(loss.detach().clone())
+            losses.append(run_step(step))
             done = step + 1
             if done == 1:
                 sync()
@@ -371,6 +396,9 @@ def main(argv=None):
                 print(f"step {done:5d}/{args.steps} | loss {losses[-1].item():.4f} | "
                       f"lr {learning_rate(args, step):.2e}", flush=True)
                 window_start = time.perf_counter()  # logging is not timed
+
+        if args.profile > 0:
+            print_profile(args, lambda: run_step(args.steps), sync)
 
         val_loss = None
         if args.eval_batches > 0:
