@@ -18,36 +18,17 @@ kernel). Layers of the call, innermost first:
 """
 
 import ctypes
-import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
 import fa
+from bench_torch_ops import host_us_per_call  # the same measurement as the op bench
 from fa import _library, ops
 
 
-def per_call_us(fn, calls=200, rounds=7):
-    """(issue, wall) microseconds per call, medians over rounds."""
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    issue, wall = [], []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        issued = time.perf_counter()
-        torch.cuda.synchronize()
-        end = time.perf_counter()
-        issue.append((issued - start) / calls * 1e6)
-        wall.append((end - start) / calls * 1e6)
-    return statistics.median(issue), statistics.median(wall)
-
-
-def report(name, fn, **kwargs):
-    issue, wall = per_call_us(fn, **kwargs)
+def report(name, fn, calls=200):
+    issue, wall = host_us_per_call(fn, calls=calls, rounds=7)
     print("%-30s %8.2f %8.2f" % (name, issue, wall))
 
 
