@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace fa::train {
 
@@ -48,12 +49,6 @@ Bytes decayMaskOf(const ParameterLayout &layout, std::int64_t size) {
   return mask;
 }
 
-ByteCorpus corpusOf(const TrainOptions &options) {
-  return options.dataPath.empty()
-             ? syntheticCorpus(options.syntheticBytes, options.seed)
-             : loadCorpus(options.dataPath);
-}
-
 bool zeroOne(const TrainOptions &options, const Communicator *comm) {
   return comm && options.sync == SyncMode::Zero1;
 }
@@ -77,16 +72,16 @@ std::int64_t shardSizeOf(const ParameterLayout &layout,
 
 } // namespace
 
-Trainer::Trainer(const TrainOptions &options, const Context &context,
-                 const KernelLibrary &library, const TuningCache *cache,
-                 Communicator *comm)
+Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
+                 const Context &context, const KernelLibrary &library,
+                 const TuningCache *cache, Communicator *comm)
     : options(options), layout(options.model), comm(comm),
       shardSize(shardSizeOf(layout, options, comm)),
       paddedSize(zeroOne(options, comm) ? shardSize * comm->worldSize()
                                         : layout.totalSize()),
       kernels(std::make_unique<GptKernels>(GptKernels::load(
           library, cache, context.device(), options.model, options.dtype))),
-      corpus(corpusOf(options)), data(splitCorpus(corpus, options.valFraction)),
+      corpus(std::move(trainingData)), data(corpus.split()),
       master(f32Buffer("master weights", shardSize)),
       working("working weights", paddedSize * dtypeBytes(options.dtype)),
       grads(f32Buffer("gradients", paddedSize)),
@@ -167,6 +162,7 @@ MemoryBudget Trainer::memoryBudget(const TrainOptions &options, int worldSize) {
   // The initial weights are drawn on the host (f32), with the decay mask.
   budget.addHost("initial weights and decay mask",
                  bytes(layout.totalSize(), 4) + bytes(padded, 1));
+  budget.addHost("training and validation tokens", dataHostBytes(options.data));
   return budget;
 }
 
@@ -302,8 +298,8 @@ std::string Trainer::hyperparameters() const {
                          {"weight_decay", o.adam.weightDecay},
                          {"grad_clip", o.adam.maxNorm},
                          {"seed", o.seed},
-                         {"data", corpus.name},
-                         {"val_fraction", o.valFraction}};
+                         {"data", corpus.describe()},
+                         {"val_fraction", o.data.valFraction}};
   return json.dump();
 }
 

@@ -3,6 +3,7 @@
 #include "GradCheckCommand.h"
 
 #include "fa/runtime/Context.h"
+#include "fa/runtime/Error.h"
 #include "fa/runtime/Nvtx.h"
 
 #include <nlohmann/json.hpp>
@@ -27,9 +28,25 @@ void addModelOptions(CLI::App *command, train::GptConfig &config) {
   command->add_option("--seq", config.seq, "Sequence length (context)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--vocab", config.vocab,
+                   "Vocabulary size V (embedding and LM head rows); every "
+                   "token must be below it. fa-run train: 256 suits "
+                   "--data-format bytes; u16 data needs it given")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command->add_flag(
       "--untied-head", [&config](std::int64_t) { config.tiedHead = false; },
       "A separate LM head matrix instead of the token embedding's");
+}
+
+void checkModelOptions(const train::GptConfig &config) {
+  if (config.dModel % config.heads != 0)
+    throw Error("--heads " + std::to_string(config.heads) +
+                " does not divide --d-model " + std::to_string(config.dModel) +
+                ": change --heads or --d-model (head_dim = d_model / heads, "
+                "64 or 128 in the kernel library)");
+  config.validate(); // The rest: sizes, which CLI already checks positive.
 }
 
 CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
@@ -60,7 +77,7 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
 
 int runGradCheck(GradCheckCommandOptions &o) {
   o.check.dtype = parseDType(o.dtype);
-  o.check.model.validate();
+  checkModelOptions(o.check.model);
   Context context(o.gpu.device);
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
   train::GradCheckResult result =

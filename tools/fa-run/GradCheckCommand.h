@@ -26,9 +26,12 @@ struct GradCheckCommandOptions {
   std::string dtype = "f32";
 };
 
-/// --layers, --d-model, --heads, --seq and --untied-head, shared with
-/// `fa-run train`.
+/// --layers, --d-model, --heads, --seq, --vocab and --untied-head, shared
+/// with `fa-run train`.
 void addModelOptions(CLI::App *command, train::GptConfig &config);
+/// Throws fa::Error naming the options to change when the model options do
+/// not make a model (heads not dividing d_model, ...).
+void checkModelOptions(const train::GptConfig &config);
 
 CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &options);
 int runGradCheck(GradCheckCommandOptions &options);

@@ -15,11 +15,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 namespace fa {
 
@@ -45,17 +47,31 @@ void addOptimizerOptions(CLI::App *command, train::TrainOptions &t) {
       ->capture_default_str();
 }
 
-void addDataOptions(CLI::App *command, train::TrainOptions &t) {
-  command->add_option("--data", t.dataPath,
-                      "Training text, read as bytes (default: a built-in "
-                      "synthetic corpus)");
+void addDataOptions(CLI::App *command, TrainCommandOptions &o) {
+  train::TrainOptions &t = o.train;
+  command->add_option("--data", t.data.path,
+                      "Training data in --data-format (default: a built-in "
+                      "synthetic text, bytes)");
   command
-      ->add_option("--synthetic-bytes", t.syntheticBytes,
+      ->add_option("--data-format", o.dataFormat,
+                   "bytes: every byte of --data is a token (vocab 256); u16: "
+                   "uint16 little-endian tokens as nanoGPT's train.bin or "
+                   "llm.c's shards (whose header, magic 20240520, is read "
+                   "and checked) write them; needs --vocab")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bytes", "u16"}));
+  command->add_option("--val-data", t.data.validationPath,
+                      "Validation data in --data-format (default: the last "
+                      "--val-fraction of --data)");
+  command
+      ->add_option("--synthetic-bytes", t.data.syntheticBytes,
                    "Size of the synthetic corpus")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command
-      ->add_option("--val-fraction", t.valFraction,
-                   "The corpus's last fraction, held out for validation")
+      ->add_option("--val-fraction", t.data.valFraction,
+                   "The corpus's last fraction, held out for validation "
+                   "(without --val-data)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.9));
   command
@@ -180,8 +196,16 @@ private:
   std::int64_t windowSteps = 0;
 };
 
+/// "data: train.bin (u16), 900 training + 100 validation tokens".
+std::string describeData(const train::TrainingData &data) {
+  const train::CorpusSplit split = data.split();
+  return "data: " + data.describe() + ", " + std::to_string(split.train.size) +
+         " training + " + std::to_string(split.validation.size) +
+         " validation tokens";
+}
+
 void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
-                const Context &context) {
+                const Context &context, const std::string &dataLine) {
   const train::TrainOptions &t = o.train;
   if (trainer.worldSize() > 1)
     std::cout << trainer.worldSize() << " ranks, gradients "
@@ -203,7 +227,8 @@ void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
             << trainer.modelKernels().describe() << "activations "
             << gib(trainer.activationBytes())
             << ", optimizer state (f32 weights and moments) "
-            << gib(trainer.optimizerStateBytes()) << " per rank\n";
+            << gib(trainer.optimizerStateBytes()) << " per rank\n"
+            << dataLine << "\n";
 }
 
 /// Collective: every rank gathers the state; rank 0 writes it.
@@ -258,13 +283,16 @@ joinWorld(const train::WorldInfo &world, std::chrono::milliseconds timeout) {
 CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
   CLI::App *command = app.add_subcommand(
       "train", "Trains a GPT-style model on the kernel library's attention "
-               "and LayerNorm kernels (bytes of a text file as tokens)");
+               "and LayerNorm kernels (the bytes of a text file, or uint16 "
+               "token shards, as tokens)");
   // nanoGPT's Tiny Shakespeare settings: a small model on a small corpus
   // takes a high learning rate and a short-memory second moment.
   o.train.schedule.maxLr = 1e-3f;
   o.train.schedule.minLr = 1e-4f;
   o.train.adam.beta2 = 0.99f;
   addModelOptions(command, o.train.model);
+  command->get_option("--vocab")->each(
+      [&o](const std::string &) { o.vocabGiven = true; });
   command->add_option("--batch", o.train.batch, "Sequences per step")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -280,7 +308,7 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
                    "min(100, steps / 10)")
       ->check(CLI::NonNegativeNumber);
   addOptimizerOptions(command, o.train);
-  addDataOptions(command, o.train);
+  addDataOptions(command, o);
   command->add_option("--log-every", o.logEvery, "Steps between progress lines")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -345,8 +373,8 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
 }
 
 namespace {
-int trainRank(TrainCommandOptions &o, const train::WorldInfo &world,
-              const MemoryBudget &budget);
+int trainRank(TrainCommandOptions &o, train::TrainingData data,
+              const train::WorldInfo &world, const MemoryBudget &budget);
 
 /// "fa-run train (6 layers x 384, batch 64 x seq 256, bf16)" for errors.
 std::string describeRun(const train::TrainOptions &t,
@@ -361,23 +389,72 @@ std::string describeRun(const train::TrainOptions &t,
 }
 } // namespace
 
-int runTrain(TrainCommandOptions &o) {
-  train::TrainOptions &t = o.train;
-  t.dtype = parseDType(o.dtype);
-  t.sync = train::parseSyncMode(o.ddp);
-  t.model.validate();
-  t.schedule.totalSteps = t.steps;
+namespace {
+
+/// The option combinations refused before anything runs, each message
+/// naming the options to change.
+void checkTrainOptions(const TrainCommandOptions &o) {
+  const train::TrainOptions &t = o.train;
+  checkModelOptions(t.model);
   if (o.warmupSteps && *o.warmupSteps > t.steps)
     throw Error("--warmup " + std::to_string(*o.warmupSteps) +
                 " is more than --steps " + std::to_string(t.steps) +
                 ": lower --warmup or raise --steps");
-  t.schedule.warmupSteps =
-      o.warmupSteps.value_or(train::defaultWarmupSteps(t.steps));
-  t.schedule.validate();
+  auto number = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return std::string(text);
+  };
+  const train::LrSchedule &schedule = t.schedule;
+  if (!std::isfinite(schedule.maxLr) || !(schedule.maxLr > 0))
+    throw Error("--lr " + number(schedule.maxLr) +
+                " must be positive and finite");
+  if (!std::isfinite(schedule.minLr) || schedule.minLr < 0)
+    throw Error("--min-lr " + number(schedule.minLr) +
+                " must be non-negative and finite");
+  if (schedule.minLr > schedule.maxLr)
+    throw Error("--min-lr " + number(schedule.minLr) + " is above --lr " +
+                number(schedule.maxLr) + ": lower --min-lr or raise --lr");
+  for (auto [name, value] :
+       {std::pair{"--beta1", t.adam.beta1}, std::pair{"--beta2", t.adam.beta2}})
+    if (!(value >= 0 && value < 1))
+      throw Error(std::string(name) + " " + number(value) +
+                  " must be in [0, 1)");
+  if (!std::isfinite(t.adam.weightDecay) || t.adam.weightDecay < 0)
+    throw Error("--weight-decay " + number(t.adam.weightDecay) +
+                " must be non-negative and finite");
+  if (!std::isfinite(t.adam.maxNorm) || t.adam.maxNorm < 0)
+    throw Error("--grad-clip " + number(t.adam.maxNorm) +
+                " must be non-negative and finite (0: no clipping)");
+  if (t.data.validationPath.empty() && !(t.data.valFraction > 0))
+    throw Error("--val-fraction 0 leaves no validation data: raise "
+                "--val-fraction or give --val-data");
+  // u16 shards carry no vocabulary size, and one taken from the largest
+  // token would depend on which tokens this file happens to hold (another
+  // shard, or a resumed run on one, would build another model): the user
+  // names the tokenizer's size.
+  if (t.data.format == train::DataFormat::U16 && !o.vocabGiven)
+    throw Error("--data-format u16 needs --vocab: the tokenizer's vocabulary "
+                "size (50257 for GPT-2's, or 50304 padded as nanoGPT does; "
+                "every token must be below it)");
   if (o.resume && o.checkpointPath.empty())
     throw Error("--resume needs --checkpoint");
   if (o.checkpointEvery > 0 && o.checkpointPath.empty())
     throw Error("--checkpoint-every needs --checkpoint");
+}
+
+} // namespace
+
+int runTrain(TrainCommandOptions &o) {
+  train::TrainOptions &t = o.train;
+  t.dtype = parseDType(o.dtype);
+  t.sync = train::parseSyncMode(o.ddp);
+  t.data.format = train::parseDataFormat(o.dataFormat);
+  checkTrainOptions(o);
+  t.schedule.totalSteps = t.steps;
+  t.schedule.warmupSteps =
+      o.warmupSteps.value_or(train::defaultWarmupSteps(t.steps));
+  t.schedule.validate();
 
   train::WorldInfo world = train::worldFromEnvironment();
   if (o.nprocPerNode > 1) {
@@ -398,7 +475,13 @@ int runTrain(TrainCommandOptions &o) {
   budget.checkHost(describeRun(t, world), availableHostMemory());
 
   try {
-    return trainRank(o, world, budget);
+    // Before the GPU: a bad file or a corpus too short for --seq fails at
+    // once.
+    train::TrainingData data =
+        train::TrainingData::load(t.data, t.model.vocab, t.seed);
+    const train::BatchSampler lengthCheck(data.split(), t.batch, t.model.seq,
+                                          t.seed);
+    return trainRank(o, std::move(data), world, budget);
   } catch (const NoDeviceError &) {
     throw;
   } catch (const Error &error) {
@@ -412,8 +495,8 @@ int runTrain(TrainCommandOptions &o) {
 
 namespace {
 
-int trainRank(TrainCommandOptions &o, const train::WorldInfo &world,
-              const MemoryBudget &budget) {
+int trainRank(TrainCommandOptions &o, train::TrainingData data,
+              const train::WorldInfo &world, const MemoryBudget &budget) {
   train::TrainOptions &t = o.train;
   const bool leader = world.rank == 0;
   // A rank uses the GPU of its local rank.
@@ -426,10 +509,11 @@ int trainRank(TrainCommandOptions &o, const train::WorldInfo &world,
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
   std::optional<TuningCache> cache = TuningCache::loadIfPresent(
       defaultTuningCachePath(o.gpu.kernelDirectory()));
-  train::Trainer trainer(t, context, library, cache ? &*cache : nullptr,
-                         comm.get());
+  const std::string dataLine = describeData(data);
+  train::Trainer trainer(t, std::move(data), context, library,
+                         cache ? &*cache : nullptr, comm.get());
   if (leader)
-    printSetup(o, trainer, context);
+    printSetup(o, trainer, context, dataLine);
   if (o.resume) {
     trainer.restore(train::loadCheckpoint(o.checkpointPath));
     if (leader)

@@ -15,6 +15,8 @@
 // Checkpoints are written atomically (temporary file, then rename);
 // --resume continues from --checkpoint; --stop-at K ends the run after step
 // K as an interruption would (the schedule still spans --steps).
+// Data: the bytes of --data, or with `--data-format u16 --vocab N` nanoGPT's
+// or llm.c's uint16 token shards; --val-data, or the last --val-fraction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +56,9 @@ struct TrainCommandOptions {
   /// world of one (a check of the plumbing on one GPU).
   bool ddpGiven = false;
   double ncclTimeoutSeconds = 120;
+  std::string dataFormat = "bytes"; // --data-format: bytes or u16.
+  /// --vocab was given (u16 data needs it; bytes default to 256).
+  bool vocabGiven = false;
   /// --warmup, when given; else train::defaultWarmupSteps(--steps).
   std::optional<std::int64_t> warmupSteps;
   /// fa-run's arguments after the program name, for the launcher.

@@ -1,7 +1,9 @@
 //===- GptConfig.h - The GPT model's sizes and parameter layout -*- C++ -*-===//
 //
-// A GPT-2-style decoder over bytes (vocab 256). With C = d_model, H = heads,
-// D = C / H, F = 4C, T = seq, V = vocab, the forward of tokens [B, T] is:
+// A GPT-2-style decoder over tokens: bytes (vocab 256), or a tokenizer's ids
+// (fa-run train's --vocab; no kernel assumes 256). With C = d_model,
+// H = heads, D = C / H, F = 4C, T = seq, V = vocab, the forward of tokens
+// [B, T] is:
 //
 //   x = wte[token] + wpe[t]                                   [B, T, C]
 //   per layer:

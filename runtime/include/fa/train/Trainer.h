@@ -59,10 +59,8 @@ struct TrainOptions {
   LrSchedule schedule;
   AdamWStep adam; // lr and step are set per step.
   std::uint64_t seed = 1337;
-  /// Training text; empty: the built-in synthetic corpus.
-  std::string dataPath;
-  std::size_t syntheticBytes = std::size_t{1} << 20;
-  double valFraction = 0.1;
+  /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
+  DataOptions data;
   std::int64_t evalBatches = 20;
   /// How gradients are averaged over ranks (ignored without a communicator).
   SyncMode sync = SyncMode::Flat;
@@ -81,9 +79,11 @@ struct StepResult {
 class Trainer {
 public:
   /// `comm` null: one process; else this rank of a data-parallel run.
-  Trainer(const TrainOptions &options, const Context &context,
-          const KernelLibrary &library, const TuningCache *cache,
-          Communicator *comm = nullptr);
+  /// `data`: TrainingData::load(options.data, ...), loaded by the caller so
+  /// that a bad file fails before any GPU work.
+  Trainer(const TrainOptions &options, TrainingData data,
+          const Context &context, const KernelLibrary &library,
+          const TuningCache *cache, Communicator *comm = nullptr);
   ~Trainer();
 
   /// Takes step number `nextStep()` and advances; waits for the loss.
@@ -151,7 +151,7 @@ private:
   TrainKernels trainKernels;
   Matmul matmul;
   Stream stream;
-  ByteCorpus corpus;
+  TrainingData corpus;
   CorpusSplit data; // Points into corpus.
   std::unique_ptr<BatchSampler> sampler;
   // working and grads: paddedSize elements; master, adamM, adamV, decayMask
