@@ -6,6 +6,7 @@
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/Nvtx.h"
+#include "fa/train/StepProfile.h"
 
 namespace fa::train {
 
@@ -297,21 +298,32 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
                        bool forBackward, const Stream &stream) {
   NvtxRange range{"forward"};
   const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
-  trainKernels.embeddingForward(dtype, tokens, weight(layout.wte().offset),
-                                weight(layout.wpe().offset),
-                                layers[0]->input.get(), batch, seq, c, stream);
+  {
+    PhaseScope scope(profiler, Phase::Elementwise, stream);
+    trainKernels.embeddingForward(
+        dtype, tokens, weight(layout.wte().offset), weight(layout.wpe().offset),
+        layers[0]->input.get(), batch, seq, c, stream);
+  }
   for (std::int64_t l = 0; l < config.layers; ++l) {
     NvtxRange layerRange{"layer " + std::to_string(l) + " forward"};
     CUdeviceptr output =
         l + 1 < config.layers ? layers[l + 1]->input.get() : work->final.get();
     forwardLayer(*layers[l], layout.layer(l), stream);
+    PhaseScope scope(profiler, Phase::Elementwise, stream);
     trainKernels.add(dtype, layers[l]->middle.get(), work->projected.get(),
                      output, m * c, stream);
   }
   NvtxRange headRange{"final norm, head and loss"};
-  work->lnfForward->enqueue(stream);
-  matmul.forward(dtype, DType::F32, {m, c, v}, work->lnf.get(),
-                 weight(layout.head()), 0, work->logits.get(), stream);
+  {
+    PhaseScope scope(profiler, Phase::LayerNorm, stream);
+    work->lnfForward->enqueue(stream);
+  }
+  {
+    PhaseScope scope(profiler, Phase::Matmul, stream);
+    matmul.forward(dtype, DType::F32, {m, c, v}, work->lnf.get(),
+                   weight(layout.head()), 0, work->logits.get(), stream);
+  }
+  PhaseScope scope(profiler, Phase::Loss, stream);
   trainKernels.crossEntropy(dtype, work->logits.get(), targets,
                             work->losses.get(),
                             forBackward ? work->dlogits.get() : 0, m, v,
@@ -324,24 +336,44 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
                             const Stream &stream) {
   const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden();
   const std::int64_t h = config.heads, d = config.headDim();
-  x.ln1Forward->enqueue(stream);
-  matmul.forward(dtype, dtype, {m, c, 3 * c}, x.ln1.get(), weight(p.qkvW),
-                 weight(p.qkvB), x.qkv.get(), stream);
-  trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
-                          batch, seq, h, d, stream);
-  x.attentionForward->enqueue(stream);
-  trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch, seq,
-                          h, d, stream);
-  matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
-                 weight(p.projB), work->projected.get(), stream);
-  trainKernels.add(dtype, x.input.get(), work->projected.get(), x.middle.get(),
-                   m * c, stream);
-  x.ln2Forward->enqueue(stream);
-  matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
-                 weight(p.fcB), x.fc.get(), stream);
-  trainKernels.geluForward(dtype, x.fc.get(), x.gelu.get(), m * f, stream);
-  matmul.forward(dtype, dtype, {m, f, c}, x.gelu.get(), weight(p.fcProjW),
-                 weight(p.fcProjB), work->projected.get(), stream);
+  auto timed = [&](Phase phase, auto &&launch) {
+    PhaseScope scope(profiler, phase, stream);
+    launch();
+  };
+  timed(Phase::LayerNorm, [&] { x.ln1Forward->enqueue(stream); });
+  timed(Phase::Matmul, [&] {
+    matmul.forward(dtype, dtype, {m, c, 3 * c}, x.ln1.get(), weight(p.qkvW),
+                   weight(p.qkvB), x.qkv.get(), stream);
+  });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
+                            batch, seq, h, d, stream);
+  });
+  timed(Phase::AttentionForward, [&] { x.attentionForward->enqueue(stream); });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
+                            seq, h, d, stream);
+  });
+  timed(Phase::Matmul, [&] {
+    matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
+                   weight(p.projB), work->projected.get(), stream);
+  });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.add(dtype, x.input.get(), work->projected.get(),
+                     x.middle.get(), m * c, stream);
+  });
+  timed(Phase::LayerNorm, [&] { x.ln2Forward->enqueue(stream); });
+  timed(Phase::Matmul, [&] {
+    matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
+                   weight(p.fcB), x.fc.get(), stream);
+  });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.geluForward(dtype, x.fc.get(), x.gelu.get(), m * f, stream);
+  });
+  timed(Phase::Matmul, [&] {
+    matmul.forward(dtype, dtype, {m, f, c}, x.gelu.get(), weight(p.fcProjW),
+                   weight(p.fcProjB), work->projected.get(), stream);
+  });
 }
 
 void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
@@ -356,12 +388,16 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
     NvtxRange headRange{"head and final norm backward"};
     // The head has no bias: its weight gradient overwrites (tied: wte's,
     // which the embedding's backward then adds to).
-    matmul.backwardInput(dtype, {m, c, v}, work->dlogits.get(),
-                         weight(layout.head()), work->normOutGrad.get(), false,
-                         stream);
-    matmul.backwardWeight(dtype, {m, c, v}, work->dlogits.get(),
-                          work->lnf.get(), gradient(layout.head()), false,
-                          stream);
+    {
+      PhaseScope scope(profiler, Phase::Matmul, stream);
+      matmul.backwardInput(dtype, {m, c, v}, work->dlogits.get(),
+                           weight(layout.head()), work->normOutGrad.get(),
+                           false, stream);
+      matmul.backwardWeight(dtype, {m, c, v}, work->dlogits.get(),
+                            work->lnf.get(), gradient(layout.head()), false,
+                            stream);
+    }
+    PhaseScope scope(profiler, Phase::LayerNorm, stream);
     work->lnfBackward->enqueue(stream);
   }
   // The final LayerNorm's gradients and an untied head's are final; a tied
@@ -372,10 +408,14 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
     backwardLayer(*layers[l], layout.layer(l), stream);
     ready(layout.layer(l).ln1W);
   }
-  NvtxRange embeddingRange{"embedding backward"};
-  trainKernels.embeddingBackward(
-      dtype, tokens, work->residualGrad.get(), gradient(layout.wte().offset),
-      gradient(layout.wpe().offset), batch, seq, c, v, config.tiedHead, stream);
+  {
+    NvtxRange embeddingRange{"embedding backward"};
+    PhaseScope scope(profiler, Phase::Elementwise, stream);
+    trainKernels.embeddingBackward(dtype, tokens, work->residualGrad.get(),
+                                   gradient(layout.wte().offset),
+                                   gradient(layout.wpe().offset), batch, seq, c,
+                                   v, config.tiedHead, stream);
+  }
   ready(0);
 }
 
@@ -384,10 +424,14 @@ void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
                               CUdeviceptr x, std::int64_t weightOffset,
                               std::int64_t biasOffset, CUdeviceptr dx,
                               const Stream &stream) {
-  matmul.backwardInput(dtype, shape, dy, weight(weightOffset), dx, false,
-                       stream);
-  matmul.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
-                        stream);
+  {
+    PhaseScope scope(profiler, Phase::Matmul, stream);
+    matmul.backwardInput(dtype, shape, dy, weight(weightOffset), dx, false,
+                         stream);
+    matmul.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
+                          stream);
+  }
+  PhaseScope scope(profiler, Phase::Elementwise, stream);
   trainKernels.biasGradient(dtype, dy, gradient(biasOffset), shape.rows,
                             shape.out, false, stream);
 }
@@ -400,28 +444,43 @@ void GptModel::backwardLayer(Layer &x, const LayerParameters &p,
   const std::int64_t h = config.heads, d = config.headDim();
   Workspace &w = *work;
   // The MLP: output = middle + gelu(ln2(middle) fc_w^T + fc_b) fc_proj_w^T + b.
+  auto timed = [&](Phase phase, auto &&launch) {
+    PhaseScope scope(profiler, phase, stream);
+    launch();
+  };
   linearBackward({m, f, c}, w.residualGrad.get(), x.gelu.get(), p.fcProjW,
                  p.fcProjB, w.geluGrad.get(), stream);
-  trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(), w.fcGrad.get(),
-                            m * f, stream);
+  timed(Phase::Elementwise, [&] {
+    trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
+                              w.fcGrad.get(), m * f, stream);
+  });
   linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
                  w.normOutGrad.get(), stream);
-  x.ln2Backward->enqueue(stream);
-  trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
-                   w.residualGrad.get(), m * c, stream);
+  timed(Phase::LayerNorm, [&] { x.ln2Backward->enqueue(stream); });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                     w.residualGrad.get(), m * c, stream);
+  });
   // Attention: middle = input + attention(ln1(input)) proj_w^T + proj_b.
   linearBackward({m, c, c}, w.residualGrad.get(), x.merged.get(), p.projW,
                  p.projB, w.mergedGrad.get(), stream);
-  trainKernels.unmergeHeads(dtype, w.mergedGrad.get(), w.attentionGrad.get(),
-                            batch, seq, h, d, stream);
-  x.attentionBackward->enqueue(stream);
-  trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
-                         w.qkvGrad.get(), batch, seq, h, d, stream);
+  timed(Phase::Elementwise, [&] {
+    trainKernels.unmergeHeads(dtype, w.mergedGrad.get(), w.attentionGrad.get(),
+                              batch, seq, h, d, stream);
+  });
+  timed(Phase::AttentionBackward,
+        [&] { x.attentionBackward->enqueue(stream); });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
+                           w.qkvGrad.get(), batch, seq, h, d, stream);
+  });
   linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
                  w.normOutGrad.get(), stream);
-  x.ln1Backward->enqueue(stream);
-  trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
-                   w.residualGrad.get(), m * c, stream);
+  timed(Phase::LayerNorm, [&] { x.ln1Backward->enqueue(stream); });
+  timed(Phase::Elementwise, [&] {
+    trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                     w.residualGrad.get(), m * c, stream);
+  });
 }
 
 } // namespace fa::train

@@ -90,6 +90,9 @@ void DdpSync::ready(std::int64_t offset, const Stream &compute) {
     NvtxRange range{"all-reduce gradient bucket"};
     events[launched]->record(compute);
     events[launched]->waitOn(*commStream);
+    // After the wait: the bucket's time is its all-reduce's, not the
+    // backward's it waited for.
+    PhaseScope scope(profiler, Phase::Communication, *commStream, true);
     allReduce(buckets[launched].begin, buckets[launched].end, *commStream,
               "gradient bucket " + std::to_string(launched));
     ++launched;
@@ -99,14 +102,18 @@ void DdpSync::ready(std::int64_t offset, const Stream &compute) {
 void DdpSync::finish(const Stream &compute) {
   NvtxRange range{"average gradients"};
   switch (mode) {
-  case SyncMode::Naive:
+  case SyncMode::Naive: {
+    PhaseScope scope(profiler, Phase::Communication, compute);
     for (const ParameterTensor &tensor : layout.tensors())
       allReduce(tensor.offset, tensor.offset + tensor.size, compute,
                 "the gradient of " + tensor.name);
     return;
-  case SyncMode::Flat:
+  }
+  case SyncMode::Flat: {
+    PhaseScope scope(profiler, Phase::Communication, compute);
     allReduce(0, layout.totalSize(), compute, "the flat gradients");
     return;
+  }
   case SyncMode::Overlap:
     ready(0, compute);
     events.back()->record(*commStream);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -117,6 +118,10 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
   if (comm && !sharded())
     ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
                                     options.bucketMegabytes);
+  model->setProfiler(&profiler);
+  if (ddp)
+    ddp->setProfiler(&profiler);
+  profiler.totals().tokensPerStep = tokensPerStep() * worldSize();
   stream.synchronize();
 }
 
@@ -195,11 +200,16 @@ void Trainer::uploadBatch(const std::vector<std::int32_t> &hostTokens,
 /// waits for the stream.
 double Trainer::meanLoss(bool overRanks, const std::string &what) {
   CUdeviceptr lossSum = scalar(scalars, kLossSum);
-  trainKernels.sum(model->losses(), lossSum, model->rows(), reduction.get(),
-                   stream);
-  if (comm && overRanks)
+  {
+    PhaseScope scope(&profiler, Phase::Loss, stream);
+    trainKernels.sum(model->losses(), lossSum, model->rows(), reduction.get(),
+                     stream);
+  }
+  if (comm && overRanks) {
+    PhaseScope scope(&profiler, Phase::Communication, stream);
     comm->allReduce(lossSum, lossSum, 1, DType::F32, ReduceOp::Average, stream,
                     what);
+  }
   waitForGpu(what);
   hostScalars = downloadFloats(scalars);
   return hostScalars[kLossSum] / static_cast<double>(model->rows());
@@ -210,35 +220,52 @@ double Trainer::meanLoss(bool overRanks, const std::string &what) {
 void Trainer::averageGradients() {
   if (ddp)
     ddp->finish(stream);
-  else if (sharded())
+  else if (sharded()) {
+    PhaseScope scope(&profiler, Phase::Communication, stream);
     comm->reduceScatter(grads.get(), gradShard.get(), shardSize, DType::F32,
                         ReduceOp::Average, stream, "the gradients");
+  }
 }
 
 void Trainer::optimizerStep(float lr) {
   NvtxRange range{"AdamW"};
   CUdeviceptr stepGrads = sharded() ? gradShard.get() : grads.get();
   CUdeviceptr normSquared = scalar(scalars, kGradNormSquared);
-  trainKernels.sumOfSquares(stepGrads, normSquared, shardSize, reduction.get(),
-                            stream);
-  if (sharded())
+  {
+    PhaseScope scope(&profiler, Phase::Optimizer, stream);
+    trainKernels.sumOfSquares(stepGrads, normSquared, shardSize,
+                              reduction.get(), stream);
+  }
+  if (sharded()) {
+    PhaseScope scope(&profiler, Phase::Communication, stream);
     comm->allReduce(normSquared, normSquared, 1, DType::F32, ReduceOp::Sum,
                     stream, "the gradient norm");
+  }
   AdamWStep hyper = options.adam;
   hyper.lr = lr;
   hyper.step = stepIndex + 1;
   const std::size_t elementBytes = dtypeBytes(options.dtype);
   CUdeviceptr workingShard = working.get() + shardBegin() * elementBytes;
-  adamW(trainKernels, options.dtype, hyper, master.get(), stepGrads,
-        adamM.get(), adamV.get(), decayMask.get(), normSquared, workingShard,
-        shardSize, stream);
-  if (sharded())
+  {
+    PhaseScope scope(&profiler, Phase::Optimizer, stream);
+    adamW(trainKernels, options.dtype, hyper, master.get(), stepGrads,
+          adamM.get(), adamV.get(), decayMask.get(), normSquared, workingShard,
+          shardSize, stream);
+  }
+  if (sharded()) {
+    PhaseScope scope(&profiler, Phase::Communication, stream);
     comm->allGather(workingShard, working.get(), shardSize, options.dtype,
                     stream, "the updated weights");
+  }
 }
 
-StepResult Trainer::step() {
+StepResult Trainer::step(bool profile) {
   NvtxRange range{"training step"};
+  // The step's wall time on the host clock: the previous step ended waiting
+  // for its loss, so the GPU starts idle and the step ends on the host.
+  const auto started = std::chrono::steady_clock::now();
+  if (profile)
+    profiler.beginStep();
   StepResult result;
   result.step = stepIndex;
   result.lr = learningRate(options.schedule, stepIndex);
@@ -251,6 +278,10 @@ StepResult Trainer::step() {
   result.loss = meanLoss(true, "the training loss");
   // meanLoss downloaded every step scalar, the gradient norm's too.
   result.gradNorm = std::sqrt(hostScalars[kGradNormSquared]);
+  if (profile)
+    profiler.endStep(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - started)
+                         .count());
   ++stepIndex;
   return result;
 }

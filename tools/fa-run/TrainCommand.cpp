@@ -364,6 +364,20 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
                    "collective) before it gives up with an error")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command->add_flag(
+      "--profile", o.profile,
+      "Print where the step's time goes, phase by phase (attention, "
+      "LayerNorm, matmuls, elementwise, loss, optimizer, communication, "
+      "idle), timed with CUDA events over --profile-steps steps after up to "
+      "10 warm-up steps");
+  command
+      ->add_option("--profile-steps", o.profileSteps,
+                   "Steps --profile times (left out of the throughput line)")
+      ->each([&o](const std::string &) { o.profileStepsGiven = true; })
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--profile-json", o.profileJsonPath,
+                      "Also write --profile's table as JSON to this file");
   command->add_option("--peak-tflops", o.peakTflops,
                       "The GPU's dense peak for MFU (default: the datasheet "
                       "value of H100/H200)");
@@ -439,6 +453,10 @@ void checkTrainOptions(const TrainCommandOptions &o) {
                 "every token must be below it)");
   if (o.resume && o.checkpointPath.empty())
     throw Error("--resume needs --checkpoint");
+  if (o.profileStepsGiven && !o.profile)
+    throw Error("--profile-steps needs --profile");
+  if (!o.profileJsonPath.empty() && !o.profile)
+    throw Error("--profile-json needs --profile");
   if (o.checkpointEvery > 0 && o.checkpointPath.empty())
     throw Error("--checkpoint-every needs --checkpoint");
 }
@@ -533,10 +551,16 @@ int trainRank(TrainCommandOptions &o, train::TrainingData data,
       trainer.nextStep() + std::min<std::int64_t>(10, t.steps / 5);
   double timedSeconds = 0;
   std::int64_t timedSteps = 0;
+  // --profile: its steps record events and are left out of the throughput.
+  const train::StepWindow profiled =
+      o.profile
+          ? train::profileWindow(trainer.nextStep(), lastStep, o.profileSteps)
+          : train::StepWindow{};
   while (trainer.nextStep() < lastStep) {
     auto started = std::chrono::steady_clock::now();
-    train::StepResult step = trainer.step();
-    if (step.step >= firstTimed) {
+    const bool profileStep = profiled.contains(trainer.nextStep());
+    train::StepResult step = trainer.step(profileStep);
+    if (step.step >= firstTimed && !profileStep) {
       timedSeconds += std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - started)
                           .count();
@@ -571,13 +595,28 @@ int trainRank(TrainCommandOptions &o, train::TrainingData data,
     char line[200];
     std::snprintf(line, sizeof line,
                   "throughput: %.0f tokens/s, %.0f per GPU, %.3f ms/step "
-                  "(steps %lld-%lld)",
+                  "(steps %lld-%lld%s)",
                   tokens / timedSeconds,
                   tokens / timedSeconds / trainer.worldSize(),
                   1e3 * timedSeconds / static_cast<double>(timedSteps),
                   static_cast<long long>(firstTimed + 1),
-                  static_cast<long long>(firstTimed + timedSteps));
+                  // Every step from firstTimed on, but the profiled ones.
+                  static_cast<long long>(lastStep),
+                  o.profile ? ", profiled steps left out" : "");
     std::cout << line << std::endl;
+  }
+  if (o.profile && trainer.profile().steps > 0) {
+    const train::ProfileSummary summary =
+        train::summarizeProfile(trainer.profile());
+    std::cout << train::formatProfileTable(
+        summary, "steps " + std::to_string(profiled.begin + 1) + "-" +
+                     std::to_string(profiled.end));
+    if (!o.profileJsonPath.empty()) {
+      std::ofstream json(o.profileJsonPath);
+      json << train::profileJson(summary) << "\n";
+      if (!json)
+        throw Error("writing the step profile to " + o.profileJsonPath);
+    }
   }
   std::cout << "peak device memory: " << gib(DeviceBuffer::allocated().peak())
             << " in buffers, " << gib(DeviceBuffer::deviceUsagePeak().usedBytes)

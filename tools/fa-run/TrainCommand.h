@@ -15,6 +15,9 @@
 // Checkpoints are written atomically (temporary file, then rename);
 // --resume continues from --checkpoint; --stop-at K ends the run after step
 // K as an interruption would (the schedule still spans --steps).
+// --profile prints where the time of --profile-steps steps (after up to 10
+// warm-up steps) went, phase by phase (StepProfile.h); the throughput line
+// leaves those steps out.
 // Data: the bytes of --data, or with `--data-format u16 --vocab N` nanoGPT's
 // or llm.c's uint16 token shards; --val-data, or the last --val-fraction.
 //
@@ -61,6 +64,11 @@ struct TrainCommandOptions {
   bool vocabGiven = false;
   /// --warmup, when given; else train::defaultWarmupSteps(--steps).
   std::optional<std::int64_t> warmupSteps;
+  /// --profile: time the phases of --profile-steps steps (StepProfile.h).
+  bool profile = false;
+  std::int64_t profileSteps = 20;
+  bool profileStepsGiven = false;
+  std::string profileJsonPath; // --profile-json: the table as JSON.
   /// fa-run's arguments after the program name, for the launcher.
   std::vector<std::string> commandLine;
 };

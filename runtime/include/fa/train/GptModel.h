@@ -29,6 +29,7 @@
 #include "fa/train/GptConfig.h"
 #include "fa/train/GradientSync.h"
 #include "fa/train/Matmul.h"
+#include "fa/train/StepProfile.h"
 #include "fa/train/TrainKernels.h"
 
 #include <memory>
@@ -90,6 +91,9 @@ public:
                                             std::int64_t batch,
                                             std::int64_t seq, DType dtype);
   std::int64_t rows() const { return batch * seq; }
+  /// Times each phase's launches while `profiler` records a step (null:
+  /// never; StepProfile.h).
+  void setProfiler(StepProfiler *profiler) { this->profiler = profiler; }
 
 private:
   struct Layer;
@@ -118,6 +122,7 @@ private:
   std::vector<std::unique_ptr<Layer>> layers;
   std::unique_ptr<Workspace> work;
   std::size_t bytesHeld = 0;
+  StepProfiler *profiler = nullptr;
 };
 
 } // namespace fa::train

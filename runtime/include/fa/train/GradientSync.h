@@ -23,6 +23,7 @@
 #include "fa/runtime/Stream.h"
 #include "fa/train/Comm.h"
 #include "fa/train/GptConfig.h"
+#include "fa/train/StepProfile.h"
 
 #include <cstdint>
 #include <memory>
@@ -74,6 +75,10 @@ public:
   void finish(const Stream &compute);
 
   std::size_t bucketCount() const { return buckets.size(); }
+  /// Times the all-reduces while `profiler` records a step: on the
+  /// training stream as communication, the overlapped buckets' on the
+  /// communication stream as overlapped communication.
+  void setProfiler(StepProfiler *profiler) { this->profiler = profiler; }
 
 private:
   void allReduce(std::int64_t begin, std::int64_t end, const Stream &stream,
@@ -87,6 +92,7 @@ private:
   std::size_t launched = 0; // Buckets started in this backward.
   std::unique_ptr<Stream> commStream;
   std::vector<std::unique_ptr<Event>> events; // One per bucket, and one more.
+  StepProfiler *profiler = nullptr;
 };
 
 } // namespace fa::train

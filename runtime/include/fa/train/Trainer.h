@@ -41,6 +41,7 @@
 #include "fa/train/GradientSync.h"
 #include "fa/train/Matmul.h"
 #include "fa/train/Schedule.h"
+#include "fa/train/StepProfile.h"
 #include "fa/train/TrainKernels.h"
 
 #include <cstdint>
@@ -87,7 +88,10 @@ public:
   ~Trainer();
 
   /// Takes step number `nextStep()` and advances; waits for the loss.
-  StepResult step();
+  /// `profile`: times the step's phases into profile() (StepProfile.h).
+  StepResult step(bool profile = false);
+  /// The phases of the steps taken with `profile`, summed.
+  const ProfileTotals &profile() const { return profiler.totals(); }
   /// Mean validation loss over options.evalBatches batches (forward only).
   double evaluate();
   std::int64_t nextStep() const { return stepIndex; }
@@ -163,6 +167,7 @@ private:
   std::int64_t stepIndex = 0;
   std::vector<std::int32_t> hostTokens, hostTargets;
   std::vector<float> hostScalars; // The step scalars, as meanLoss read them.
+  StepProfiler profiler;
 };
 
 } // namespace fa::train
