@@ -299,7 +299,7 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
   NvtxRange range{"forward"};
   const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
   {
-    PhaseScope scope(profiler, Phase::Elementwise, stream);
+    PhaseScope scope(profiler, Phase::Embedding, stream);
     trainKernels.embeddingForward(
         dtype, tokens, weight(layout.wte().offset), weight(layout.wpe().offset),
         layers[0]->input.get(), batch, seq, c, stream);
@@ -309,7 +309,7 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
     CUdeviceptr output =
         l + 1 < config.layers ? layers[l + 1]->input.get() : work->final.get();
     forwardLayer(*layers[l], layout.layer(l), stream);
-    PhaseScope scope(profiler, Phase::Elementwise, stream);
+    PhaseScope scope(profiler, Phase::Residual, stream);
     trainKernels.add(dtype, layers[l]->middle.get(), work->projected.get(),
                      output, m * c, stream);
   }
@@ -345,12 +345,12 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
     matmul.forward(dtype, dtype, {m, c, 3 * c}, x.ln1.get(), weight(p.qkvW),
                    weight(p.qkvB), x.qkv.get(), stream);
   });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::HeadsLayout, [&] {
     trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
                             batch, seq, h, d, stream);
   });
   timed(Phase::AttentionForward, [&] { x.attentionForward->enqueue(stream); });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::HeadsLayout, [&] {
     trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
                             seq, h, d, stream);
   });
@@ -358,7 +358,7 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
     matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
                    weight(p.projB), work->projected.get(), stream);
   });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::Residual, [&] {
     trainKernels.add(dtype, x.input.get(), work->projected.get(),
                      x.middle.get(), m * c, stream);
   });
@@ -367,7 +367,7 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
     matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
                    weight(p.fcB), x.fc.get(), stream);
   });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::Gelu, [&] {
     trainKernels.geluForward(dtype, x.fc.get(), x.gelu.get(), m * f, stream);
   });
   timed(Phase::Matmul, [&] {
@@ -410,7 +410,7 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
   }
   {
     NvtxRange embeddingRange{"embedding backward"};
-    PhaseScope scope(profiler, Phase::Elementwise, stream);
+    PhaseScope scope(profiler, Phase::Embedding, stream);
     trainKernels.embeddingBackward(dtype, tokens, work->residualGrad.get(),
                                    gradient(layout.wte().offset),
                                    gradient(layout.wpe().offset), batch, seq, c,
@@ -431,7 +431,7 @@ void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
     matmul.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
                           stream);
   }
-  PhaseScope scope(profiler, Phase::Elementwise, stream);
+  PhaseScope scope(profiler, Phase::BiasGrad, stream);
   trainKernels.biasGradient(dtype, dy, gradient(biasOffset), shape.rows,
                             shape.out, false, stream);
 }
@@ -450,34 +450,34 @@ void GptModel::backwardLayer(Layer &x, const LayerParameters &p,
   };
   linearBackward({m, f, c}, w.residualGrad.get(), x.gelu.get(), p.fcProjW,
                  p.fcProjB, w.geluGrad.get(), stream);
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::Gelu, [&] {
     trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
                               w.fcGrad.get(), m * f, stream);
   });
   linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
                  w.normOutGrad.get(), stream);
   timed(Phase::LayerNorm, [&] { x.ln2Backward->enqueue(stream); });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::Residual, [&] {
     trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
                      w.residualGrad.get(), m * c, stream);
   });
   // Attention: middle = input + attention(ln1(input)) proj_w^T + proj_b.
   linearBackward({m, c, c}, w.residualGrad.get(), x.merged.get(), p.projW,
                  p.projB, w.mergedGrad.get(), stream);
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::HeadsLayout, [&] {
     trainKernels.unmergeHeads(dtype, w.mergedGrad.get(), w.attentionGrad.get(),
                               batch, seq, h, d, stream);
   });
   timed(Phase::AttentionBackward,
         [&] { x.attentionBackward->enqueue(stream); });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::HeadsLayout, [&] {
     trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
                            w.qkvGrad.get(), batch, seq, h, d, stream);
   });
   linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
                  w.normOutGrad.get(), stream);
   timed(Phase::LayerNorm, [&] { x.ln1Backward->enqueue(stream); });
-  timed(Phase::Elementwise, [&] {
+  timed(Phase::Residual, [&] {
     trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
                      w.residualGrad.get(), m * c, stream);
   });

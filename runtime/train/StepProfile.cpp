@@ -22,8 +22,18 @@ const char *phaseName(Phase phase) {
     return "layernorm fwd+bwd";
   case Phase::Matmul:
     return "matmul (cuBLASLt)";
-  case Phase::Elementwise:
-    return "elementwise";
+  case Phase::Embedding:
+    return "embedding";
+  case Phase::HeadsLayout:
+    return "heads layout";
+  case Phase::BiasGrad:
+    return "bias grad";
+  case Phase::Gelu:
+    return "gelu";
+  case Phase::Residual:
+    return "residual";
+  case Phase::ElementwiseOther:
+    return "elementwise (other)";
   case Phase::Loss:
     return "loss (cross-entropy)";
   case Phase::Optimizer:

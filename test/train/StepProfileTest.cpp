@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace fa::train {
 namespace {
@@ -18,6 +21,29 @@ std::array<double, kPhaseCount> phases(double attentionForward, double matmul,
   ms[static_cast<int>(Phase::AttentionForward)] = attentionForward;
   ms[static_cast<int>(Phase::Matmul)] = matmul;
   ms[static_cast<int>(Phase::Optimizer)] = optimizer;
+  return ms;
+}
+
+/// The table's and the JSON's phase names, in Phase order.
+const std::vector<std::string> kPhaseNames = {"attention fwd",
+                                              "attention bwd",
+                                              "layernorm fwd+bwd",
+                                              "matmul (cuBLASLt)",
+                                              "embedding",
+                                              "heads layout",
+                                              "bias grad",
+                                              "gelu",
+                                              "residual",
+                                              "elementwise (other)",
+                                              "loss (cross-entropy)",
+                                              "optimizer (norm, AdamW)",
+                                              "communication"};
+
+/// One step's phases: `ms[i]` for phase i.
+std::array<double, kPhaseCount> everyPhase(double first, double increment) {
+  std::array<double, kPhaseCount> ms{};
+  for (int i = 0; i < kPhaseCount; ++i)
+    ms[i] = first + increment * i;
   return ms;
 }
 
@@ -112,6 +138,60 @@ TEST(StepProfile, TableHasARowPerPhaseThenIdleAndWall) {
   // Phases come before idle, idle before the wall.
   EXPECT_LT(table.find("attention fwd"), table.find("idle/other"));
   EXPECT_LT(table.find("idle/other"), table.find("step (wall)"));
+}
+
+TEST(StepProfile, PhasesAreNamedInOrder) {
+  ASSERT_EQ(kPhaseNames.size(), static_cast<std::size_t>(kPhaseCount));
+  for (int i = 0; i < kPhaseCount; ++i)
+    EXPECT_EQ(phaseName(static_cast<Phase>(i)), kPhaseNames[i]) << i;
+  EXPECT_EQ(phaseName(Phase::Embedding), std::string("embedding"));
+  EXPECT_EQ(phaseName(Phase::HeadsLayout), std::string("heads layout"));
+  EXPECT_EQ(phaseName(Phase::BiasGrad), std::string("bias grad"));
+  EXPECT_EQ(phaseName(Phase::Gelu), std::string("gelu"));
+  EXPECT_EQ(phaseName(Phase::Residual), std::string("residual"));
+  EXPECT_EQ(phaseName(Phase::ElementwiseOther),
+            std::string("elementwise (other)"));
+}
+
+TEST(StepProfile, EveryPhaseHasItsOwnRowAndSum) {
+  // Phase i takes 0.125 * (i + 1) ms: every row's value is its own.
+  ProfileTotals totals;
+  totals.addStep(everyPhase(0.125, 0.125), 0, false, 20);
+  ProfileSummary summary = summarizeProfile(totals);
+  ASSERT_EQ(summary.phases.size(), static_cast<std::size_t>(kPhaseCount));
+  double sum = 0;
+  for (int i = 0; i < kPhaseCount; ++i) {
+    EXPECT_EQ(summary.phases[i].name, kPhaseNames[i]);
+    EXPECT_DOUBLE_EQ(summary.phases[i].msPerStep, 0.125 * (i + 1));
+    sum += 0.125 * (i + 1);
+  }
+  EXPECT_DOUBLE_EQ(summary.phaseSumMsPerStep, sum);
+  EXPECT_DOUBLE_EQ(summary.idle.msPerStep, 20 - sum);
+
+  // The table: one row per phase, in Phase order, each with its value.
+  std::string table = formatProfileTable(summary, "steps 11-11");
+  std::size_t previous = 0;
+  for (int i = 0; i < kPhaseCount; ++i) {
+    std::string line = lineOf(table, kPhaseNames[i]);
+    ASSERT_NE(line, "") << kPhaseNames[i] << " missing from\n" << table;
+    char value[32];
+    std::snprintf(value, sizeof value, " %.3f ", 0.125 * (i + 1));
+    EXPECT_NE(line.find(value), std::string::npos) << line;
+    std::size_t at = table.find("\n  " + kPhaseNames[i] + " ");
+    EXPECT_GT(at, previous) << kPhaseNames[i] << " out of order in\n" << table;
+    previous = at;
+  }
+  EXPECT_LT(previous, table.find("idle/other"));
+
+  // The JSON: the same names and values.
+  auto json = nlohmann::json::parse(profileJson(summary));
+  ASSERT_EQ(json["phases"].size(), static_cast<std::size_t>(kPhaseCount));
+  for (int i = 0; i < kPhaseCount; ++i) {
+    ASSERT_TRUE(json["phases"].contains(kPhaseNames[i])) << kPhaseNames[i];
+    EXPECT_DOUBLE_EQ(json["phases"][kPhaseNames[i]]["ms_per_step"],
+                     0.125 * (i + 1));
+  }
+  EXPECT_DOUBLE_EQ(json["phase_sum_ms_per_step"], sum);
 }
 
 TEST(StepProfile, JsonNamesEveryPhase) {

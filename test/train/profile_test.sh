@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `fa-run train --profile` on a small model: every phase that must take time
-# does (attention forward and backward, LayerNorm, matmul, elementwise, loss,
-# optimizer), communication is 0 on one process and positive on an NCCL
+# `fa-run train --profile` on a small model: every phase that every model
+# has takes time (attention forward and backward, LayerNorm, matmul,
+# embedding, heads layout, bias grad, gelu, residual, loss, optimizer),
+# "elementwise (other)" has its row (no launch of today's step is in it, so
+# it may read 0), communication is 0 on one process and positive on an NCCL
 # world of one (ZeRO-1: reduce-scatter, all-gather on the training stream;
 # overlap: its buckets on the communication stream, reported beside the
 # sum), the phases sum to at most the wall time, and profiling does not
@@ -36,11 +38,15 @@ check_table() { # NAME COMMUNICATION(zero|positive)
   grep -q "idle/other clamped" "$out" && fail "$1: idle clamped: $(cat "$out")"
   local row value sum=0
   for row in "attention fwd" "attention bwd" "layernorm fwd+bwd" \
-      "matmul (cuBLASLt)" "elementwise" "loss (cross-entropy)" \
+      "matmul (cuBLASLt)" "embedding" "heads layout" "bias grad" "gelu" \
+      "residual" "elementwise (other)" "loss (cross-entropy)" \
       "optimizer (norm, AdamW)" "communication"; do
     value=$(ms_of "$out" "$row")
     [ -n "$value" ] || fail "$1: no '$row' row: $(cat "$out")"
-    if [ "$row" != communication ] || [ "$2" = positive ]; then
+    if [ "$row" = "elementwise (other)" ]; then
+      awk -v x="$value" 'BEGIN { exit !(x + 0 >= 0) }' ||
+        fail "$1: '$row' took $value ms: $(cat "$out")"
+    elif [ "$row" != communication ] || [ "$2" = positive ]; then
       positive "$value" || fail "$1: '$row' took $value ms: $(cat "$out")"
     elif [ "$2" = zero ]; then
       awk -v x="$value" 'BEGIN { exit !(x + 0 == 0) }' ||
@@ -64,6 +70,10 @@ run plain "$@"
 run profiled "$@" --profile --profile-steps 4 --profile-json "$work/profile.json"
 check_table profiled zero
 grep -q '"phases"' "$work/profile.json" || fail "no --profile-json: $(cat "$work/profile.json")"
+for row in embedding "heads layout" "bias grad" gelu residual "elementwise (other)"; do
+  grep -qF "\"$row\":" "$work/profile.json" ||
+    fail "--profile-json has no '$row' phase: $(cat "$work/profile.json")"
+done
 cmp -s "$work/plain.jsonl" "$work/profiled.jsonl" || {
   diff "$work/plain.jsonl" "$work/profiled.jsonl" >&2
   fail "--profile changed the losses"
@@ -77,5 +87,5 @@ value=$(ms_of "$work/overlap.txt" "communication (overlapped)")
   fail "overlap: no positive 'communication (overlapped)' row: $(cat "$work/overlap.txt")"
 grep -q "on the communication stream" "$work/overlap.txt" ||
   fail "overlap: no footnote on the overlapped communication"
-cat "$work/profiled.txt" "$work/overlap.txt" | grep -A14 "^step profile"
+cat "$work/profiled.txt" "$work/overlap.txt" | grep -A20 "^step profile"
 echo "--profile: every phase timed, the sum within the wall, losses unchanged"

@@ -50,14 +50,30 @@ enum class Phase {
   AttentionForward,  // The library's attention forward kernel.
   AttentionBackward, // Its backward (delta, dK/dV, dQ).
   LayerNorm,         // The library's LayerNorm forward and backward.
-  Matmul,            // cuBLASLt: linear layers forward and backward, the head.
-  Elementwise,       // Embedding, head split/merge, bias gradients, GELU,
-                     // residual adds.
-  Loss,              // Cross-entropy forward and backward, the loss's sum.
-  Optimizer,         // Gradient norm, clipping and AdamW.
-  Communication,     // NCCL on the training stream (0 on one GPU).
+  Matmul,            // cuBLASLt: linear layers forward and backward, the head
+                     // (the forward's bias add is cuBLASLt's epilogue).
+  // The elementwise and layout kernels, a phase per kind, so that each
+  // fusion candidate's share shows on its own:
+  Embedding,        // Token + position embedding forward; its backward (the wte
+                    // scatter-add and the wpe column sums).
+  HeadsLayout,      // Fused QKV to [B, H, N, D] heads and the heads merged back
+                    // to [M, C], forward (split, merge) and backward (unmerge,
+                    // join).
+  BiasGrad,         // The linear layers' bias-gradient column sums (partials
+                    // and their finishing sum).
+  Gelu,             // GELU forward and backward.
+  Residual,         // Residual adds of the forward, the backward's adds of a
+                    // LayerNorm's dx into the residual gradient.
+  ElementwiseOther, // Any other elementwise launch of a step (casts,
+                    // zeroing). Today's step has none, so the row reads 0;
+                    // a new one goes here until it earns a row of its own.
+  Loss,             // Cross-entropy forward and backward, the loss's sum.
+  Optimizer,        // Gradient norm, clipping and AdamW.
+  Communication,    // NCCL on the training stream (0 on one GPU).
 };
-inline constexpr int kPhaseCount = 8;
+inline constexpr int kPhaseCount = 13;
+static_assert(static_cast<int>(Phase::Communication) + 1 == kPhaseCount,
+              "kPhaseCount counts the phases; Communication is the last");
 
 /// "attention fwd", "matmul", ...: the table's row names.
 const char *phaseName(Phase phase);
@@ -149,7 +165,7 @@ private:
 
   struct Slot {
     std::unique_ptr<Event> start, stop;
-    Phase phase = Phase::Elementwise;
+    Phase phase = Phase::ElementwiseOther;
     bool overlapped = false;
   };
   std::vector<Slot> slots; // Reused from step to step.
