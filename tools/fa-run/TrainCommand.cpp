@@ -367,8 +367,9 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
   command->add_flag(
       "--profile", o.profile,
       "Print where the step's time goes, phase by phase (attention, "
-      "LayerNorm, matmuls, elementwise, loss, optimizer, communication, "
-      "idle), timed with CUDA events over --profile-steps steps after up to "
+      "LayerNorm, matmuls, embedding, heads layout, bias grad, GELU, "
+      "residual, loss, optimizer, communication, idle), timed with CUDA events "
+      "over --profile-steps steps after up to "
       "10 warm-up steps");
   command
       ->add_option("--profile-steps", o.profileSteps,
