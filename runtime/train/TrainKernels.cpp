@@ -13,6 +13,7 @@
 #include "TrainKernelsGeometry.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <string>
 
 // TrainKernels.cu built for FA_CUDA_ARCH, embedded at build time.
@@ -65,6 +66,25 @@ void launchElementwise(const Module &module, const std::string &entry,
            stream);
 }
 
+/// Whether a chunked elementwise kernel may move 16-byte chunks: every
+/// pointer 16-byte aligned (the kernel handles any n).
+int chunkable(std::initializer_list<CUdeviceptr> pointers) {
+  for (CUdeviceptr pointer : pointers)
+    if (pointer % 16 != 0)
+      return 0;
+  return 1;
+}
+
+/// A chunked elementwise kernel over n elements: its grid sized for the
+/// chunks when `chunked`, so that no thread waits for work.
+void launchChunked(const Module &module, const std::string &entry, DType dtype,
+                   std::int64_t n, int chunked, void **args,
+                   const Stream &stream) {
+  const std::int64_t lanes = 16 / static_cast<std::int64_t>(dtypeBytes(dtype));
+  launchElementwise(module, entry, chunked ? (n + lanes - 1) / lanes : n, args,
+                    stream);
+}
+
 /// result[0] = sum of values (squared by `partialsKernel` or not): the
 /// partial sums of fixed spans into workspace, then one block over them.
 void reduce(const Module &module, const char *what, const char *partialsKernel,
@@ -94,10 +114,16 @@ void moveHeads(const Module &module, const char *what, bool toPacked,
   const std::int64_t rows = batch * seq;
   if (rows == 0 || heads * headDim == 0)
     return;
-  void *packArgs[] = {&part0, &part1, &part2,   &packed,
-                      &seq,   &heads, &headDim, &parts};
-  void *unpackArgs[] = {&packed, &part0, &part1,   &part2,
-                        &seq,    &heads, &headDim, &parts};
+  // 16-byte chunks when a head's D elements are whole chunks and every
+  // tensor starts on a 16-byte boundary (unused parts are 0, which is).
+  const std::int64_t chunkElements =
+      16 / static_cast<std::int64_t>(dtypeBytes(dtype));
+  int chunked =
+      headDim % chunkElements == 0 && chunkable({packed, part0, part1, part2});
+  void *packArgs[] = {&part0, &part1,   &part2, &packed, &seq,
+                      &heads, &headDim, &parts, &chunked};
+  void *unpackArgs[] = {&packed, &part0,   &part1, &part2,  &seq,
+                        &heads,  &headDim, &parts, &chunked};
   launch(module, entry, blocks(what, rows), toPacked ? packArgs : unpackArgs,
          stream);
 }
@@ -192,8 +218,9 @@ void TrainKernels::geluForward(DType dtype, CUdeviceptr u, CUdeviceptr g,
   const char *what = "GELU forward";
   std::string entry = entryFor("gelu_forward", dtype, what);
   requireAtLeast(what, "n", n, 0);
-  void *args[] = {&u, &g, &n};
-  launchElementwise(module, entry, n, args, stream);
+  int chunked = chunkable({u, g});
+  void *args[] = {&u, &g, &n, &chunked};
+  launchChunked(module, entry, dtype, n, chunked, args, stream);
 }
 
 void TrainKernels::geluBackward(DType dtype, CUdeviceptr u, CUdeviceptr dg,
@@ -202,8 +229,9 @@ void TrainKernels::geluBackward(DType dtype, CUdeviceptr u, CUdeviceptr dg,
   const char *what = "GELU backward";
   std::string entry = entryFor("gelu_backward", dtype, what);
   requireAtLeast(what, "n", n, 0);
-  void *args[] = {&u, &dg, &du, &n};
-  launchElementwise(module, entry, n, args, stream);
+  int chunked = chunkable({u, dg, du});
+  void *args[] = {&u, &dg, &du, &n, &chunked};
+  launchChunked(module, entry, dtype, n, chunked, args, stream);
 }
 
 void TrainKernels::add(DType dtype, CUdeviceptr a, CUdeviceptr b,
@@ -212,8 +240,9 @@ void TrainKernels::add(DType dtype, CUdeviceptr a, CUdeviceptr b,
   const char *what = "adding tensors";
   std::string entry = entryFor("add", dtype, what);
   requireAtLeast(what, "n", n, 0);
-  void *args[] = {&a, &b, &out, &n};
-  launchElementwise(module, entry, n, args, stream);
+  int chunked = chunkable({a, b, out});
+  void *args[] = {&a, &b, &out, &n, &chunked};
+  launchChunked(module, entry, dtype, n, chunked, args, stream);
 }
 
 void TrainKernels::biasGradient(DType dtype, CUdeviceptr dy, CUdeviceptr dbias,

@@ -182,30 +182,69 @@ __device__ Pointer selectPart(int part, Pointer part0, Pointer part1,
   return part == 0 ? part0 : part == 1 ? part1 : part2;
 }
 
+/// One 16-byte chunk of a row: what one thread moves when a head's D
+/// elements are whole chunks (D = 64 in bf16 is 8 of them). The chunk moves
+/// through one 128-bit load and store instead of 8 (bf16) or 4 (f32) scalar
+/// ones, each with its own index arithmetic: the scalar copy ran at a sixth
+/// of the memory bandwidth (85M GPT on an H100: 5.1 ms of a 34.7 ms step).
+struct alignas(16) Chunk {
+  unsigned int words[4];
+};
+
+/// Moves packed row (b, t) = blockIdx.x of [B, T, parts * C] to or from the
+/// head-major tensors [B, H, T, D], `step` elements at a time: kChunk when
+/// `chunked` (the launcher checks D and every pointer's alignment), else 1.
+template <typename T, bool ToPacked>
+__device__ void moveHeadsRow(const T *packedIn, T *packedOut, T *part0,
+                             T *part1, T *part2, long long seq, long long heads,
+                             long long headDim, int parts, int chunked) {
+  constexpr int kChunk = sizeof(Chunk) / sizeof(T);
+  const long long row = blockIdx.x;
+  const long long b = row / seq, t = row % seq;
+  // Within a row every index fits in 32 bits: one row is parts * C elements.
+  const int dim = static_cast<int>(headDim);
+  const int channels = static_cast<int>(heads) * dim;
+  const int width = parts * channels;
+  const int step = chunked ? kChunk : 1;
+  for (int col = threadIdx.x * step; col < width; col += blockDim.x * step) {
+    const int part = col / channels, inPart = col % channels;
+    const int h = inPart / dim, d = inPart % dim;
+    T *headBase = selectPart(part, part0, part1, part2);
+    const long long headOffset = ((b * heads + h) * seq + t) * headDim + d;
+    const long long packedOffset = row * width + col;
+    if (chunked) {
+      if (ToPacked)
+        *reinterpret_cast<Chunk *>(packedOut + packedOffset) =
+            *reinterpret_cast<const Chunk *>(headBase + headOffset);
+      else
+        *reinterpret_cast<Chunk *>(headBase + headOffset) =
+            *reinterpret_cast<const Chunk *>(packedIn + packedOffset);
+    } else if (ToPacked) {
+      packedOut[packedOffset] = headBase[headOffset];
+    } else {
+      headBase[headOffset] = packedIn[packedOffset];
+    }
+  }
+}
+
 /// parts[p][b, h, t, d] = packed[b, t, p*C + h*D + d]; block = row (b, t).
 template <typename T>
 __device__ void unpackHeads(const T *packed, T *part0, T *part1, T *part2,
                             long long seq, long long heads, long long headDim,
-                            int parts) {
-  const long long row = blockIdx.x, width = parts * heads * headDim;
-  for (long long col = threadIdx.x; col < width; col += blockDim.x) {
-    const HeadSlot slot = headSlot(row, col, seq, heads, headDim);
-    selectPart(slot.part, part0, part1, part2)[slot.offset] =
-        packed[row * width + col];
-  }
+                            int parts, int chunked) {
+  moveHeadsRow<T, false>(packed, nullptr, part0, part1, part2, seq, heads,
+                         headDim, parts, chunked);
 }
 
 /// The inverse: packed[b, t, p*C + h*D + d] = parts[p][b, h, t, d].
 template <typename T>
 __device__ void packHeads(const T *part0, const T *part1, const T *part2,
                           T *packed, long long seq, long long heads,
-                          long long headDim, int parts) {
-  const long long row = blockIdx.x, width = parts * heads * headDim;
-  for (long long col = threadIdx.x; col < width; col += blockDim.x) {
-    const HeadSlot slot = headSlot(row, col, seq, heads, headDim);
-    packed[row * width + col] =
-        selectPart(slot.part, part0, part1, part2)[slot.offset];
-  }
+                          long long headDim, int parts, int chunked) {
+  // The head tensors are only read here.
+  moveHeadsRow<T, true>(nullptr, packed, const_cast<T *>(part0),
+                        const_cast<T *>(part1), const_cast<T *>(part2), seq,
+                        heads, headDim, parts, chunked);
 }
 
 // --- GELU and elementwise ---------------------------------------------------
@@ -228,23 +267,79 @@ __device__ float geluDerivative(float u) {
   return 0.5f * (1.0f + th) + 0.5f * u * (1.0f - th * th) * dz;
 }
 
+/// A chunk's elements in registers: elementwise kernels move 16-byte chunks
+/// (one 128-bit access instead of 8 bf16 or 4 f32 ones) when the launcher
+/// found every pointer 16-byte aligned, and the last n % kLanes elements one
+/// at a time.
+template <typename T> struct alignas(16) Lanes {
+  static constexpr int kCount = sizeof(Chunk) / sizeof(T);
+  T values[kCount];
+};
+
 template <typename T>
-__device__ void geluForward(const T *u, T *g, long long n) {
-  for (long long i = gridFirst(); i < n; i += gridStride())
+__device__ Lanes<T> loadLanes(const T *base, long long c) {
+  Lanes<T> lanes;
+  *reinterpret_cast<Chunk *>(&lanes) = reinterpret_cast<const Chunk *>(base)[c];
+  return lanes;
+}
+
+template <typename T>
+__device__ void storeLanes(T *base, long long c, const Lanes<T> &lanes) {
+  reinterpret_cast<Chunk *>(base)[c] = *reinterpret_cast<const Chunk *>(&lanes);
+}
+
+/// The first element the element-by-element loop handles: all when not
+/// `chunked`, else those after the last whole chunk.
+template <typename T>
+__device__ long long chunkedPrefix(long long n, int chunked) {
+  return chunked ? n / Lanes<T>::kCount * Lanes<T>::kCount : 0;
+}
+
+template <typename T>
+__device__ void geluForward(const T *u, T *g, long long n, int chunked) {
+  const long long prefix = chunkedPrefix<T>(n, chunked);
+  for (long long c = gridFirst(); c < prefix / Lanes<T>::kCount;
+       c += gridStride()) {
+    Lanes<T> x = loadLanes(u, c);
+    for (T &value : x.values)
+      value = fromFloat<T>(gelu(toFloat(value)));
+    storeLanes(g, c, x);
+  }
+  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
     g[i] = fromFloat<T>(gelu(toFloat(u[i])));
 }
 
 template <typename T>
-__device__ void geluBackward(const T *u, const T *dg, T *du, long long n) {
-  for (long long i = gridFirst(); i < n; i += gridStride())
+__device__ void geluBackward(const T *u, const T *dg, T *du, long long n,
+                             int chunked) {
+  const long long prefix = chunkedPrefix<T>(n, chunked);
+  for (long long c = gridFirst(); c < prefix / Lanes<T>::kCount;
+       c += gridStride()) {
+    const Lanes<T> x = loadLanes(u, c);
+    Lanes<T> grad = loadLanes(dg, c);
+    for (int j = 0; j < Lanes<T>::kCount; ++j)
+      grad.values[j] = fromFloat<T>(toFloat(grad.values[j]) *
+                                    geluDerivative(toFloat(x.values[j])));
+    storeLanes(du, c, grad);
+  }
+  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
     du[i] = fromFloat<T>(toFloat(dg[i]) * geluDerivative(toFloat(u[i])));
 }
 
-/// out = a + b; out may alias a or b (each element is read, then written,
-/// by the same thread).
+/// out = a + b; out may alias a or b (each element, or chunk, is read, then
+/// written, by the same thread).
 template <typename T>
-__device__ void add(const T *a, const T *b, T *out, long long n) {
-  for (long long i = gridFirst(); i < n; i += gridStride())
+__device__ void add(const T *a, const T *b, T *out, long long n, int chunked) {
+  const long long prefix = chunkedPrefix<T>(n, chunked);
+  for (long long c = gridFirst(); c < prefix / Lanes<T>::kCount;
+       c += gridStride()) {
+    Lanes<T> x = loadLanes(a, c);
+    const Lanes<T> y = loadLanes(b, c);
+    for (int j = 0; j < Lanes<T>::kCount; ++j)
+      x.values[j] = fromFloat<T>(toFloat(x.values[j]) + toFloat(y.values[j]));
+    storeLanes(out, c, x);
+  }
+  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
     out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
 }
 
@@ -404,25 +499,28 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
   }                                                                            \
   extern "C" __global__ void unpack_heads_##suffix(                            \
       const T *packed, T *part0, T *part1, T *part2, long long seq,            \
-      long long heads, long long headDim, int parts) {                         \
-    unpackHeads(packed, part0, part1, part2, seq, heads, headDim, parts);      \
+      long long heads, long long headDim, int parts, int chunked) {            \
+    unpackHeads(packed, part0, part1, part2, seq, heads, headDim, parts,       \
+                chunked);                                                      \
   }                                                                            \
   extern "C" __global__ void pack_heads_##suffix(                              \
       const T *part0, const T *part1, const T *part2, T *packed,               \
-      long long seq, long long heads, long long headDim, int parts) {          \
-    packHeads(part0, part1, part2, packed, seq, heads, headDim, parts);        \
+      long long seq, long long heads, long long headDim, int parts,            \
+      int chunked) {                                                           \
+    packHeads(part0, part1, part2, packed, seq, heads, headDim, parts,         \
+              chunked);                                                        \
   }                                                                            \
   extern "C" __global__ void gelu_forward_##suffix(const T *u, T *g,           \
-                                                   long long n) {              \
-    geluForward(u, g, n);                                                      \
+                                                   long long n, int chunked) { \
+    geluForward(u, g, n, chunked);                                             \
   }                                                                            \
-  extern "C" __global__ void gelu_backward_##suffix(const T *u, const T *dg,   \
-                                                    T *du, long long n) {      \
-    geluBackward(u, dg, du, n);                                                \
+  extern "C" __global__ void gelu_backward_##suffix(                           \
+      const T *u, const T *dg, T *du, long long n, int chunked) {              \
+    geluBackward(u, dg, du, n, chunked);                                       \
   }                                                                            \
   extern "C" __global__ void add_##suffix(const T *a, const T *b, T *out,      \
-                                          long long n) {                       \
-    add(a, b, out, n);                                                         \
+                                          long long n, int chunked) {          \
+    add(a, b, out, n, chunked);                                                \
   }                                                                            \
   extern "C" __global__ void cast_from_f32_##suffix(const float *values,       \
                                                     T *out, long long n) {     \

@@ -358,51 +358,59 @@ std::vector<std::vector<float>> partsOf(const HeadShape &s,
   return parts;
 }
 
-TEST_P(TrainKernelsTest, SplitAndJoinHeads) {
-  const HeadShape s;
-  std::vector<float> qkv = normals(3 * s.elements(), dtype(), 8);
-  DeviceBuffer qkvDevice = deviceCopy("qkv", qkv, dtype());
-  DeviceBuffer q = poisoned("q", s.elements(), dtype(), *stream);
-  DeviceBuffer k = poisoned("k", s.elements(), dtype(), *stream);
-  DeviceBuffer v = poisoned("v", s.elements(), dtype(), *stream);
-  kernels->splitHeads(dtype(), qkvDevice.get(), q.get(), k.get(), v.get(),
-                      s.batch, s.seq, s.heads, s.headDim, *stream);
-  stream->synchronize();
-  std::vector<std::vector<float>> expected = partsOf(s, qkv, 3);
-  expectSame(hostCopy(q, dtype()), expected[0], label("q"));
-  expectSame(hostCopy(k, dtype()), expected[1], label("k"));
-  expectSame(hostCopy(v, dtype()), expected[2], label("v"));
+/// D = 36 moves element by element in bf16 (not a whole number of 16-byte
+/// chunks) and in chunks of 4 in f32; D = 64 in chunks of 8 and 4.
+const HeadShape kHeadShapes[] = {HeadShape{}, HeadShape{2, 37, 3, 64}};
 
-  std::vector<std::vector<float>> grads = {normals(s.elements(), dtype(), 9),
-                                           normals(s.elements(), dtype(), 10),
-                                           normals(s.elements(), dtype(), 11)};
-  DeviceBuffer dq = deviceCopy("dq", grads[0], dtype());
-  DeviceBuffer dk = deviceCopy("dk", grads[1], dtype());
-  DeviceBuffer dv = deviceCopy("dv", grads[2], dtype());
-  DeviceBuffer dqkv = poisoned("dqkv", 3 * s.elements(), dtype(), *stream);
-  kernels->joinHeads(dtype(), dq.get(), dk.get(), dv.get(), dqkv.get(), s.batch,
-                     s.seq, s.heads, s.headDim, *stream);
-  stream->synchronize();
-  expectSame(hostCopy(dqkv, dtype()), packedOf(s, grads), label("dqkv"));
+TEST_P(TrainKernelsTest, SplitAndJoinHeads) {
+  for (const HeadShape &s : kHeadShapes) {
+    SCOPED_TRACE("head_dim " + std::to_string(s.headDim));
+    std::vector<float> qkv = normals(3 * s.elements(), dtype(), 8);
+    DeviceBuffer qkvDevice = deviceCopy("qkv", qkv, dtype());
+    DeviceBuffer q = poisoned("q", s.elements(), dtype(), *stream);
+    DeviceBuffer k = poisoned("k", s.elements(), dtype(), *stream);
+    DeviceBuffer v = poisoned("v", s.elements(), dtype(), *stream);
+    kernels->splitHeads(dtype(), qkvDevice.get(), q.get(), k.get(), v.get(),
+                        s.batch, s.seq, s.heads, s.headDim, *stream);
+    stream->synchronize();
+    std::vector<std::vector<float>> expected = partsOf(s, qkv, 3);
+    expectSame(hostCopy(q, dtype()), expected[0], label("q"));
+    expectSame(hostCopy(k, dtype()), expected[1], label("k"));
+    expectSame(hostCopy(v, dtype()), expected[2], label("v"));
+
+    std::vector<std::vector<float>> grads = {
+        normals(s.elements(), dtype(), 9), normals(s.elements(), dtype(), 10),
+        normals(s.elements(), dtype(), 11)};
+    DeviceBuffer dq = deviceCopy("dq", grads[0], dtype());
+    DeviceBuffer dk = deviceCopy("dk", grads[1], dtype());
+    DeviceBuffer dv = deviceCopy("dv", grads[2], dtype());
+    DeviceBuffer dqkv = poisoned("dqkv", 3 * s.elements(), dtype(), *stream);
+    kernels->joinHeads(dtype(), dq.get(), dk.get(), dv.get(), dqkv.get(),
+                       s.batch, s.seq, s.heads, s.headDim, *stream);
+    stream->synchronize();
+    expectSame(hostCopy(dqkv, dtype()), packedOf(s, grads), label("dqkv"));
+  }
 }
 
 TEST_P(TrainKernelsTest, MergeAndUnmergeHeads) {
-  const HeadShape s;
-  std::vector<float> y = normals(s.elements(), dtype(), 12);
-  DeviceBuffer yDevice = deviceCopy("y", y, dtype());
-  DeviceBuffer merged = poisoned("merged", s.elements(), dtype(), *stream);
-  kernels->mergeHeads(dtype(), yDevice.get(), merged.get(), s.batch, s.seq,
-                      s.heads, s.headDim, *stream);
-  stream->synchronize();
-  expectSame(hostCopy(merged, dtype()), packedOf(s, {y}), label("merged"));
-
-  std::vector<float> dmerged = normals(s.elements(), dtype(), 13);
-  DeviceBuffer dmergedDevice = deviceCopy("dmerged", dmerged, dtype());
-  DeviceBuffer dy = poisoned("dy", s.elements(), dtype(), *stream);
-  kernels->unmergeHeads(dtype(), dmergedDevice.get(), dy.get(), s.batch, s.seq,
+  for (const HeadShape &s : kHeadShapes) {
+    SCOPED_TRACE("head_dim " + std::to_string(s.headDim));
+    std::vector<float> y = normals(s.elements(), dtype(), 12);
+    DeviceBuffer yDevice = deviceCopy("y", y, dtype());
+    DeviceBuffer merged = poisoned("merged", s.elements(), dtype(), *stream);
+    kernels->mergeHeads(dtype(), yDevice.get(), merged.get(), s.batch, s.seq,
                         s.heads, s.headDim, *stream);
-  stream->synchronize();
-  expectSame(hostCopy(dy, dtype()), partsOf(s, dmerged, 1)[0], label("dy"));
+    stream->synchronize();
+    expectSame(hostCopy(merged, dtype()), packedOf(s, {y}), label("merged"));
+
+    std::vector<float> dmerged = normals(s.elements(), dtype(), 13);
+    DeviceBuffer dmergedDevice = deviceCopy("dmerged", dmerged, dtype());
+    DeviceBuffer dy = poisoned("dy", s.elements(), dtype(), *stream);
+    kernels->unmergeHeads(dtype(), dmergedDevice.get(), dy.get(), s.batch,
+                          s.seq, s.heads, s.headDim, *stream);
+    stream->synchronize();
+    expectSame(hostCopy(dy, dtype()), partsOf(s, dmerged, 1)[0], label("dy"));
+  }
 }
 
 /// More rows than grid.y could hold (rows go in grid.x).
@@ -481,9 +489,19 @@ TEST_P(TrainKernelsTest, Add) {
   // In place: a += b.
   kernels->add(dtype(), aDevice.get(), bDevice.get(), aDevice.get(), kElements,
                *stream);
+  // Pointers one element past a 16-byte boundary move element by element
+  // instead of in 16-byte chunks: out[1:] = b[1:] + b[1:].
+  DeviceBuffer shifted = poisoned("shifted", kElements, dtype(), *stream);
+  const CUdeviceptr step = dtypeBytes(dtype());
+  kernels->add(dtype(), bDevice.get() + step, bDevice.get() + step,
+               shifted.get() + step, kElements - 1, *stream);
   stream->synchronize();
   expectSame(hostCopy(out, dtype()), expected, label("out"));
   expectSame(hostCopy(aDevice, dtype()), expected, label("a += b"));
+  std::vector<float> doubled = hostCopy(shifted, dtype());
+  for (std::size_t i = 1; i < b.size(); ++i)
+    EXPECT_EQ(doubled[i], roundToDType(b[i] + b[i], dtype()))
+        << label("shifted") << i;
 }
 
 TEST_P(TrainKernelsTest, CastFromF32) {
