@@ -158,23 +158,6 @@ __device__ void embeddingBackwardWpe(const T *dx, float *dwpe, long long batch,
 
 // --- Heads ------------------------------------------------------------------
 
-/// Where column `col` of packed row `row` ([B, T, parts * C], C = H * D)
-/// lives in the head-major tensors [B, H, T, D]: tensor `part`, at `offset`.
-struct HeadSlot {
-  int part;
-  long long offset;
-};
-
-__device__ HeadSlot headSlot(long long row, long long col, long long seq,
-                             long long heads, long long headDim) {
-  const long long channels = heads * headDim;
-  const long long b = row / seq, t = row % seq;
-  const long long inPart = col % channels;
-  const long long h = inPart / headDim, d = inPart % headDim;
-  return {static_cast<int>(col / channels),
-          ((b * heads + h) * seq + t) * headDim + d};
-}
-
 /// part0, part1 or part2 (a select, where an array would go to local memory).
 template <typename Pointer>
 __device__ Pointer selectPart(int part, Pointer part0, Pointer part1,
@@ -191,39 +174,35 @@ struct alignas(16) Chunk {
   unsigned int words[4];
 };
 
-/// Moves packed row (b, t) = blockIdx.x of [B, T, parts * C] to or from the
-/// head-major tensors [B, H, T, D], `step` elements at a time: kChunk when
-/// `chunked` (the launcher checks D and every pointer's alignment), else 1.
-template <typename T, bool ToPacked>
-__device__ void moveHeadsRow(const T *packedIn, T *packedOut, T *part0,
-                             T *part1, T *part2, long long seq, long long heads,
-                             long long headDim, int parts, int chunked) {
-  constexpr int kChunk = sizeof(Chunk) / sizeof(T);
+/// Copies one element, or with `chunked` one 16-byte chunk.
+template <typename T>
+__device__ void copyStep(T *to, const T *from, int chunked) {
+  if (chunked)
+    *reinterpret_cast<Chunk *>(to) = *reinterpret_cast<const Chunk *>(from);
+  else
+    *to = *from;
+}
+
+/// Calls visit(packed offset, part, head offset) for each step of packed
+/// row (b, t) = blockIdx.x of [B, T, parts * C] (C = H * D): where its
+/// column lives in the head-major tensors [B, H, T, D]. A step is one
+/// element, or with `chunked` one 16-byte chunk (the launcher checks D and
+/// every pointer's alignment).
+template <typename T, typename Visit>
+__device__ void forEachHeadStep(long long seq, long long heads,
+                                long long headDim, int parts, int chunked,
+                                Visit visit) {
   const long long row = blockIdx.x;
   const long long b = row / seq, t = row % seq;
   // Within a row every index fits in 32 bits: one row is parts * C elements.
   const int dim = static_cast<int>(headDim);
   const int channels = static_cast<int>(heads) * dim;
   const int width = parts * channels;
-  const int step = chunked ? kChunk : 1;
+  const int step = chunked ? static_cast<int>(sizeof(Chunk) / sizeof(T)) : 1;
   for (int col = threadIdx.x * step; col < width; col += blockDim.x * step) {
     const int part = col / channels, inPart = col % channels;
     const int h = inPart / dim, d = inPart % dim;
-    T *headBase = selectPart(part, part0, part1, part2);
-    const long long headOffset = ((b * heads + h) * seq + t) * headDim + d;
-    const long long packedOffset = row * width + col;
-    if (chunked) {
-      if (ToPacked)
-        *reinterpret_cast<Chunk *>(packedOut + packedOffset) =
-            *reinterpret_cast<const Chunk *>(headBase + headOffset);
-      else
-        *reinterpret_cast<Chunk *>(headBase + headOffset) =
-            *reinterpret_cast<const Chunk *>(packedIn + packedOffset);
-    } else if (ToPacked) {
-      packedOut[packedOffset] = headBase[headOffset];
-    } else {
-      headBase[headOffset] = packedIn[packedOffset];
-    }
+    visit(row * width + col, part, ((b * heads + h) * seq + t) * headDim + d);
   }
 }
 
@@ -232,8 +211,11 @@ template <typename T>
 __device__ void unpackHeads(const T *packed, T *part0, T *part1, T *part2,
                             long long seq, long long heads, long long headDim,
                             int parts, int chunked) {
-  moveHeadsRow<T, false>(packed, nullptr, part0, part1, part2, seq, heads,
-                         headDim, parts, chunked);
+  forEachHeadStep<T>(seq, heads, headDim, parts, chunked,
+                     [&](long long at, int part, long long headAt) {
+                       copyStep(selectPart(part, part0, part1, part2) + headAt,
+                                packed + at, chunked);
+                     });
 }
 
 /// The inverse: packed[b, t, p*C + h*D + d] = parts[p][b, h, t, d].
@@ -241,10 +223,12 @@ template <typename T>
 __device__ void packHeads(const T *part0, const T *part1, const T *part2,
                           T *packed, long long seq, long long heads,
                           long long headDim, int parts, int chunked) {
-  // The head tensors are only read here.
-  moveHeadsRow<T, true>(nullptr, packed, const_cast<T *>(part0),
-                        const_cast<T *>(part1), const_cast<T *>(part2), seq,
-                        heads, headDim, parts, chunked);
+  forEachHeadStep<T>(seq, heads, headDim, parts, chunked,
+                     [&](long long at, int part, long long headAt) {
+                       copyStep(packed + at,
+                                selectPart(part, part0, part1, part2) + headAt,
+                                chunked);
+                     });
 }
 
 // --- GELU and elementwise ---------------------------------------------------
@@ -288,59 +272,45 @@ __device__ void storeLanes(T *base, long long c, const Lanes<T> &lanes) {
   reinterpret_cast<Chunk *>(base)[c] = *reinterpret_cast<const Chunk *>(&lanes);
 }
 
-/// The first element the element-by-element loop handles: all when not
-/// `chunked`, else those after the last whole chunk.
-template <typename T>
-__device__ long long chunkedPrefix(long long n, int chunked) {
-  return chunked ? n / Lanes<T>::kCount * Lanes<T>::kCount : 0;
+/// out[i] = op(in[i]...) for i < n, in f32 (toFloat, fromFloat), over the
+/// grid: 16-byte chunks of every tensor when `chunked` (the launcher found
+/// every pointer aligned), then the elements after the last whole chunk one
+/// at a time. out may alias an input: each element, or chunk, is read, then
+/// written, by the same thread.
+template <typename T, typename Op, typename... In>
+__device__ void mapElements(Op op, long long n, int chunked, T *out,
+                            const In *...in) {
+  constexpr int kLanes = Lanes<T>::kCount;
+  const long long prefix = chunked ? n / kLanes * kLanes : 0;
+  for (long long c = gridFirst(); c < prefix / kLanes; c += gridStride()) {
+    Lanes<T> result;
+    auto apply = [&](const Lanes<In> &...lanes) {
+      for (int j = 0; j < kLanes; ++j)
+        result.values[j] = fromFloat<T>(op(toFloat(lanes.values[j])...));
+    };
+    apply(loadLanes(in, c)...);
+    storeLanes(out, c, result);
+  }
+  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
+    out[i] = fromFloat<T>(op(toFloat(in[i])...));
 }
 
 template <typename T>
 __device__ void geluForward(const T *u, T *g, long long n, int chunked) {
-  const long long prefix = chunkedPrefix<T>(n, chunked);
-  for (long long c = gridFirst(); c < prefix / Lanes<T>::kCount;
-       c += gridStride()) {
-    Lanes<T> x = loadLanes(u, c);
-    for (T &value : x.values)
-      value = fromFloat<T>(gelu(toFloat(value)));
-    storeLanes(g, c, x);
-  }
-  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
-    g[i] = fromFloat<T>(gelu(toFloat(u[i])));
+  mapElements([](float x) { return gelu(x); }, n, chunked, g, u);
 }
 
 template <typename T>
 __device__ void geluBackward(const T *u, const T *dg, T *du, long long n,
                              int chunked) {
-  const long long prefix = chunkedPrefix<T>(n, chunked);
-  for (long long c = gridFirst(); c < prefix / Lanes<T>::kCount;
-       c += gridStride()) {
-    const Lanes<T> x = loadLanes(u, c);
-    Lanes<T> grad = loadLanes(dg, c);
-    for (int j = 0; j < Lanes<T>::kCount; ++j)
-      grad.values[j] = fromFloat<T>(toFloat(grad.values[j]) *
-                                    geluDerivative(toFloat(x.values[j])));
-    storeLanes(du, c, grad);
-  }
-  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
-    du[i] = fromFloat<T>(toFloat(dg[i]) * geluDerivative(toFloat(u[i])));
+  mapElements([](float x, float grad) { return grad * geluDerivative(x); }, n,
+              chunked, du, u, dg);
 }
 
-/// out = a + b; out may alias a or b (each element, or chunk, is read, then
-/// written, by the same thread).
+/// out = a + b; out may alias a or b.
 template <typename T>
 __device__ void add(const T *a, const T *b, T *out, long long n, int chunked) {
-  const long long prefix = chunkedPrefix<T>(n, chunked);
-  for (long long c = gridFirst(); c < prefix / Lanes<T>::kCount;
-       c += gridStride()) {
-    Lanes<T> x = loadLanes(a, c);
-    const Lanes<T> y = loadLanes(b, c);
-    for (int j = 0; j < Lanes<T>::kCount; ++j)
-      x.values[j] = fromFloat<T>(toFloat(x.values[j]) + toFloat(y.values[j]));
-    storeLanes(out, c, x);
-  }
-  for (long long i = prefix + gridFirst(); i < n; i += gridStride())
-    out[i] = fromFloat<T>(toFloat(a[i]) + toFloat(b[i]));
+  mapElements([](float x, float y) { return x + y; }, n, chunked, out, a, b);
 }
 
 template <typename T>
