@@ -112,6 +112,19 @@ void requirePointers(
                         std::string(prefix) + name + " is 0");
 }
 
+void requireWorkspace(CUdeviceptr workspace, std::size_t bytes,
+                      std::size_t needed, const char *sizeQuery) {
+  if (bytes < needed)
+    throw StatusError(FA_ERROR_WORKSPACE,
+                      "the workspace has " + std::to_string(bytes) +
+                          " bytes; the backward needs " +
+                          std::to_string(needed) + " (" + sizeQuery + ")");
+  if (!workspace || workspace % kWorkspaceAlignment != 0)
+    throw StatusError(FA_ERROR_INVALID_ARGUMENT,
+                      "the workspace must be a device pointer aligned to " +
+                          std::to_string(kWorkspaceAlignment) + " bytes");
+}
+
 std::string dtypeLabel(fa_dtype dtype) {
   switch (dtype) {
   case FA_DTYPE_F32:

@@ -115,33 +115,13 @@ AttentionShape shapeOf(const fa_attention_problem &problem) {
           problem.seq_q, problem.seq_kv, problem.head_dim};
 }
 
-/// The kernels' variant name: the named variants present, '+'-joined in
-/// kNamedVariants' order (AttentionVariant::name()); top-left causal is the
+/// The kernels' variant name (namedVariantName); top-left causal is the
 /// kernels' `causal` flag instead.
 std::string variantName(const fa_attention_problem &problem) {
-  const std::set<std::string> present = [&] {
-    std::set<std::string> names;
-    if (problem.causal == FA_CAUSAL_BOTTOM_RIGHT)
-      names.insert("causal_bottom_right");
-    if (problem.window)
-      names.insert("window");
-    if (problem.documents)
-      names.insert("document");
-    if (problem.softcap != 0)
-      names.insert("softcap");
-    if (problem.alibi)
-      names.insert("alibi");
-    if (problem.sinks)
-      names.insert("sinks");
-    if (problem.dropout_p != 0)
-      names.insert("dropout");
-    return names;
-  }();
-  std::string name;
-  for (const char *variant : kNamedVariants)
-    if (present.count(variant))
-      name += (name.empty() ? "" : "+") + std::string(variant);
-  return name;
+  return namedVariantName({problem.causal == FA_CAUSAL_BOTTOM_RIGHT,
+                           problem.window != 0, problem.documents != 0,
+                           problem.softcap != 0, problem.alibi != 0,
+                           problem.sinks != 0, problem.dropout_p != 0});
 }
 
 /// "bf16 batch=2 heads=8 ... head_dim=64 causal=top-left variant=window".
@@ -490,15 +470,8 @@ void launchBackward(fa_attention_plan_t &plan,
   requireVariantPointers(plan.problem, tensors);
   if (backward.dsinks)
     requirePointers("tensors->", {{"dsinks", tensors.dsinks}});
-  std::size_t needed = plan.workspaceBytes;
-  if (workspaceBytes < needed)
-    throw StatusError(FA_ERROR_WORKSPACE,
-                      "the workspace has " + std::to_string(workspaceBytes) +
-                          " bytes; the backward needs " +
-                          std::to_string(needed) +
-                          " (fa_attention_backward_workspace_size)");
-  if (!workspace || workspace % 256 != 0)
-    invalid("the workspace must be a device pointer aligned to 256 bytes");
+  requireWorkspace(workspace, workspaceBytes, plan.workspaceBytes,
+                   "fa_attention_backward_workspace_size");
   std::uint64_t values[kAttentionValueCount];
   launchValues(tensors, workspace, values);
   plan.backwardLaunch.launch(plan.library->context, values, stream);

@@ -105,6 +105,15 @@ void requirePointers(
     const char *prefix,
     std::initializer_list<std::pair<const char *, CUdeviceptr>> pointers);
 
+/// The alignment fa.h asks of a backward's workspace.
+constexpr std::size_t kWorkspaceAlignment = 256;
+
+/// Throws FA_ERROR_WORKSPACE when the caller's `bytes` are fewer than
+/// `needed` (naming `sizeQuery`, the function that tells the size), and
+/// FA_ERROR_INVALID_ARGUMENT for a null or misaligned workspace.
+void requireWorkspace(CUdeviceptr workspace, std::size_t bytes,
+                      std::size_t needed, const char *sizeQuery);
+
 /// The runtime's DType; throws FA_ERROR_INVALID_ARGUMENT for a value outside
 /// fa_dtype.
 DType dtypeOf(fa_dtype dtype);

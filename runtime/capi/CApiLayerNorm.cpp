@@ -84,23 +84,21 @@ struct fa_layer_norm_plan_t {
 
 namespace {
 
-constexpr std::size_t kWorkspaceAlignment = 256;
-
 std::size_t alignUp(std::size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
          kWorkspaceAlignment;
 }
 
-/// Whether the library has any kernel of `op` and `dtype` for rows of
-/// `cols`: chooseLayerNormKernel's error (what the library has) otherwise.
-std::optional<std::string> unsupportedReason(const KernelLibrary &library,
-                                             const char *op, DType dtype,
-                                             std::int64_t cols) {
+/// chooseLayerNormKernel's kernel of `op` and `dtype` for rows of `cols`,
+/// or null with its error (what the library has) in `reason`.
+const KernelSpec *chooseOrExplain(const KernelLibrary &library, const char *op,
+                                  DType dtype, std::int64_t cols,
+                                  std::string &reason) {
   try {
-    chooseLayerNormKernel(library, op, dtype, cols);
-    return std::nullopt;
+    return &chooseLayerNormKernel(library, op, dtype, cols);
   } catch (const Error &error) {
-    return error.what();
+    reason = error.what();
+    return nullptr;
   }
 }
 
@@ -155,24 +153,19 @@ std::unique_ptr<fa_layer_norm_plan_t> createPlan(fa_library_t &library,
   plan->dtype = dtypeOf(dtype);
   plan->shape = {rows, cols};
   withStatus(FA_ERROR_INVALID_ARGUMENT, [&] { plan->shape.validate(); });
-  if (auto reason = unsupportedReason(library.library, kLayerNormForwardOp,
-                                      plan->dtype, cols))
-    throw StatusError(FA_ERROR_UNSUPPORTED, *reason);
-  const KernelSpec &forward = chooseLayerNormKernel(
-      library.library, kLayerNormForwardOp, plan->dtype, cols);
-  std::optional<std::string> noBackward = unsupportedReason(
-      library.library, kLayerNormBackwardOp, plan->dtype, cols);
+  std::string noForward;
+  const KernelSpec *forward = chooseOrExplain(
+      library.library, kLayerNormForwardOp, plan->dtype, cols, noForward);
+  if (!forward)
+    throw StatusError(FA_ERROR_UNSUPPORTED, noForward);
+  const KernelSpec *backward =
+      chooseOrExplain(library.library, kLayerNormBackwardOp, plan->dtype, cols,
+                      plan->noBackward);
   ContextScope scope(library.context);
-  plan->forward = &library.kernel(forward);
+  plan->forward = &library.kernel(*forward);
   plan->forwardGrid = layerNormForwardGrid(*plan->forward, plan->shape);
-  if (noBackward)
-    plan->noBackward = *noBackward;
-  else
-    plan->backward = loadBackward(library,
-                                  chooseLayerNormKernel(library.library,
-                                                        kLayerNormBackwardOp,
-                                                        plan->dtype, cols),
-                                  plan->shape);
+  if (backward)
+    plan->backward = loadBackward(library, *backward, plan->shape);
   prepareLaunches(*plan);
   return plan;
 }
@@ -276,17 +269,8 @@ fa_status fa_layer_norm_backward(fa_layer_norm_plan plan, CUdeviceptr x,
                          {"dx", dx},
                          {"dweight", dweight},
                          {"dbias", dbias}});
-    std::size_t needed = 2 * backward.partialBytes;
-    if (workspace_bytes < needed)
-      throw StatusError(FA_ERROR_WORKSPACE,
-                        "the workspace has " + std::to_string(workspace_bytes) +
-                            " bytes; the backward needs " +
-                            std::to_string(needed) +
-                            " (fa_layer_norm_backward_workspace_size)");
-    if (!workspace || workspace % kWorkspaceAlignment != 0)
-      throw StatusError(
-          FA_ERROR_INVALID_ARGUMENT,
-          "the workspace must be a device pointer aligned to 256 bytes");
+    requireWorkspace(workspace, workspace_bytes, 2 * backward.partialBytes,
+                     "fa_layer_norm_backward_workspace_size");
     std::uint64_t values[kLayerNormValueCount] = {};
     values[kX] = x;
     values[kWeight] = weight;

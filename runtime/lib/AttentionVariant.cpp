@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <set>
@@ -250,23 +251,28 @@ bool isNamedVariant(const std::string &name) {
   }
 }
 
-std::string AttentionVariant::namedName() const {
+std::string namedVariantName(const NamedVariantSet &present) {
+  // kNamedVariants' order.
+  const bool flags[] = {present.causalBottomRight,
+                        present.window,
+                        present.document,
+                        present.softcap,
+                        present.alibi,
+                        present.sinks,
+                        present.dropout};
+  static_assert(std::size(flags) == std::size(kNamedVariants));
   std::vector<std::string> parts;
-  if (causal == CausalAlignment::BottomRight)
-    parts.push_back("causal_bottom_right");
-  if (window)
-    parts.push_back("window");
-  if (!docIds.empty())
-    parts.push_back("document");
-  if (softcap)
-    parts.push_back("softcap");
-  if (!alibiSlopes.empty())
-    parts.push_back("alibi");
-  if (!sinks.empty())
-    parts.push_back("sinks");
-  if (dropout)
-    parts.push_back("dropout");
+  for (std::size_t i = 0; i < std::size(flags); ++i)
+    if (flags[i])
+      parts.push_back(kNamedVariants[i]);
   return joinNames(parts, "+");
+}
+
+std::string AttentionVariant::namedName() const {
+  return namedVariantName({causal == CausalAlignment::BottomRight,
+                           window.has_value(), !docIds.empty(),
+                           softcap.has_value(), !alibiSlopes.empty(),
+                           !sinks.empty(), dropout.has_value()});
 }
 
 std::string AttentionVariant::name() const {

@@ -87,6 +87,22 @@ inline constexpr const char *kNamedVariants[] = {"causal_bottom_right",
 /// semantics); otherwise it is a user's variant.
 bool isNamedVariant(const std::string &name);
 
+/// Which named variants a problem has (top-left causal is the kernels'
+/// `causal` flag, not a named variant).
+struct NamedVariantSet {
+  bool causalBottomRight = false;
+  bool window = false;
+  bool document = false;
+  bool softcap = false;
+  bool alibi = false;
+  bool sinks = false;
+  bool dropout = false;
+};
+
+/// The named variants present, '+'-joined in kNamedVariants' order
+/// ("window+softcap"); "" if none: the kernels' "variant".
+std::string namedVariantName(const NamedVariantSet &present);
+
 /// Attention dropout's values (Philox.h's mask).
 struct AttentionDropout {
   float p = 0; // 0 <= p < 1, as the kernels take it (f32).
