@@ -288,6 +288,13 @@ def _attention_backward_fake(dout, q, k, v, out, lse, alibi_slopes, sinks, docum
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape), dsinks)
 
 
+def _attention_input_grads(dq, dk, dv, dsinks, sinks):
+    """The gradients of fa::attention's 11 inputs (q, k, v, alibi_slopes,
+    sinks, document_ids, then the scalars): q, k, v and, with sinks, sinks."""
+    return (dq, dk, dv, None, dsinks if sinks is not None else None, None,
+            None, None, None, None, None)
+
+
 def _attention_setup_context(ctx, inputs, output):
     (q, k, v, alibi_slopes, sinks, document_ids, causal, window_left, window_right,
      softcap, dropout_p) = inputs
@@ -303,8 +310,7 @@ def _attention_autograd(ctx, dout, dlse, drng_state):
     dq, dk, dv, dsinks = _attention_backward_op(
         dout.contiguous(), q, k, v, out, lse, alibi_slopes, sinks, document_ids,
         rng_state, *ctx.params)
-    return (dq, dk, dv, None, dsinks if sinks is not None else None, None,
-            None, None, None, None, None)
+    return _attention_input_grads(dq, dk, dv, dsinks, sinks)
 
 
 _attention.register_autograd(_attention_autograd, setup_context=_attention_setup_context)
@@ -332,8 +338,7 @@ class _EagerAttention(torch.autograd.Function):
         q, k, v, out, lse, alibi_slopes, sinks, document_ids = ctx.saved_tensors
         dq, dk, dv, dsinks = _attention_backward_impl(
             dout.contiguous(), q, k, v, out, lse, alibi_slopes, sinks, document_ids, *ctx.params)
-        return (dq, dk, dv, None, dsinks if sinks is not None else None, None,
-                None, None, None, None, None)
+        return _attention_input_grads(dq, dk, dv, dsinks, sinks)
 
 
 def _plain_eager(*tensors):
