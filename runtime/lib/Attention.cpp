@@ -128,6 +128,10 @@ void AttentionLaunch::enqueue(const Stream &stream) {
   kernel.launch(grid, args, stream.get());
 }
 
+void AttentionLaunch::setDropoutOffset(std::uint32_t offset) {
+  args.setSlot(args.slotOf("dropout_offset"), KernelArgs::slotValue(offset));
+}
+
 AttentionBackwardLaunch::AttentionBackwardLaunch(
     const Kernel &delta, const Kernel &dkdv, const Kernel &dq,
     const AttentionShape &shape, const AttentionBackwardBuffers &buffers,
@@ -208,6 +212,18 @@ void AttentionBackwardLaunch::enqueue(AttentionBackwardStage stage,
     dsinksKernel->launch(dsinksGrid, *dsinksArgs, stream.get());
     return;
   }
+}
+
+void AttentionBackwardLaunch::setDropoutOffset(std::uint32_t offset) {
+  bool found = false;
+  for (KernelArgs *args : {&deltaArgs, &dkdvArgs, &dqArgs})
+    if (std::optional<std::size_t> slot = args->findSlot("dropout_offset")) {
+      args->setSlot(*slot, KernelArgs::slotValue(offset));
+      found = true;
+    }
+  if (!found)
+    throw Error("kernel " + dqKernel.spec().name +
+                ": no kernel of this backward takes dropout_offset");
 }
 
 void AttentionBackwardLaunch::fillDelta(std::uint8_t value,

@@ -23,14 +23,51 @@ using Buffer = std::vector<double>;
 
 /// The sizes of one call: rows = batch * seq positions of the residual stream.
 struct Dims {
-  std::int64_t batch, seq, channels, heads, headDim, hidden, vocab;
+  std::int64_t batch, seq, channels, heads, headDim, hidden, vocab, layers;
+  /// The training forward's masks (Dropout.h); none: nothing is dropped.
+  std::optional<DropoutDraw> dropout;
 
   Dims(const GptConfig &config, std::int64_t batch, std::int64_t seq)
       : batch(batch), seq(seq), channels(config.dModel), heads(config.heads),
         headDim(config.headDim()), hidden(config.mlpHidden()),
-        vocab(config.vocab) {}
+        vocab(config.vocab), layers(config.layers) {}
   std::int64_t rows() const { return batch * seq; }
 };
+
+/// What each of the n elements of the activation at `site` is multiplied
+/// by: activationDropoutFactor (0 or 1 / (1 - p)), or 1 without dropout.
+Buffer activationFactors(const Dims &dims, std::uint32_t site, std::int64_t n) {
+  Buffer factors(n, 1.0);
+  if (dims.dropout)
+    for (std::int64_t i = 0; i < n; ++i)
+      factors[i] = activationDropoutFactor(*dims.dropout, site,
+                                           static_cast<std::uint64_t>(i));
+  return factors;
+}
+
+/// What attention probability P[b, h, query, key] of `layer` is multiplied
+/// by (Philox.h's mask), or 1 without dropout.
+double attentionFactor(const Dims &dims, std::int64_t layer, std::int64_t b,
+                       std::int64_t h, std::int64_t query, std::int64_t key) {
+  if (!dims.dropout)
+    return 1.0;
+  const DropoutDraw &draw = *dims.dropout;
+  const DropoutPosition position{
+      static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(h),
+      static_cast<std::uint32_t>(dims.heads), static_cast<std::uint32_t>(query),
+      static_cast<std::uint32_t>(key)};
+  return dropoutKeep(draw.seed,
+                     attentionDropoutOffset(draw.step, dims.layers, layer),
+                     position, draw.p)
+             ? dropoutScale(draw.p)
+             : 0.0;
+}
+
+/// out[i] = factors[i] * in[i].
+void scaleElements(double *out, const double *in, const Buffer &factors) {
+  for (std::size_t i = 0; i < factors.size(); ++i)
+    out[i] = factors[i] * in[i];
+}
 
 //===-- Encoder: x[b,t] = wte[token[b,t]] + wpe[t] ---------------------------//
 
@@ -179,7 +216,7 @@ double dot(const double *a, const double *b, std::int64_t n) {
 /// att keeps each query's softmax probabilities, zero past the diagonal
 /// (position t sees keys 0..t only).
 void attentionForward(double *out, double *att, const double *qkv,
-                      const Dims &dims) {
+                      const Dims &dims, std::int64_t layer) {
   const AttentionIndex index{dims};
   const std::int64_t d = dims.headDim;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -204,19 +241,22 @@ void attentionForward(double *out, double *att, const double *qkv,
         for (std::int64_t i = 0; i < d; ++i) {
           y[i] = 0;
           for (std::int64_t s = 0; s <= t; ++s)
-            y[i] += probs[s] * qkv[index.v(b, s, h) + i];
+            y[i] += probs[s] * attentionFactor(dims, layer, b, h, t, s) *
+                    qkv[index.v(b, s, h) + i];
         }
       }
 }
 
-/// Through y = sum_s p_s v_s and p = softmax(scale * q k_s):
-///   dp_s = dy . v_s,  dscore_s = p_s (dp_s - sum_j p_j dp_j).
+/// Through y = sum_s p_s z_s v_s (z_s the dropout factor, 1 without) and
+/// p = softmax(scale * q k_s):
+///   dp_s = z_s dy . v_s,  dscore_s = p_s (dp_s - sum_j p_j dp_j).
 void attentionBackward(double *dqkv, const double *dout, const double *qkv,
-                       const double *att, const Dims &dims) {
+                       const double *att, const Dims &dims,
+                       std::int64_t layer) {
   const AttentionIndex index{dims};
   const std::int64_t d = dims.headDim;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  Buffer dprobs(dims.seq);
+  Buffer dprobs(dims.seq), factors(dims.seq);
   for (std::int64_t b = 0; b < dims.batch; ++b)
     for (std::int64_t h = 0; h < dims.heads; ++h)
       for (std::int64_t t = 0; t < dims.seq; ++t) {
@@ -224,13 +264,14 @@ void attentionBackward(double *dqkv, const double *dout, const double *qkv,
         const double *dy = dout + index.merged(b, t, h);
         double expected = 0;
         for (std::int64_t s = 0; s <= t; ++s) {
-          dprobs[s] = dot(dy, qkv + index.v(b, s, h), d);
+          factors[s] = attentionFactor(dims, layer, b, h, t, s);
+          dprobs[s] = factors[s] * dot(dy, qkv + index.v(b, s, h), d);
           expected += probs[s] * dprobs[s];
         }
         for (std::int64_t s = 0; s <= t; ++s) {
           const double dscore = probs[s] * (dprobs[s] - expected) * scale;
           for (std::int64_t i = 0; i < d; ++i) {
-            dqkv[index.v(b, s, h) + i] += probs[s] * dy[i];
+            dqkv[index.v(b, s, h) + i] += probs[s] * factors[s] * dy[i];
             dqkv[index.q(b, t, h) + i] += dscore * qkv[index.k(b, s, h) + i];
             dqkv[index.k(b, s, h) + i] += dscore * qkv[index.q(b, t, h) + i];
           }
@@ -335,34 +376,54 @@ struct Activations {
   Buffer losses; // [rows]
 };
 
+/// The layer's residual branches as they join the stream: through their
+/// dropout masks (all ones without dropout).
+struct BranchFactors {
+  Buffer attention, mlp;
+  BranchFactors(const Dims &dims, std::int64_t layer)
+      : attention(activationFactors(dims, attentionBranchDropoutSite(layer),
+                                    dims.rows() * dims.channels)),
+        mlp(activationFactors(dims, mlpBranchDropoutSite(layer),
+                              dims.rows() * dims.channels)) {}
+};
+
 void layerForward(LayerActivations &a, Buffer &output, const Buffer &input,
-                  const double *p, const LayerParameters &w, const Dims &dims) {
+                  const double *p, const LayerParameters &w, const Dims &dims,
+                  std::int64_t layer) {
+  const BranchFactors dropped(dims, layer);
+  Buffer branch(dims.rows() * dims.channels);
   const std::int64_t n = dims.rows(), c = dims.channels, f = dims.hidden;
   layerNormForward(a.ln1.data(), a.ln1Mean.data(), a.ln1Rstd.data(),
                    input.data(), p + w.ln1W, p + w.ln1B, n, c);
   matmulForward(a.qkv.data(), a.ln1.data(), p + w.qkvW, p + w.qkvB, n, c,
                 3 * c);
-  attentionForward(a.attY.data(), a.att.data(), a.qkv.data(), dims);
+  attentionForward(a.attY.data(), a.att.data(), a.qkv.data(), dims, layer);
   matmulForward(a.attProj.data(), a.attY.data(), p + w.projW, p + w.projB, n, c,
                 c);
-  residualForward(a.mid.data(), input.data(), a.attProj.data(), n * c);
+  scaleElements(branch.data(), a.attProj.data(), dropped.attention);
+  residualForward(a.mid.data(), input.data(), branch.data(), n * c);
   layerNormForward(a.ln2.data(), a.ln2Mean.data(), a.ln2Rstd.data(),
                    a.mid.data(), p + w.ln2W, p + w.ln2B, n, c);
   matmulForward(a.fc.data(), a.ln2.data(), p + w.fcW, p + w.fcB, n, c, f);
   geluForward(a.gelu.data(), a.fc.data(), n * f);
   matmulForward(a.fcProj.data(), a.gelu.data(), p + w.fcProjW, p + w.fcProjB, n,
                 f, c);
-  residualForward(output.data(), a.mid.data(), a.fcProj.data(), n * c);
+  scaleElements(branch.data(), a.fcProj.data(), dropped.mlp);
+  residualForward(output.data(), a.mid.data(), branch.data(), n * c);
 }
 
 /// dresidual holds the gradient of the layer's output on entry and that of
 /// its input on return (the residual path passes it through unchanged).
 void layerBackward(Buffer &dresidual, double *g, const LayerActivations &a,
                    const Buffer &input, const double *p,
-                   const LayerParameters &w, const Dims &dims) {
+                   const LayerParameters &w, const Dims &dims,
+                   std::int64_t layer) {
   const std::int64_t n = dims.rows(), c = dims.channels, f = dims.hidden;
+  const BranchFactors dropped(dims, layer);
+  Buffer dbranch(n * c);
   Buffer dgelu(n * f), dfc(n * f), dln2(n * c);
-  matmulBackward(dgelu.data(), g + w.fcProjW, g + w.fcProjB, dresidual.data(),
+  scaleElements(dbranch.data(), dresidual.data(), dropped.mlp);
+  matmulBackward(dgelu.data(), g + w.fcProjW, g + w.fcProjB, dbranch.data(),
                  a.gelu.data(), p + w.fcProjW, n, f, c);
   geluBackward(dfc.data(), dgelu.data(), a.fc.data(), n * f);
   matmulBackward(dln2.data(), g + w.fcW, g + w.fcB, dfc.data(), a.ln2.data(),
@@ -371,10 +432,11 @@ void layerBackward(Buffer &dresidual, double *g, const LayerActivations &a,
                     a.mid.data(), p + w.ln2W, a.ln2Mean.data(),
                     a.ln2Rstd.data(), n, c);
   Buffer dattY(n * c), dqkv(n * 3 * c), dln1(n * c);
-  matmulBackward(dattY.data(), g + w.projW, g + w.projB, dresidual.data(),
+  scaleElements(dbranch.data(), dresidual.data(), dropped.attention);
+  matmulBackward(dattY.data(), g + w.projW, g + w.projB, dbranch.data(),
                  a.attY.data(), p + w.projW, n, c, c);
-  attentionBackward(dqkv.data(), dattY.data(), a.qkv.data(), a.att.data(),
-                    dims);
+  attentionBackward(dqkv.data(), dattY.data(), a.qkv.data(), a.att.data(), dims,
+                    layer);
   matmulBackward(dln1.data(), g + w.qkvW, g + w.qkvB, dqkv.data(), a.ln1.data(),
                  p + w.qkvW, n, c, 3 * c);
   layerNormBackward(dresidual.data(), g + w.ln1W, g + w.ln1B, dln1.data(),
@@ -390,10 +452,12 @@ Activations forward(const ParameterLayout &layout, const double *p,
   a.residuals.assign(layers + 1, Buffer(n * c));
   encoderForward(a.residuals[0].data(), tokens, p + layout.wte().offset,
                  p + layout.wpe().offset, dims);
+  scaleElements(a.residuals[0].data(), a.residuals[0].data(),
+                activationFactors(dims, embeddingDropoutSite(), n * c));
   for (std::int64_t l = 0; l < layers; ++l) {
     a.layers.emplace_back(dims);
     layerForward(a.layers[l], a.residuals[l + 1], a.residuals[l], p,
-                 layout.layer(l), dims);
+                 layout.layer(l), dims, l);
   }
   a.lnf.resize(n * c);
   a.lnfMean.resize(n);
@@ -428,7 +492,9 @@ Buffer backward(const ParameterLayout &layout, const double *p,
                     a.lnfMean.data(), a.lnfRstd.data(), n, c);
   for (std::int64_t l = layers - 1; l >= 0; --l)
     layerBackward(dresidual, g, a.layers[l], a.residuals[l], p, layout.layer(l),
-                  dims);
+                  dims, l);
+  scaleElements(dresidual.data(), dresidual.data(),
+                activationFactors(dims, embeddingDropoutSite(), n * c));
   encoderBackward(g + layout.wte().offset, g + layout.wpe().offset,
                   dresidual.data(), tokens, dims);
   return gradients;
@@ -467,7 +533,7 @@ Dims checkedDims(const GptConfig &config, const ParameterLayout &layout,
                  const std::vector<double> &parameters,
                  const std::vector<std::int32_t> &tokens,
                  const std::vector<std::int32_t> &targets, std::int64_t batch,
-                 std::int64_t seq) {
+                 std::int64_t seq, const std::optional<DropoutDraw> &dropout) {
   config.validate();
   checkLayout(config, layout);
   if (static_cast<std::int64_t>(parameters.size()) != layout.totalSize())
@@ -490,7 +556,11 @@ Dims checkedDims(const GptConfig &config, const ParameterLayout &layout,
          " elements, expected " + expected);
   checkIds("token", tokens, config.vocab);
   checkIds("target", targets, config.vocab);
-  return Dims(config, batch, seq);
+  if (dropout && !(dropout->p >= 0.0f && dropout->p < 1.0f))
+    fail("dropout must be in [0, 1), got " + std::to_string(dropout->p));
+  Dims dims(config, batch, seq);
+  dims.dropout = dropout;
+  return dims;
 }
 
 double mean(const Buffer &values) {
@@ -507,9 +577,10 @@ cpuGptPositionLosses(const GptConfig &config, const ParameterLayout &layout,
                      const std::vector<double> &parameters,
                      const std::vector<std::int32_t> &tokens,
                      const std::vector<std::int32_t> &targets,
-                     std::int64_t batch, std::int64_t seq) {
-  const Dims dims =
-      checkedDims(config, layout, parameters, tokens, targets, batch, seq);
+                     std::int64_t batch, std::int64_t seq,
+                     const std::optional<DropoutDraw> &dropout) {
+  const Dims dims = checkedDims(config, layout, parameters, tokens, targets,
+                                batch, seq, dropout);
   return forward(layout, parameters.data(), tokens.data(), targets.data(), dims,
                  config.layers)
       .losses;
@@ -519,9 +590,9 @@ double cpuGptLoss(const GptConfig &config, const ParameterLayout &layout,
                   const std::vector<double> &parameters,
                   const std::vector<std::int32_t> &tokens,
                   const std::vector<std::int32_t> &targets, std::int64_t batch,
-                  std::int64_t seq) {
+                  std::int64_t seq, const std::optional<DropoutDraw> &dropout) {
   return mean(cpuGptPositionLosses(config, layout, parameters, tokens, targets,
-                                   batch, seq));
+                                   batch, seq, dropout));
 }
 
 CpuGptResult cpuGptLossAndGradients(const GptConfig &config,
@@ -529,9 +600,10 @@ CpuGptResult cpuGptLossAndGradients(const GptConfig &config,
                                     const std::vector<double> &parameters,
                                     const std::vector<std::int32_t> &tokens,
                                     const std::vector<std::int32_t> &targets,
-                                    std::int64_t batch, std::int64_t seq) {
-  const Dims dims =
-      checkedDims(config, layout, parameters, tokens, targets, batch, seq);
+                                    std::int64_t batch, std::int64_t seq,
+                                    const std::optional<DropoutDraw> &dropout) {
+  const Dims dims = checkedDims(config, layout, parameters, tokens, targets,
+                                batch, seq, dropout);
   const Activations activations =
       forward(layout, parameters.data(), tokens.data(), targets.data(), dims,
               config.layers);

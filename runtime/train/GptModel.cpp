@@ -17,18 +17,18 @@ std::unique_ptr<Kernel> loadKernel(const KernelSpec &spec,
   return std::make_unique<Kernel>(spec, device);
 }
 
-} // namespace
-
-GptKernels GptKernels::load(const KernelLibrary &library,
-                            const TuningCache *cache, const DeviceInfo &device,
-                            const GptConfig &config, DType dtype) {
-  NvtxRange range{"load the model's library kernels"};
+/// The causal attention kernels of `variant` ("" or "dropout").
+GptKernels::Attention loadAttention(const KernelLibrary &library,
+                                    const TuningCache *cache,
+                                    const DeviceInfo &device,
+                                    const GptConfig &config, DType dtype,
+                                    const std::string &variant) {
   const std::int64_t headDim = config.headDim();
-  GptKernels kernels;
-  KernelQuery forwardQuery{kAttentionForwardOp, dtype, headDim, true};
+  KernelQuery forwardQuery{kAttentionForwardOp, dtype, headDim, true, variant};
   KernelChoice forward =
       chooseKernel(library, forwardQuery, config.seq, cache, device.name);
-  KernelQuery backwardQuery{kAttentionBackwardOp, dtype, headDim, true};
+  KernelQuery backwardQuery{kAttentionBackwardOp, dtype, headDim, true,
+                            variant};
   KernelChoice backward =
       chooseKernel(library, backwardQuery, config.seq, cache, device.name);
   AttentionBackwardKernels backwardKernels =
@@ -36,10 +36,25 @@ GptKernels GptKernels::load(const KernelLibrary &library,
   if (backward.kernel->softmaxScale() != forward.kernel->softmaxScale())
     throw Error("kernel " + backward.kernel->name +
                 " uses another softmax scale than " + forward.kernel->name);
-  kernels.attentionForward = loadKernel(*forward.kernel, device);
-  kernels.attentionDelta = loadKernel(*backwardKernels.delta, device);
-  kernels.attentionDkdv = loadKernel(*backwardKernels.dkdv, device);
-  kernels.attentionDq = loadKernel(*backwardKernels.dq, device);
+  return {loadKernel(*forward.kernel, device),
+          loadKernel(*backwardKernels.delta, device),
+          loadKernel(*backwardKernels.dkdv, device),
+          loadKernel(*backwardKernels.dq, device)};
+}
+
+} // namespace
+
+GptKernels GptKernels::load(const KernelLibrary &library,
+                            const TuningCache *cache, const DeviceInfo &device,
+                            const GptConfig &config, DType dtype,
+                            bool dropout) {
+  NvtxRange range{"load the model's library kernels"};
+  GptKernels kernels;
+  kernels.attention =
+      loadAttention(library, cache, device, config, dtype, /*variant=*/"");
+  if (dropout)
+    kernels.attentionDropout =
+        loadAttention(library, cache, device, config, dtype, "dropout");
 
   const KernelSpec &layerNormBackward = chooseLayerNormKernel(
       library, kLayerNormBackwardOp, dtype, config.dModel);
@@ -53,9 +68,15 @@ GptKernels GptKernels::load(const KernelLibrary &library,
 }
 
 std::string GptKernels::describe() const {
-  return "attention forward:  " + attentionForward->spec().name +
-         "\nattention backward: " + attentionDq->spec().name +
-         "\nlayernorm forward:  " + layerNormForward->spec().name +
+  std::string dropoutKernels;
+  if (attentionDropout.forward)
+    dropoutKernels =
+        "attention dropout:  " + attentionDropout.forward->spec().name + ", " +
+        attentionDropout.dq->spec().name + "\n";
+  return "attention forward:  " + attention.forward->spec().name +
+         "\nattention backward: " + attention.dq->spec().name + "\n" +
+         dropoutKernels +
+         "layernorm forward:  " + layerNormForward->spec().name +
          "\nlayernorm backward: " + layerNormBackward->spec().name + "\n";
 }
 
@@ -75,6 +96,9 @@ struct GptModel::Layer {
   std::unique_ptr<LayerNormBackwardLaunch> ln1Backward, ln2Backward;
   std::unique_ptr<AttentionLaunch> attentionForward;
   std::unique_ptr<AttentionBackwardLaunch> attentionBackward;
+  // With attention dropout (models that drop): the same buffers.
+  std::unique_ptr<AttentionLaunch> attentionForwardDropout;
+  std::unique_ptr<AttentionBackwardLaunch> attentionBackwardDropout;
 };
 
 /// The buffers every layer shares: the final LayerNorm and the loss, and
@@ -122,16 +146,24 @@ private:
 GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                    std::int64_t seq, DType dtype, const GptKernels &kernels,
                    const TrainKernels &trainKernels, Matmul &matmul,
-                   CUdeviceptr weights, CUdeviceptr grads)
+                   CUdeviceptr weights, CUdeviceptr grads,
+                   const DropoutDraw &dropout)
     : config(config), layout(config), batch(batch), seq(seq), dtype(dtype),
       kernels(kernels), trainKernels(trainKernels), matmul(matmul),
-      weights(weights), grads(grads) {
+      weights(weights), grads(grads), dropout(dropout) {
   if (batch <= 0 || seq <= 0 || seq > config.seq)
     throw Error("GPT model: batch " + std::to_string(batch) + " and seq " +
                 std::to_string(seq) + " must be positive, seq at most " +
                 std::to_string(config.seq));
   if (dtype == DType::F16)
     throw Error("GPT model: activations must be bf16 or f32, not f16");
+  if (!(dropout.p >= 0.0f && dropout.p < 1.0f))
+    throw Error("GPT model: dropout must be in [0, 1), got " +
+                std::to_string(dropout.p));
+  if (dropout.p > 0 && !kernels.attentionDropout.forward)
+    throw Error("GPT model: dropout " + std::to_string(dropout.p) +
+                " needs the attention dropout kernels (GptKernels::load with "
+                "dropout)");
   NvtxRange range{"allocate the model's activations"};
   const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden(),
                      v = config.vocab, h = config.heads;
@@ -200,6 +232,8 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
               nullptr,
               nullptr,
               nullptr,
+              nullptr,
+              nullptr,
               nullptr});
     Layer &x = *layer;
     const LayerParameters &p = layout.layer(l);
@@ -225,16 +259,32 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                                  x.rstd2.get(), w.normOutGrad.get(),
                                  w.normGrad.get(), gradient(p.ln2W),
                                  gradient(p.ln2B)});
-    x.attentionForward = std::make_unique<AttentionLaunch>(
-        *kernels.attentionForward, attention,
-        AttentionBuffers{x.q.get(), x.k.get(), x.v.get(), x.attention.get(),
-                         x.lse.get()});
-    x.attentionBackward = std::make_unique<AttentionBackwardLaunch>(
-        *kernels.attentionDelta, *kernels.attentionDkdv, *kernels.attentionDq,
-        attention,
-        AttentionBackwardBuffers{
-            x.q.get(), x.k.get(), x.v.get(), x.attention.get(), x.lse.get(),
-            w.attentionGrad.get(), w.dq.get(), w.dk.get(), w.dv.get()});
+    const AttentionBuffers forwardBuffers{x.q.get(), x.k.get(), x.v.get(),
+                                          x.attention.get(), x.lse.get()};
+    const AttentionBackwardBuffers backwardBuffers{
+        x.q.get(),         x.k.get(),   x.v.get(),
+        x.attention.get(), x.lse.get(), w.attentionGrad.get(),
+        w.dq.get(),        w.dk.get(),  w.dv.get()};
+    auto launches = [&](const GptKernels::Attention &kernel,
+                        const ArgBindings &variant,
+                        std::unique_ptr<AttentionLaunch> &forward,
+                        std::unique_ptr<AttentionBackwardLaunch> &backward) {
+      forward = std::make_unique<AttentionLaunch>(*kernel.forward, attention,
+                                                  forwardBuffers, variant);
+      backward = std::make_unique<AttentionBackwardLaunch>(
+          *kernel.delta, *kernel.dkdv, *kernel.dq, attention, backwardBuffers,
+          variant);
+    };
+    launches(kernels.attention, {}, x.attentionForward, x.attentionBackward);
+    if (dropout.p > 0) {
+      // The offset is set per step and layer (Dropout.h) before each launch.
+      const ArgBindings variant{
+          {"dropout_p", dropout.p},
+          {"dropout_seed", static_cast<std::int64_t>(dropout.seed)},
+          {"dropout_offset", std::int32_t{0}}};
+      launches(kernels.attentionDropout, variant, x.attentionForwardDropout,
+               x.attentionBackwardDropout);
+    }
     layers.push_back(std::move(layer));
   }
   bytesHeld = allocate.total;
@@ -294,24 +344,46 @@ CUdeviceptr GptModel::gradient(std::int64_t offset) const {
   return grads + static_cast<CUdeviceptr>(offset) * sizeof(float);
 }
 
+CUdeviceptr GptModel::addDropped(CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
+                                 std::int64_t n, std::uint32_t site,
+                                 const Stream &stream) {
+  if (activeDropout) {
+    trainKernels.dropoutAdd(dtype, a, b, out, n, *activeDropout, site, stream);
+    return out;
+  }
+  if (!a)
+    return b;
+  trainKernels.add(dtype, a, b, out, n, stream);
+  return out;
+}
+
 void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
-                       bool forBackward, const Stream &stream) {
+                       bool forBackward, const Stream &stream,
+                       std::optional<std::uint32_t> dropoutStep) {
   NvtxRange range{"forward"};
   const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
+  activeDropout.reset();
+  if (dropoutStep && dropout.p > 0)
+    activeDropout = DropoutDraw{dropout.p, dropout.seed, *dropoutStep};
   {
     PhaseScope scope(profiler, Phase::Embedding, stream);
     trainKernels.embeddingForward(
         dtype, tokens, weight(layout.wte().offset), weight(layout.wpe().offset),
         layers[0]->input.get(), batch, seq, c, stream);
   }
+  if (activeDropout) {
+    PhaseScope scope(profiler, Phase::ElementwiseOther, stream);
+    addDropped(0, layers[0]->input.get(), layers[0]->input.get(), m * c,
+               embeddingDropoutSite(), stream);
+  }
   for (std::int64_t l = 0; l < config.layers; ++l) {
     NvtxRange layerRange{"layer " + std::to_string(l) + " forward"};
     CUdeviceptr output =
         l + 1 < config.layers ? layers[l + 1]->input.get() : work->final.get();
-    forwardLayer(*layers[l], layout.layer(l), stream);
+    forwardLayer(l, stream);
     PhaseScope scope(profiler, Phase::Residual, stream);
-    trainKernels.add(dtype, layers[l]->middle.get(), work->projected.get(),
-                     output, m * c, stream);
+    addDropped(layers[l]->middle.get(), work->projected.get(), output, m * c,
+               mlpBranchDropoutSite(l), stream);
   }
   NvtxRange headRange{"final norm, head and loss"};
   {
@@ -331,9 +403,11 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
 }
 
 /// Everything of the layer but its last residual add: the MLP's output is
-/// left in work->projected, for forward() to add into the next layer's input.
-void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
-                            const Stream &stream) {
+/// left in work->projected, for forward() to add (dropped) into the next
+/// layer's input.
+void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
+  Layer &x = *layers[index];
+  const LayerParameters &p = layout.layer(index);
   const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden();
   const std::int64_t h = config.heads, d = config.headDim();
   auto timed = [&](Phase phase, auto &&launch) {
@@ -349,7 +423,13 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
     trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
                             batch, seq, h, d, stream);
   });
-  timed(Phase::AttentionForward, [&] { x.attentionForward->enqueue(stream); });
+  timed(Phase::AttentionForward, [&] {
+    if (!activeDropout)
+      return x.attentionForward->enqueue(stream);
+    x.attentionForwardDropout->setDropoutOffset(
+        attentionDropoutOffset(activeDropout->step, config.layers, index));
+    x.attentionForwardDropout->enqueue(stream);
+  });
   timed(Phase::HeadsLayout, [&] {
     trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
                             seq, h, d, stream);
@@ -359,8 +439,8 @@ void GptModel::forwardLayer(Layer &x, const LayerParameters &p,
                    weight(p.projB), work->projected.get(), stream);
   });
   timed(Phase::Residual, [&] {
-    trainKernels.add(dtype, x.input.get(), work->projected.get(),
-                     x.middle.get(), m * c, stream);
+    addDropped(x.input.get(), work->projected.get(), x.middle.get(), m * c,
+               attentionBranchDropoutSite(index), stream);
   });
   timed(Phase::LayerNorm, [&] { x.ln2Forward->enqueue(stream); });
   timed(Phase::Matmul, [&] {
@@ -405,11 +485,16 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
   ready(layout.lnfW());
   for (std::int64_t l = config.layers - 1; l >= 0; --l) {
     NvtxRange layerRange{"layer " + std::to_string(l) + " backward"};
-    backwardLayer(*layers[l], layout.layer(l), stream);
+    backwardLayer(l, stream);
     ready(layout.layer(l).ln1W);
   }
   {
     NvtxRange embeddingRange{"embedding backward"};
+    if (activeDropout) {
+      PhaseScope scope(profiler, Phase::ElementwiseOther, stream);
+      addDropped(0, work->residualGrad.get(), work->residualGrad.get(), m * c,
+                 embeddingDropoutSite(), stream);
+    }
     PhaseScope scope(profiler, Phase::Embedding, stream);
     trainKernels.embeddingBackward(dtype, tokens, work->residualGrad.get(),
                                    gradient(layout.wte().offset),
@@ -437,19 +522,28 @@ void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
 }
 
 /// work->residualGrad holds d loss / d (the layer's output) on entry and
-/// d loss / d (its input) on return.
-void GptModel::backwardLayer(Layer &x, const LayerParameters &p,
-                             const Stream &stream) {
+/// d loss / d (its input) on return. A dropped branch's output gradient is
+/// the residual gradient through the forward's mask (in work->projected,
+/// free in the backward).
+void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
+  Layer &x = *layers[index];
+  const LayerParameters &p = layout.layer(index);
   const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden();
   const std::int64_t h = config.heads, d = config.headDim();
   Workspace &w = *work;
-  // The MLP: output = middle + gelu(ln2(middle) fc_w^T + fc_b) fc_proj_w^T + b.
   auto timed = [&](Phase phase, auto &&launch) {
     PhaseScope scope(profiler, phase, stream);
     launch();
   };
-  linearBackward({m, f, c}, w.residualGrad.get(), x.gelu.get(), p.fcProjW,
-                 p.fcProjB, w.geluGrad.get(), stream);
+  auto branchGrad = [&](std::uint32_t site) {
+    PhaseScope scope(profiler, Phase::ElementwiseOther, stream);
+    return addDropped(0, w.residualGrad.get(), w.projected.get(), m * c, site,
+                      stream);
+  };
+  // The MLP: output = middle + drop(gelu(ln2(middle) fc_w^T + fc_b)
+  // fc_proj_w^T + b).
+  linearBackward({m, f, c}, branchGrad(mlpBranchDropoutSite(index)),
+                 x.gelu.get(), p.fcProjW, p.fcProjB, w.geluGrad.get(), stream);
   timed(Phase::Gelu, [&] {
     trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
                               w.fcGrad.get(), m * f, stream);
@@ -461,15 +555,20 @@ void GptModel::backwardLayer(Layer &x, const LayerParameters &p,
     trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
                      w.residualGrad.get(), m * c, stream);
   });
-  // Attention: middle = input + attention(ln1(input)) proj_w^T + proj_b.
-  linearBackward({m, c, c}, w.residualGrad.get(), x.merged.get(), p.projW,
-                 p.projB, w.mergedGrad.get(), stream);
+  // Attention: middle = input + drop(attention(ln1(input)) proj_w^T + proj_b).
+  linearBackward({m, c, c}, branchGrad(attentionBranchDropoutSite(index)),
+                 x.merged.get(), p.projW, p.projB, w.mergedGrad.get(), stream);
   timed(Phase::HeadsLayout, [&] {
     trainKernels.unmergeHeads(dtype, w.mergedGrad.get(), w.attentionGrad.get(),
                               batch, seq, h, d, stream);
   });
-  timed(Phase::AttentionBackward,
-        [&] { x.attentionBackward->enqueue(stream); });
+  timed(Phase::AttentionBackward, [&] {
+    if (!activeDropout)
+      return x.attentionBackward->enqueue(stream);
+    x.attentionBackwardDropout->setDropoutOffset(
+        attentionDropoutOffset(activeDropout->step, config.layers, index));
+    x.attentionBackwardDropout->enqueue(stream);
+  });
   timed(Phase::HeadsLayout, [&] {
     trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
                            w.qkvGrad.get(), batch, seq, h, d, stream);

@@ -91,8 +91,10 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
     targets[i] = static_cast<std::int32_t>(rng() % config.vocab);
   }
 
-  GptKernels kernels = GptKernels::load(library, nullptr, context.device(),
-                                        config, options.dtype);
+  const DropoutDraw dropout{options.dropout, options.seed, kDropoutCheckStep};
+  GptKernels kernels =
+      GptKernels::load(library, nullptr, context.device(), config,
+                       options.dtype, options.dropout > 0);
   TrainKernels trainKernels;
   Matmul matmul;
   Stream stream;
@@ -112,10 +114,11 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   DeviceBuffer targetBuffer = uploadTokens("grad check targets", targets);
 
   GptModel model(config, options.batch, seq, options.dtype, kernels,
-                 trainKernels, matmul, working.get(), grads.get());
+                 trainKernels, matmul, working.get(), grads.get(), dropout);
   {
     NvtxRange range{"grad check: GPU forward and backward"};
-    model.forward(tokenBuffer.get(), targetBuffer.get(), true, stream);
+    model.forward(tokenBuffer.get(), targetBuffer.get(), true, stream,
+                  dropout.step);
     model.backward(tokenBuffer.get(), stream);
     stream.synchronize();
   }
@@ -129,8 +132,10 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   CpuGptResult reference;
   {
     NvtxRange range{"grad check: fp64 CPU reference"};
-    reference = cpuGptLossAndGradients(config, layout, parameters, tokens,
-                                       targets, options.batch, seq);
+    reference = cpuGptLossAndGradients(
+        config, layout, parameters, tokens, targets, options.batch, seq,
+        options.dropout > 0 ? std::optional<DropoutDraw>(dropout)
+                            : std::nullopt);
   }
   result.referenceLoss = reference.loss;
   for (const ParameterTensor &tensor : layout.tensors())

@@ -245,6 +245,23 @@ void TrainKernels::add(DType dtype, CUdeviceptr a, CUdeviceptr b,
   launchChunked(module, entry, dtype, n, chunked, args, stream);
 }
 
+void TrainKernels::dropoutAdd(DType dtype, CUdeviceptr a, CUdeviceptr b,
+                              CUdeviceptr out, std::int64_t n,
+                              const DropoutDraw &draw, std::uint32_t site,
+                              const Stream &stream) const {
+  const char *what = "dropout";
+  std::string entry = entryFor("dropout_add", dtype, what);
+  requireAtLeast(what, "n", n, 0);
+  if (!(draw.p >= 0.0f && draw.p < 1.0f))
+    throw Error(std::string(what) + ": p must be in [0, 1), got " +
+                std::to_string(draw.p));
+  DropoutMask mask{draw.seed, site, draw.step, dropoutThreshold(draw.p),
+                   dropoutScale(draw.p)};
+  int chunked = a ? chunkable({a, b, out}) : chunkable({b, out});
+  void *args[] = {&a, &b, &out, &n, &chunked, &mask};
+  launchChunked(module, entry, dtype, n, chunked, args, stream);
+}
+
 void TrainKernels::biasGradient(DType dtype, CUdeviceptr dy, CUdeviceptr dbias,
                                 std::int64_t rows, std::int64_t cols,
                                 bool accumulate, const Stream &stream) const {

@@ -21,6 +21,8 @@
 
 #include "TrainKernelsGeometry.h"
 
+#include "fa/train/Dropout.h"
+
 #include <cuda_bf16.h>
 
 using namespace fa::train::geometry;
@@ -313,6 +315,55 @@ __device__ void add(const T *a, const T *b, T *out, long long n, int chunked) {
   mapElements([](float x, float y) { return x + y; }, n, chunked, out, a, b);
 }
 
+/// What element n (of `block`, the Philox block of n / 8) is multiplied by.
+__device__ float dropoutFactor(const fa::PhiloxCounter &block, long long n,
+                               const DropoutMask &mask) {
+  return fa::train::activationDropoutBits(block, static_cast<int>(n % 8)) >=
+                 mask.threshold
+             ? mask.scale
+             : 0.0f;
+}
+
+__device__ fa::PhiloxCounter dropoutBlock(long long n,
+                                          const DropoutMask &mask) {
+  return fa::train::activationDropoutBlock(
+      mask.seed, mask.site, mask.step, static_cast<unsigned long long>(n) / 8);
+}
+
+/// out = a + mask * b, or out = mask * b when `a` is null; out may alias a
+/// or b. As mapElements: 16-byte chunks when `chunked`, whose elements share
+/// one Philox block (a chunk holds 8 or 4 elements, so it never straddles
+/// two), then the tail one element at a time.
+template <typename T>
+__device__ void dropoutAdd(const T *a, const T *b, T *out, long long n,
+                           int chunked, DropoutMask mask) {
+  constexpr int kLanes = Lanes<T>::kCount;
+  const long long prefix = chunked ? n / kLanes * kLanes : 0;
+  for (long long c = gridFirst(); c < prefix / kLanes; c += gridStride()) {
+    const long long first = c * kLanes;
+    const fa::PhiloxCounter block = dropoutBlock(first, mask);
+    const Lanes<T> branch = loadLanes(b, c);
+    Lanes<T> result;
+    if (a != nullptr) {
+      const Lanes<T> skip = loadLanes(a, c);
+      for (int j = 0; j < kLanes; ++j)
+        result.values[j] = fromFloat<T>(toFloat(skip.values[j]) +
+                                        dropoutFactor(block, first + j, mask) *
+                                            toFloat(branch.values[j]));
+    } else {
+      for (int j = 0; j < kLanes; ++j)
+        result.values[j] = fromFloat<T>(dropoutFactor(block, first + j, mask) *
+                                        toFloat(branch.values[j]));
+    }
+    storeLanes(out, c, result);
+  }
+  for (long long i = prefix + gridFirst(); i < n; i += gridStride()) {
+    const float dropped =
+        dropoutFactor(dropoutBlock(i, mask), i, mask) * toFloat(b[i]);
+    out[i] = fromFloat<T>(a != nullptr ? toFloat(a[i]) + dropped : dropped);
+  }
+}
+
 template <typename T>
 __device__ void castFromF32(const float *values, T *out, long long n) {
   for (long long i = gridFirst(); i < n; i += gridStride())
@@ -491,6 +542,11 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
   extern "C" __global__ void add_##suffix(const T *a, const T *b, T *out,      \
                                           long long n, int chunked) {          \
     add(a, b, out, n, chunked);                                                \
+  }                                                                            \
+  extern "C" __global__ void dropout_add_##suffix(                             \
+      const T *a, const T *b, T *out, long long n, int chunked,                \
+      DropoutMask mask) {                                                      \
+    dropoutAdd(a, b, out, n, chunked, mask);                                   \
   }                                                                            \
   extern "C" __global__ void cast_from_f32_##suffix(const float *values,       \
                                                     T *out, long long n) {     \

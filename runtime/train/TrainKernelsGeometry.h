@@ -101,6 +101,16 @@ struct AdamWParams {
   float biasCorrection2;
 };
 
+/// An activation dropout mask (Dropout.h), passed by value: the Philox key's
+/// seed and counter words, and p's threshold and scale (Philox.h).
+struct DropoutMask {
+  unsigned long long seed;
+  unsigned site;
+  unsigned step;
+  unsigned threshold;
+  float scale;
+};
+
 } // namespace fa::train::geometry
 
 #endif // FA_TRAIN_TRAINKERNELSGEOMETRY_H

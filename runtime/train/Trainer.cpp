@@ -80,8 +80,9 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
       shardSize(shardSizeOf(layout, options, comm)),
       paddedSize(zeroOne(options, comm) ? shardSize * comm->worldSize()
                                         : layout.totalSize()),
-      kernels(std::make_unique<GptKernels>(GptKernels::load(
-          library, cache, context.device(), options.model, options.dtype))),
+      kernels(std::make_unique<GptKernels>(
+          GptKernels::load(library, cache, context.device(), options.model,
+                           options.dtype, options.dropout > 0))),
       corpus(std::move(trainingData)), data(corpus.split()),
       master(f32Buffer("master weights", shardSize)),
       working("working weights", paddedSize * dtypeBytes(options.dtype)),
@@ -114,7 +115,8 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
   adamV.fill(0, stream.get());
   model = std::make_unique<GptModel>(
       options.model, options.batch, options.model.seq, options.dtype, *kernels,
-      trainKernels, matmul, working.get(), grads.get());
+      trainKernels, matmul, working.get(), grads.get(),
+      DropoutDraw{options.dropout, options.seed, 0});
   if (comm && !sharded())
     ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
                                     options.bucketMegabytes);
@@ -271,7 +273,8 @@ StepResult Trainer::step(bool profile) {
   result.lr = learningRate(options.schedule, stepIndex);
   sampler->trainBatch(stepIndex, hostTokens, hostTargets);
   uploadBatch(hostTokens, hostTargets);
-  model->forward(tokens.get(), targets.get(), true, stream);
+  model->forward(tokens.get(), targets.get(), true, stream,
+                 static_cast<std::uint32_t>(stepIndex));
   model->backward(tokens.get(), stream, ddp ? ddp->listener() : nullptr);
   averageGradients();
   optimizerStep(result.lr);
@@ -331,6 +334,9 @@ std::string Trainer::hyperparameters() const {
                          {"seed", o.seed},
                          {"data", corpus.describe()},
                          {"val_fraction", o.data.valFraction}};
+  // Only when set, so that checkpoints of runs without dropout still match.
+  if (o.dropout > 0)
+    json["dropout"] = o.dropout;
   return json.dump();
 }
 

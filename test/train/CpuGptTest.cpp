@@ -70,6 +70,7 @@ struct Problem {
   std::vector<double> parameters;
   std::vector<std::int32_t> tokens, targets;
   std::int64_t batch, seq;
+  std::optional<DropoutDraw> dropout;
 
   Problem(const GptConfig &config, std::int64_t batch, std::int64_t seq,
           std::uint64_t seed)
@@ -79,15 +80,16 @@ struct Problem {
         targets(randomBytes(batch * seq, seed + 3)), batch(batch), seq(seq) {}
 
   double loss() const {
-    return cpuGptLoss(config, layout, parameters, tokens, targets, batch, seq);
+    return cpuGptLoss(config, layout, parameters, tokens, targets, batch, seq,
+                      dropout);
   }
   CpuGptResult lossAndGradients() const {
     return cpuGptLossAndGradients(config, layout, parameters, tokens, targets,
-                                  batch, seq);
+                                  batch, seq, dropout);
   }
   std::vector<double> positionLosses() const {
     return cpuGptPositionLosses(config, layout, parameters, tokens, targets,
-                                batch, seq);
+                                batch, seq, dropout);
   }
 };
 
@@ -148,6 +150,32 @@ TEST(CpuGptTest, GradientsMatchFiniteDifferencesUntied) {
   GptConfig config = tinyConfig(false);
   config.heads = 4;
   checkGradientsByFiniteDifferences(Problem(config, 3, 8, 12));
+}
+
+// With dropout the loss is still a smooth function of the parameters (the
+// masks depend on the seed and step only), so its gradient is checked the
+// same way: every dropout site's mask reaches the loss and the backward.
+TEST(CpuGptTest, GradientsWithDropoutMatchFiniteDifferences) {
+  Problem problem(tinyConfig(true), 2, 8, 14);
+  problem.dropout = DropoutDraw{0.25f, 99, 5};
+  checkGradientsByFiniteDifferences(problem);
+}
+
+TEST(CpuGptTest, DropoutChangesTheLossAndZeroDropsNothing) {
+  Problem problem(tinyConfig(false), 2, 8, 15);
+  const double undropped = problem.loss();
+  problem.dropout = DropoutDraw{0.0f, 99, 5};
+  EXPECT_EQ(problem.loss(), undropped);
+  problem.dropout = DropoutDraw{0.25f, 99, 5};
+  const double dropped = problem.loss();
+  EXPECT_NE(dropped, undropped);
+  // Another step draws other masks; the same step the same ones.
+  problem.dropout->step = 6;
+  EXPECT_NE(problem.loss(), dropped);
+  problem.dropout->step = 5;
+  EXPECT_EQ(problem.loss(), dropped);
+  problem.dropout->p = 1.0f;
+  EXPECT_THROW(problem.loss(), Error);
 }
 
 TEST(CpuGptTest, GradientsAreZeroOnPaddingAndUnusedPositions) {

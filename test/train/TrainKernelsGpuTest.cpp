@@ -504,6 +504,67 @@ TEST_P(TrainKernelsTest, Add) {
         << label("shifted") << i;
 }
 
+/// out = a + drop(b) (a, b and out as in Add) against activationDropoutFactor
+/// (Dropout.h) bit for bit: the mask is the CPU's, element by element, in
+/// 16-byte chunks and one at a time; a = 0 drops alone; the share dropped is
+/// p's; another site or step draws another mask.
+TEST_P(TrainKernelsTest, DropoutAdd) {
+  const fa::train::DropoutDraw draw{0.2f, 0x123456789ABCDEFull, 7};
+  const std::uint32_t site = 3;
+  std::vector<float> a = normals(kElements, dtype(), 23);
+  std::vector<float> b = normals(kElements, dtype(), 24);
+  DeviceBuffer aDevice = deviceCopy("a", a, dtype());
+  DeviceBuffer bDevice = deviceCopy("b", b, dtype());
+  DeviceBuffer out = poisoned("out", kElements, dtype(), *stream);
+  DeviceBuffer dropped = poisoned("dropped", kElements, dtype(), *stream);
+  DeviceBuffer shifted = poisoned("shifted", kElements, dtype(), *stream);
+  DeviceBuffer otherStep = poisoned("other step", kElements, dtype(), *stream);
+  kernels->dropoutAdd(dtype(), aDevice.get(), bDevice.get(), out.get(),
+                      kElements, draw, site, *stream);
+  kernels->dropoutAdd(dtype(), 0, bDevice.get(), dropped.get(), kElements, draw,
+                      site, *stream);
+  // Unaligned: element by element, the mask still that of each index.
+  const CUdeviceptr step = dtypeBytes(dtype());
+  kernels->dropoutAdd(dtype(), aDevice.get() + step, bDevice.get() + step,
+                      shifted.get() + step, kElements - 1, draw, site, *stream);
+  fa::train::DropoutDraw later = draw;
+  later.step += 1;
+  kernels->dropoutAdd(dtype(), 0, bDevice.get(), otherStep.get(), kElements,
+                      later, site, *stream);
+  stream->synchronize();
+
+  std::vector<float> expected(a.size()), expectedDropped(a.size()),
+      expectedShifted(a.size());
+  std::int64_t zeros = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const float factor = fa::train::activationDropoutFactor(draw, site, i);
+    zeros += factor == 0.0f;
+    expectedDropped[i] = roundToDType(factor * b[i], dtype());
+    expected[i] = roundToDType(a[i] + factor * b[i], dtype());
+    if (i > 0)
+      expectedShifted[i] = roundToDType(
+          a[i] + fa::train::activationDropoutFactor(draw, site, i - 1) * b[i],
+          dtype());
+  }
+  expectSame(hostCopy(out, dtype()), expected, label("a + drop(b)"));
+  expectSame(hostCopy(dropped, dtype()), expectedDropped, label("drop(b)"));
+  std::vector<float> shiftedHost = hostCopy(shifted, dtype());
+  for (std::size_t i = 1; i < a.size(); ++i)
+    ASSERT_EQ(shiftedHost[i], expectedShifted[i]) << label("unaligned") << i;
+  const double share = static_cast<double>(zeros) / kElements;
+  EXPECT_NEAR(share, draw.p, 0.01) << label("dropped share");
+  std::vector<float> other = hostCopy(otherStep, dtype());
+  std::int64_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    differ += (other[i] == 0.0f) != (expectedDropped[i] == 0.0f);
+  EXPECT_GT(differ, kElements / 10) << label("the next step's mask");
+  EXPECT_NE(errorMessage([&] {
+              kernels->dropoutAdd(dtype(), 0, bDevice.get(), out.get(), 1,
+                                  {1.0f, 0, 0}, site, *stream);
+            }).find("p must be in [0, 1)"),
+            std::string::npos);
+}
+
 TEST_P(TrainKernelsTest, CastFromF32) {
   // More elements than the grid's threads, so the grid-stride loop wraps.
   const std::int64_t n = 2'500'001;

@@ -66,6 +66,13 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       ->check(CLI::IsMember({"f32", "bf16"}));
   command->add_option("--seed", o.check.seed, "Parameters and batch")
       ->capture_default_str();
+  command
+      ->add_option("--dropout", o.check.dropout,
+                   "Dropout probability: both sides draw the masks of one "
+                   "training step from --seed (bf16: the library has no f32 "
+                   "attention dropout kernels)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.99));
   command->add_option("--tolerance", o.check.tolerance,
                       "Largest relative L2 error per tensor (default: 1e-4 "
                       "for f32, 3e-2 for bf16)");
@@ -78,6 +85,9 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
 int runGradCheck(GradCheckCommandOptions &o) {
   o.check.dtype = parseDType(o.dtype);
   checkModelOptions(o.check.model);
+  if (o.check.dropout > 0 && o.check.dtype == DType::F32)
+    throw Error("--dropout needs --dtype bf16: the kernel library has no f32 "
+                "attention dropout kernels");
   Context context(o.gpu.device);
   KernelLibrary library = KernelLibrary::load(o.gpu.kernelDirectory());
   train::GradCheckResult result =
@@ -94,6 +104,7 @@ int runGradCheck(GradCheckCommandOptions &o) {
                              {"model", o.check.model.describe()},
                              {"batch", o.check.batch},
                              {"dtype", o.dtype},
+                             {"dropout", o.check.dropout},
                              {"gpu_loss", result.gpuLoss},
                              {"reference_loss", result.referenceLoss},
                              {"tolerance", result.tolerance},
@@ -103,7 +114,7 @@ int runGradCheck(GradCheckCommandOptions &o) {
   } else {
     std::cout << "gradient check on " << context.device().name << ": "
               << o.check.model.describe() << " batch=" << o.check.batch
-              << " dtype=" << o.dtype << "\n"
+              << " dtype=" << o.dtype << " dropout=" << o.check.dropout << "\n"
               << train::formatGradCheck(result);
   }
   return result.passed() ? 0 : 1;

@@ -223,7 +223,10 @@ void printSetup(const TrainCommandOptions &o, const train::Trainer &trainer,
             << " activations, f32 master weights, AdamW (lr "
             << t.schedule.maxLr << " -> " << t.schedule.minLr << ", warm-up "
             << t.schedule.warmupSteps << ", wd " << t.adam.weightDecay
-            << ", clip " << t.adam.maxNorm << ")\n"
+            << ", clip " << t.adam.maxNorm << ")"
+            << (t.dropout > 0 ? ", dropout " + std::to_string(t.dropout)
+                              : std::string())
+            << "\n"
             << trainer.modelKernels().describe() << "activations "
             << gib(trainer.activationBytes())
             << ", optimizer state (f32 weights and moments) "
@@ -293,6 +296,13 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
   addModelOptions(command, o.train.model);
   command->get_option("--vocab")->each(
       [&o](const std::string &) { o.vocabGiven = true; });
+  command
+      ->add_option("--dropout", o.train.dropout,
+                   "Dropout probability in training, as nanoGPT places it: "
+                   "the embeddings, attention probabilities and both "
+                   "residual branches (none in evaluation)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.99));
   command->add_option("--batch", o.train.batch, "Sequences per step")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -110,6 +110,11 @@ public:
 
   void enqueue(const Stream &stream);
 
+  /// Draws another dropout mask from the next launch on (Philox.h's
+  /// offset): a training step's and layer's. Throws unless the kernel takes
+  /// dropout_offset.
+  void setDropoutOffset(std::uint32_t offset);
+
 private:
   const Kernel &kernel;
   Dim3 grid;
@@ -150,6 +155,10 @@ public:
   /// Sets every byte of delta to `value`: with 0xFF (NaN), any element the
   /// delta kernel fails to write reaches dq, dk and dv.
   void fillDelta(std::uint8_t value, const Stream &stream);
+
+  /// AttentionLaunch::setDropoutOffset for every kernel that takes the
+  /// offset (the forward's mask regenerated); throws if none does.
+  void setDropoutOffset(std::uint32_t offset);
 
 private:
   const Kernel &deltaKernel;

@@ -12,9 +12,11 @@
 #ifndef FA_TRAIN_CPUGPT_H
 #define FA_TRAIN_CPUGPT_H
 
+#include "fa/train/Dropout.h"
 #include "fa/train/GptConfig.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace fa::train {
@@ -31,15 +33,19 @@ struct CpuGptResult {
 //                    0..seq-1).
 //   parameters       flat, layout.totalSize() doubles; layout must be
 //                    ParameterLayout(config).
+//   dropout          none: nothing is dropped; else the training forward's
+//                    masks (Dropout.h), the GPU's bit for bit.
 // and throws fa::Error naming the mismatch for a wrong size, a layout of
-// another configuration or a token or target out of range.
+// another configuration, a token or target out of range or a p outside
+// [0, 1).
 
 /// The mean cross-entropy loss.
 double cpuGptLoss(const GptConfig &config, const ParameterLayout &layout,
                   const std::vector<double> &parameters,
                   const std::vector<std::int32_t> &tokens,
                   const std::vector<std::int32_t> &targets, std::int64_t batch,
-                  std::int64_t seq);
+                  std::int64_t seq,
+                  const std::optional<DropoutDraw> &dropout = std::nullopt);
 
 /// The loss of every position, [batch, seq] row-major (their mean is
 /// cpuGptLoss): lets tests see that position t depends on tokens 0..t only.
@@ -48,15 +54,16 @@ cpuGptPositionLosses(const GptConfig &config, const ParameterLayout &layout,
                      const std::vector<double> &parameters,
                      const std::vector<std::int32_t> &tokens,
                      const std::vector<std::int32_t> &targets,
-                     std::int64_t batch, std::int64_t seq);
+                     std::int64_t batch, std::int64_t seq,
+                     const std::optional<DropoutDraw> &dropout = std::nullopt);
 
 /// The mean loss and its gradient with respect to every parameter.
-CpuGptResult cpuGptLossAndGradients(const GptConfig &config,
-                                    const ParameterLayout &layout,
-                                    const std::vector<double> &parameters,
-                                    const std::vector<std::int32_t> &tokens,
-                                    const std::vector<std::int32_t> &targets,
-                                    std::int64_t batch, std::int64_t seq);
+CpuGptResult cpuGptLossAndGradients(
+    const GptConfig &config, const ParameterLayout &layout,
+    const std::vector<double> &parameters,
+    const std::vector<std::int32_t> &tokens,
+    const std::vector<std::int32_t> &targets, std::int64_t batch,
+    std::int64_t seq, const std::optional<DropoutDraw> &dropout = std::nullopt);
 
 } // namespace fa::train
 

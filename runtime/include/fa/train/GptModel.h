@@ -26,6 +26,7 @@
 #include "fa/runtime/LayerNorm.h"
 #include "fa/runtime/Stream.h"
 #include "fa/runtime/TuningCache.h"
+#include "fa/train/Dropout.h"
 #include "fa/train/GptConfig.h"
 #include "fa/train/GradientSync.h"
 #include "fa/train/Matmul.h"
@@ -41,17 +42,23 @@ namespace fa::train {
 
 /// The library kernels one model runs, loaded onto the GPU once.
 struct GptKernels {
-  std::unique_ptr<Kernel> attentionForward;
-  std::unique_ptr<Kernel> attentionDelta, attentionDkdv, attentionDq;
+  /// The causal attention kernels: forward, and the backward's three.
+  struct Attention {
+    std::unique_ptr<Kernel> forward, delta, dkdv, dq;
+  };
+  Attention attention;
+  /// The same with attention dropout (the "dropout" variant); loaded only
+  /// for a model that drops (null kernels otherwise).
+  Attention attentionDropout;
   std::unique_ptr<Kernel> layerNormForward, layerNormBackward, layerNormParams;
 
   /// Chooses (through the tuning cache when there is one) and loads the
-  /// causal attention kernels for head_dim D and the LayerNorm kernels for
-  /// rows of d_model, all of `dtype`; throws, saying what is missing, when
-  /// the library lacks one.
+  /// causal attention kernels for head_dim D, with `dropout` their dropout
+  /// variant too, and the LayerNorm kernels for rows of d_model, all of
+  /// `dtype`; throws, saying what is missing, when the library lacks one.
   static GptKernels load(const KernelLibrary &library, const TuningCache *cache,
                          const DeviceInfo &device, const GptConfig &config,
-                         DType dtype);
+                         DType dtype, bool dropout = false);
   /// One line per kernel: "attention forward: <name>".
   std::string describe() const;
 };
@@ -59,19 +66,26 @@ struct GptKernels {
 class GptModel {
 public:
   /// Activations for `batch` sequences of `seq` <= config.seq tokens.
+  /// `dropout`: p and seed of the training forwards' masks (Dropout.h; its
+  /// step is ignored, each forward names its own); p > 0 needs `kernels`
+  /// loaded with dropout.
   GptModel(const GptConfig &config, std::int64_t batch, std::int64_t seq,
            DType dtype, const GptKernels &kernels,
            const TrainKernels &trainKernels, Matmul &matmul,
-           CUdeviceptr weights, CUdeviceptr grads);
+           CUdeviceptr weights, CUdeviceptr grads,
+           const DropoutDraw &dropout = {});
   ~GptModel();
   GptModel(const GptModel &) = delete;
   GptModel &operator=(const GptModel &) = delete;
 
   /// losses()[i] = the cross-entropy of position i; tokens and targets are
   /// device int32 [batch, seq]. With `forBackward`, also dlogits, which the
-  /// backward starts from.
+  /// backward starts from. `dropoutStep`: a training forward of that step
+  /// drops (when the model's p > 0) with that step's masks, which the
+  /// backward regenerates; none: nothing is dropped (evaluation).
   void forward(CUdeviceptr tokens, CUdeviceptr targets, bool forBackward,
-               const Stream &stream);
+               const Stream &stream,
+               std::optional<std::uint32_t> dropoutStep = std::nullopt);
   /// grads = d(mean loss)/d(parameters) of the last forward (which must have
   /// been run with forBackward), overwriting every gradient.
   /// `listener`, when given, hears as each suffix of the flat gradients
@@ -99,10 +113,13 @@ private:
   struct Layer;
   struct Workspace;
 
-  void forwardLayer(Layer &layer, const LayerParameters &p,
-                    const Stream &stream);
-  void backwardLayer(Layer &layer, const LayerParameters &p,
-                     const Stream &stream);
+  void forwardLayer(std::int64_t index, const Stream &stream);
+  void backwardLayer(std::int64_t index, const Stream &stream);
+  /// out = a + drop(b) at `site` under the last forward's masks, or a + b
+  /// when it dropped nothing; a = 0: drop(b), or b itself (returned).
+  CUdeviceptr addDropped(CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
+                         std::int64_t n, std::uint32_t site,
+                         const Stream &stream);
   void linearBackward(const LinearShape &shape, CUdeviceptr dy, CUdeviceptr x,
                       std::int64_t weightOffset, std::int64_t biasOffset,
                       CUdeviceptr dx, const Stream &stream);
@@ -123,6 +140,10 @@ private:
   std::unique_ptr<Workspace> work;
   std::size_t bytesHeld = 0;
   StepProfiler *profiler = nullptr;
+  DropoutDraw dropout;
+  /// The last forward's masks, which its backward regenerates; none when it
+  /// dropped nothing.
+  std::optional<DropoutDraw> activeDropout;
 };
 
 } // namespace fa::train

@@ -32,11 +32,19 @@ struct GradCheckOptions {
   std::uint64_t seed = 1;
   /// Largest relative error allowed per tensor; 0: the dtype's default.
   double tolerance = 0;
+  /// Dropout probability (Dropout.h), the masks of step kDropoutCheckStep
+  /// drawn from `seed` on both sides; needs the attention dropout kernels
+  /// (bf16 or f16: the library has none in f32).
+  float dropout = 0;
 };
 
 /// The default tolerance: f32 runs every product in f32 (errors near 1e-6
 /// are expected), bf16 rounds every activation to 8 bits of mantissa.
 double defaultGradTolerance(DType dtype);
+
+/// The step whose dropout masks a gradient check draws: not 0, so that the
+/// attention masks' offsets (step * layers + layer) are too.
+inline constexpr std::uint32_t kDropoutCheckStep = 3;
 
 struct TensorGradError {
   std::string name;

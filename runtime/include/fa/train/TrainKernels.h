@@ -21,6 +21,7 @@
 #include "fa/runtime/DeviceBuffer.h"
 #include "fa/runtime/Module.h"
 #include "fa/runtime/Stream.h"
+#include "fa/train/Dropout.h"
 
 #include <cuda.h>
 
@@ -85,6 +86,13 @@ public:
   /// out = a + b (out may alias a or b); n elements.
   void add(DType dtype, CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
            std::int64_t n, const Stream &stream) const;
+  /// out = a + drop(b), drop the activation dropout mask of `site` in
+  /// `draw` (Dropout.h: element i of b times 0 or 1 / (1 - p)); a = 0:
+  /// out = drop(b). out may alias a or b; n elements. Throws unless
+  /// 0 <= draw.p < 1.
+  void dropoutAdd(DType dtype, CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
+                  std::int64_t n, const DropoutDraw &draw, std::uint32_t site,
+                  const Stream &stream) const;
 
   /// dbias[j] (+)= sum over the M rows of dy[i, j]; dy `dtype` [M, N], dbias
   /// f32 [N], N <= 2^20. Partial sums over spans of rows go through a

@@ -60,6 +60,10 @@ struct TrainOptions {
   LrSchedule schedule;
   AdamWStep adam; // lr and step are set per step.
   std::uint64_t seed = 1337;
+  /// Dropout probability of the training forwards (Dropout.h: embeddings,
+  /// attention, residual branches), 0 <= p < 1; its masks follow from
+  /// `seed` and the step.
+  float dropout = 0;
   /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
   DataOptions data;
   std::int64_t evalBatches = 20;
