@@ -17,6 +17,16 @@
 // The forward's bias[N] is per row of D (N x M), which is what
 // CUBLASLT_EPILOGUE_BIAS broadcasts: a vector as long as D has rows.
 //
+// The fused products keep those mappings and add an epilogue:
+//   forwardGelu        GELU_AUX_BIAS: D = gelu(aux), aux = W x^T + bias, the
+//                      pre-activation, N x M like D (its ld N, D's rows)
+//   backwardInputGelu  DGELU_BGRAD: D = (W^T dy^T) * gelu'(aux), aux K x M
+//                      like D; the bias gradient sums each row of D (K x M)
+//                      over its M columns: dbias[K], dx's column sums
+//   backwardWeightBias BGRADB: the bias gradient sums op(B) = dy (M x N)
+//                      over the product's k = M: dbias[N], dy's column sums
+//                      (cuBLASLt takes BGRADB only with op(B) = T, ours)
+//
 //===----------------------------------------------------------------------===//
 
 #include "fa/train/Matmul.h"
@@ -26,7 +36,10 @@
 #include <cublasLt.h>
 
 #include <cstdint>
+#include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace fa::train {
 namespace {
@@ -101,6 +114,16 @@ void checkOperand(const std::string &what, const char *name,
   }
 }
 
+/// cuBLASLt's rule for the GELU epilogues' aux leading dimension (cublasLt.h,
+/// CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD): a multiple of 8 elements.
+void checkGeluWidth(const std::string &what, const char *size,
+                    std::int64_t width) {
+  if (width % 8 != 0)
+    throw Error(what + ": " + size + "=" + std::to_string(width) +
+                " is not a multiple of 8, which cuBLASLt needs of the GELU "
+                "input's leading dimension");
+}
+
 /// A packed column-major layout of the operand with `op` of the shape
 /// (opRows x opCols) after op.
 MatrixLayout packedLayout(const std::string &what, DType dtype,
@@ -124,6 +147,40 @@ void setDescAttribute(const std::string &what, cublasLtMatmulDesc_t desc,
       what + ": setting " + name);
 }
 
+/// The name of `epilogue` as cublasLt.h spells it, for errors.
+const char *epilogueName(cublasLtEpilogue_t epilogue) {
+  switch (epilogue) {
+  case CUBLASLT_EPILOGUE_DEFAULT:
+    return "CUBLASLT_EPILOGUE_DEFAULT";
+  case CUBLASLT_EPILOGUE_BIAS:
+    return "CUBLASLT_EPILOGUE_BIAS";
+  case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+    return "CUBLASLT_EPILOGUE_GELU_AUX_BIAS";
+  case CUBLASLT_EPILOGUE_DGELU_BGRAD:
+    return "CUBLASLT_EPILOGUE_DGELU_BGRAD";
+  case CUBLASLT_EPILOGUE_BGRADB:
+    return "CUBLASLT_EPILOGUE_BGRADB";
+  default:
+    return "a cuBLASLt epilogue";
+  }
+}
+
+/// Whether the epilogue writes a bias gradient to the bias pointer (rather
+/// than reading a bias from it).
+bool writesBiasGradient(cublasLtEpilogue_t epilogue) {
+  return epilogue == CUBLASLT_EPILOGUE_DGELU_BGRAD ||
+         epilogue == CUBLASLT_EPILOGUE_BGRADB;
+}
+
+/// `pointer` moved to an address aligned to kOperandAlignment and no more,
+/// for the heuristic, which reads the bias and aux pointers for their
+/// alignment only (never dereferenced): every call of a plan's shape shares
+/// it, so the algorithm must suit the least aligned operand allowed.
+const void *leastAligned(CUdeviceptr pointer) {
+  return devicePointer((pointer & ~CUdeviceptr{2 * kOperandAlignment - 1}) +
+                       kOperandAlignment);
+}
+
 template <typename Value>
 void setPreference(const std::string &what, cublasLtMatmulPreference_t pref,
                    cublasLtMatmulPreferenceAttributes_t attribute,
@@ -136,8 +193,10 @@ void setPreference(const std::string &what, cublasLtMatmulPreference_t pref,
 } // namespace
 
 /// One call in cuBLASLt's terms: column-major D (m x n) = op(A) op(B)
-/// (+ bias[m] broadcast over columns) (+ D when accumulating), op(A) m x k,
-/// op(B) k x n, products in f32.
+/// (+ D when accumulating), op(A) m x k, op(B) k x n, products in f32, then
+/// the epilogue: + bias[m] broadcast over columns (BIAS), with GELU
+/// (GELU_AUX_BIAS, writing aux), times gelu'(aux) and the bias gradient
+/// (DGELU_BGRAD), or the bias gradient of B alone (BGRADB).
 struct Matmul::Product {
   std::string what; // Op, types, flags and shape: for errors; the plan key.
   cublasOperation_t transA = CUBLAS_OP_N;
@@ -146,7 +205,13 @@ struct Matmul::Product {
   DType abType = DType::F32;
   DType dType = DType::F32;
   bool accumulate = false;
-  CUdeviceptr a = 0, b = 0, bias = 0, d = 0;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  /// The types the bias (or its gradient) may have, preferred first: the
+  /// plan takes the first cuBLASLt has an algorithm for.
+  std::vector<DType> biasTypes;
+  /// The bias or the bias gradient, and the GELU epilogues' pre-activation
+  /// (m x n like D, ld m).
+  CUdeviceptr a = 0, b = 0, bias = 0, aux = 0, d = 0;
 };
 
 /// What a product's every call reuses: its descriptors and algorithm.
@@ -154,6 +219,10 @@ struct Matmul::Plan {
   MatmulDesc desc;
   MatrixLayout a, b, d; // C is D (same buffer, type and layout).
   cublasLtMatmulAlgo_t algo{};
+  DType biasType = DType::F32; // Of the bias or its gradient, if any.
+  /// A bias gradient cuBLASLt writes in bf16 (not the type asked first)
+  /// lands here, and widen() multiplies it by `one` into the caller's f32.
+  std::unique_ptr<DeviceBuffer> narrowBiasGradient, one;
 };
 
 Matmul::Matmul(std::size_t workspaceBytes)
@@ -174,32 +243,6 @@ Matmul::Plan &Matmul::plan(const Product &product) {
     return *existing->second;
   const std::string &what = product.what;
   auto created = std::make_unique<Plan>();
-
-  cublasLtMatmulDesc_t desc = nullptr;
-  // Scale type f32; CUBLAS_COMPUTE_32F never lets f32 inputs round to TF32.
-  checkLt(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          what + ": cublasLtMatmulDescCreate");
-  created->desc.reset(desc);
-  const std::int32_t transA = product.transA, transB = product.transB;
-  setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_TRANSA, transA, "TRANSA");
-  setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_TRANSB, transB, "TRANSB");
-  if (product.bias) {
-    const std::uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    const std::int32_t biasType = cudaType(product.abType);
-    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue,
-                     "the bias epilogue");
-    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, biasType,
-                     "the bias type");
-    // The heuristic reads the bias pointer for its alignment only. Every bias
-    // of this shape shares the plan, so it sees this call's bias moved to an
-    // address aligned to kOperandAlignment and no more (never dereferenced).
-    const CUdeviceptr leastAligned =
-        (product.bias & ~CUdeviceptr{2 * kOperandAlignment - 1}) +
-        kOperandAlignment;
-    const void *biasPointer = devicePointer(leastAligned);
-    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, biasPointer,
-                     "the bias pointer");
-  }
   created->a =
       packedLayout(what, product.abType, product.transA, product.m, product.k);
   created->b =
@@ -221,28 +264,105 @@ Matmul::Plan &Matmul::plan(const Product &product) {
     setPreference(what, pref, attribute, kOperandAlignment,
                   "MIN_ALIGNMENT_*_BYTES");
 
-  cublasLtMatmulHeuristicResult_t result{};
-  int algorithms = 0;
-  checkLt(cublasLtMatmulAlgoGetHeuristic(
-              static_cast<cublasLtHandle_t>(handle), desc, created->a.get(),
-              created->b.get(), created->d.get(), created->d.get(), pref, 1,
-              &result, &algorithms),
-          what + ": cublasLtMatmulAlgoGetHeuristic");
-  if (algorithms == 0)
-    throw Error(what + ": cuBLASLt has no algorithm for it (with " +
-                std::to_string(workspaceBytes) + " bytes of workspace)");
-  checkLt(result.state, what + ": cublasLtMatmulAlgoGetHeuristic's algorithm");
-  created->algo = result.algo;
-  return *plans.emplace(what, std::move(created)).first->second;
+  // One descriptor per bias type to try; a product without a bias tries one.
+  const std::vector<DType> biasTypes =
+      product.bias ? product.biasTypes : std::vector<DType>{product.dType};
+  std::string refusals;
+  for (DType biasType : biasTypes) {
+    setDescriptor(*created, product, biasType);
+    cublasLtMatmulHeuristicResult_t result{};
+    int algorithms = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        static_cast<cublasLtHandle_t>(handle), created->desc.get(),
+        created->a.get(), created->b.get(), created->d.get(), created->d.get(),
+        pref, 1, &result, &algorithms);
+    // cuBLASLt answers a combination it lacks with NOT_SUPPORTED (or
+    // INVALID_VALUE, as for an aux type other than D's): try the next type.
+    const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED ||
+                         status == CUBLAS_STATUS_INVALID_VALUE ||
+                         (status == CUBLAS_STATUS_SUCCESS && algorithms == 0);
+    if (refused) {
+      refusals +=
+          std::string(refusals.empty() ? "" : "; ") +
+          (product.bias ? std::string("a ") + dtypeName(biasType) + " bias: "
+                        : std::string()) +
+          (status == CUBLAS_STATUS_SUCCESS ? "no algorithm"
+                                           : cublasLtGetStatusName(status));
+      continue;
+    }
+    checkLt(status, what + ": cublasLtMatmulAlgoGetHeuristic");
+    checkLt(result.state,
+            what + ": cublasLtMatmulAlgoGetHeuristic's algorithm");
+    created->algo = result.algo;
+    created->biasType = biasType;
+    if (product.bias && writesBiasGradient(product.epilogue) &&
+        biasType != product.biasTypes.front()) {
+      // The gradient comes in bf16: cuBLASLt writes it here, and widen()
+      // multiplies it by this 1.0 into the caller's f32 vector.
+      const std::size_t length =
+          product.epilogue == CUBLASLT_EPILOGUE_BGRADB ? product.n : product.m;
+      created->narrowBiasGradient = std::make_unique<DeviceBuffer>(
+          "bf16 bias gradient", length * dtypeBytes(biasType));
+      created->one =
+          std::make_unique<DeviceBuffer>("bf16 1.0", dtypeBytes(biasType));
+      created->one->upload(encode({1.0f}, biasType));
+    }
+    return *plans.emplace(what, std::move(created)).first->second;
+  }
+  throw Error(what + ": cuBLASLt has no algorithm for it with " +
+              epilogueName(product.epilogue) + " and " +
+              std::to_string(workspaceBytes) + " bytes of workspace (" +
+              refusals + ")");
 }
 
-void Matmul::run(const Product &product, const Stream &stream) {
+void Matmul::setDescriptor(Plan &plan, const Product &product, DType biasType) {
+  const std::string &what = product.what;
+  cublasLtMatmulDesc_t desc = nullptr;
+  // Scale type f32; CUBLAS_COMPUTE_32F never lets f32 inputs round to TF32.
+  checkLt(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          what + ": cublasLtMatmulDescCreate");
+  plan.desc.reset(desc);
+  const std::int32_t transA = product.transA, transB = product.transB;
+  setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_TRANSA, transA, "TRANSA");
+  setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_TRANSB, transB, "TRANSB");
+  const std::uint32_t epilogue = product.epilogue;
+  setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue,
+                   "the epilogue");
+  if (product.bias) {
+    const std::int32_t type = cudaType(biasType);
+    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, type,
+                     "the bias type");
+    const void *biasPointer = leastAligned(product.bias);
+    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, biasPointer,
+                     "the bias pointer");
+  }
+  if (product.aux) {
+    // The pre-activation has D's type (cuBLASLt's default aux type) and
+    // layout: its leading dimension is D's rows, a multiple of 8 (checked).
+    const std::int64_t auxLd = static_cast<std::int64_t>(product.m);
+    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, auxLd,
+                     "the GELU input's leading dimension");
+    const void *auxPointer = leastAligned(product.aux);
+    setDescAttribute(what, desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                     auxPointer, "the GELU input pointer");
+  }
+}
+
+Matmul::Plan &Matmul::run(const Product &product, const Stream &stream) {
   Plan &p = plan(product);
   if (product.bias) {
-    const void *biasPointer = devicePointer(product.bias);
+    const void *biasPointer = p.narrowBiasGradient
+                                  ? devicePointer(p.narrowBiasGradient->get())
+                                  : devicePointer(product.bias);
     setDescAttribute(product.what, p.desc.get(),
                      CUBLASLT_MATMUL_DESC_BIAS_POINTER, biasPointer,
                      "the bias pointer");
+  }
+  if (product.aux) {
+    const void *auxPointer = devicePointer(product.aux);
+    setDescAttribute(product.what, p.desc.get(),
+                     CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, auxPointer,
+                     "the GELU input pointer");
   }
   const float alpha = 1.0f, beta = product.accumulate ? 1.0f : 0.0f;
   void *d = const_cast<void *>(devicePointer(product.d));
@@ -253,25 +373,19 @@ void Matmul::run(const Product &product, const Stream &stream) {
                          const_cast<void *>(devicePointer(workspace.get())),
                          workspace.bytes(), stream.get()),
           product.what + ": cublasLtMatmul");
+  return p;
 }
 
-void Matmul::forward(DType dtype, DType outType, const LinearShape &shape,
-                     CUdeviceptr x, CUdeviceptr weight, CUdeviceptr bias,
-                     CUdeviceptr y, const Stream &stream) {
+Matmul::Product Matmul::forwardProduct(const char *op, DType dtype,
+                                       DType outType, const LinearShape &shape,
+                                       CUdeviceptr x, CUdeviceptr weight,
+                                       CUdeviceptr y, const char *flags) {
   Product product;
-  product.what =
-      describe("forward", dtype, outType, shape, bias != 0 ? ", bias" : "");
+  product.what = describe(op, dtype, outType, shape, flags);
   checkShapeAndType(product.what, shape, dtype);
-  if (outType != dtype && outType != DType::F32)
-    throw Error(product.what + ": y must be " + dtypeName(dtype) + " or f32");
-  // cuBLASLt's bias has y's type; the model's biases have the inputs'.
-  if (bias != 0 && outType != dtype)
-    throw Error(product.what + ": a bias needs y of the inputs' type");
   checkOperand(product.what, "x", x);
   checkOperand(product.what, "weight", weight);
   checkOperand(product.what, "y", y);
-  if (bias != 0)
-    checkOperand(product.what, "bias", bias);
   // y^T (N x M) = W (op T of W's memory as K x N) x^T (x's memory, K x M).
   product.transA = CUBLAS_OP_T;
   product.transB = CUBLAS_OP_N;
@@ -282,17 +396,17 @@ void Matmul::forward(DType dtype, DType outType, const LinearShape &shape,
   product.dType = outType;
   product.a = weight;
   product.b = x;
-  product.bias = bias;
   product.d = y;
-  run(product, stream);
+  return product;
 }
 
-void Matmul::backwardInput(DType dtype, const LinearShape &shape,
-                           CUdeviceptr dy, CUdeviceptr weight, CUdeviceptr dx,
-                           bool accumulate, const Stream &stream) {
+Matmul::Product Matmul::backwardInputProduct(const char *op, DType dtype,
+                                             const LinearShape &shape,
+                                             CUdeviceptr dy, CUdeviceptr weight,
+                                             CUdeviceptr dx,
+                                             const char *flags) {
   Product product;
-  product.what = describe("backward input", dtype, dtype, shape,
-                          accumulate ? ", accumulate" : "");
+  product.what = describe(op, dtype, dtype, shape, flags);
   checkShapeAndType(product.what, shape, dtype);
   checkOperand(product.what, "dy", dy);
   checkOperand(product.what, "weight", weight);
@@ -305,19 +419,19 @@ void Matmul::backwardInput(DType dtype, const LinearShape &shape,
   product.k = shape.out;
   product.abType = dtype;
   product.dType = dtype;
-  product.accumulate = accumulate;
   product.a = weight;
   product.b = dy;
   product.d = dx;
-  run(product, stream);
+  return product;
 }
 
-void Matmul::backwardWeight(DType dtype, const LinearShape &shape,
-                            CUdeviceptr dy, CUdeviceptr x, CUdeviceptr dweight,
-                            bool accumulate, const Stream &stream) {
+Matmul::Product Matmul::backwardWeightProduct(const char *op, DType dtype,
+                                              const LinearShape &shape,
+                                              CUdeviceptr dy, CUdeviceptr x,
+                                              CUdeviceptr dweight,
+                                              const char *flags) {
   Product product;
-  product.what = describe("backward weight", dtype, DType::F32, shape,
-                          accumulate ? ", accumulate" : "");
+  product.what = describe(op, dtype, DType::F32, shape, flags);
   checkShapeAndType(product.what, shape, dtype);
   checkOperand(product.what, "dy", dy);
   checkOperand(product.what, "x", x);
@@ -330,10 +444,117 @@ void Matmul::backwardWeight(DType dtype, const LinearShape &shape,
   product.k = shape.rows;
   product.abType = dtype;
   product.dType = DType::F32;
-  product.accumulate = accumulate;
   product.a = x;
   product.b = dy;
   product.d = dweight;
+  return product;
+}
+
+void Matmul::forward(DType dtype, DType outType, const LinearShape &shape,
+                     CUdeviceptr x, CUdeviceptr weight, CUdeviceptr bias,
+                     CUdeviceptr y, const Stream &stream) {
+  Product product = forwardProduct("forward", dtype, outType, shape, x, weight,
+                                   y, bias != 0 ? ", bias" : "");
+  if (outType != dtype && outType != DType::F32)
+    throw Error(product.what + ": y must be " + dtypeName(dtype) + " or f32");
+  // cuBLASLt's bias has y's type; the model's biases have the inputs'.
+  if (bias != 0 && outType != dtype)
+    throw Error(product.what + ": a bias needs y of the inputs' type");
+  if (bias != 0) {
+    checkOperand(product.what, "bias", bias);
+    product.epilogue = CUBLASLT_EPILOGUE_BIAS;
+    product.biasTypes = {dtype};
+    product.bias = bias;
+  }
+  run(product, stream);
+}
+
+void Matmul::backwardInput(DType dtype, const LinearShape &shape,
+                           CUdeviceptr dy, CUdeviceptr weight, CUdeviceptr dx,
+                           bool accumulate, const Stream &stream) {
+  Product product =
+      backwardInputProduct("backward input", dtype, shape, dy, weight, dx,
+                           accumulate ? ", accumulate" : "");
+  product.accumulate = accumulate;
+  run(product, stream);
+}
+
+void Matmul::backwardWeight(DType dtype, const LinearShape &shape,
+                            CUdeviceptr dy, CUdeviceptr x, CUdeviceptr dweight,
+                            bool accumulate, const Stream &stream) {
+  Product product =
+      backwardWeightProduct("backward weight", dtype, shape, dy, x, dweight,
+                            accumulate ? ", accumulate" : "");
+  product.accumulate = accumulate;
+  run(product, stream);
+}
+
+void Matmul::forwardGelu(DType dtype, const LinearShape &shape, CUdeviceptr x,
+                         CUdeviceptr weight, CUdeviceptr bias,
+                         CUdeviceptr preActivation, CUdeviceptr y,
+                         const Stream &stream) {
+  Product product = forwardProduct("forward GELU", dtype, dtype, shape, x,
+                                   weight, y, ", bias");
+  checkOperand(product.what, "bias", bias);
+  checkOperand(product.what, "preActivation", preActivation);
+  checkGeluWidth(product.what, "out", shape.out);
+  product.epilogue = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  product.biasTypes = {dtype};
+  product.bias = bias;
+  product.aux = preActivation;
+  run(product, stream);
+}
+
+void Matmul::backwardInputGelu(DType dtype, const LinearShape &shape,
+                               CUdeviceptr dy, CUdeviceptr weight,
+                               CUdeviceptr preActivation, CUdeviceptr dx,
+                               CUdeviceptr dbias, const Stream &stream) {
+  Product product = backwardInputProduct("backward input GELU", dtype, shape,
+                                         dy, weight, dx, ", bias gradient");
+  checkOperand(product.what, "preActivation", preActivation);
+  checkOperand(product.what, "dbias", dbias);
+  checkGeluWidth(product.what, "in", shape.in);
+  product.epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  // f32 first, though cublasLt.h documents the gradient in D's type only.
+  product.biasTypes = {DType::F32};
+  if (dtype != DType::F32)
+    product.biasTypes.push_back(dtype);
+  product.bias = dbias;
+  product.aux = preActivation;
+  const Plan &p = run(product, stream);
+  if (p.narrowBiasGradient)
+    widen(product.what, p, dbias, product.m, stream);
+}
+
+void Matmul::backwardWeightBias(DType dtype, const LinearShape &shape,
+                                CUdeviceptr dy, CUdeviceptr x,
+                                CUdeviceptr dweight, CUdeviceptr dbias,
+                                const Stream &stream) {
+  Product product = backwardWeightProduct("backward weight", dtype, shape, dy,
+                                          x, dweight, ", bias gradient");
+  checkOperand(product.what, "dbias", dbias);
+  // The gradient has D's type, f32 (cublasLt.h, BIAS_POINTER), as dweight.
+  product.epilogue = CUBLASLT_EPILOGUE_BGRADB;
+  product.biasTypes = {DType::F32};
+  product.bias = dbias;
+  run(product, stream);
+}
+
+void Matmul::widen(const std::string &what, const Plan &narrow,
+                   CUdeviceptr wide, std::uint64_t length,
+                   const Stream &stream) {
+  // wide (length x 1, f32) = narrow (length x 1) 1.0 (1 x 1): exact.
+  Product product;
+  product.what = what + ", widening its " + dtypeName(narrow.biasType) +
+                 " bias gradient to f32";
+  product.m = length;
+  product.n = 1;
+  product.k = 1;
+  product.abType = narrow.biasType;
+  product.dType = DType::F32;
+  product.a = narrow.narrowBiasGradient->get();
+  product.b = narrow.one->get();
+  product.d = wide;
   run(product, stream);
 }
 

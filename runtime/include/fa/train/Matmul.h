@@ -12,6 +12,25 @@
 // operands of a shape, so their algorithms are chosen for that alignment.
 // A Matmul holds one workspace: use it from one stream (and thread) at a time.
 //
+// The fused products (forwardGelu, backwardInputGelu, backwardWeightBias) do
+// the MLP's GELU and the bias gradients in cuBLASLt's epilogues. Their GELU
+// is cuBLASLt's: the tanh form of GptConfig.h,
+//   gelu(u) = 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))),
+// which cublasLt.h does not state (PyTorch relies on it: its
+// _addmm_activation falls back to gelu(approximate="tanh")), computed in the
+// epilogue in f32, possibly from u before its rounding to `dtype` (which
+// TrainKernels::geluForward reads back): in bf16 the two paths may differ by
+// one bf16 rounding of u. Its tanh may be approximate (tanh.approx.f32 is
+// within 2^-11); MatmulGpuTest checks the form and that bound.
+// Every split-K reduction cuBLASLt may choose is ordered (cublasLt.h:
+// INPLACE keeps "counters ... to guarantee the sequentiality", the others
+// reduce in a separate step), so no plan restricts the reduction scheme. How
+// an epilogue sums a bias gradient across tiles is not documented: the tests
+// run every product twice and compare the bits of each output, bias
+// gradients included. When cuBLASLt has no algorithm for a fused product, its
+// Error names the epilogue: callers fall back to the separate kernels
+// (TrainKernels).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_TRAIN_MATMUL_H
@@ -62,13 +81,63 @@ public:
                       CUdeviceptr x, CUdeviceptr dweight, bool accumulate,
                       const Stream &stream);
 
+  /// preActivation = x weight^T + bias and y = gelu(preActivation)
+  /// (CUBLASLT_EPILOGUE_GELU_AUX_BIAS): x [M, K], weight [N, K], bias [N],
+  /// preActivation and y [M, N], all `dtype`. N must be a multiple of 8
+  /// (cuBLASLt's rule for the leading dimension of preActivation).
+  void forwardGelu(DType dtype, const LinearShape &shape, CUdeviceptr x,
+                   CUdeviceptr weight, CUdeviceptr bias,
+                   CUdeviceptr preActivation, CUdeviceptr y,
+                   const Stream &stream);
+  /// dx = (dy weight) * gelu'(preActivation) and dbias = the column sums of
+  /// dx (CUBLASLT_EPILOGUE_DGELU_BGRAD): the backward of the linear layer
+  /// after a forwardGelu, whose preActivation it reads, and of that GELU;
+  /// dbias is the forwardGelu's bias gradient. dy [M, N], weight [N, K],
+  /// preActivation and dx [M, K] (`dtype`), dbias f32 [K]; both overwritten.
+  /// K must be a multiple of 8. cuBLASLt documents the bias gradient in dx's
+  /// type (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER): for bf16 the plan
+  /// asks for f32 (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE) and, if cuBLASLt
+  /// refuses, takes the sums in bf16 and widens them to dbias (one more
+  /// small product; the sums then carry one bf16 rounding).
+  void backwardInputGelu(DType dtype, const LinearShape &shape, CUdeviceptr dy,
+                         CUdeviceptr weight, CUdeviceptr preActivation,
+                         CUdeviceptr dx, CUdeviceptr dbias,
+                         const Stream &stream);
+  /// dweight = dy^T x as backwardWeight, and dbias f32 [N] = the column sums
+  /// of dy (CUBLASLT_EPILOGUE_BGRADB: dy is the product's B). Both are
+  /// overwritten: cuBLASLt writes the bias gradient, it cannot add to it.
+  void backwardWeightBias(DType dtype, const LinearShape &shape, CUdeviceptr dy,
+                          CUdeviceptr x, CUdeviceptr dweight, CUdeviceptr dbias,
+                          const Stream &stream);
+
 private:
   struct Product;
   struct Plan;
-  /// The plan of one product, created on first use.
+  /// The plan of one product, created on first use: the first of its bias
+  /// types that cuBLASLt has an algorithm for.
   Plan &plan(const Product &product);
-  /// D = op(A) op(B) (+ bias) (+ D) in cuBLASLt's terms (see Matmul.cpp).
-  void run(const Product &product, const Stream &stream);
+  /// plan's matmul descriptor for the product with that bias type.
+  static void setDescriptor(Plan &plan, const Product &product, DType biasType);
+  /// The three mappings onto cuBLASLt's terms (Matmul.cpp), operands and
+  /// sizes checked; `op` and `flags` name the product in errors.
+  static Product forwardProduct(const char *op, DType dtype, DType outType,
+                                const LinearShape &shape, CUdeviceptr x,
+                                CUdeviceptr weight, CUdeviceptr y,
+                                const char *flags);
+  static Product backwardInputProduct(const char *op, DType dtype,
+                                      const LinearShape &shape, CUdeviceptr dy,
+                                      CUdeviceptr weight, CUdeviceptr dx,
+                                      const char *flags);
+  static Product backwardWeightProduct(const char *op, DType dtype,
+                                       const LinearShape &shape, CUdeviceptr dy,
+                                       CUdeviceptr x, CUdeviceptr dweight,
+                                       const char *flags);
+  /// wide (f32 [length]) = the bias gradient `narrow` left in bf16.
+  void widen(const std::string &what, const Plan &narrow, CUdeviceptr wide,
+             std::uint64_t length, const Stream &stream);
+  /// D = op(A) op(B) (+ bias) (+ D) with its epilogue, in cuBLASLt's terms
+  /// (see Matmul.cpp); the plan it ran.
+  Plan &run(const Product &product, const Stream &stream);
 
   void *handle = nullptr; // cublasLtHandle_t, kept out of this header.
   DeviceBuffer workspace;
