@@ -459,24 +459,30 @@ protected:
     expectColumnSums(got[1], got[0], s.rows, s.in, dtype, "dbias");
   }
 
-  /// sums (f32) = the column sums of dx as the product wrote it, of which
-  /// the epilogue may have summed the values before their rounding to
-  /// `dtype`, in f32, and may have rounded the sums to `dtype` (a bf16 bias
-  /// gradient widened to f32).
+  /// sums (f32) = the column sums of dx as the product wrote it. The
+  /// epilogue may have summed dx before its rounding to `dtype`: those
+  /// roundings, each within roundingError(dtype) of its element and
+  /// independent of one another, are allowed six times their root sum of
+  /// squares (a sum of worst cases would hide a missing tile of rows). Then
+  /// f32 summation, and one rounding to `dtype` (a bf16 bias gradient
+  /// widened to f32).
   static void expectColumnSums(const std::vector<float> &sums,
                                const std::vector<float> &dx, std::int64_t rows,
                                std::int64_t cols, DType dtype,
                                const std::string &what) {
+    const double rounding = roundingError(dtype);
     Mismatches mismatches(what + " = the column sums of dx");
     for (std::int64_t j = 0; j < cols; ++j) {
-      double sum = 0, magnitude = 0;
+      double sum = 0, magnitude = 0, squares = 0;
       for (std::int64_t i = 0; i < rows; ++i) {
-        sum += dx[i * cols + j];
-        magnitude += std::fabs(dx[i * cols + j]);
+        const double value = dx[i * cols + j];
+        sum += value;
+        magnitude += std::fabs(value);
+        squares += value * value;
       }
-      const double tolerance =
-          (roundingError(dtype) + accumulationError(DType::F32)) * magnitude +
-          roundingError(dtype) * std::fabs(sum);
+      const double tolerance = 6.0 * rounding * std::sqrt(squares) +
+                               accumulationError(DType::F32) * magnitude +
+                               rounding * std::fabs(sum);
       mismatches.check(0, j, sums[j], sum, tolerance);
     }
     mismatches.expectNone();
