@@ -84,6 +84,11 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   gpuModule.addPass(createLowerAffinePass());
   gpuModule.addPass(createConvertNVGPUToNVVMPass());
   gpuModule.addPass(createConvertGpuOpsToNVVMOps());
+  // Tensor maps as by-value __grid_constant__ parameters, and the NVVM ops
+  // that exist only as inline PTX (mbarrier.try_wait.parity): both for TMA
+  // rings (lib/Conversion/FAToNVGPU/AsyncRing.cpp); no-ops for other kernels.
+  gpuModule.addPass(createFAGridConstantParams());
+  gpuModule.addPass(createConvertNVVMToLLVMPass());
   // n-D vector ops (broadcasts into a lane's share of a tile) that the
   // GPU-to-NVVM patterns leave; after it, so memory spaces are already mapped.
   gpuModule.addPass(createConvertVectorToLLVMPass());

@@ -52,6 +52,23 @@ def ConvertFAToNVGPU : Pass<"convert-fa-to-nvgpu"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FAGridConstantParams : Pass<"fa-grid-constant-params"> {
+  let summary = "Pass the kernels' tensor maps by value as __grid_constant__";
+  let description = [{
+    Runs after convert-gpu-to-nvvm. On each llvm.func that
+    convert-fa-to-nvgpu marked with `fa.grid_constant_params` (the indices
+    of its tensor-map parameters among the lowered ones), each listed
+    `!llvm.ptr` parameter gets `llvm.byval = !llvm.array<128 x i8>`,
+    `llvm.align = 64` and `nvvm.grid_constant`: in PTX a
+    `.param .align 64 .b8 name[128]` parameter that the TMA instructions
+    address in place (`cvta.param`), as CUDA C++ passes a
+    `const __grid_constant__ CUtensorMap`. MLIR 22 cannot say this on a
+    gpu.func (lib/Conversion/FAToNVGPU/AsyncRing.cpp says why).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def ConvertFARowsToGPU : Pass<"convert-fa-rows-to-gpu"> {
   let summary = "Distribute the blocks of row-wise kernels over threads";
   let description = [{

@@ -17,6 +17,7 @@
 #include "fa/Target/Chips.h"
 
 #include "../ElementwiseConversion.h"
+#include "AsyncRing.h"
 #include "Patterns.h"
 
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -136,6 +137,10 @@ struct ConvertFAToNVGPUPass
       return failure();
     int64_t blockRows = numThreads / kThreadsPerWarp * kMmaRows * *rowBlocks;
 
+    // TMA rings and tensor-map parameters first (AsyncRing.cpp): they
+    // become nvgpu ops on scalars and memrefs, which the conversion keeps.
+    if (failed(lowerTensorMapParams(func)) || failed(lowerAsyncRings(func)))
+      return failure();
     MLIRContext *context = &getContext();
     TileTypeConverter converter(blockRows, *rowBlocks);
     ConversionTarget target(*context);

@@ -15,4 +15,5 @@ void FADialect::initialize() {
 #include "fa/Dialect/FA/IR/FAOps.cpp.inc"
       >();
   registerAttributes();
+  registerTypes();
 }

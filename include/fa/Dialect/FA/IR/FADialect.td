@@ -28,10 +28,13 @@ def FA_Dialect : Dialect {
     `fa.kernels`; the dialect checks that each holds its type.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Adds the attributes of FAAttrs.td (FAAttrs.cpp).
     void registerAttributes();
+    /// Adds the types of FAAsyncOps.td (FAAsyncOps.cpp).
+    void registerTypes();
   }];
 }
 

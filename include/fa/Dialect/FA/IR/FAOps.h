@@ -6,6 +6,7 @@
 #include "fa/Dialect/FA/IR/FAAttrs.h"
 #include "fa/Dialect/FA/IR/FADialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -56,6 +57,9 @@ struct RowsLayout {
   std::string whyInvalid() const;
 };
 } // namespace mlir::fa
+
+#define GET_TYPEDEF_CLASSES
+#include "fa/Dialect/FA/IR/FAOpsTypes.h.inc"
 
 #define GET_OP_CLASSES
 #include "fa/Dialect/FA/IR/FAOps.h.inc"

@@ -50,6 +50,17 @@ def FA_AttentionOp : FA_Op<"attention", [AttrSizedOperandSegments,
     `[batch, heads, seq_q]` in f32. `q`, `k`, `v` and `out` share one
     element type. Dimensions other than `head_dim` may be dynamic.
 
+    Layouts: `q`, `k`, `v` and `out` are contiguous row-major (the identity
+    layout) or strided views whose `head_dim` is contiguous (innermost stride
+    1): `strided<[?, ?, ?, 1], offset: ?>`, static or dynamic strides and
+    offset, which the kernels read from the memref descriptor. One head of a
+    fused `[batch, seq, 3C]` QKV projection is such a view (strides
+    `(seq * 3C, head_dim, 3C, 1)`, k at offset `C`, v at `2C`), as is `out`
+    written into a merged `[batch, seq, C]` buffer: no copy to or from
+    `[batch, heads, seq, head_dim]` is needed. `lse`, the region captures and
+    the variants' tables are contiguous (identity layout), as every operand
+    of the other fa ops. Written views must not overlap.
+
     `causal` masks key `j` from query `i` when `j > i` (top-left aligned, as
     PyTorch's `is_causal`). `scale` defaults to `1/sqrt(head_dim)`.
 
@@ -218,7 +229,11 @@ def FA_AttentionGradOp : FA_Op<"attention_grad", [AttrSizedOperandSegments,
     and `dv`. With fewer key/value heads than query heads, `dk` and `dv` sum
     the contributions of every query head that shares a key/value head.
     Shapes and attributes follow `fa.attention`: `out`, `dout`, `dq` like
-    `q`; `dk`, `dv` like `k`; `lse` is `[batch, heads, seq_q]` f32.
+    `q`; `dk`, `dv` like `k`; `lse` is `[batch, heads, seq_q]` f32. As
+    there, `q`, `k`, `v`, `out`, `dout`, `dq`, `dk` and `dv` may be strided
+    views with a contiguous `head_dim` (`strided<[?, ?, ?, 1], offset: ?>`;
+    dq, dk and dv e.g. heads of one fused `[batch, seq, 3C]` gradient);
+    `lse` and every other operand are contiguous.
 
     Example:
 
@@ -384,5 +399,6 @@ def FA_LayerNormGradOp : FA_Op<"layernorm_grad"> {
 }
 
 include "fa/Dialect/FA/IR/FATileOps.td"
+include "fa/Dialect/FA/IR/FAAsyncOps.td"
 
 #endif // FA_DIALECT_FA_IR_FAOPS_TD

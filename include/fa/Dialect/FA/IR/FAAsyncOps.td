@@ -1,0 +1,152 @@
+//===- FAAsyncOps.td - Asynchronous tile pipelines ----------*- tablegen -*-===//
+//
+// Hopper's asynchronous pipelines at the tile level: a ring of S shared-memory
+// slots that the Tensor Memory Accelerator (TMA) fills, each guarded by two
+// mbarriers, `full` (the slot's bytes have landed) and `empty` (every
+// consumer is done with the slot). A producer walks the iterations 0, 1, 2...
+// with `fa.ring_produce`, consumers follow with `fa.ring_consume` and
+// `fa.ring_release`; iteration `i` uses slot `i mod S` in its round `i / S`,
+// and the parity of that round is what each wait checks (the mbarrier's
+// phase bit flips once per round). Nothing but the iteration number is
+// carried: every phase is explicit in the IR that lowers these ops.
+//
+// The tiles come through tensor maps (`!nvgpu.tensormap.descriptor`, encoded
+// on the host by cuTensorMapEncodeTiled and passed to the kernel by value as
+// a 128-byte __grid_constant__ parameter); rows beyond the tensor's end
+// arrive as zeros (the descriptor's `oob = zero`), so a sequence's tail needs
+// no predicated copy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FA_DIALECT_FA_IR_FAASYNCOPS_TD
+#define FA_DIALECT_FA_IR_FAASYNCOPS_TD
+
+include "fa/Dialect/FA/IR/FADialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+def FA_RingType : TypeDef<FA_Dialect, "Ring"> {
+  let mnemonic = "ring";
+  let summary = "a ring of shared-memory slots filled by TMA, with mbarriers";
+  let description = [{
+    `!fa.ring<S, memref<R x C x T, #gpu.address_space<workgroup>>>`: `S`
+    slots of one tile type in shared memory, with a `full` and an `empty`
+    mbarrier per slot. Created once per kernel by `fa.ring_create`.
+    The tile is 2-D, of f16, bf16 or f32, in the workgroup address space,
+    and the `S` slots fit in the 227 KiB of shared memory a Hopper block may
+    use.
+  }];
+  let parameters = (ins "int64_t":$stages, "MemRefType":$tile);
+  let assemblyFormat = "`<` $stages `,` $tile `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of one slot: what TMA delivers into it (out-of-bounds rows,
+    /// zero-filled, count too), so each `full` barrier expects this many.
+    int64_t getTileBytes() const;
+    /// The type of one slot of the ring's buffer (a subview of it).
+    MemRefType getSlotType() const;
+  }];
+}
+
+def FA_TensorMap : Type<
+    CPred<"::llvm::isa<::mlir::nvgpu::TensorMapDescriptorType>($_self)">,
+    "a TMA tensor map (!nvgpu.tensormap.descriptor)",
+    "::mlir::nvgpu::TensorMapDescriptorType">;
+def FA_RingBuffers : MemRefRankOf<[F16, BF16, F32], [3]>;
+def FA_RingSlot : MemRefRankOf<[F16, BF16, F32], [2]>;
+
+def FA_RingCreateOp : FA_Op<"ring_create"> {
+  let summary = "a TMA ring over shared buffers, with its mbarriers initialised";
+  let description = [{
+    Every thread of the block executes it. `buffers` (`[S, R, C]`, shared,
+    128-byte aligned as TMA requires: give the workgroup attribution
+    `llvm.align`) holds the `S` slots. Thread 0 initialises the `2 S`
+    mbarriers, `full[s]` for one arrival (the producer's `expect_tx`) and
+    `empty[s]` for `consumers` arrivals (one per thread that runs
+    `fa.ring_release`); then the block synchronises, so no thread waits on a
+    barrier before it exists.
+
+    ```mlir
+    %ring = fa.ring_create %buffers consumers(128)
+        : memref<3x64x64xbf16, #gpu.address_space<workgroup>>
+        -> !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins Arg<FA_RingBuffers, "", [MemWrite]>:$buffers,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$consumers);
+  let results = (outs FA_RingType:$ring);
+  let assemblyFormat = [{
+    $buffers `consumers` `(` $consumers `)` attr-dict `:` type($buffers) `->`
+    qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_RingProduceOp : FA_Op<"ring_produce"> {
+  let summary = "fills the slot of an iteration with one TMA tile load";
+  let description = [{
+    Run by one thread (the caller guards it: the producer warp's elected
+    lane). For iteration `i`, slot `s = i mod S`: waits until `empty[s]` has
+    completed round `i / S - 1` (its parity `(i / S + 1) mod 2`; in round 0
+    the wait passes at once, as a fresh mbarrier counts its phase "-1" as
+    complete), announces the slot's bytes on `full[s]`
+    (`mbarrier.arrive.expect_tx`) and starts the TMA load of the box at
+    `coordinates` of `descriptor` into the slot. The coordinates index the
+    tensor in its own dimension order (outermost first, as memref indices);
+    elements of the box outside the tensor arrive as zeros.
+
+    ```mlir
+    fa.ring_produce %ring[%i] from %kv_map[%row, %c0]
+        : !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>,
+          !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>,
+                                      swizzle = none, l2promo = none, oob = zero, interleave = none>
+    ```
+  }];
+  let arguments = (ins FA_RingType:$ring, Index:$iteration,
+                       FA_TensorMap:$descriptor, Variadic<Index>:$coordinates);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]` `from` $descriptor `[` $coordinates `]` attr-dict
+    `:` qualified(type($ring)) `,` qualified(type($descriptor))
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_RingConsumeOp : FA_Op<"ring_consume"> {
+  let summary = "waits for the slot of an iteration and returns it";
+  let description = [{
+    Run by every consumer thread. For iteration `i`, slot `s = i mod S`:
+    waits until `full[s]` completes round `i / S` (parity `(i / S) mod 2`):
+    the slot's TMA load has landed and is visible to the thread. The result
+    is the slot (a `[R, C]` view of the ring's buffer) until the thread's
+    `fa.ring_release` of the same iteration.
+
+    ```mlir
+    %k = fa.ring_consume %ring[%i]
+        : !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+        -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins FA_RingType:$ring, Index:$iteration);
+  let results = (outs FA_RingSlot:$slot);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]` attr-dict `:` qualified(type($ring)) `->`
+    type($slot)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_RingReleaseOp : FA_Op<"ring_release"> {
+  let summary = "gives the slot of an iteration back to the producer";
+  let description = [{
+    Run by every consumer thread after its last read of the slot of
+    iteration `i`: one arrival on `empty[i mod S]`. When all `consumers`
+    arrivals of `fa.ring_create` are in, the producer may refill the slot.
+  }];
+  let arguments = (ins FA_RingType:$ring, Index:$iteration);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]` attr-dict `:` qualified(type($ring))
+  }];
+}
+
+#endif // FA_DIALECT_FA_IR_FAASYNCOPS_TD

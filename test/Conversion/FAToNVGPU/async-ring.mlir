@@ -1,0 +1,101 @@
+// RUN: fa-opt %s --convert-fa-to-nvgpu --cse --split-input-file -verify-diagnostics | FileCheck %s
+
+// A 2-stage ring of 64 x 64 bf16 slots on a 128-thread kernel: the ring
+// ops become nvgpu mbarrier and TMA ops, each with its slot (i mod 2) and
+// round parity ((i / 2) mod 2) written out; the tensor map parameter becomes
+// an !llvm.ptr listed (as lowered parameter 7, after the 7 of the memref)
+// for --fa-grid-constant-params.
+
+!slots = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+!slot = memref<64x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+!group = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+
+// CHECK-LABEL: gpu.func @ring_ops
+// CHECK-SAME: (%[[OUT:.*]]: memref<?x64xbf16>, %[[MAP_PTR:.*]]: !llvm.ptr, %[[P:.*]]: index, %[[C:.*]]: index, %[[ROW:.*]]: index)
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: fa.grid_constant_params = array<i64: 7>
+// CHECK: %[[MAP:.*]] = builtin.unrealized_conversion_cast %[[MAP_PTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor
+// Create: two groups of 2 barriers, initialised by thread 0 for 1 arrival
+// (full) and 128 (empty), fenced for the async proxy, then a block barrier.
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %[[C0:.*]] : index
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%[[C0]]], %[[C1:.*]], predicate = %[[FIRST]]
+// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%[[C0]]], %[[C128:.*]], predicate = %[[FIRST]]
+// CHECK: nvgpu.mbarrier.init %[[FULL]][%[[C1]]], %[[C1]], predicate = %[[FIRST]]
+// CHECK: nvgpu.mbarrier.init %[[EMPTY]][%[[C1]]], %[[C128]], predicate = %[[FIRST]]
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: gpu.barrier
+// Produce at %p: wait for empty[slot] in the previous round's parity, arm
+// full[slot] with 8192 bytes, load the box at (column 0, row %row).
+// CHECK: %[[PSLOT:.*]] = arith.remui %[[P]], %[[C2:.*]] : index
+// CHECK: %[[PROUND:.*]] = arith.divui %[[P]], %[[C2]] : index
+// CHECK: %[[PPAR:.*]] = arith.remui %[[PROUND]], %[[C2]] : index
+// CHECK: %[[PBIT:.*]] = arith.index_cast %[[PPAR]] : index to i1
+// CHECK: %[[PREV:.*]] = arith.xori %[[PBIT]], %true : i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[PSLOT]]], %[[PREV]], %{{.*}}
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[PSLOT]]], %c8192
+// CHECK: %[[DST:.*]] = memref.subview %[[BUF]][%[[PSLOT]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK: nvgpu.tma.async.load %[[MAP]][%[[C0]], %[[ROW]]], %[[FULL]][%[[PSLOT]]] to %[[DST]]
+// Consume at %c: wait for full[slot] in this round's parity, then the slot.
+// CHECK: %[[CSLOT:.*]] = arith.remui %[[C]], %[[C2]] : index
+// CHECK: %[[CROUND:.*]] = arith.divui %[[C]], %[[C2]] : index
+// CHECK: %[[CPAR:.*]] = arith.remui %[[CROUND]], %[[C2]] : index
+// CHECK: %[[CBIT:.*]] = arith.index_cast %[[CPAR]] : index to i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[CSLOT]]], %[[CBIT]], %{{.*}}
+// CHECK: %[[SLOT:.*]] = memref.subview %[[BUF]][%[[CSLOT]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK: memref.load %[[SLOT]]
+// Release at %c: one arrival on empty[slot].
+// CHECK: nvgpu.mbarrier.arrive %[[EMPTY]][%[[CSLOT]]]
+// CHECK-NOT: fa.ring
+gpu.module @kernels {
+  gpu.func @ring_ops(%out: memref<?x64xbf16>, %map: !map, %p: index, %c: index, %row: index)
+      workgroup(%buffers: !slots) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
+    fa.ring_produce %ring[%p] from %map[%row, %c0] : !ring, !map
+    %slot = fa.ring_consume %ring[%c] : !ring -> !slot
+    %v = memref.load %slot[%c0, %c0] : !slot
+    memref.store %v, %out[%c0, %c0] : memref<?x64xbf16>
+    fa.ring_release %ring[%c] : !ring
+    gpu.return
+  }
+}
+
+// -----
+
+// A ring carried through a loop is not lowered: its uses must be the ring
+// ops themselves.
+!slots = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+gpu.module @kernels {
+  gpu.func @ring_in_loop(%n: index) workgroup(%buffers: !slots) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
+    // expected-error @+1 {{'scf.for' op uses a ring, which convert-fa-to-nvgpu lowers only in fa.ring_produce, fa.ring_consume and fa.ring_release}}
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%carried = %ring) -> (!ring) {
+      fa.ring_release %carried[%i] : !ring
+      scf.yield %carried : !ring
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// Only a kernel takes a tensor map: CUDA passes it by value as a
+// __grid_constant__ kernel parameter.
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+gpu.module @kernels {
+  // expected-error @+1 {{'gpu.func' op takes a tensor map, which only a kernel can take (by value, as a __grid_constant__ parameter)}}
+  gpu.func @helper(%map: !map)
+      attributes {known_block_size = array<i32: 128, 1, 1>, fa.tile = #fa.tile<block_m = 128>} {
+    gpu.return
+  }
+}

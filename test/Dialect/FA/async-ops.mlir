@@ -1,0 +1,30 @@
+// RUN: fa-opt %s | fa-opt | FileCheck %s
+// The TMA ring ops print and parse back: a 3-stage ring of 64 x 64 bf16
+// slots, filled through a tensor map, consumed and released per iteration.
+
+!slot = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+
+// CHECK-LABEL: func @ring_round_trip
+// CHECK-SAME: (%[[BUF:.*]]: memref<3x64x64xbf16, #gpu.address_space<workgroup>>, %[[MAP:.*]]: !nvgpu.tensormap.descriptor<{{.*}}>, %[[I:.*]]: index)
+func.func @ring_round_trip(%buf: memref<3x64x64xbf16, #gpu.address_space<workgroup>>, %map: !map, %i: index) {
+  %c0 = arith.constant 0 : index
+  // CHECK: %[[RING:.*]] = fa.ring_create %[[BUF]] consumers(128) : memref<3x64x64xbf16, #gpu.address_space<workgroup>> -> !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+  %ring = fa.ring_create %buf consumers(128) : memref<3x64x64xbf16, #gpu.address_space<workgroup>> -> !ring
+  // CHECK: fa.ring_produce %[[RING]][%[[I]]] from %[[MAP]][%[[I]], %{{.*}}] : !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>, !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+  fa.ring_produce %ring[%i] from %map[%i, %c0] : !ring, !map
+  // CHECK: %{{.*}} = fa.ring_consume %[[RING]][%[[I]]] : !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>> -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+  %slot = fa.ring_consume %ring[%i] : !ring -> memref<64x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+  // CHECK: fa.ring_release %[[RING]][%[[I]]] : !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+  fa.ring_release %ring[%i] : !ring
+  return
+}
+
+// A single-stage ring of f32 rows is a ring too.
+// CHECK-LABEL: func @one_stage_f32
+// CHECK: fa.ring_create %{{.*}} consumers(1) : memref<1x16x32xf32, #gpu.address_space<workgroup>> -> !fa.ring<1, memref<16x32xf32, #gpu.address_space<workgroup>>>
+func.func @one_stage_f32(%buf: memref<1x16x32xf32, #gpu.address_space<workgroup>>) {
+  %ring = fa.ring_create %buf consumers(1) : memref<1x16x32xf32, #gpu.address_space<workgroup>> -> !fa.ring<1, memref<16x32xf32, #gpu.address_space<workgroup>>>
+  return
+}
