@@ -45,6 +45,42 @@ const KernelSpec &namedCompanion(const KernelLibrary &library,
   return *spec;
 }
 
+/// The rows the kernels move in 16-byte chunks: a view's pointer and every
+/// stride but the innermost must keep each chunk 16-byte aligned.
+constexpr std::int64_t kChunkBytes = 16;
+
+/// The argument of tensor `name`: contiguous, or a view with `strides`,
+/// checked here for what the attention kernels need (KernelArgs checks the
+/// rest against the kernel's parameter).
+MemrefArg tensorArg(const char *name, CUdeviceptr data, DType dtype,
+                    Shape shape, const Strides &strides) {
+  if (strides.empty())
+    return MemrefArg{data, dtype, std::move(shape)};
+  auto fail = [&](const std::string &problem) {
+    throw Error(std::string("attention tensor ") + name + " " +
+                formatShape(shape) + " with strides " + formatShape(strides) +
+                ": " + problem);
+  };
+  if (strides.size() != shape.size())
+    fail("expected " + std::to_string(shape.size()) +
+         " strides (batch, heads, seq, head_dim)");
+  if (strides.back() != 1)
+    fail("the head_dim stride must be 1");
+  auto elementBytes = static_cast<std::int64_t>(dtypeBytes(dtype));
+  for (std::size_t d = 0; d + 1 < strides.size(); ++d) {
+    if (strides[d] < 1)
+      fail("every stride must be at least 1");
+    if (strides[d] * elementBytes % kChunkBytes != 0)
+      fail("stride " + std::to_string(strides[d]) + " is " +
+           std::to_string(strides[d] * elementBytes) +
+           " bytes, not a multiple of " + std::to_string(kChunkBytes) +
+           " (the kernels move rows in 16-byte chunks)");
+  }
+  if (data % kChunkBytes != 0)
+    fail("the pointer is not " + std::to_string(kChunkBytes) + "-byte aligned");
+  return MemrefArg{data, dtype, std::move(shape), strides};
+}
+
 std::size_t perRowBytes(const AttentionShape &shape) {
   return static_cast<std::size_t>(elementCount(shape.logSumExp())) *
          sizeof(float);
@@ -69,11 +105,12 @@ Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
                               const AttentionBuffers &buffers,
                               const ArgBindings &variant) {
+  const AttentionStrides &strides = buffers.strides;
   ArgBindings bindings = {
-      {"q", MemrefArg{buffers.q, dtype, shape.query()}},
-      {"k", MemrefArg{buffers.k, dtype, shape.keyValue()}},
-      {"v", MemrefArg{buffers.v, dtype, shape.keyValue()}},
-      {"out", MemrefArg{buffers.out, dtype, shape.query()}},
+      {"q", tensorArg("q", buffers.q, dtype, shape.query(), strides.q)},
+      {"k", tensorArg("k", buffers.k, dtype, shape.keyValue(), strides.k)},
+      {"v", tensorArg("v", buffers.v, dtype, shape.keyValue(), strides.v)},
+      {"out", tensorArg("out", buffers.out, dtype, shape.query(), strides.out)},
       {"lse", MemrefArg{buffers.lse, DType::F32, shape.logSumExp()}}};
   // The tensors' names are the kernels'; a variant never rebinds them.
   bindings.insert(variant.begin(), variant.end());
@@ -84,14 +121,20 @@ ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
                                       const AttentionBackwardBuffers &buffers,
                                       CUdeviceptr delta,
                                       const ArgBindings &variant) {
+  const AttentionBackwardStrides &strides = buffers.strides;
   ArgBindings bindings = attentionBindings(
-      dtype, shape, {buffers.q, buffers.k, buffers.v, buffers.out, buffers.lse},
+      dtype, shape,
+      {buffers.q, buffers.k, buffers.v, buffers.out, buffers.lse,
+       AttentionStrides{strides.q, strides.k, strides.v, strides.out}},
       variant);
-  bindings.insert({{"dout", MemrefArg{buffers.dout, dtype, shape.query()}},
-                   {"delta", MemrefArg{delta, DType::F32, shape.logSumExp()}},
-                   {"dq", MemrefArg{buffers.dq, dtype, shape.query()}},
-                   {"dk", MemrefArg{buffers.dk, dtype, shape.keyValue()}},
-                   {"dv", MemrefArg{buffers.dv, dtype, shape.keyValue()}}});
+  bindings.insert(
+      {{"dout",
+        tensorArg("dout", buffers.dout, dtype, shape.query(), strides.dout)},
+       {"delta", MemrefArg{delta, DType::F32, shape.logSumExp()}},
+       {"dq", tensorArg("dq", buffers.dq, dtype, shape.query(), strides.dq)},
+       {"dk", tensorArg("dk", buffers.dk, dtype, shape.keyValue(), strides.dk)},
+       {"dv",
+        tensorArg("dv", buffers.dv, dtype, shape.keyValue(), strides.dv)}});
   if (buffers.dsinks)
     bindings.insert(
         {"dsinks", MemrefArg{buffers.dsinks, DType::F32, {shape.heads}}});

@@ -24,7 +24,7 @@ public:
         fail(param, std::string("holds ") + dtypeName(param.dtype) +
                         " but was given a " + dtypeName(memref.dtype) +
                         " tensor");
-      packMemref(param, memref.data, memref.shape);
+      packMemref(param, memref.data, memref.shape, memref.strides);
       return;
     }
     case ParamKind::I32Memref: {
@@ -60,17 +60,44 @@ private:
   }
 
   void packMemref(const KernelParam &param, CUdeviceptr data,
-                  const Shape &shape) {
+                  const Shape &shape, const Strides &strides = {}) {
     if (static_cast<int>(shape.size()) != param.rank)
       fail(param, "is a rank-" + std::to_string(param.rank) +
                       " memref but was given shape " + formatShape(shape));
+    if (!strides.empty())
+      checkStrides(param, shape, strides);
     slots.push_back(toSlot(data)); // Allocated pointer.
     slots.push_back(toSlot(data)); // Aligned pointer.
     slots.push_back(toSlot(std::int64_t{0}));
     for (std::int64_t size : shape)
       slots.push_back(toSlot(size));
-    for (std::int64_t stride : rowMajorStrides(shape))
+    for (std::int64_t stride :
+         strides.empty() ? rowMajorStrides(shape) : strides)
       slots.push_back(toSlot(stride));
+  }
+
+  /// A kernel whose parameter is not strided reads row-major strides of its
+  /// own (the manifest's contiguous memrefs), so strides given to it would
+  /// be silently ignored; a strided one reads rows whole (innermost stride
+  /// 1) at positive strides.
+  void checkStrides(const KernelParam &param, const Shape &shape,
+                    const Strides &strides) const {
+    if (!param.strided)
+      fail(param, "takes a contiguous tensor (its manifest entry is not "
+                  "\"strided\") but was given strides " +
+                      formatShape(strides));
+    if (strides.size() != shape.size())
+      fail(param, "was given " + std::to_string(strides.size()) + " strides " +
+                      formatShape(strides) + " for shape " +
+                      formatShape(shape) + "; expected one per dimension");
+    if (strides.back() != 1)
+      fail(param, "was given strides " + formatShape(strides) +
+                      " whose innermost stride is not 1 (the kernel reads "
+                      "rows as contiguous elements)");
+    for (std::int64_t stride : strides)
+      if (stride < 1)
+        fail(param, "was given strides " + formatShape(strides) +
+                        "; every stride must be at least 1");
   }
 
   const KernelSpec &spec;

@@ -37,6 +37,9 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
     if (!int32)
       param.dtype = reader.dtype("dtype");
     param.rank = reader.integerAs<int>("rank", 0);
+    // Absent in manifests written before strided parameters: contiguous.
+    if (reader.has("strided"))
+      param.strided = reader.boolean("strided");
   } else if (kind == "i32") {
     param.kind = ParamKind::I32;
   } else if (kind == "i64") {

@@ -132,6 +132,74 @@ TEST(AttentionBindingsTest, TensorsHaveTheirShapesAndTypes) {
   const auto &lse = std::get<MemrefArg>(bindings.at("lse"));
   EXPECT_EQ(lse.dtype, DType::F32);
   EXPECT_EQ(lse.shape, shape.logSumExp());
+  EXPECT_TRUE(k.strides.empty()); // Contiguous unless given.
+}
+
+std::string bindingsError(const AttentionShape &shape,
+                          const AttentionBuffers &buffers) {
+  try {
+    attentionBindings(DType::BF16, shape, buffers);
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(AttentionBindingsTest, ViewsOfAFusedProjectionCarryTheirStrides) {
+  // q, k, v: heads of one [2, 10, 3 * 4 * 64] bf16 buffer at 0x1000.
+  AttentionShape shape{2, 4, 4, 10, 10, 64};
+  const std::int64_t width = 3 * 4 * 64;
+  const Strides fused = {10 * width, 64, width, 1};
+  AttentionBuffers buffers{0x1000, 0x1000 + 4 * 64 * 2, 0x1000 + 8 * 64 * 2,
+                           0x9000, 0xA000};
+  buffers.strides = {fused, fused, fused, {}};
+  ArgBindings bindings = attentionBindings(DType::BF16, shape, buffers);
+  for (const char *name : {"q", "k", "v"})
+    EXPECT_EQ(std::get<MemrefArg>(bindings.at(name)).strides, fused) << name;
+  EXPECT_EQ(std::get<MemrefArg>(bindings.at("k")).data, 0x1200u);
+  EXPECT_TRUE(std::get<MemrefArg>(bindings.at("out")).strides.empty());
+  EXPECT_TRUE(std::get<MemrefArg>(bindings.at("lse")).strides.empty());
+
+  AttentionBackwardBuffers backward{0x1000, 0x1000, 0x1000, 0x9000, 0xA000,
+                                    0xB000, 0xC000, 0xC000, 0xC000};
+  backward.strides.dk = fused;
+  backward.strides.dout = {10 * 256, 64, 256, 1};
+  ArgBindings backwardBindings =
+      attentionBackwardBindings(DType::BF16, shape, backward, 0xD000);
+  EXPECT_EQ(std::get<MemrefArg>(backwardBindings.at("dk")).strides, fused);
+  EXPECT_EQ(std::get<MemrefArg>(backwardBindings.at("dout")).strides,
+            (Strides{10 * 256, 64, 256, 1}));
+  EXPECT_TRUE(std::get<MemrefArg>(backwardBindings.at("dq")).strides.empty());
+  EXPECT_TRUE(
+      std::get<MemrefArg>(backwardBindings.at("delta")).strides.empty());
+}
+
+TEST(AttentionBindingsTest, ViewsMustKeepTheKernelsChunksAligned) {
+  AttentionShape shape{1, 2, 2, 10, 10, 64};
+  AttentionBuffers buffers{0x1000, 0x2000, 0x3000, 0x4000, 0x5000};
+  const std::string prefix = "attention tensor v [1, 2, 10, 64] with strides ";
+  buffers.strides.v = {2560, 64, 132, 1}; // 264-byte rows: not 16-byte ones.
+  EXPECT_EQ(bindingsError(shape, buffers),
+            prefix + "[2560, 64, 132, 1]: stride 132 is 264 bytes, not a "
+                     "multiple of 16 (the kernels move rows in 16-byte "
+                     "chunks)");
+  buffers.strides.v = {2560, 64, 128, 1};
+  buffers.v = 0x3008;
+  EXPECT_EQ(bindingsError(shape, buffers),
+            prefix + "[2560, 64, 128, 1]: the pointer is not 16-byte aligned");
+  buffers.v = 0x3000;
+  buffers.strides.v = {2560, 64, 128};
+  EXPECT_EQ(bindingsError(shape, buffers),
+            prefix + "[2560, 64, 128]: expected 4 strides (batch, heads, seq, "
+                     "head_dim)");
+  buffers.strides.v = {2560, 64, 128, 2};
+  EXPECT_EQ(bindingsError(shape, buffers),
+            prefix + "[2560, 64, 128, 2]: the head_dim stride must be 1");
+  buffers.strides.v = {2560, -64, 128, 1};
+  EXPECT_EQ(bindingsError(shape, buffers),
+            prefix + "[2560, -64, 128, 1]: every stride must be at least 1");
+  buffers.strides.v = {2560, 64, 128, 1};
+  EXPECT_EQ(bindingsError(shape, buffers), "no error");
 }
 
 } // namespace

@@ -16,6 +16,12 @@ KernelParam memref(const std::string &name, DType dtype, int rank) {
   return {name, ParamKind::Memref, dtype, rank};
 }
 
+KernelParam stridedMemref(const std::string &name, DType dtype, int rank) {
+  KernelParam param = memref(name, dtype, rank);
+  param.strided = true;
+  return param;
+}
+
 KernelParam scalar(const std::string &name, ParamKind kind) {
   return {name, kind, DType::F32, 0};
 }
@@ -244,6 +250,61 @@ TEST(KernelArgsTest, ErrorsNameTheKernelAndParameter) {
                              {"n", std::int32_t{1}}}),
             "passing arguments to kernel test_kernel: parameter 'lse' is a "
             "rank-3 memref but was given shape [1, 2, 3, 4]");
+}
+
+TEST(KernelArgsTest, StridedParameterTakesAViewsStrides) {
+  // Head 0 of q inside a fused [2, 5, 3 * 3 * 64] QKV product.
+  KernelSpec spec = specWithParams({stridedMemref("q", DType::BF16, 4)});
+  const std::int64_t width = 3 * 3 * 64;
+  KernelArgs args(spec, {{"q", MemrefArg{0xABC000,
+                                         DType::BF16,
+                                         {2, 3, 5, 64},
+                                         {5 * width, 64, width, 1}}}});
+  std::vector<std::uint64_t> expected = {0xABC000, 0xABC000,  0,  2,     3, 5,
+                                         64,       5 * width, 64, width, 1};
+  ASSERT_EQ(args.count(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(args.slot(i), expected[i]) << "slot " << i;
+}
+
+TEST(KernelArgsTest, StridedParameterWithoutStridesIsRowMajor) {
+  KernelSpec strided = specWithParams({stridedMemref("q", DType::BF16, 4)});
+  KernelSpec contiguous = specWithParams({memref("q", DType::BF16, 4)});
+  ArgBindings bindings = {
+      {"q", MemrefArg{0xABC000, DType::BF16, {2, 3, 5, 64}}}};
+  KernelArgs a(strided, bindings), b(contiguous, bindings);
+  ASSERT_EQ(a.count(), b.count());
+  for (std::size_t i = 0; i < a.count(); ++i)
+    EXPECT_EQ(a.slot(i), b.slot(i)) << "slot " << i;
+}
+
+TEST(KernelArgsTest, StridesAreRefusedWhereTheKernelCannotTakeThem) {
+  KernelSpec spec = specWithParams(
+      {memref("lse", DType::F32, 3), stridedMemref("q", DType::BF16, 4)});
+  MemrefArg lse{1, DType::F32, {1, 2, 3}};
+  auto q = [](Strides strides) {
+    return MemrefArg{2, DType::BF16, {1, 2, 3, 64}, std::move(strides)};
+  };
+  const std::string prefix = "passing arguments to kernel test_kernel: ";
+  EXPECT_EQ(
+      packError(spec, {{"lse", MemrefArg{1, DType::F32, {1, 2, 3}, {6, 3, 1}}},
+                       {"q", q({})}}),
+      prefix + "parameter 'lse' takes a contiguous tensor (its manifest "
+               "entry is not \"strided\") but was given strides "
+               "[6, 3, 1]");
+  EXPECT_EQ(packError(spec, {{"lse", lse}, {"q", q({384, 64, 1})}}),
+            prefix + "parameter 'q' was given 3 strides [384, 64, 1] for "
+                     "shape [1, 2, 3, 64]; expected one per dimension");
+  EXPECT_EQ(packError(spec, {{"lse", lse}, {"q", q({768, 128, 256, 2})}}),
+            prefix + "parameter 'q' was given strides [768, 128, 256, 2] "
+                     "whose innermost stride is not 1 (the kernel reads rows "
+                     "as contiguous elements)");
+  EXPECT_EQ(packError(spec, {{"lse", lse}, {"q", q({768, 0, 256, 1})}}),
+            prefix + "parameter 'q' was given strides [768, 0, 256, 1]; "
+                     "every stride must be at least 1");
+  EXPECT_EQ(packError(spec, {{"lse", lse}, {"q", q({768, -64, 256, 1})}}),
+            prefix + "parameter 'q' was given strides [768, -64, 256, 1]; "
+                     "every stride must be at least 1");
 }
 
 } // namespace

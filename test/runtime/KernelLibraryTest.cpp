@@ -109,6 +109,26 @@ TEST(KernelLibraryTest, ParsesTheSample) {
   EXPECT_EQ(spec.params[4].rank, 3);
 }
 
+TEST(KernelLibraryTest, StridedParamsAreMarkedAndOthersContiguous) {
+  // The sample has no "strided" key (manifests before strided parameters):
+  // every parameter is contiguous.
+  for (const KernelParam &param :
+       parseManifest(manifestWith({sampleKernel()})).kernels()[0].params)
+    EXPECT_FALSE(param.strided) << param.name;
+  json kernel = sampleKernel();
+  kernel["params"][0]["strided"] = true;
+  kernel["params"][4]["strided"] = false;
+  KernelLibrary library = parseManifest(manifestWith({kernel}));
+  const std::vector<KernelParam> &params = library.kernels()[0].params;
+  EXPECT_TRUE(params[0].strided);
+  EXPECT_FALSE(params[1].strided);
+  EXPECT_FALSE(params[4].strided);
+  kernel["params"][0]["strided"] = 1;
+  EXPECT_EQ(parseError(manifestWith({kernel})),
+            kKernelContext + "params[0]: key 'strided' must be true or false, "
+                             "got 1");
+}
+
 TEST(KernelLibraryTest, ScaleNumbersAndFixedGridCounts) {
   json kernel = sampleKernel();
   kernel["scale"] = 0.5;

@@ -121,18 +121,41 @@ LogicalResult verifyPositiveFinite(Operation *op, StringRef attrName,
   return success();
 }
 
+/// Whether `type` is a layout the attention kernels read in place: the
+/// identity, or strided with a static innermost stride of 1 (the other
+/// strides and the offset static or dynamic: a view of a larger buffer, e.g.
+/// one head of a fused [batch, seq, 3 x heads x head_dim] projection).
+bool isInnerContiguousStrided(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  auto strided = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  return strided && !strided.getStrides().empty() &&
+         strided.getStrides().back() == 1;
+}
+
 /// Rules every fa op shares: buffers are contiguous row-major (the kernels
 /// index them that way) in the default memory space (the device memory the
 /// runtime passes; a buffer in another space made a kernel parameter of that
 /// space, which the manifest cannot describe), and no stray attribute rides
 /// along. A misspelt `causl` in the generic form would otherwise be silently
 /// ignored; dialect-prefixed attributes (`fa.tuning = ...`) remain allowed.
-LogicalResult verifyCommonRules(Operation *op) {
+/// The attention tensors (`strided`: their operand numbers) may instead be
+/// strided views with a unit innermost stride (isInnerContiguousStrided).
+LogicalResult verifyCommonRules(Operation *op,
+                                ArrayRef<unsigned> strided = {}) {
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)
       continue;
-    if (!type.getLayout().isIdentity())
+    if (llvm::is_contained(strided, operand.getOperandNumber())) {
+      if (!isInnerContiguousStrided(type))
+        return op->emitOpError()
+               << "expects operand #" << operand.getOperandNumber()
+               << " to have the identity layout or a strided layout with "
+                  "innermost stride 1 (e.g. strided<[?, ?, ?, 1], offset: "
+                  "?>), got "
+               << type;
+    } else if (!type.getLayout().isIdentity())
       return op->emitOpError()
              << "expects operand #" << operand.getOperandNumber()
              << " to have the identity (contiguous row-major) layout, got "
@@ -231,7 +254,10 @@ float AttentionOp::getScaleOrDefault() {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyCommonRules(*this)))
+  if (failed(verifyCommonRules(*this, {getQueryMutable().getOperandNumber(),
+                                       getKeyMutable().getOperandNumber(),
+                                       getValueMutable().getOperandNumber(),
+                                       getOutMutable().getOperandNumber()})))
     return failure();
   MemRefType query = getQuery().getType();
   if (failed(verifyAttentionInputs(*this, query, getKey().getType(),
@@ -256,7 +282,14 @@ float AttentionGradOp::getScaleOrDefault() {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyCommonRules(*this)))
+  if (failed(verifyCommonRules(*this, {getQueryMutable().getOperandNumber(),
+                                       getKeyMutable().getOperandNumber(),
+                                       getValueMutable().getOperandNumber(),
+                                       getOutMutable().getOperandNumber(),
+                                       getDoutMutable().getOperandNumber(),
+                                       getDqueryMutable().getOperandNumber(),
+                                       getDkeyMutable().getOperandNumber(),
+                                       getDvalueMutable().getOperandNumber()})))
     return failure();
   MemRefType query = getQuery().getType(), key = getKey().getType();
   if (failed(verifyAttentionInputs(*this, query, key, getValue().getType(),

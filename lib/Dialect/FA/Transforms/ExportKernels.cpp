@@ -64,9 +64,21 @@ llvm::json::Object rowsConfig(RowsAttr rows) {
   return config;
 }
 
+/// Whether a memref parameter reads its strides and offset from the
+/// descriptor: strided<[?, ..., ?, 1], offset: ?> (the manifest's
+/// "strided": true, for which the runtime passes a view's strides).
+bool isDescriptorStrided(MemRefType type) {
+  auto strided = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  if (!strided || !ShapedType::isDynamic(strided.getOffset()))
+    return false;
+  ArrayRef<int64_t> strides = strided.getStrides();
+  return !strides.empty() && strides.back() == 1 &&
+         llvm::all_of(strides.drop_back(), ShapedType::isDynamic);
+}
+
 /// A kernel parameter: a memref (passed as its descriptor) with its dtype
-/// and rank, or a scalar passed by value: f32, i32, or i64 (an index: the
-/// kernels use 64-bit indices).
+/// and rank (and "strided": true where it takes a view), or a scalar passed by
+/// value: f32, i32, or i64 (an index: the kernels use 64-bit indices).
 llvm::json::Object paramEntry(KernelParamAttr param) {
   Type type = param.getType();
   auto memref = dyn_cast<MemRefType>(type);
@@ -76,10 +88,13 @@ llvm::json::Object paramEntry(KernelParamAttr param) {
                                                           : "f32";
     return llvm::json::Object{{"name", param.getName()}, {"kind", kind}};
   }
-  return llvm::json::Object{{"name", param.getName()},
-                            {"kind", "memref"},
-                            {"dtype", dtypeName(memref.getElementType())},
-                            {"rank", memref.getRank()}};
+  llvm::json::Object entry{{"name", param.getName()},
+                           {"kind", "memref"},
+                           {"dtype", dtypeName(memref.getElementType())},
+                           {"rank", memref.getRank()}};
+  if (isDescriptorStrided(memref))
+    entry["strided"] = true;
+  return entry;
 }
 
 /// The manifest entry of a kernel, from its #fa.kernel.
@@ -187,6 +202,20 @@ struct FAExportKernelsPass
       return emitPassError(binary, getArgument())
              << "no fa.kernels entry for " << name
              << " (was it made by fa-tile-attention?)";
+    // The runtime passes row-major strides, or a view's strides to a
+    // "strided" parameter; a kernel with other strides (or an offset) of its
+    // own would read memory the runtime did not describe.
+    for (KernelParamAttr param : kernel.getParams()) {
+      auto memref = dyn_cast<MemRefType>(param.getType());
+      if (memref && !memref.getLayout().isIdentity() &&
+          !isDescriptorStrided(memref))
+        return emitPassError(binary, getArgument())
+               << "parameter '" << param.getName() << "' of " << name
+               << " has the type " << memref
+               << ", which the manifest cannot describe: a memref parameter "
+                  "has the identity layout or strided<[?, ..., ?, 1], "
+                  "offset: ?>";
+    }
     llvm::json::Object entry = manifestEntry(kernel);
     entry["name"] = name.str();
     entry["entry"] = name.str();

@@ -36,13 +36,36 @@
 
 namespace fa {
 
-/// Device tensors of one attention problem, laid out as AttentionShape says.
+/// Element strides of the [batch, heads, seq, head_dim] tensors of a
+/// forward, each empty for contiguous row-major (the default) or four
+/// strides with the innermost 1: the tensor is a view, e.g. one head of q
+/// inside a fused [batch, seq, 3 * heads * head_dim] projection is
+/// {seq * 3C, head_dim, 3C, 1} from its first element. Only kernels whose
+/// manifest marks these parameters "strided" take them (KernelArgs throws
+/// otherwise); every non-innermost stride times the element size must be a
+/// multiple of 16 bytes and a view's pointer 16-byte aligned (the kernels
+/// move rows in 16-byte chunks). Views written to (out, and the backward's
+/// dq, dk, dv) must not overlap.
+struct AttentionStrides {
+  Strides q, k, v, out;
+};
+
+/// Device tensors of one attention problem, laid out as AttentionShape says
+/// (or, with strides, as views).
 struct AttentionBuffers {
   CUdeviceptr q = 0;
   CUdeviceptr k = 0;
   CUdeviceptr v = 0;
   CUdeviceptr out = 0;
   CUdeviceptr lse = 0;
+  AttentionStrides strides = {}; // Contiguous unless set.
+};
+
+/// The backward's strides: the forward's tensors', dout (like out) and the
+/// gradients dq, dk, dv (like q, k, v); as AttentionStrides, empty for
+/// contiguous.
+struct AttentionBackwardStrides {
+  Strides q, k, v, out, dout, dq, dk, dv;
 };
 
 /// Device tensors of one backward: the forward's inputs and outputs, the
@@ -61,6 +84,7 @@ struct AttentionBackwardBuffers {
   /// f32 [heads]: the sinks' gradient, for a backward with a dsinks kernel;
   /// 0 otherwise.
   CUdeviceptr dsinks = 0;
+  AttentionBackwardStrides strides = {}; // Contiguous unless set.
 };
 
 /// The launch grid of `spec`, any attention kernel, for `shape`: its symbols
@@ -69,14 +93,18 @@ struct AttentionBackwardBuffers {
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
 
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the
-/// kernel's dtype) and lse (f32), then those of `variant`.
+/// kernel's dtype, with buffers.strides) and lse (f32), then those of
+/// `variant`. Throws, naming the tensor, for strides that are not four
+/// positive strides with the innermost 1, a non-innermost stride that is no
+/// multiple of 16 bytes, or a strided tensor's pointer not 16-byte aligned.
 ArgBindings attentionBindings(DType dtype, const AttentionShape &shape,
                               const AttentionBuffers &buffers,
                               const ArgBindings &variant = {});
 
 /// The arguments of all the backward kernels, by parameter name: memrefs
-/// q, k, v, out, dout, dq, dk, dv (`dtype`), lse and `delta` (f32,
-/// [batch, heads, seq_q]), and dsinks (f32 [heads]) when buffers has it.
+/// q, k, v, out, dout, dq, dk, dv (`dtype`, with buffers.strides, checked as
+/// attentionBindings does), lse and `delta` (f32, [batch, heads, seq_q]),
+/// and dsinks (f32 [heads]) when buffers has it.
 ArgBindings attentionBackwardBindings(DType dtype, const AttentionShape &shape,
                                       const AttentionBackwardBuffers &buffers,
                                       CUdeviceptr delta,

@@ -4,9 +4,12 @@
 // rank-R memref parameter becomes 3 + 2R kernel parameters:
 //   allocated pointer (u64), aligned pointer (u64), offset (i64),
 //   sizes[R] (i64), strides[R] (i64)
-// The runtime passes contiguous row-major tensors: both pointers are the
-// buffer's address, offset 0, strides row-major. Scalars (i32, i64, f32) are
-// one parameter each. Memrefs of int32 (doc_ids) are bound as I32MemrefArg.
+// The runtime passes both pointers as the tensor's address and offset 0; the
+// strides are row-major (contiguous), or the MemrefArg's element strides for
+// a parameter the manifest marks "strided" (the kernel reads the strides from
+// the descriptor: a view such as one head of a fused QKV buffer). Scalars
+// (i32, i64, f32) are one parameter each. Memrefs of int32 (doc_ids) are
+// bound as I32MemrefArg.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,11 +32,18 @@
 
 namespace fa {
 
-/// A contiguous row-major tensor on the device.
+/// Element strides of a tensor, one per dimension (outermost first).
+using Strides = std::vector<std::int64_t>;
+
+/// A tensor on the device: contiguous row-major, or with `strides` (in
+/// elements, one per dimension, the innermost 1) a view whose element
+/// [i0, i1, ...] sits at data + sum(i_d * strides[d]) elements. Only a
+/// kernel parameter marked "strided" in the manifest takes strides.
 struct MemrefArg {
   CUdeviceptr data = 0;
   DType dtype = DType::F32;
   Shape shape;
+  Strides strides = {}; // Empty: row-major.
 };
 
 /// A contiguous row-major tensor of int32 on the device (doc_ids).
@@ -58,7 +68,9 @@ using ArgBindings = std::map<std::string, ArgValue>;
 class KernelArgs {
 public:
   /// Throws, naming the kernel and parameter, for a missing value or one of
-  /// the wrong kind, element type or rank.
+  /// the wrong kind, element type or rank, and for strides given to a
+  /// parameter that is not "strided", strides of the wrong count, an
+  /// innermost stride other than 1 or a stride below 1.
   KernelArgs(const KernelSpec &spec, const ArgBindings &bindings);
   KernelArgs(KernelArgs &&other) = default;
   KernelArgs &operator=(KernelArgs &&other) = default;

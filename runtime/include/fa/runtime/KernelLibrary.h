@@ -13,6 +13,10 @@
 //                 "params": [{"name": "q", "kind": "memref",
 //                             "dtype": "bf16", "rank": 4}, ...]}]}
 //
+// A memref parameter with "strided": true reads its strides (and offset)
+// from the descriptor, so it takes views (MemrefArg::strides, KernelArgs.h);
+// without the key (older manifests) or false, it is contiguous row-major.
+//
 // An attention kernel may name a variant ("variant": "window+softcap", see
 // AttentionVariant.h); absent or "" is a plain kernel (no mask beyond
 // "causal", the top-left one). A variant kernel takes the variant's values
@@ -113,6 +117,9 @@ struct KernelParam {
   ParamKind kind = ParamKind::Memref;
   DType dtype = DType::F32; // Memrefs only.
   int rank = 0;             // Memrefs and I32Memrefs only.
+  /// Memrefs only: the kernel takes element strides ("strided": true);
+  /// otherwise it assumes row-major.
+  bool strided = false;
 };
 
 /// "memref", "memref<i32>", "i32", "i64" or "f32".
