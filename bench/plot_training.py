@@ -35,6 +35,13 @@ def main() -> int:
     parser.add_argument("log", type=Path, help="the JSON lines of fa-run train --log")
     parser.add_argument("--out", type=Path, required=True, help="PNG to write")
     parser.add_argument("--title", default="fa-run train")
+    parser.add_argument("--reference", type=Path,
+                        help="a bench/train_pytorch.py --json result whose eval_curve "
+                             "(training and validation loss at each evaluation) is drawn too")
+    parser.add_argument("--reference-label", default="PyTorch")
+    parser.add_argument("--target", type=float, default=1.7,
+                        help="a horizontal line at this loss (0: none)")
+    parser.add_argument("--target-label", default="1.7 nats/byte")
     args = parser.parse_args()
 
     import matplotlib
@@ -51,7 +58,22 @@ def main() -> int:
               label="training loss (50-step mean)")
     if val:
         axis.plot(*zip(*val), "o-", color="tab:red", label="validation loss")
-    axis.axhline(1.7, color="gray", linestyle="--", linewidth=1, label="1.7 nats/byte")
+        best = min(val, key=lambda sv: sv[1])
+        axis.annotate(f"best {best[1]:.4f} (step {best[0]})", best,
+                      textcoords="offset points", xytext=(0, -18), ha="center",
+                      color="tab:red")
+    if args.reference:
+        curve = json.loads(args.reference.read_text()).get("eval_curve") or []
+        if not curve:
+            raise SystemExit(f"plot_training: {args.reference} has no eval_curve")
+        ref_steps = [c[0] for c in curve]
+        axis.plot(ref_steps, [c[1] for c in curve], "s--", color="tab:green",
+                  markersize=3, label=f"{args.reference_label} training loss")
+        axis.plot(ref_steps, [c[2] for c in curve], "s-", color="tab:orange",
+                  markersize=3, label=f"{args.reference_label} validation loss")
+    if args.target > 0:
+        axis.axhline(args.target, color="gray", linestyle="--", linewidth=1,
+                     label=args.target_label)
     axis.set_xlabel("step")
     axis.set_ylabel("cross-entropy (nats/byte)")
     axis.set_title(args.title)

@@ -62,6 +62,8 @@ def parse_args(argv=None):
     p.add_argument("--fused-adam", action="store_true",
                    help="AdamW(fused=True) instead of the default implementation")
     p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--dropout", type=float, default=0.0,
+                   help="nanoGPT's dropout: embeddings, attention, residual branches")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--eval-every", type=int, default=0,
                    help="steps between validations (0: only at the end)")
@@ -110,15 +112,17 @@ def build_model(args):
             self.ln2 = nn.LayerNorm(C, eps=1e-5)
             self.fc = nn.Linear(C, 4 * C)
             self.fc_proj = nn.Linear(4 * C, C)
+            self.drop = nn.Dropout(args.dropout)  # nanoGPT's resid_dropout
 
         def forward(self, x):
             B, Tx, _ = x.shape
             q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
             q, k, v = (t.view(B, Tx, H, C // H).transpose(1, 2) for t in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(y.transpose(1, 2).reshape(B, Tx, C))
+            y = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True, dropout_p=args.dropout if self.training else 0.0)
+            x = x + self.drop(self.proj(y.transpose(1, 2).reshape(B, Tx, C)))
             u = self.fc(self.ln2(x))
-            return x + self.fc_proj(F.gelu(u, approximate="tanh"))
+            return x + self.drop(self.fc_proj(F.gelu(u, approximate="tanh")))
 
     class GPT(nn.Module):
         def __init__(self):
@@ -127,6 +131,7 @@ def build_model(args):
             self.wpe = nn.Embedding(T, C)
             self.blocks = nn.ModuleList(Block() for _ in range(L))
             self.lnf = nn.LayerNorm(C, eps=1e-5)
+            self.drop = nn.Dropout(args.dropout)  # on the embeddings' sum
             self.lm_head = None if not args.untied_head else nn.Linear(C, VOCAB, bias=False)
             std = 0.02
             for name, p in self.named_parameters():
@@ -141,7 +146,7 @@ def build_model(args):
 
         def forward(self, tokens, targets):
             pos = torch.arange(tokens.shape[1], device=tokens.device)
-            x = self.wte(tokens) + self.wpe(pos)
+            x = self.drop(self.wte(tokens) + self.wpe(pos))
             for block in self.blocks:
                 x = block(x)
             h = self.lnf(x)
@@ -274,6 +279,7 @@ def main():
     timed_seconds, timed_steps, t0 = 0.0, 0, None
     window_start, window_steps = time.perf_counter(), 0
     final_loss = val_loss = None
+    curve = []  # (step, training loss, validation loss) at each evaluation
     for step in range(args.steps):
         if step == WARMUP_STEPS_UNTIMED:
             sync()
@@ -301,6 +307,8 @@ def main():
             rate = window_steps * tokens_per_step / (now - window_start)
             loss_value = (mean_over_ranks([loss.item()]) / world).item()
             val_loss = evaluate() if evaluate_now else None
+            if val_loss is not None:
+                curve.append([done, loss_value, val_loss])
             final_loss = loss_value
             line = (f"step {done:6d}/{args.steps} | loss {loss_value:.4f} | val "
                     f"{'-' if val_loss is None else f'{val_loss:.4f}'} | lr {lr:.2e} | norm "
@@ -320,10 +328,12 @@ def main():
               "torch": torch.__version__, "device": device_name, "world_size": world,
               "config": {k: getattr(args, k) for k in (
                   "layers", "d_model", "heads", "seq", "batch", "steps", "lr", "min_lr",
-                  "warmup", "dtype", "compile", "zero1", "bucket_cap_mb", "seed")},
+                  "warmup", "dtype", "compile", "zero1", "bucket_cap_mb", "seed",
+                  "dropout")},
               "tied_head": not args.untied_head, "parameters": n_params,
               "flops_per_token": flops_per_token, "final_loss": final_loss,
-              "final_val_loss": val_loss, "timed_steps": timed_steps}
+              "final_val_loss": val_loss, "timed_steps": timed_steps,
+              "eval_curve": curve}
     if timed_steps > 0:
         tok_s = timed_steps * tokens_per_step / timed_seconds
         result.update(ms_per_step=1e3 * timed_seconds / timed_steps, tokens_per_s=tok_s,

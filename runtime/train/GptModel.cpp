@@ -443,13 +443,20 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
                attentionBranchDropoutSite(index), stream);
   });
   timed(Phase::LayerNorm, [&] { x.ln2Forward->enqueue(stream); });
-  timed(Phase::Matmul, [&] {
-    matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
-                   weight(p.fcB), x.fc.get(), stream);
-  });
-  timed(Phase::Gelu, [&] {
-    trainKernels.geluForward(dtype, x.fc.get(), x.gelu.get(), m * f, stream);
-  });
+  if (fusedEpilogues) {
+    timed(Phase::Matmul, [&] {
+      matmul.forwardGelu(dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
+                         weight(p.fcB), x.fc.get(), x.gelu.get(), stream);
+    });
+  } else {
+    timed(Phase::Matmul, [&] {
+      matmul.forward(dtype, dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
+                     weight(p.fcB), x.fc.get(), stream);
+    });
+    timed(Phase::Gelu, [&] {
+      trainKernels.geluForward(dtype, x.fc.get(), x.gelu.get(), m * f, stream);
+    });
+  }
   timed(Phase::Matmul, [&] {
     matmul.forward(dtype, dtype, {m, f, c}, x.gelu.get(), weight(p.fcProjW),
                    weight(p.fcProjB), work->projected.get(), stream);
@@ -504,7 +511,8 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
   ready(0);
 }
 
-/// dx = dy W, dW = dy^T x, db = column sums of dy (all overwritten).
+/// dx = dy W, dW = dy^T x, db = column sums of dy (all overwritten; db in
+/// dW's product when the epilogues are fused).
 void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
                               CUdeviceptr x, std::int64_t weightOffset,
                               std::int64_t biasOffset, CUdeviceptr dx,
@@ -513,6 +521,10 @@ void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
     PhaseScope scope(profiler, Phase::Matmul, stream);
     matmul.backwardInput(dtype, shape, dy, weight(weightOffset), dx, false,
                          stream);
+    if (fusedEpilogues)
+      return matmul.backwardWeightBias(dtype, shape, dy, x,
+                                       gradient(weightOffset),
+                                       gradient(biasOffset), stream);
     matmul.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
                           stream);
   }
@@ -542,14 +554,32 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
   };
   // The MLP: output = middle + drop(gelu(ln2(middle) fc_w^T + fc_b)
   // fc_proj_w^T + b).
-  linearBackward({m, f, c}, branchGrad(mlpBranchDropoutSite(index)),
-                 x.gelu.get(), p.fcProjW, p.fcProjB, w.geluGrad.get(), stream);
-  timed(Phase::Gelu, [&] {
-    trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
-                              w.fcGrad.get(), m * f, stream);
-  });
-  linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
-                 w.normOutGrad.get(), stream);
+  const CUdeviceptr mlpGrad = branchGrad(mlpBranchDropoutSite(index));
+  if (fusedEpilogues) {
+    // fc_proj's input gradient through GELU, with fc's bias gradient, in
+    // one product; fc_proj's weight and bias gradients in another.
+    timed(Phase::Matmul, [&] {
+      matmul.backwardInputGelu(dtype, {m, f, c}, mlpGrad, weight(p.fcProjW),
+                               x.fc.get(), w.fcGrad.get(), gradient(p.fcB),
+                               stream);
+      matmul.backwardWeightBias(dtype, {m, f, c}, mlpGrad, x.gelu.get(),
+                                gradient(p.fcProjW), gradient(p.fcProjB),
+                                stream);
+      matmul.backwardInput(dtype, {m, c, f}, w.fcGrad.get(), weight(p.fcW),
+                           w.normOutGrad.get(), false, stream);
+      matmul.backwardWeight(dtype, {m, c, f}, w.fcGrad.get(), x.ln2.get(),
+                            gradient(p.fcW), false, stream);
+    });
+  } else {
+    linearBackward({m, f, c}, mlpGrad, x.gelu.get(), p.fcProjW, p.fcProjB,
+                   w.geluGrad.get(), stream);
+    timed(Phase::Gelu, [&] {
+      trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
+                                w.fcGrad.get(), m * f, stream);
+    });
+    linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
+                   w.normOutGrad.get(), stream);
+  }
   timed(Phase::LayerNorm, [&] { x.ln2Backward->enqueue(stream); });
   timed(Phase::Residual, [&] {
     trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),

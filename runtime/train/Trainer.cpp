@@ -120,6 +120,7 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
   if (comm && !sharded())
     ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
                                     options.bucketMegabytes);
+  model->setFusedEpilogues(options.fusedEpilogues);
   model->setProfiler(&profiler);
   if (ddp)
     ddp->setProfiler(&profiler);

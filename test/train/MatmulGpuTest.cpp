@@ -451,8 +451,12 @@ protected:
         const double error =
             accumulationError(dtype) * magnitude * std::fabs(geluSlope(u)) +
             std::fabs(g) * geluSlopeTanhError(u);
+        // Two roundings to dtype: cuBLASLt's epilogue rounds dy W before
+        // the product with gelu' (seen on an H100: bf16 results 1.6 half
+        // ulps off), as the unfused path does, whose dy W is stored first.
         dxMismatches.check(i, j, got[0][i * s.in + j], expected,
-                           error + rounding * (std::fabs(expected) + error));
+                           error +
+                               rounding * (2 * std::fabs(expected) + error));
       }
     }
     dxMismatches.expectNone();

@@ -540,10 +540,12 @@ TEST_P(TrainKernelsTest, DropoutAdd) {
     const float factor = fa::train::activationDropoutFactor(draw, site, i);
     zeros += factor == 0.0f;
     expectedDropped[i] = roundToDType(factor * b[i], dtype());
-    expected[i] = roundToDType(a[i] + factor * b[i], dtype());
+    // The kernel's a + factor * b is one fused multiply-add in f32.
+    expected[i] = roundToDType(std::fma(factor, b[i], a[i]), dtype());
     if (i > 0)
       expectedShifted[i] = roundToDType(
-          a[i] + fa::train::activationDropoutFactor(draw, site, i - 1) * b[i],
+          std::fma(fa::train::activationDropoutFactor(draw, site, i - 1), b[i],
+                   a[i]),
           dtype());
   }
   expectSame(hostCopy(out, dtype()), expected, label("a + drop(b)"));

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `fa-run train --profile` on a small model: every phase that every model
 # has takes time (attention forward and backward, LayerNorm, matmul,
-# embedding, heads layout, bias grad, gelu, residual, loss, optimizer),
-# "elementwise (other)" has its row (no launch of today's step is in it, so
-# it may read 0), communication is 0 on one process and positive on an NCCL
+# embedding, heads layout, residual, loss, optimizer); "bias grad" and
+# "gelu" have their rows, 0 by default (cuBLASLt's epilogues do that work
+# inside "matmul") and positive with --unfused-epilogues; "elementwise
+# (other)" has its row (dropout's masks without a residual add; 0 without
+# dropout); communication is 0 on one process and positive on an NCCL
 # world of one (ZeRO-1: reduce-scatter, all-gather on the training stream;
 # overlap: its buckets on the communication stream, reported beside the
 # sum), the phases sum to at most the wall time, and profiling does not
@@ -43,7 +45,8 @@ check_table() { # NAME COMMUNICATION(zero|positive)
       "optimizer (norm, AdamW)" "communication"; do
     value=$(ms_of "$out" "$row")
     [ -n "$value" ] || fail "$1: no '$row' row: $(cat "$out")"
-    if [ "$row" = "elementwise (other)" ]; then
+    if [ "$row" = "elementwise (other)" ] || [ "$row" = "bias grad" ] ||
+       [ "$row" = gelu ]; then
       awk -v x="$value" 'BEGIN { exit !(x + 0 >= 0) }' ||
         fail "$1: '$row' took $value ms: $(cat "$out")"
     elif [ "$row" != communication ] || [ "$2" = positive ]; then
@@ -78,6 +81,12 @@ cmp -s "$work/plain.jsonl" "$work/profiled.jsonl" || {
   diff "$work/plain.jsonl" "$work/profiled.jsonl" >&2
   fail "--profile changed the losses"
 }
+run unfused "$@" --unfused-epilogues --profile --profile-steps 4
+check_table unfused zero
+for row in "bias grad" gelu; do
+  value=$(ms_of "$work/unfused.txt" "$row")
+  positive "$value" || fail "unfused: '$row' took $value ms: $(cat "$work/unfused.txt")"
+done
 run zero1 "$@" --ddp zero1 --profile --profile-steps 4
 check_table zero1 positive
 run overlap "$@" --ddp overlap --bucket-mb 0.25 --profile --profile-steps 4

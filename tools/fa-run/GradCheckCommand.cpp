@@ -66,6 +66,10 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       ->check(CLI::IsMember({"f32", "bf16"}));
   command->add_option("--seed", o.check.seed, "Parameters and batch")
       ->capture_default_str();
+  command->add_flag_callback(
+      "--unfused-epilogues", [&o] { o.check.fusedEpilogues = false; },
+      "Check the model with GELU and the bias gradients as kernels of their "
+      "own instead of in cuBLASLt's matrix products");
   command
       ->add_option("--dropout", o.check.dropout,
                    "Dropout probability: both sides draw the masks of one "

@@ -303,6 +303,10 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
                    "residual branches (none in evaluation)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.99));
+  command->add_flag_callback(
+      "--unfused-epilogues", [&o] { o.train.fusedEpilogues = false; },
+      "Run GELU and the bias gradients as kernels of their own instead of "
+      "in cuBLASLt's matrix products (to measure the fusion)");
   command->add_option("--batch", o.train.batch, "Sequences per step")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -105,6 +105,11 @@ public:
                                             std::int64_t batch,
                                             std::int64_t seq, DType dtype);
   std::int64_t rows() const { return batch * seq; }
+  /// Whether the MLP's GELU (forward and backward) and the linear layers'
+  /// bias gradients run inside the cuBLASLt products (Matmul.h's epilogues;
+  /// the default) or as TrainKernels launches of their own: the two are
+  /// kept for measuring one against the other and for checking them.
+  void setFusedEpilogues(bool fused) { fusedEpilogues = fused; }
   /// Times each phase's launches while `profiler` records a step (null:
   /// never; StepProfile.h).
   void setProfiler(StepProfiler *profiler) { this->profiler = profiler; }
@@ -141,6 +146,7 @@ private:
   std::size_t bytesHeld = 0;
   StepProfiler *profiler = nullptr;
   DropoutDraw dropout;
+  bool fusedEpilogues = true;
   /// The last forward's masks, which its backward regenerates; none when it
   /// dropped nothing.
   std::optional<DropoutDraw> activeDropout;

@@ -36,6 +36,8 @@ struct GradCheckOptions {
   /// drawn from `seed` on both sides; needs the attention dropout kernels
   /// (bf16 or f16: the library has none in f32).
   float dropout = 0;
+  /// GptModel::setFusedEpilogues.
+  bool fusedEpilogues = true;
 };
 
 /// The default tolerance: f32 runs every product in f32 (errors near 1e-6

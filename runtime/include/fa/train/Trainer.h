@@ -64,6 +64,9 @@ struct TrainOptions {
   /// attention, residual branches), 0 <= p < 1; its masks follow from
   /// `seed` and the step.
   float dropout = 0;
+  /// GptModel::setFusedEpilogues: GELU and bias gradients in cuBLASLt's
+  /// products (true) or in kernels of their own.
+  bool fusedEpilogues = true;
   /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
   DataOptions data;
   std::int64_t evalBatches = 20;
