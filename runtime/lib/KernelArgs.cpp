@@ -13,8 +13,11 @@ template <typename T> std::uint64_t toSlot(T value) {
 
 class ArgPacker {
 public:
-  ArgPacker(const KernelSpec &spec, std::vector<std::uint64_t> &slots)
-      : spec(spec), slots(slots) {}
+  ArgPacker(const KernelSpec &spec, std::vector<std::uint64_t> &slots,
+            std::vector<CUtensorMap> &tensorMaps,
+            std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots)
+      : spec(spec), slots(slots), tensorMaps(tensorMaps),
+        tensorMapSlots(tensorMapSlots) {}
 
   void pack(const KernelParam &param, const ArgValue &value) {
     switch (param.kind) {
@@ -40,6 +43,11 @@ public:
       return;
     case ParamKind::F32:
       slots.push_back(toSlot(as<float>(param, value)));
+      return;
+    case ParamKind::TensorMap:
+      tensorMapSlots.emplace_back(slots.size(), tensorMaps.size());
+      tensorMaps.push_back(as<TensorMapArg>(param, value).map);
+      slots.push_back(0); // Its pointer goes to tensorMaps (pointAtSlots).
       return;
     }
   }
@@ -102,6 +110,8 @@ private:
 
   const KernelSpec &spec;
   std::vector<std::uint64_t> &slots;
+  std::vector<CUtensorMap> &tensorMaps;
+  std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots;
 };
 
 std::string bindingNames(const ArgBindings &bindings) {
@@ -115,7 +125,7 @@ std::string bindingNames(const ArgBindings &bindings) {
 
 KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings)
     : kernelName(spec.name) {
-  ArgPacker packer(spec, slots);
+  ArgPacker packer(spec, slots, tensorMaps, tensorMapSlots);
   for (const KernelParam &param : spec.params) {
     auto value = bindings.find(param.name);
     if (value == bindings.end())
@@ -130,7 +140,8 @@ KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings)
 
 KernelArgs::KernelArgs(const KernelArgs &other)
     : kernelName(other.kernelName), slots(other.slots),
-      paramSlots(other.paramSlots) {
+      paramSlots(other.paramSlots), tensorMaps(other.tensorMaps),
+      tensorMapSlots(other.tensorMapSlots) {
   pointAtSlots();
 }
 
@@ -139,6 +150,8 @@ KernelArgs &KernelArgs::operator=(const KernelArgs &other) {
     kernelName = other.kernelName;
     slots = other.slots;
     paramSlots = other.paramSlots;
+    tensorMaps = other.tensorMaps;
+    tensorMapSlots = other.tensorMapSlots;
     pointAtSlots();
   }
   return *this;
@@ -149,6 +162,8 @@ void KernelArgs::pointAtSlots() {
   slotPointers.reserve(slots.size());
   for (std::uint64_t &slot : slots)
     slotPointers.push_back(&slot);
+  for (auto [slot, map] : tensorMapSlots)
+    slotPointers[slot] = &tensorMaps[map];
 }
 
 std::optional<std::size_t>

@@ -46,9 +46,11 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
     param.kind = ParamKind::I64;
   } else if (kind == "f32") {
     param.kind = ParamKind::F32;
+  } else if (kind == "tensormap") {
+    param.kind = ParamKind::TensorMap;
   } else {
     reader.fail("parameter '" + param.name + "' has unknown kind '" + kind +
-                "'; expected memref, i32, i64 or f32");
+                "'; expected memref, i32, i64, f32 or tensormap");
   }
   return param;
 }
@@ -357,6 +359,8 @@ const char *paramKindName(ParamKind kind) {
     return "i64";
   case ParamKind::F32:
     return "f32";
+  case ParamKind::TensorMap:
+    return "tensormap";
   }
   return "?";
 }

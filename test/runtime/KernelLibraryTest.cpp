@@ -302,8 +302,9 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
                              "query_tiles, batch_heads, key_tiles, "
                              "batch_kv_heads, one or a number");
   EXPECT_EQ(kernelError([](json &k) { k["params"][0]["kind"] = "tensor"; }),
-            kKernelContext + "params[0]: parameter 'q' has unknown kind "
-                             "'tensor'; expected memref, i32, i64 or f32");
+            kKernelContext +
+                "params[0]: parameter 'q' has unknown kind "
+                "'tensor'; expected memref, i32, i64, f32 or tensormap");
   EXPECT_EQ(kernelError([](json &k) { k["params"][1].erase("rank"); }),
             kKernelContext + "params[1]: missing key 'rank'");
   EXPECT_EQ(kernelError([](json &k) { k["config"]["num_warps"] = 4.5; }),

@@ -57,7 +57,8 @@ namespace fa {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)                                                        \
+  X(cuTensorMapEncodeTiled)
 
 struct DriverApi {
 #define FA_DRIVER_MEMBER(function) decltype(&::function) function = nullptr;

@@ -52,15 +52,23 @@ struct I32MemrefArg {
   Shape shape;
 };
 
-using ArgValue =
-    std::variant<MemrefArg, I32MemrefArg, std::int32_t, std::int64_t, float>;
+/// A TMA tensor map (encodeTiledTensorMap, TensorMap.h), passed by value:
+/// the kernel's 128-byte __grid_constant__ parameter.
+struct TensorMapArg {
+  CUtensorMap map;
+};
+
+using ArgValue = std::variant<MemrefArg, I32MemrefArg, std::int32_t,
+                              std::int64_t, float, TensorMapArg>;
 /// Values by parameter name. Values the kernel does not take are ignored: a
 /// caller may hold tensors (e.g. lse) that some kernels do not write.
 using ArgBindings = std::map<std::string, ArgValue>;
 
 /// The parameter array cuLaunchKernel takes, built from a kernel's `params`.
 /// Each kernel parameter gets an 8-byte slot; 4-byte values sit in the first
-/// 4 bytes (the driver copies only as many bytes as the parameter has).
+/// 4 bytes (the driver copies only as many bytes as the parameter has). A
+/// tensor map is the exception: its pointer is to its own 128 bytes, and its
+/// slot is an unused placeholder.
 ///
 /// A caller that launches one kernel many times with new pointers may pack
 /// once, from placeholder pointers, then per launch overwrite only the slots
@@ -114,6 +122,11 @@ private:
   std::vector<void *> slotPointers;
   // Each parameter's name and first slot, in the kernel's order.
   std::vector<std::pair<std::string, std::size_t>> paramSlots;
+  // The tensor maps, by value; a tensor map's slot in `slots` is a
+  // placeholder whose pointer points here instead (128 bytes, not 8).
+  std::vector<CUtensorMap> tensorMaps;
+  // (slot, index into tensorMaps) of each tensor-map parameter.
+  std::vector<std::pair<std::size_t, std::size_t>> tensorMapSlots;
 };
 
 } // namespace fa

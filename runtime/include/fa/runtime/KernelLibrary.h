@@ -109,8 +109,9 @@ std::string formatEps(double eps);
 
 /// Memref: a tensor of a DType's elements; I32Memref: a tensor of int32
 /// (index tensors such as doc_ids, which no --dtype names); the others are
-/// scalars passed by value.
-enum class ParamKind { Memref, I32Memref, I32, I64, F32 };
+/// scalars passed by value; TensorMap: a TMA tensor map passed by value (128
+/// bytes, "tensormap": TensorMap.h, KernelArgs.h's TensorMapArg).
+enum class ParamKind { Memref, I32Memref, I32, I64, F32, TensorMap };
 
 struct KernelParam {
   std::string name;
@@ -122,7 +123,7 @@ struct KernelParam {
   bool strided = false;
 };
 
-/// "memref", "memref<i32>", "i32", "i64" or "f32".
+/// "memref", "memref<i32>", "i32", "i64", "f32" or "tensormap".
 const char *paramKindName(ParamKind kind);
 
 /// One grid dimension: a symbol from gridSymbolsOf(op), or a fixed count when
