@@ -152,18 +152,17 @@ protected:
     library.emplace(KernelLibrary::load(FA_GENERATED_KERNELS_DIR));
   }
 
-  /// Runs the forward and backward of `shape` with the `forward` kernel and
-  /// the group's default backward, on contiguous tensors and on views, and
-  /// compares.
-  void check(const AttentionShape &shape, DType dtype, bool causal,
-             const KernelSpec &forwardSpec);
+  /// Runs the forward and backward of `shape` with these kernels on
+  /// contiguous tensors and on views, and compares.
+  void check(const AttentionShape &shape, DType dtype, const Kernel &forward,
+             const Kernel &delta, const Kernel &dkdv, const Kernel &dq);
 
   std::optional<KernelLibrary> library;
 };
 
 void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
-                                    bool causal,
-                                    const KernelSpec &forwardSpec) {
+                                    const Kernel &forward, const Kernel &delta,
+                                    const Kernel &dkdv, const Kernel &dq) {
   const std::size_t elementBytes = dtypeBytes(dtype);
   const std::int64_t D = shape.headDim;
   const std::int64_t qWidth = shape.heads * D;
@@ -172,21 +171,6 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
   const std::int64_t kColumn = qWidth, vColumn = qWidth + kvWidth;
   const std::int64_t qkvWidth = qWidth + 2 * kvWidth + kPadding;
   const std::int64_t outWidth = qWidth + kPadding;
-
-  const KernelSpec &dqSpec = library->find(
-      KernelQuery{kAttentionBackwardOp, dtype, shape.headDim, causal});
-  AttentionBackwardKernels backwardSpecs =
-      attentionBackwardKernels(*library, dqSpec);
-  for (const KernelSpec *spec :
-       {&forwardSpec, backwardSpecs.delta, backwardSpecs.dkdv, &dqSpec})
-    for (const KernelParam &param : spec->params)
-      if (param.kind == ParamKind::Memref && param.rank == 4)
-        ASSERT_TRUE(param.strided) << spec->name << " parameter " << param.name
-                                   << " is not strided in " << library->path();
-  Kernel forward(forwardSpec, context->device());
-  Kernel delta(*backwardSpecs.delta, context->device());
-  Kernel dkdv(*backwardSpecs.dkdv, context->device());
-  Kernel dq(dqSpec, context->device());
 
   const Bytes qHost =
       encode(randomTensor(shape.query(), dtype, 1).values, dtype);
@@ -300,16 +284,36 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
 TEST_F(AttentionStridedGpuTest, ViewsOfFusedBuffersMatchContiguousBitwise) {
   const DType dtype = DType::BF16;
   for (std::int64_t headDim : {64, 128})
-    for (bool causal : {false, true})
-      for (std::int64_t seq : {1, 17, 1000})
-        for (const KernelSpec *forwardSpec : library->candidates(
-                 KernelQuery{kAttentionForwardOp, dtype, headDim, causal})) {
+    for (bool causal : {false, true}) {
+      const KernelSpec &dqSpec = library->find(
+          KernelQuery{kAttentionBackwardOp, dtype, headDim, causal});
+      AttentionBackwardKernels backward =
+          attentionBackwardKernels(*library, dqSpec);
+      std::vector<const KernelSpec *> specs = library->candidates(
+          KernelQuery{kAttentionForwardOp, dtype, headDim, causal});
+      specs.insert(specs.end(), {backward.delta, backward.dkdv, &dqSpec});
+      for (const KernelSpec *spec : specs)
+        for (const KernelParam &param : spec->params)
+          if (param.kind == ParamKind::Memref && param.rank == 4)
+            ASSERT_TRUE(param.strided)
+                << spec->name << " parameter " << param.name
+                << " is not strided in " << library->path();
+      Kernel delta(*backward.delta, context->device());
+      Kernel dkdv(*backward.dkdv, context->device());
+      Kernel dq(dqSpec, context->device());
+      specs.resize(specs.size() - 3);
+      for (const KernelSpec *forwardSpec : specs) {
+        Kernel forward(*forwardSpec, context->device());
+        for (std::int64_t seq : {1, 17, 1000}) {
           const AttentionShape shape{2, 4, 2, seq, seq, headDim};
-          SCOPED_TRACE(forwardSpec->name + " " + shape.describe());
-          check(shape, dtype, causal, *forwardSpec);
+          SCOPED_TRACE(forwardSpec->name + " and " + dqSpec.name + " " +
+                       shape.describe());
+          check(shape, dtype, forward, delta, dkdv, dq);
           if (HasFatalFailure())
             return;
         }
+      }
+    }
 }
 
 // A view whose stride breaks the kernels' 16-byte chunks, and strides for a
