@@ -17,6 +17,12 @@
 // constant, so they become shifts for a power of two).
 //
 // Where upstream does not carry it through in MLIR 22:
+//  - nvgpu.tma.create.descriptor is a host-side op: it calls
+//    mgpuTensorMapEncodeTiledMemref from MLIR's CUDA runtime wrappers, which
+//    cuMemAlloc's a copy of the map in global memory and returns its
+//    pointer. The runtime here links no MLIR and passes the map by value
+//    (runtime/include/fa/runtime/TensorMap.h), so kernels take the
+//    descriptor as a parameter instead.
 //  - A `!nvgpu.tensormap.descriptor` kernel parameter: convert-gpu-to-nvvm
 //    has no type conversion for it (gpu.func fails to legalise), and
 //    gpu.func accepts neither `nvvm.grid_constant` ("must be present only on
