@@ -3,9 +3,10 @@
 // Runs fixtures/TmaRingFixture.mlir, compiled by fa-opt (fa.ring_* lowered
 // to nvgpu mbarriers and TMA loads, the tensor map a 128-byte
 // __grid_constant__ parameter): a [rows, 64] bf16 tensor goes through a
-// 3-stage ring of 64 x 64 slots, encoded by encodeTiledTensorMap and passed
-// by KernelArgs as a "tensormap" parameter, into an output of whole tiles
-// that was poisoned first. Rows below `rows` must come back bit for bit,
+// 3-stage ring of 64 x 64 slots (filled by a thread that also copies, or by
+// a producer warp of its own), the map encoded by encodeTiledTensorMap and
+// passed by KernelArgs as a "tensormap" parameter, into an output of whole
+// tiles that was poisoned first. Rows below `rows` must come back bit for bit,
 // the tail of the last tile as zeros (TMA's out-of-bounds fill). Skipped
 // without a GPU.
 //
@@ -29,13 +30,20 @@ namespace {
 
 constexpr std::int64_t kColumns = 64;  // The fixture's tensor width.
 constexpr std::int64_t kTileRows = 64; // Its box: 64 x 64.
-constexpr unsigned kThreads = 128;     // Its known_block_size.
+// The fixture's kernels and their known_block_size: thread 0 producing
+// between its copies, or a fifth warp producing only.
+struct RingKernel {
+  const char *name;
+  unsigned threads;
+};
+constexpr RingKernel kSharedProducer{"tma_ring_copy", 128};
+constexpr RingKernel kProducerWarp{"tma_ring_copy_producer_warp", 160};
 constexpr std::uint8_t kPoison = 0xA5;
 
-/// The fixture's parameters, as its manifest entry would list them.
-KernelSpec ringCopySpec() {
+/// A fixture kernel's parameters, as its manifest entry would list them.
+KernelSpec ringCopySpec(const RingKernel &kernel) {
   KernelSpec spec;
-  spec.name = "tma_ring_copy";
+  spec.name = kernel.name;
   spec.params = {{"map", ParamKind::TensorMap},
                  {"out", ParamKind::Memref, DType::BF16, 2},
                  {"rows", ParamKind::I32}};
@@ -64,11 +72,12 @@ protected:
     module = std::make_unique<Module>(ptx.c_str(), "TmaRingFixture.ptx");
   }
 
-  /// Copies a [rows, 64] tensor through the ring on `blocks` blocks and
-  /// checks the whole-tile output bit for bit.
-  void copyAndCheck(std::int64_t rows, unsigned blocks) {
-    SCOPED_TRACE("rows " + std::to_string(rows) + ", " +
-                 std::to_string(blocks) + " blocks");
+  /// Copies a [rows, 64] tensor through `kernel`'s ring on `blocks` blocks
+  /// and checks the whole-tile output bit for bit.
+  void copyAndCheck(const RingKernel &kernel, std::int64_t rows,
+                    unsigned blocks) {
+    SCOPED_TRACE(std::string(kernel.name) + ", rows " + std::to_string(rows) +
+                 ", " + std::to_string(blocks) + " blocks");
     std::vector<std::uint16_t> input = inputBits(rows);
     Bytes inputBytes(input.size() * sizeof(std::uint16_t));
     std::memcpy(inputBytes.data(), input.data(), inputBytes.size());
@@ -84,14 +93,14 @@ protected:
     map.dtype = DType::BF16;
     map.shape = {rows, kColumns};
     map.box = {kTileRows, kColumns};
-    KernelSpec spec = ringCopySpec();
+    KernelSpec spec = ringCopySpec(kernel);
     KernelArgs args(
         spec, {{"map", TensorMapArg{encodeTiledTensorMap(map)}},
                {"out", MemrefArg{out.get(), DType::BF16, {outRows, kColumns}}},
                {"rows", static_cast<std::int32_t>(rows)}});
     LaunchConfig config;
     config.grid = {blocks, 1, 1};
-    config.block = {kThreads, 1, 1};
+    config.block = {kernel.threads, 1, 1};
     launchKernel(module->function(spec.name), config, stream->get(),
                  args.pointers(), spec.name);
     stream->synchronize();
@@ -115,17 +124,21 @@ protected:
 };
 
 TEST_F(TmaRingGpuTest, CopiesATensorWithATailBitForBitAndZeroFillsTheTail) {
-  // 16 tiles, the last 40 rows long: 5 rounds of the 3 slots on one block.
-  copyAndCheck(1000, 1);
-  // The same tiles over 3 blocks (6, 5 and 5 each): one ring per block.
-  copyAndCheck(1000, 3);
+  for (const RingKernel &kernel : {kSharedProducer, kProducerWarp}) {
+    // 16 tiles, the last 40 rows long: 5 rounds of the 3 slots on one block.
+    copyAndCheck(kernel, 1000, 1);
+    // The same tiles over 3 blocks (6, 5 and 5 each): one ring per block.
+    copyAndCheck(kernel, 1000, 3);
+  }
 }
 
 TEST_F(TmaRingGpuTest, CopiesFewerTilesThanStagesAndBlocksWithoutTiles) {
-  // One tile of one row, 63 rows of zero fill; blocks 1 to 3 have no tile.
-  copyAndCheck(1, 4);
-  // Exactly two whole tiles.
-  copyAndCheck(128, 1);
+  for (const RingKernel &kernel : {kSharedProducer, kProducerWarp}) {
+    // One tile of one row, 63 rows of zero fill; blocks 1 to 3 have no tile.
+    copyAndCheck(kernel, 1, 4);
+    // Exactly two whole tiles.
+    copyAndCheck(kernel, 128, 1);
+  }
 }
 
 } // namespace
