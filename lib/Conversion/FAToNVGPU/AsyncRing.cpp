@@ -62,6 +62,8 @@ namespace {
 /// The suspend-time hint of each mbarrier.try_wait (ns), as upstream's
 /// tests use it; the NVVM lowering loops until the phase completes anyway.
 constexpr int64_t kWaitTicks = 10'000'000;
+/// The alignment of a TMA load's shared destination.
+constexpr int64_t kTmaSharedAlignment = 128;
 
 /// What a lowered ring is: its slots' buffer and its two barrier groups.
 struct LoweredRing {
@@ -111,6 +113,25 @@ void waitParity(OpBuilder &b, Location loc, Value group, Value slot,
                 Value parity) {
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, group, parity, ticks, slot);
+}
+
+/// TMA writes a slot only at a 128-byte-aligned shared address (slots are
+/// whole 128-byte multiples, RingType's verifier). When the buffers are a
+/// workgroup attribution of the kernel, its `llvm.align` must say so;
+/// otherwise (a view of dynamic shared memory) their maker answers for it.
+LogicalResult checkBufferAlignment(gpu::GPUFuncOp func, RingCreateOp op) {
+  ArrayRef<BlockArgument> attributions = func.getWorkgroupAttributions();
+  const auto *buffer = llvm::find(attributions, op.getBuffers());
+  if (buffer == attributions.end())
+    return success();
+  auto align = dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
+      buffer - attributions.begin(), "llvm.align"));
+  if (align && align.getInt() % kTmaSharedAlignment == 0)
+    return success();
+  return op.emitOpError() << "expects its buffers " << kTmaSharedAlignment
+                          << "-byte aligned (where TMA writes): give the "
+                             "workgroup attribution llvm.align = "
+                          << kTmaSharedAlignment << " or a multiple";
 }
 
 /// Two groups of S mbarriers; thread 0 initialises them (full[s] for the
@@ -190,6 +211,8 @@ LogicalResult mlir::fa::lowerAsyncRings(gpu::GPUFuncOp func) {
   func.walk([&](RingCreateOp op) { creates.push_back(op); });
   IRRewriter b(func.getContext());
   for (RingCreateOp create : creates) {
+    if (failed(checkBufferAlignment(func, create)))
+      return failure();
     b.setInsertionPoint(create);
     LoweredRing ring = createRing(b, create);
     for (Operation *user :

@@ -14,7 +14,7 @@
 
 // CHECK-LABEL: gpu.func @ring_ops
 // CHECK-SAME: (%[[OUT:.*]]: memref<?x64xbf16>, %[[MAP_PTR:.*]]: !llvm.ptr, %[[P:.*]]: index, %[[C:.*]]: index, %[[ROW:.*]]: index)
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[BUF:[^ ]*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
 // CHECK-SAME: fa.grid_constant_params = array<i64: 7>
 // CHECK: %[[MAP:.*]] = builtin.unrealized_conversion_cast %[[MAP_PTR]] : !llvm.ptr to !nvgpu.tensormap.descriptor
 // Create: two groups of 2 barriers, initialised by thread 0 for 1 arrival
@@ -53,7 +53,7 @@
 // CHECK-NOT: fa.ring
 gpu.module @kernels {
   gpu.func @ring_ops(%out: memref<?x64xbf16>, %map: !map, %p: index, %c: index, %row: index)
-      workgroup(%buffers: !slots) kernel
+      workgroup(%buffers: !slots {llvm.align = 1024 : i64}) kernel
       attributes {known_block_size = array<i32: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
     %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
@@ -73,7 +73,7 @@ gpu.module @kernels {
 !slots = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 !ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
 gpu.module @kernels {
-  gpu.func @ring_in_loop(%n: index) workgroup(%buffers: !slots) kernel
+  gpu.func @ring_in_loop(%n: index) workgroup(%buffers: !slots {llvm.align = 1024 : i64}) kernel
       attributes {known_block_size = array<i32: 128, 1, 1>} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -96,6 +96,21 @@ gpu.module @kernels {
   // expected-error @+1 {{'gpu.func' op takes a tensor map, which only a kernel can take (by value, as a __grid_constant__ parameter)}}
   gpu.func @helper(%map: !map)
       attributes {known_block_size = array<i32: 128, 1, 1>, fa.tile = #fa.tile<block_m = 128>} {
+    gpu.return
+  }
+}
+
+// -----
+
+// TMA writes 128-byte-aligned shared addresses: a workgroup attribution
+// holding a ring's slots must be aligned so.
+!slots = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+gpu.module @kernels {
+  gpu.func @unaligned_slots() workgroup(%buffers: !slots {llvm.align = 16 : i64}) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    // expected-error @+1 {{'fa.ring_create' op expects its buffers 128-byte aligned (where TMA writes): give the workgroup attribution llvm.align = 128 or a multiple}}
+    %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
     gpu.return
   }
 }

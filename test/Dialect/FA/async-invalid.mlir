@@ -146,3 +146,9 @@ func.func @consume_slot_type(%ring: !ring, %i: index) {
   %slot = fa.ring_consume %ring[%i] : !ring -> memref<64x64xbf16, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+// 8 x 4 bf16 is 64 bytes: the second slot would not be 128-byte aligned.
+// expected-error @+1 {{expects a tile of a multiple of 128 bytes, so that every slot is aligned for TMA, got 64}}
+func.func private @small_slots(!fa.ring<2, memref<8x4xbf16, #gpu.address_space<workgroup>>>)

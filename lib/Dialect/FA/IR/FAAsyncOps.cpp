@@ -36,6 +36,9 @@ static constexpr int64_t kMaxRingSharedBytes = 227 * 1024;
 static constexpr int64_t kMbarrierBytes = 8;
 /// TMA's largest box dimension (cuTensorMapEncodeTiled's boxDim limit).
 static constexpr int64_t kMaxBoxDim = 256;
+/// TMA writes shared memory at 128-byte-aligned addresses, so each slot of
+/// a ring is a whole number of 128 bytes.
+static constexpr int64_t kSlotGranule = 128;
 /// TMA moves whole 16-byte units along a box row.
 static constexpr int64_t kBoxRowGranule = 16;
 
@@ -53,6 +56,10 @@ LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
            << "expects a tile in the workgroup (shared) address space, got "
            << tile;
   int64_t tileBytes = tile.getNumElements() * tile.getElementTypeBitWidth() / 8;
+  if (tileBytes % kSlotGranule != 0)
+    return emitError() << "expects a tile of a multiple of " << kSlotGranule
+                       << " bytes, so that every slot is aligned for TMA, got "
+                       << tileBytes;
   int64_t bytes = stages * (tileBytes + 2 * kMbarrierBytes);
   if (bytes > kMaxRingSharedBytes)
     return emitError() << "expects " << stages << " stages of " << tileBytes

@@ -34,6 +34,7 @@ def FA_RingType : TypeDef<FA_Dialect, "Ring"> {
     slots of one tile type in shared memory, with a `full` and an `empty`
     mbarrier per slot. Created once per kernel by `fa.ring_create`.
     The tile is 2-D, of f16, bf16 or f32, in the workgroup address space,
+    a whole number of 128 bytes (each slot stays 128-byte aligned for TMA),
     and the `S` slots fit in the 227 KiB of shared memory a Hopper block may
     use.
   }];
@@ -60,8 +61,8 @@ def FA_RingCreateOp : FA_Op<"ring_create"> {
   let summary = "a TMA ring over shared buffers, with its mbarriers initialised";
   let description = [{
     Every thread of the block executes it. `buffers` (`[S, R, C]`, shared,
-    128-byte aligned as TMA requires: give the workgroup attribution
-    `llvm.align`) holds the `S` slots. Thread 0 initialises the `2 S`
+    128-byte aligned as TMA requires: a workgroup attribution needs
+    `llvm.align`, which convert-fa-to-nvgpu checks) holds the `S` slots. Thread 0 initialises the `2 S`
     mbarriers, `full[s]` for one arrival (the producer's `expect_tx`) and
     `empty[s]` for `consumers` arrivals (one per thread that runs
     `fa.ring_release`); then the block synchronises, so no thread waits on a
