@@ -8,6 +8,10 @@
 #include "fa/runtime/Nvtx.h"
 #include "fa/train/StepProfile.h"
 
+#include <algorithm>
+#include <set>
+#include <sstream>
+
 namespace fa::train {
 
 namespace {
@@ -67,6 +71,62 @@ GptKernels GptKernels::load(const KernelLibrary &library,
   return kernels;
 }
 
+EpilogueFusion EpilogueFusion::parse(const std::string &list) {
+  EpilogueFusion fusion{false, false, false};
+  if (list == "none")
+    return fusion;
+  if (list == "all")
+    return {true, true, true};
+  std::stringstream names(list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name == "gelu-forward")
+      fusion.geluForward = true;
+    else if (name == "gelu-backward")
+      fusion.geluBackward = true;
+    else if (name == "bias-grad")
+      fusion.biasGradients = true;
+    else
+      throw Error("unknown epilogue '" + name +
+                  "': give none, all, or a comma-separated list of "
+                  "gelu-forward, gelu-backward, bias-grad");
+  }
+  return fusion;
+}
+
+std::string EpilogueFusion::describe() const {
+  std::string names;
+  for (auto [on, name] : {std::pair{geluForward, "gelu-forward"},
+                          std::pair{geluBackward, "gelu-backward"},
+                          std::pair{biasGradients, "bias-grad"}})
+    if (on)
+      names += (names.empty() ? "" : ",") + std::string(name);
+  return names.empty() ? "none" : names;
+}
+
+namespace {
+
+/// Whether each of the attention tensors `spec` takes (q, k, v, out and the
+/// backward's dout, dq, dk, dv) may be a strided view.
+bool takesHeadViews(const KernelSpec &spec) {
+  static const std::set<std::string> headTensors = {"q",    "k",  "v",  "out",
+                                                    "dout", "dq", "dk", "dv"};
+  return std::all_of(spec.params.begin(), spec.params.end(),
+                     [](const KernelParam &param) {
+                       return !headTensors.count(param.name) || param.strided;
+                     });
+}
+
+} // namespace
+
+bool GptKernels::headViews() const {
+  for (const Attention *set : {&attention, &attentionDropout})
+    for (const std::unique_ptr<Kernel> *kernel :
+         {&set->forward, &set->delta, &set->dkdv, &set->dq})
+      if (*kernel && !takesHeadViews((*kernel)->spec()))
+        return false;
+  return true;
+}
+
 std::string GptKernels::describe() const {
   std::string dropoutKernels;
   if (attentionDropout.forward)
@@ -74,6 +134,7 @@ std::string GptKernels::describe() const {
         "attention dropout:  " + attentionDropout.forward->spec().name + ", " +
         attentionDropout.dq->spec().name + "\n";
   return "attention forward:  " + attention.forward->spec().name +
+         (headViews() ? " (q, k, v read in place from the fused qkv)" : "") +
          "\nattention backward: " + attention.dq->spec().name + "\n" +
          dropoutKernels +
          "layernorm forward:  " + layerNormForward->spec().name +
@@ -147,10 +208,11 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                    std::int64_t seq, DType dtype, const GptKernels &kernels,
                    const TrainKernels &trainKernels, Matmul &matmul,
                    CUdeviceptr weights, CUdeviceptr grads,
-                   const DropoutDraw &dropout)
+                   const DropoutDraw &dropout, bool allowHeadViews)
     : config(config), layout(config), batch(batch), seq(seq), dtype(dtype),
       kernels(kernels), trainKernels(trainKernels), matmul(matmul),
-      weights(weights), grads(grads), dropout(dropout) {
+      weights(weights), grads(grads), dropout(dropout),
+      headViews(allowHeadViews && kernels.headViews()) {
   if (batch <= 0 || seq <= 0 || seq > config.seq)
     throw Error("GPT model: batch " + std::to_string(batch) + " and seq " +
                 std::to_string(seq) + " must be positive, seq at most " +
@@ -165,6 +227,9 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                 " needs the attention dropout kernels (GptKernels::load with "
                 "dropout)");
   NvtxRange range{"allocate the model's activations"};
+  // Without head views, q, k, v, the attention's output and their gradients
+  // are copied to and from [B, H, T, D] buffers of their own.
+  const std::int64_t headCopies = headViews ? 0 : 1;
   const std::int64_t m = rows(), c = config.dModel, f = config.mlpHidden(),
                      v = config.vocab, h = config.heads;
   const AttentionShape attention{batch, h, h, seq, seq, config.headDim()};
@@ -185,10 +250,10 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                 allocate.activation("norm output grad", m * c),
                 allocate.activation("merged grad", m * c),
                 allocate.activation("qkv grad", m * 3 * c),
-                allocate.activation("dq", m * c),
-                allocate.activation("dk", m * c),
-                allocate.activation("dv", m * c),
-                allocate.activation("attention grad", m * c),
+                allocate.activation("dq", headCopies * m * c),
+                allocate.activation("dk", headCopies * m * c),
+                allocate.activation("dv", headCopies * m * c),
+                allocate.activation("attention grad", headCopies * m * c),
                 allocate.activation("fc grad", m * f),
                 allocate.activation("gelu grad", m * f),
                 nullptr,
@@ -215,10 +280,10 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
               allocate.f32(n + "mean1", m),
               allocate.f32(n + "rstd1", m),
               allocate.activation(n + "qkv", m * 3 * c),
-              allocate.activation(n + "q", m * c),
-              allocate.activation(n + "k", m * c),
-              allocate.activation(n + "v", m * c),
-              allocate.activation(n + "attention", m * c),
+              allocate.activation(n + "q", headCopies * m * c),
+              allocate.activation(n + "k", headCopies * m * c),
+              allocate.activation(n + "v", headCopies * m * c),
+              allocate.activation(n + "attention", headCopies * m * c),
               allocate.f32(n + "lse", m * h),
               allocate.activation(n + "merged", m * c),
               allocate.activation(n + "middle", m * c),
@@ -259,12 +324,14 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                                  x.rstd2.get(), w.normOutGrad.get(),
                                  w.normGrad.get(), gradient(p.ln2W),
                                  gradient(p.ln2B)});
-    const AttentionBuffers forwardBuffers{x.q.get(), x.k.get(), x.v.get(),
-                                          x.attention.get(), x.lse.get()};
-    const AttentionBackwardBuffers backwardBuffers{
+    AttentionBuffers forwardBuffers{x.q.get(), x.k.get(), x.v.get(),
+                                    x.attention.get(), x.lse.get()};
+    AttentionBackwardBuffers backwardBuffers{
         x.q.get(),         x.k.get(),   x.v.get(),
         x.attention.get(), x.lse.get(), w.attentionGrad.get(),
         w.dq.get(),        w.dk.get(),  w.dv.get()};
+    if (headViews)
+      bindHeadViews(x, forwardBuffers, backwardBuffers);
     auto launches = [&](const GptKernels::Attention &kernel,
                         const ArgBindings &variant,
                         std::unique_ptr<AttentionLaunch> &forward,
@@ -290,7 +357,8 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
   bytesHeld = allocate.total;
   // Runs check their memory with plannedActivationBytes() before they get
   // here: it must count what was allocated.
-  std::size_t planned = plannedActivationBytes(config, batch, seq, dtype);
+  std::size_t planned =
+      plannedActivationBytes(config, batch, seq, dtype, !headViews);
   if (bytesHeld != planned)
     throw Error("GPT model: allocated " + std::to_string(bytesHeld) +
                 " bytes of activations, but plannedActivationBytes() counts " +
@@ -303,7 +371,8 @@ std::size_t GptModel::activationBytes() const { return bytesHeld; }
 
 std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
                                              std::int64_t batch,
-                                             std::int64_t seq, DType dtype) {
+                                             std::int64_t seq, DType dtype,
+                                             bool headCopies) {
   const char *what = "counting the GPT model's activations";
   auto product = [&](std::int64_t a, std::int64_t b) {
     return checkedMultiply(a, b, what);
@@ -312,15 +381,17 @@ std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
                      f = config.mlpHidden(), v = config.vocab, h = config.heads;
   const std::int64_t mc = product(m, c), mf = product(m, f), mv = product(m, v);
   // As the constructor allocates them: the workspace's final x, lnf,
-  // projected, 5 gradients of width c, qkv grad (3c), dq, dk, dv, attention
-  // grad; fc and gelu grads; dlogits. Its f32 lnf mean, rstd, losses and
-  // logits. Each layer's input, ln1, qkv (3c), q, k, v, attention, merged,
-  // middle, ln2; fc and gelu; f32 mean1, rstd1, mean2, rstd2 and lse (h).
-  std::int64_t activations =
-      checkedAdd(checkedAdd(product(14, mc), mv, what), product(2, mf), what);
+  // projected, 5 gradients of width c, qkv grad (3c), with head copies dq,
+  // dk, dv, attention grad; fc and gelu grads; dlogits. Its f32 lnf mean,
+  // rstd, losses and logits. Each layer's input, ln1, qkv (3c), with head
+  // copies q, k, v, attention; merged, middle, ln2; fc and gelu; f32 mean1,
+  // rstd1, mean2, rstd2 and lse (h).
+  const std::int64_t copies = headCopies ? 4 : 0;
+  std::int64_t activations = checkedAdd(
+      checkedAdd(product(10 + copies, mc), mv, what), product(2, mf), what);
   std::int64_t floats = checkedAdd(product(3, m), mv, what);
   std::int64_t layerActivations =
-      checkedAdd(product(12, mc), product(2, mf), what);
+      checkedAdd(product(8 + copies, mc), product(2, mf), what);
   std::int64_t layerFloats = checkedAdd(product(4, m), product(m, h), what);
   activations =
       checkedAdd(activations, product(config.layers, layerActivations), what);
@@ -342,6 +413,36 @@ CUdeviceptr GptModel::weight(std::int64_t offset) const {
 
 CUdeviceptr GptModel::gradient(std::int64_t offset) const {
   return grads + static_cast<CUdeviceptr>(offset) * sizeof(float);
+}
+
+/// q, k, v as views of the layer's fused qkv [B, T, 3C] (head h of q at
+/// column h * D, of k at C + h * D, of v at 2C + h * D), the attention's
+/// output written straight into merged [B, T, C], and the backward's dout,
+/// dq, dk, dv the same views of mergedGrad and qkvGrad: no [B, H, T, D]
+/// copies.
+void GptModel::bindHeadViews(const Layer &x, AttentionBuffers &forward,
+                             AttentionBackwardBuffers &backward) const {
+  const std::int64_t c = config.dModel, d = config.headDim();
+  const CUdeviceptr element = dtypeBytes(dtype);
+  const Strides packed{seq * 3 * c, d, 3 * c, 1}, merged{seq * c, d, c, 1};
+  const CUdeviceptr qkv = x.qkv.get(), qkvGrad = work->qkvGrad.get();
+  forward = AttentionBuffers{qkv,
+                             qkv + c * element,
+                             qkv + 2 * c * element,
+                             x.merged.get(),
+                             x.lse.get(),
+                             {packed, packed, packed, merged}};
+  backward = AttentionBackwardBuffers{qkv,
+                                      qkv + c * element,
+                                      qkv + 2 * c * element,
+                                      x.merged.get(),
+                                      x.lse.get(),
+                                      work->mergedGrad.get(),
+                                      qkvGrad,
+                                      qkvGrad + c * element,
+                                      qkvGrad + 2 * c * element};
+  backward.strides = {packed, packed, packed, merged,
+                      merged, packed, packed, packed};
 }
 
 CUdeviceptr GptModel::addDropped(CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
@@ -419,10 +520,11 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
     matmul.forward(dtype, dtype, {m, c, 3 * c}, x.ln1.get(), weight(p.qkvW),
                    weight(p.qkvB), x.qkv.get(), stream);
   });
-  timed(Phase::HeadsLayout, [&] {
-    trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(), x.v.get(),
-                            batch, seq, h, d, stream);
-  });
+  if (!headViews)
+    timed(Phase::HeadsLayout, [&] {
+      trainKernels.splitHeads(dtype, x.qkv.get(), x.q.get(), x.k.get(),
+                              x.v.get(), batch, seq, h, d, stream);
+    });
   timed(Phase::AttentionForward, [&] {
     if (!activeDropout)
       return x.attentionForward->enqueue(stream);
@@ -430,10 +532,11 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
         attentionDropoutOffset(activeDropout->step, config.layers, index));
     x.attentionForwardDropout->enqueue(stream);
   });
-  timed(Phase::HeadsLayout, [&] {
-    trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
-                            seq, h, d, stream);
-  });
+  if (!headViews)
+    timed(Phase::HeadsLayout, [&] {
+      trainKernels.mergeHeads(dtype, x.attention.get(), x.merged.get(), batch,
+                              seq, h, d, stream);
+    });
   timed(Phase::Matmul, [&] {
     matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
                    weight(p.projB), work->projected.get(), stream);
@@ -443,7 +546,7 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
                attentionBranchDropoutSite(index), stream);
   });
   timed(Phase::LayerNorm, [&] { x.ln2Forward->enqueue(stream); });
-  if (fusedEpilogues) {
+  if (epilogues.geluForward) {
     timed(Phase::Matmul, [&] {
       matmul.forwardGelu(dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
                          weight(p.fcB), x.fc.get(), x.gelu.get(), stream);
@@ -511,8 +614,7 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
   ready(0);
 }
 
-/// dx = dy W, dW = dy^T x, db = column sums of dy (all overwritten; db in
-/// dW's product when the epilogues are fused).
+/// dx = dy W, then weightBackward.
 void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
                               CUdeviceptr x, std::int64_t weightOffset,
                               std::int64_t biasOffset, CUdeviceptr dx,
@@ -521,7 +623,18 @@ void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
     PhaseScope scope(profiler, Phase::Matmul, stream);
     matmul.backwardInput(dtype, shape, dy, weight(weightOffset), dx, false,
                          stream);
-    if (fusedEpilogues)
+  }
+  weightBackward(shape, dy, x, weightOffset, biasOffset, stream);
+}
+
+/// dW = dy^T x and db = the column sums of dy (both overwritten), db in
+/// dW's product with epilogues.biasGradients.
+void GptModel::weightBackward(const LinearShape &shape, CUdeviceptr dy,
+                              CUdeviceptr x, std::int64_t weightOffset,
+                              std::int64_t biasOffset, const Stream &stream) {
+  {
+    PhaseScope scope(profiler, Phase::Matmul, stream);
+    if (epilogues.biasGradients)
       return matmul.backwardWeightBias(dtype, shape, dy, x,
                                        gradient(weightOffset),
                                        gradient(biasOffset), stream);
@@ -555,16 +668,17 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
   // The MLP: output = middle + drop(gelu(ln2(middle) fc_w^T + fc_b)
   // fc_proj_w^T + b).
   const CUdeviceptr mlpGrad = branchGrad(mlpBranchDropoutSite(index));
-  if (fusedEpilogues) {
+  if (epilogues.geluBackward) {
     // fc_proj's input gradient through GELU, with fc's bias gradient, in
-    // one product; fc_proj's weight and bias gradients in another.
+    // one product; fc's bias gradient is then done.
     timed(Phase::Matmul, [&] {
       matmul.backwardInputGelu(dtype, {m, f, c}, mlpGrad, weight(p.fcProjW),
                                x.fc.get(), w.fcGrad.get(), gradient(p.fcB),
                                stream);
-      matmul.backwardWeightBias(dtype, {m, f, c}, mlpGrad, x.gelu.get(),
-                                gradient(p.fcProjW), gradient(p.fcProjB),
-                                stream);
+    });
+    weightBackward({m, f, c}, mlpGrad, x.gelu.get(), p.fcProjW, p.fcProjB,
+                   stream);
+    timed(Phase::Matmul, [&] {
       matmul.backwardInput(dtype, {m, c, f}, w.fcGrad.get(), weight(p.fcW),
                            w.normOutGrad.get(), false, stream);
       matmul.backwardWeight(dtype, {m, c, f}, w.fcGrad.get(), x.ln2.get(),
@@ -588,10 +702,12 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
   // Attention: middle = input + drop(attention(ln1(input)) proj_w^T + proj_b).
   linearBackward({m, c, c}, branchGrad(attentionBranchDropoutSite(index)),
                  x.merged.get(), p.projW, p.projB, w.mergedGrad.get(), stream);
-  timed(Phase::HeadsLayout, [&] {
-    trainKernels.unmergeHeads(dtype, w.mergedGrad.get(), w.attentionGrad.get(),
-                              batch, seq, h, d, stream);
-  });
+  if (!headViews)
+    timed(Phase::HeadsLayout, [&] {
+      trainKernels.unmergeHeads(dtype, w.mergedGrad.get(),
+                                w.attentionGrad.get(), batch, seq, h, d,
+                                stream);
+    });
   timed(Phase::AttentionBackward, [&] {
     if (!activeDropout)
       return x.attentionBackward->enqueue(stream);
@@ -599,10 +715,11 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
         attentionDropoutOffset(activeDropout->step, config.layers, index));
     x.attentionBackwardDropout->enqueue(stream);
   });
-  timed(Phase::HeadsLayout, [&] {
-    trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
-                           w.qkvGrad.get(), batch, seq, h, d, stream);
-  });
+  if (!headViews)
+    timed(Phase::HeadsLayout, [&] {
+      trainKernels.joinHeads(dtype, w.dq.get(), w.dk.get(), w.dv.get(),
+                             w.qkvGrad.get(), batch, seq, h, d, stream);
+    });
   linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
                  w.normOutGrad.get(), stream);
   timed(Phase::LayerNorm, [&] { x.ln1Backward->enqueue(stream); });

@@ -114,8 +114,9 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   DeviceBuffer targetBuffer = uploadTokens("grad check targets", targets);
 
   GptModel model(config, options.batch, seq, options.dtype, kernels,
-                 trainKernels, matmul, working.get(), grads.get(), dropout);
-  model.setFusedEpilogues(options.fusedEpilogues);
+                 trainKernels, matmul, working.get(), grads.get(), dropout,
+                 options.headViews);
+  model.setEpilogues(options.epilogues);
   {
     NvtxRange range{"grad check: GPU forward and backward"};
     model.forward(tokenBuffer.get(), targetBuffer.get(), true, stream,

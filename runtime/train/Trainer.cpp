@@ -116,11 +116,11 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
   model = std::make_unique<GptModel>(
       options.model, options.batch, options.model.seq, options.dtype, *kernels,
       trainKernels, matmul, working.get(), grads.get(),
-      DropoutDraw{options.dropout, options.seed, 0});
+      DropoutDraw{options.dropout, options.seed, 0}, options.headViews);
   if (comm && !sharded())
     ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
                                     options.bucketMegabytes);
-  model->setFusedEpilogues(options.fusedEpilogues);
+  model->setEpilogues(options.epilogues);
   model->setProfiler(&profiler);
   if (ddp)
     ddp->setProfiler(&profiler);

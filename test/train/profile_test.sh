@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # `fa-run train --profile` on a small model: every phase that every model
 # has takes time (attention forward and backward, LayerNorm, matmul,
-# embedding, heads layout, residual, loss, optimizer); "bias grad" and
-# "gelu" have their rows, 0 by default (cuBLASLt's epilogues do that work
-# inside "matmul") and positive with --unfused-epilogues; "elementwise
+# embedding, residual, loss, optimizer); "heads layout" has its row, 0 by
+# default (attention reads q, k, v in place) and positive with
+# --head-copies; "bias grad" and "gelu" have theirs, positive with
+# --epilogues none, less or 0 when cuBLASLt's epilogues do that work inside
+# "matmul" (the default fuses GELU's forward and the bias gradients,
+# --epilogues all everything); "elementwise
 # (other)" has its row (dropout's masks without a residual add; 0 without
 # dropout); communication is 0 on one process and positive on an NCCL
 # world of one (ZeRO-1: reduce-scatter, all-gather on the training stream;
@@ -45,8 +48,8 @@ check_table() { # NAME COMMUNICATION(zero|positive)
       "optimizer (norm, AdamW)" "communication"; do
     value=$(ms_of "$out" "$row")
     [ -n "$value" ] || fail "$1: no '$row' row: $(cat "$out")"
-    if [ "$row" = "elementwise (other)" ] || [ "$row" = "bias grad" ] ||
-       [ "$row" = gelu ]; then
+    if [ "$row" = "elementwise (other)" ] || [ "$row" = "heads layout" ] ||
+       [ "$row" = "bias grad" ] || [ "$row" = gelu ]; then
       awk -v x="$value" 'BEGIN { exit !(x + 0 >= 0) }' ||
         fail "$1: '$row' took $value ms: $(cat "$out")"
     elif [ "$row" != communication ] || [ "$2" = positive ]; then
@@ -81,11 +84,17 @@ cmp -s "$work/plain.jsonl" "$work/profiled.jsonl" || {
   diff "$work/plain.jsonl" "$work/profiled.jsonl" >&2
   fail "--profile changed the losses"
 }
-run unfused "$@" --unfused-epilogues --profile --profile-steps 4
-check_table unfused zero
+run copies "$@" --head-copies --profile --profile-steps 4
+check_table copies zero
+value=$(ms_of "$work/copies.txt" "heads layout")
+positive "$value" || fail "copies: 'heads layout' took $value ms: $(cat "$work/copies.txt")"
+run epilogues "$@" --epilogues all --profile --profile-steps 4
+check_table epilogues zero
+run kernels "$@" --epilogues none --profile --profile-steps 4
+check_table kernels zero
 for row in "bias grad" gelu; do
-  value=$(ms_of "$work/unfused.txt" "$row")
-  positive "$value" || fail "unfused: '$row' took $value ms: $(cat "$work/unfused.txt")"
+  value=$(ms_of "$work/kernels.txt" "$row")
+  positive "$value" || fail "kernels: '$row' took $value ms: $(cat "$work/kernels.txt")"
 done
 run zero1 "$@" --ddp zero1 --profile --profile-steps 4
 check_table zero1 positive

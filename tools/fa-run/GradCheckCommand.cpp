@@ -66,10 +66,23 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       ->check(CLI::IsMember({"f32", "bf16"}));
   command->add_option("--seed", o.check.seed, "Parameters and batch")
       ->capture_default_str();
+  command
+      ->add_option_function<std::string>(
+          "--epilogues",
+          [&o](const std::string &list) {
+            try {
+              o.check.epilogues = train::EpilogueFusion::parse(list);
+            } catch (const Error &error) {
+              throw CLI::ValidationError("--epilogues", error.what());
+            }
+          },
+          "cuBLASLt epilogues to check: none, all, or a list of "
+          "gelu-forward, gelu-backward, bias-grad")
+      ->default_str(train::EpilogueFusion().describe());
   command->add_flag_callback(
-      "--unfused-epilogues", [&o] { o.check.fusedEpilogues = false; },
-      "Check the model with GELU and the bias gradients as kernels of their "
-      "own instead of in cuBLASLt's matrix products");
+      "--head-copies", [&o] { o.check.headViews = false; },
+      "Check the model with q, k, v and the attention's output copied to "
+      "[B, H, T, D] buffers instead of read in place");
   command
       ->add_option("--dropout", o.check.dropout,
                    "Dropout probability: both sides draw the masks of one "

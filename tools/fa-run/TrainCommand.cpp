@@ -303,10 +303,25 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
                    "residual branches (none in evaluation)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.99));
+  command
+      ->add_option_function<std::string>(
+          "--epilogues",
+          [&o](const std::string &list) {
+            try {
+              o.train.epilogues = train::EpilogueFusion::parse(list);
+            } catch (const Error &error) {
+              throw CLI::ValidationError("--epilogues", error.what());
+            }
+          },
+          "cuBLASLt epilogues instead of kernels of their own: none, all, or "
+          "a list of gelu-forward, gelu-backward, bias-grad (the default is "
+          "what was fastest on an H100)")
+      ->default_str(train::EpilogueFusion().describe());
   command->add_flag_callback(
-      "--unfused-epilogues", [&o] { o.train.fusedEpilogues = false; },
-      "Run GELU and the bias gradients as kernels of their own instead of "
-      "in cuBLASLt's matrix products (to measure the fusion)");
+      "--head-copies", [&o] { o.train.headViews = false; },
+      "Copy q, k, v, the attention's output and their gradients to "
+      "[B, H, T, D] buffers instead of reading them in place from the fused "
+      "qkv (to measure the copies)");
   command->add_option("--batch", o.train.batch, "Sequences per step")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

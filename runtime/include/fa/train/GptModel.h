@@ -40,6 +40,25 @@
 
 namespace fa::train {
 
+/// Which of cuBLASLt's epilogues (Matmul.h) the model runs instead of
+/// TrainKernels launches of its own. The default is what was faster on an
+/// H100 (85M model, ms a step, the products' time against the launches'
+/// they replace; bench/results/2026-11-27-h100-train-fusions): GELU in the
+/// forward's product +0.57 / -0.85, bias gradients in the dW products
+/// +1.59 / -1.90; not gelu' in the backward's dx product, +4.34 / -1.91.
+struct EpilogueFusion {
+  bool geluForward = true;   // fc's product writes u and gelu(u).
+  bool geluBackward = false; // fc_proj's dx product applies gelu'(u) and
+                             // sums fc's bias gradient.
+  bool biasGradients = true; // Every other bias gradient in its dW product.
+
+  /// "none", "all", or names joined by ',': gelu-forward, gelu-backward,
+  /// bias-grad. Throws, naming the unknown one.
+  static EpilogueFusion parse(const std::string &list);
+  /// The names as parse() takes them.
+  std::string describe() const;
+};
+
 /// The library kernels one model runs, loaded onto the GPU once.
 struct GptKernels {
   /// The causal attention kernels: forward, and the backward's three.
@@ -59,6 +78,11 @@ struct GptKernels {
   static GptKernels load(const KernelLibrary &library, const TuningCache *cache,
                          const DeviceInfo &device, const GptConfig &config,
                          DType dtype, bool dropout = false);
+  /// Whether every attention kernel loaded takes q, k, v, out (and dout,
+  /// dq, dk, dv) as strided views, so that the model reads them in place
+  /// from the fused qkv (KernelLibrary.h's "strided" params; a few spilling
+  /// kernels of the library do not).
+  bool headViews() const;
   /// One line per kernel: "attention forward: <name>".
   std::string describe() const;
 };
@@ -68,12 +92,15 @@ public:
   /// Activations for `batch` sequences of `seq` <= config.seq tokens.
   /// `dropout`: p and seed of the training forwards' masks (Dropout.h; its
   /// step is ignored, each forward names its own); p > 0 needs `kernels`
-  /// loaded with dropout.
+  /// loaded with dropout. `allowHeadViews` false: copy q, k, v, the
+  /// attention's output and their gradients to [B, H, T, D] buffers even
+  /// when the kernels could read views (GptKernels::headViews), to measure
+  /// one against the other.
   GptModel(const GptConfig &config, std::int64_t batch, std::int64_t seq,
            DType dtype, const GptKernels &kernels,
            const TrainKernels &trainKernels, Matmul &matmul,
            CUdeviceptr weights, CUdeviceptr grads,
-           const DropoutDraw &dropout = {});
+           const DropoutDraw &dropout = {}, bool allowHeadViews = true);
   ~GptModel();
   GptModel(const GptModel &) = delete;
   GptModel &operator=(const GptModel &) = delete;
@@ -101,15 +128,15 @@ public:
   std::size_t activationBytes() const;
   /// What activationBytes() will be for these sizes, before allocating
   /// (overflow-checked): the constructor's allocations, counted.
+  /// `headCopies`: with [B, H, T, D] copies of q, k, v, the output and their
+  /// gradients (kernels without head views; the most a model allocates).
   static std::size_t plannedActivationBytes(const GptConfig &config,
                                             std::int64_t batch,
-                                            std::int64_t seq, DType dtype);
+                                            std::int64_t seq, DType dtype,
+                                            bool headCopies = true);
   std::int64_t rows() const { return batch * seq; }
-  /// Whether the MLP's GELU (forward and backward) and the linear layers'
-  /// bias gradients run inside the cuBLASLt products (Matmul.h's epilogues;
-  /// the default) or as TrainKernels launches of their own: the two are
-  /// kept for measuring one against the other and for checking them.
-  void setFusedEpilogues(bool fused) { fusedEpilogues = fused; }
+  /// Which products run cuBLASLt's epilogues (EpilogueFusion).
+  void setEpilogues(const EpilogueFusion &fusion) { epilogues = fusion; }
   /// Times each phase's launches while `profiler` records a step (null:
   /// never; StepProfile.h).
   void setProfiler(StepProfiler *profiler) { this->profiler = profiler; }
@@ -118,6 +145,8 @@ private:
   struct Layer;
   struct Workspace;
 
+  void bindHeadViews(const Layer &layer, AttentionBuffers &forward,
+                     AttentionBackwardBuffers &backward) const;
   void forwardLayer(std::int64_t index, const Stream &stream);
   void backwardLayer(std::int64_t index, const Stream &stream);
   /// out = a + drop(b) at `site` under the last forward's masks, or a + b
@@ -125,6 +154,9 @@ private:
   CUdeviceptr addDropped(CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
                          std::int64_t n, std::uint32_t site,
                          const Stream &stream);
+  void weightBackward(const LinearShape &shape, CUdeviceptr dy, CUdeviceptr x,
+                      std::int64_t weightOffset, std::int64_t biasOffset,
+                      const Stream &stream);
   void linearBackward(const LinearShape &shape, CUdeviceptr dy, CUdeviceptr x,
                       std::int64_t weightOffset, std::int64_t biasOffset,
                       CUdeviceptr dx, const Stream &stream);
@@ -146,7 +178,9 @@ private:
   std::size_t bytesHeld = 0;
   StepProfiler *profiler = nullptr;
   DropoutDraw dropout;
-  bool fusedEpilogues = true;
+  EpilogueFusion epilogues;
+  /// GptKernels::headViews(): no [B, H, T, D] copies.
+  bool headViews;
   /// The last forward's masks, which its backward regenerates; none when it
   /// dropped nothing.
   std::optional<DropoutDraw> activeDropout;

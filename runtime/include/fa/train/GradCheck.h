@@ -18,6 +18,7 @@
 #include "fa/runtime/Context.h"
 #include "fa/runtime/KernelLibrary.h"
 #include "fa/train/GptConfig.h"
+#include "fa/train/GptModel.h"
 
 #include <cstdint>
 #include <string>
@@ -36,8 +37,10 @@ struct GradCheckOptions {
   /// drawn from `seed` on both sides; needs the attention dropout kernels
   /// (bf16 or f16: the library has none in f32).
   float dropout = 0;
-  /// GptModel::setFusedEpilogues.
-  bool fusedEpilogues = true;
+  /// GptModel::setEpilogues.
+  EpilogueFusion epilogues;
+  /// GptModel's allowHeadViews.
+  bool headViews = true;
 };
 
 /// The default tolerance: f32 runs every product in f32 (errors near 1e-6

@@ -64,9 +64,12 @@ struct TrainOptions {
   /// attention, residual branches), 0 <= p < 1; its masks follow from
   /// `seed` and the step.
   float dropout = 0;
-  /// GptModel::setFusedEpilogues: GELU and bias gradients in cuBLASLt's
-  /// products (true) or in kernels of their own.
-  bool fusedEpilogues = true;
+  /// GptModel::setEpilogues: which GELU and bias-gradient work runs in
+  /// cuBLASLt's products.
+  EpilogueFusion epilogues;
+  /// GptModel's allowHeadViews: attention reads q, k, v in place from the
+  /// fused qkv when its kernels can (true), or copies the heads.
+  bool headViews = true;
   /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
   DataOptions data;
   std::int64_t evalBatches = 20;
