@@ -348,6 +348,15 @@ LogicalResult LayerNormOp::verify() {
       return failure();
   if (failed(verifySameShapeAndType(*this, "y", getY().getType(), "x", x)))
     return failure();
+  if (static_cast<bool>(getResidual()) != static_cast<bool>(getSum()))
+    return emitOpError("expects residual and sum to be given together (sum "
+                       "receives x + residual, the rows normalised)");
+  if (Value residual = getResidual())
+    if (failed(verifySameShapeAndType(
+            *this, "residual", cast<MemRefType>(residual.getType()), "x", x)) ||
+        failed(verifySameShapeAndType(
+            *this, "sum", cast<MemRefType>(getSum().getType()), "x", x)))
+      return failure();
   if (static_cast<bool>(getMean()) != static_cast<bool>(getRstd()))
     return emitOpError("expects mean and rstd to be given together");
   if (Value mean = getMean()) {
@@ -379,6 +388,10 @@ LogicalResult LayerNormGradOp::verify() {
   if (failed(verifySameShapeAndType(*this, "dy", getDy().getType(), "x", x)) ||
       failed(verifySameShapeAndType(*this, "dx", getDx().getType(), "x", x)))
     return failure();
+  if (Value dresidual = getDresidual())
+    if (failed(verifySameShapeAndType(
+            *this, "dresidual", cast<MemRefType>(dresidual.getType()), "x", x)))
+      return failure();
   MemRefType weight = getWeight().getType();
   if (failed(
           verifyColumnParam(*this, "weight", weight, x, {x.getElementType()})))

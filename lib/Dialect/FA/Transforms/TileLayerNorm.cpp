@@ -81,6 +81,11 @@ struct RowsKernel {
     return arith::TruncFOp::create(
         b, cast<VectorType>(value.getType()).clone(element), value);
   }
+  /// An f32 value rounded to `element` and back: what a buffer of
+  /// `element`s holds once it is stored.
+  Value roundedTo(Value value, Type element) {
+    return toF32(fromF32(value, element));
+  }
 
   /// The `R x C` block of a 2-D buffer at (row0, col0), in f32.
   Value loadBlock(Value buffer, Value row0, Value col0) {
@@ -182,6 +187,29 @@ void storeStats(RowsKernel &k, LayerNormOp op, Value row0, Value mean,
   }
 }
 
+/// The residual add: s = x + r in f32 (`x` and `r` of any float type),
+/// stored to `sum` rounded to its element type; returns s as stored, in f32,
+/// which is what the norm then works on (and what the backward reads back).
+Value addResidual(RowsKernel &k, LayerNormOp op, Value x, Value r, Value row0,
+                  Value col0) {
+  Value xF32 = k.toF32(x);
+  Value sum = arith::AddFOp::create(k.b, xF32, k.toF32(r));
+  Value sumBuffer = op.getSum();
+  k.storeBlock(sum, sumBuffer, row0, col0);
+  return k.roundedTo(sum,
+                     cast<MemRefType>(sumBuffer.getType()).getElementType());
+}
+
+/// The rows the op normalises at (row0, col0), in f32: x, or x + residual
+/// (stored to `sum` on the way).
+Value loadNormalised(RowsKernel &k, LayerNormOp op, Value row0, Value col0) {
+  Value x = k.loadBlock(op.getX(), row0, col0);
+  if (!op.getResidual())
+    return x;
+  return addResidual(k, op, x, k.loadBlock(op.getResidual(), row0, col0), row0,
+                     col0);
+}
+
 /// Rows held whole in registers (`x` in f32): mean, variance of the centred
 /// values, y.
 void normaliseResidentRows(RowsKernel &k, LayerNormOp op, Value row0, Value x,
@@ -199,23 +227,26 @@ void normaliseResidentRows(RowsKernel &k, LayerNormOp op, Value row0, Value x,
 }
 
 /// Rows of any length: a loop over column blocks for the sum, one for the
-/// squares, one for y.
+/// squares, one for y. With a residual, the first loop also writes `sum` and
+/// the others read it back: each thread reads the elements it wrote (the
+/// same layout in every loop), so no barrier is needed, and `sum` may be `x`.
 void normaliseLoopedRows(RowsKernel &k, LayerNormOp op, Value row0) {
   ImplicitLocOpBuilder &b = k.b;
   Value zeroRows = splatConstant(k.b, k.rowsType(), 0.0);
   Value sums = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
     return SmallVector<Value>{
-        k.addRowSums(k.loadBlock(op.getX(), row0, col0), acc[0])};
+        k.addRowSums(loadNormalised(k, op, row0, col0), acc[0])};
   })[0];
   Value mean = k.rowMean(sums);
+  Value rows = op.getSum() ? op.getSum() : op.getX();
   Value squares = k.forColumnBlocks(zeroRows, [&](Value col0, ValueRange acc) {
-    Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
+    Value centred = centre(k, k.loadBlock(rows, row0, col0), mean, col0);
     return SmallVector<Value>{
         k.addRowSums(arith::MulFOp::create(b, centred, centred), acc[0])};
   })[0];
   Value rstd = reciprocalStd(k, squares, op.getEps());
   k.forColumnBlocks({}, [&](Value col0, ValueRange) {
-    Value centred = centre(k, k.loadBlock(op.getX(), row0, col0), mean, col0);
+    Value centred = centre(k, k.loadBlock(rows, row0, col0), mean, col0);
     k.storeBlock(normalise(k, loadAffine(k, op, col0), centred, rstd),
                  op.getY(), row0, col0);
     return SmallVector<Value>{};
@@ -237,32 +268,49 @@ void buildForward(RowsKernel &k, LayerNormOp op, const RowsConfig &config) {
     // bias loads from overlapping with the row's.
     Value row0 = arith::MulIOp::create(b, blockId, rowsPerBlock);
     Value x = k.loadBlock(op.getX(), row0, zero);
-    normaliseResidentRows(k, op, row0, x, loadAffine(k, op, zero));
+    Value r =
+        op.getResidual() ? k.loadBlock(op.getResidual(), row0, zero) : Value();
+    Affine affine = loadAffine(k, op, zero);
+    if (r)
+      x = addResidual(k, op, x, r, row0, zero);
+    normaliseResidentRows(k, op, row0, x, affine);
     return;
   }
   // Persistent: each block walks row blocks blockId, blockId + grid, ... and
-  // loads the next one's x before working on the current one, so a row's
-  // loads are in flight during the previous row's reductions and stores.
+  // loads the next one's x (and residual) before working on the current one,
+  // so a row's loads are in flight during the previous row's reductions and
+  // stores.
   Affine affine = loadAffine(k, op, zero);
   Value step = gpu::GridDimOp::create(b, gpu::Dimension::x);
   Value numRowBlocks = arith::CeilDivUIOp::create(b, k.numRows, rowsPerBlock);
-  auto loadRaw = [&](Value rowBlock) -> Value {
-    Type element = op.getX().getType().getElementType();
-    return LoadBlockOp::create(
-        b, VectorType::get({config.rows, config.blockCols}, element), op.getX(),
-        ValueRange{arith::MulIOp::create(b, rowBlock, rowsPerBlock), zero});
+  SmallVector<Value> inputs = {op.getX()};
+  if (Value residual = op.getResidual())
+    inputs.push_back(residual);
+  auto loadRaw = [&](Value rowBlock) -> SmallVector<Value> {
+    Value row0 = arith::MulIOp::create(b, rowBlock, rowsPerBlock);
+    SmallVector<Value> raw;
+    for (Value input : inputs) {
+      Type element = cast<MemRefType>(input.getType()).getElementType();
+      raw.push_back(LoadBlockOp::create(
+          b, VectorType::get({config.rows, config.blockCols}, element), input,
+          ValueRange{row0, zero}));
+    }
+    return raw;
   };
-  Value first = loadRaw(blockId);
+  SmallVector<Value> first = loadRaw(blockId);
   scf::ForOp::create(
-      b, blockId, numRowBlocks, step, ValueRange{first},
-      [&](OpBuilder &nested, Location loc, Value rowBlock, ValueRange x) {
+      b, blockId, numRowBlocks, step, first,
+      [&](OpBuilder &nested, Location loc, Value rowBlock, ValueRange raw) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
-        Value next = loadRaw(arith::AddIOp::create(b, rowBlock, step));
-        normaliseResidentRows(k, op,
-                              arith::MulIOp::create(b, rowBlock, rowsPerBlock),
-                              k.toF32(x[0]), affine);
+        SmallVector<Value> next =
+            loadRaw(arith::AddIOp::create(b, rowBlock, step));
+        Value row0 = arith::MulIOp::create(b, rowBlock, rowsPerBlock);
+        Value x = raw.size() > 1
+                      ? addResidual(k, op, raw[0], raw[1], row0, zero)
+                      : k.toF32(raw[0]);
+        normaliseResidentRows(k, op, row0, x, affine);
         scf::YieldOp::create(b, next);
       });
 }
@@ -286,6 +334,16 @@ GradTerms gradTerms(RowsKernel &k, LayerNormGradOp op, Value row0, Value col0,
                                  k.perRow(rstd));
   t.g = arith::MulFOp::create(b, t.dy, weight);
   return t;
+}
+
+/// Stores the input gradient `dx` of the block at (row0, col0), plus
+/// `dresidual` when the op has one (added in f32, rounded once). Each thread
+/// reads the dresidual elements it then writes as dx: they may alias.
+void storeInputGrad(RowsKernel &k, LayerNormGradOp op, Value dx, Value row0,
+                    Value col0) {
+  if (Value dresidual = op.getDresidual())
+    dx = arith::AddFOp::create(k.b, dx, k.loadBlock(dresidual, row0, col0));
+  k.storeBlock(dx, op.getDx(), row0, col0);
 }
 
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)).
@@ -322,8 +380,7 @@ SmallVector<Value> buildGradRows(RowsKernel &k, LayerNormGradOp op, Value row0,
     GradTerms t = gradTerms(k, op, row0, zero, mean, rstd, weight);
     Value meanG = k.rowMean(k.addRowSums(t.g, zeroRows));
     Value meanGXhat = k.rowMean(k.addRowSums(gXhat(t), zeroRows));
-    k.storeBlock(inputGrad(k, t, meanG, meanGXhat, rstd), op.getDx(), row0,
-                 zero);
+    storeInputGrad(k, op, inputGrad(k, t, meanG, meanGXhat, rstd), row0, zero);
     return {arith::AddFOp::create(b, accumulators[0],
                                   arith::MulFOp::create(b, t.dy, t.xhat)),
             arith::AddFOp::create(b, accumulators[1], t.dy)};
@@ -340,8 +397,7 @@ SmallVector<Value> buildGradRows(RowsKernel &k, LayerNormGradOp op, Value row0,
   k.forColumnBlocks({}, [&](Value col0, ValueRange) {
     GradTerms t = gradTerms(k, op, row0, col0, mean, rstd,
                             k.loadColumns(op.getWeight(), col0));
-    k.storeBlock(inputGrad(k, t, meanG, meanGXhat, rstd), op.getDx(), row0,
-                 col0);
+    storeInputGrad(k, op, inputGrad(k, t, meanG, meanGXhat, rstd), row0, col0);
     auto accumulate = [&](Value buffer, Value term) {
       Value sum = arith::AddFOp::create(
           b, k.loadBlock(buffer, partial.row0, col0), term);
@@ -561,6 +617,10 @@ struct FATileLayerNormPass
       params.push_back({"mean", op.getMean().getType(), op.getMean()});
       params.push_back({"rstd", op.getRstd().getType(), op.getRstd()});
     }
+    if (Value residual = op.getResidual()) {
+      params.push_back({"residual", residual.getType(), residual});
+      params.push_back({"sum", op.getSum().getType(), op.getSum()});
+    }
     // Last, so that the memrefs' parameters keep their positions.
     params.push_back({"eps", op.getEps().getType(), op.getEps()});
     ImplicitLocOpBuilder b(func.getLoc(), func.getContext());
@@ -598,6 +658,9 @@ struct FATileLayerNormPass
         {"dx", op.getDx().getType(), op.getDx()},
         {"partial_dweight", partialType},
         {"partial_dbias", partialType}};
+    // After the partial sums, which the builder finds by position.
+    if (Value dresidual = op.getDresidual())
+      params.push_back({"dresidual", dresidual.getType(), dresidual});
     ImplicitLocOpBuilder b(func.getLoc(), context);
     std::string paramsName = (func.getName() + "_params").str();
     Type element = op.getX().getType().getElementType();

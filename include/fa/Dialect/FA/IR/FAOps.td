@@ -329,12 +329,29 @@ def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
     (models use 1e-5, 1e-6, 1e-12). A constant eps must be positive and
     finite.
 
+    Residual add: with `residual(%r : type)` and `sum(%s : type)` (both or
+    neither, each of x's shape and type) the op first forms `s = x + r`,
+    added in f32 and stored to `sum` rounded to the element type, and
+    normalises `s` *as stored* (the rounded value, not the f32 sum): mean,
+    rstd and y are those of the rounded `s`, so a backward that reads `sum`
+    as its `x` sees exactly what the forward normalised. `sum` may be the
+    same buffer as `x` or `residual` (each element is read, then written, by
+    the same thread).
+
     Example:
 
     ```mlir
     fa.layernorm ins(%x, %w, %b : memref<4096x1024xbf16>, memref<1024xbf16>,
                      memref<1024xbf16>)
                  outs(%y : memref<4096x1024xbf16>)
+                 stats(%mean, %rstd : memref<4096xf32>, memref<4096xf32>)
+                 eps(%eps : f32)
+    // A transformer's residual stream: s = x + r, y = LayerNorm(s).
+    fa.layernorm ins(%x, %w, %b : memref<4096x1024xbf16>, memref<1024xbf16>,
+                     memref<1024xbf16>)
+                 residual(%r : memref<4096x1024xbf16>)
+                 outs(%y : memref<4096x1024xbf16>)
+                 sum(%s : memref<4096x1024xbf16>)
                  stats(%mean, %rstd : memref<4096xf32>, memref<4096xf32>)
                  eps(%eps : f32)
     ```
@@ -344,7 +361,11 @@ def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
     Arg<MemRefOf<[FA_ElementType]>, "input rows", [MemRead]>:$x,
     Arg<MemRefRankOf<[FA_ElementType], [1]>, "scale", [MemRead]>:$weight,
     Arg<MemRefRankOf<[FA_ElementType], [1]>, "shift", [MemRead]>:$bias,
+    Arg<Optional<MemRefOf<[FA_ElementType]>>, "added to x before the norm",
+        [MemRead]>:$residual,
     Arg<MemRefOf<[FA_ElementType]>, "normalised rows", [MemWrite]>:$y,
+    Arg<Optional<MemRefOf<[FA_ElementType]>>, "x + residual, as normalised",
+        [MemWrite]>:$sum,
     Arg<Optional<FA_StatsMemRef>, "row means", [MemWrite]>:$mean,
     Arg<Optional<FA_StatsMemRef>, "row reciprocal std", [MemWrite]>:$rstd,
     Arg<F32, "added to the variance">:$eps);
@@ -352,7 +373,9 @@ def FA_LayerNormOp : FA_Op<"layernorm", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     `ins` `(` $x `,` $weight `,` $bias `:` type($x) `,` type($weight) `,`
               type($bias) `)`
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $y `:` type($y) `)`
+    (`sum` `(` $sum^ `:` type($sum) `)`)?
     (`stats` `(` $mean^ `,` $rstd `:` type($mean) `,` type($rstd) `)`)?
     `eps` `(` $eps `:` type($eps) `)` attr-dict
   }];
@@ -368,10 +391,20 @@ def FA_LayerNormGradOp : FA_Op<"layernorm_grad"> {
     parameter gradients `dweight`, `dbias` (shape `[cols]`, f32 or the
     weight's element type), summed over all rows.
 
+    With `dresidual(%g : type)` (x's shape and type), the gradient that
+    reaches the forward's input through the other path of a residual add,
+    `dx = dresidual + (the LayerNorm's input gradient)`, added in f32 and
+    rounded once. For a forward with a residual operand, `x` here is its
+    `sum`. `dresidual` may be the same buffer as `dx`: each element is read,
+    then written, by the same thread.
+
     Example:
 
     ```mlir
     fa.layernorm_grad ins(%x, %w, %mean, %rstd, %dy : ...)
+                      outs(%dx, %dw, %db : ...)
+    fa.layernorm_grad ins(%s, %w, %mean, %rstd, %dy : ...)
+                      dresidual(%g : memref<4096x1024xbf16>)
                       outs(%dx, %dw, %db : ...)
     ```
   }];
@@ -382,6 +415,9 @@ def FA_LayerNormGradOp : FA_Op<"layernorm_grad"> {
     Arg<FA_StatsMemRef, "row means", [MemRead]>:$mean,
     Arg<FA_StatsMemRef, "row reciprocal std", [MemRead]>:$rstd,
     Arg<MemRefOf<[FA_ElementType]>, "gradient of the output", [MemRead]>:$dy,
+    Arg<Optional<MemRefOf<[FA_ElementType]>>,
+        "gradient of the input from outside the norm, added to dx",
+        [MemRead]>:$dresidual,
     Arg<MemRefOf<[FA_ElementType]>, "gradient of the input", [MemWrite]>:$dx,
     Arg<MemRefRankOf<[FA_ElementType], [1]>, "gradient of the scale",
         [MemWrite]>:$dweight,
@@ -391,6 +427,7 @@ def FA_LayerNormGradOp : FA_Op<"layernorm_grad"> {
   let assemblyFormat = [{
     `ins` `(` $x `,` $weight `,` $mean `,` $rstd `,` $dy `:` type($x) `,`
               type($weight) `,` type($mean) `,` type($rstd) `,` type($dy) `)`
+    (`dresidual` `(` $dresidual^ `:` type($dresidual) `)`)?
     `outs` `(` $dx `,` $dweight `,` $dbias `:` type($dx) `,` type($dweight)
                `,` type($dbias) `)` attr-dict
   }];
