@@ -6,6 +6,7 @@
 #include "fa/runtime/Error.h"
 #include "fa/runtime/KernelChoice.h"
 #include "fa/runtime/Nvtx.h"
+#include "fa/train/LossHead.h"
 #include "fa/train/StepProfile.h"
 
 #include <algorithm>
@@ -166,8 +167,7 @@ struct GptModel::Layer {
 /// the backward's gradients of activations (one layer's at a time).
 struct GptModel::Workspace {
   DeviceBuffer final, lnf, meanf, rstdf;  // x after the last layer, its norm
-  DeviceBuffer logits, losses;            // f32 [M, V], f32 [M]
-  DeviceBuffer dlogits;                   // [M, V]
+  DeviceBuffer losses;                    // f32 [M]
   DeviceBuffer projected;                 // a projection's output [M, C]
   DeviceBuffer residualGrad;              // d loss / d x [M, C]
   DeviceBuffer normGrad;                  // a LayerNorm backward's dx [M, C]
@@ -178,6 +178,9 @@ struct GptModel::Workspace {
   DeviceBuffer fcGrad, geluGrad;          // [M, F] each
   std::unique_ptr<LayerNormForwardLaunch> lnfForward;
   std::unique_ptr<LayerNormBackwardLaunch> lnfBackward;
+  // The LM head and cross-entropy, chunks of rows at a time (its f32 logits
+  // and dlogits are a chunk's, not the batch's).
+  std::unique_ptr<LossHead> head;
 };
 
 namespace {
@@ -241,9 +244,7 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                 allocate.activation("lnf", m * c),
                 allocate.f32("lnf mean", m),
                 allocate.f32("lnf rstd", m),
-                allocate.f32("logits", m * v),
                 allocate.f32("losses", m),
-                allocate.activation("dlogits", m * v),
                 allocate.activation("projected", m * c),
                 allocate.activation("residual grad", m * c),
                 allocate.activation("norm grad", m * c),
@@ -257,8 +258,13 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                 allocate.activation("fc grad", m * f),
                 allocate.activation("gelu grad", m * f),
                 nullptr,
+                nullptr,
                 nullptr});
   Workspace &w = *work;
+  const std::int64_t headChunk = LossHead::chooseChunkRows(m, v, c, dtype);
+  w.head = std::make_unique<LossHead>(m, v, c, dtype, headChunk, matmul,
+                                      trainKernels);
+  allocate.total += LossHead::workspaceBytes(v, dtype, headChunk);
   w.lnfForward = std::make_unique<LayerNormForwardLaunch>(
       *kernels.layerNormForward, norm,
       LayerNormForwardBuffers{w.final.get(), weight(layout.lnfW()),
@@ -379,26 +385,29 @@ std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
   };
   const std::int64_t m = product(batch, seq), c = config.dModel,
                      f = config.mlpHidden(), v = config.vocab, h = config.heads;
-  const std::int64_t mc = product(m, c), mf = product(m, f), mv = product(m, v);
+  const std::int64_t mc = product(m, c), mf = product(m, f);
   // As the constructor allocates them: the workspace's final x, lnf,
   // projected, 5 gradients of width c, qkv grad (3c), with head copies dq,
-  // dk, dv, attention grad; fc and gelu grads; dlogits. Its f32 lnf mean,
-  // rstd, losses and logits. Each layer's input, ln1, qkv (3c), with head
-  // copies q, k, v, attention; merged, middle, ln2; fc and gelu; f32 mean1,
-  // rstd1, mean2, rstd2 and lse (h).
+  // dk, dv, attention grad; fc and gelu grads. Its f32 lnf mean, rstd and
+  // losses; the LM head's chunk of logits and dlogits. Each layer's input,
+  // ln1, qkv (3c), with head copies q, k, v, attention; merged, middle, ln2;
+  // fc and gelu; f32 mean1, rstd1, mean2, rstd2 and lse (h).
   const std::int64_t copies = headCopies ? 4 : 0;
-  std::int64_t activations = checkedAdd(
-      checkedAdd(product(10 + copies, mc), mv, what), product(2, mf), what);
-  std::int64_t floats = checkedAdd(product(3, m), mv, what);
+  std::int64_t activations =
+      checkedAdd(product(10 + copies, mc), product(2, mf), what);
+  std::int64_t floats = product(3, m);
   std::int64_t layerActivations =
       checkedAdd(product(8 + copies, mc), product(2, mf), what);
   std::int64_t layerFloats = checkedAdd(product(4, m), product(m, h), what);
   activations =
       checkedAdd(activations, product(config.layers, layerActivations), what);
   floats = checkedAdd(floats, product(config.layers, layerFloats), what);
+  const std::size_t lossHead = LossHead::workspaceBytes(
+      v, dtype, LossHead::chooseChunkRows(m, v, c, dtype));
   return static_cast<std::size_t>(checkedAdd(
-      product(activations, static_cast<std::int64_t>(dtypeBytes(dtype))),
-      product(floats, 4), what));
+             product(activations, static_cast<std::int64_t>(dtypeBytes(dtype))),
+             product(floats, 4), what)) +
+         lossHead;
 }
 
 CUdeviceptr GptModel::losses() const { return work->losses.get(); }
@@ -462,7 +471,7 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
                        bool forBackward, const Stream &stream,
                        std::optional<std::uint32_t> dropoutStep) {
   NvtxRange range{"forward"};
-  const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
+  const std::int64_t m = rows(), c = config.dModel;
   activeDropout.reset();
   if (dropoutStep && dropout.p > 0)
     activeDropout = DropoutDraw{dropout.p, dropout.seed, *dropoutStep};
@@ -491,16 +500,14 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
     PhaseScope scope(profiler, Phase::LayerNorm, stream);
     work->lnfForward->enqueue(stream);
   }
-  {
-    PhaseScope scope(profiler, Phase::Matmul, stream);
-    matmul.forward(dtype, DType::F32, {m, c, v}, work->lnf.get(),
-                   weight(layout.head()), 0, work->logits.get(), stream);
-  }
-  PhaseScope scope(profiler, Phase::Loss, stream);
-  trainKernels.crossEntropy(dtype, work->logits.get(), targets,
-                            work->losses.get(),
-                            forBackward ? work->dlogits.get() : 0, m, v,
-                            1.0f / static_cast<float>(m), stream);
+  // With forBackward the head's backward runs here, chunk by chunk: d loss
+  // / d lnf into normOutGrad (the backward starts from it), the head's
+  // weight gradient overwritten (tied: wte's, which the embedding's backward
+  // then adds to).
+  work->head->forward(
+      work->lnf.get(), weight(layout.head()), targets, work->losses.get(),
+      forBackward, forBackward ? work->normOutGrad.get() : 0,
+      forBackward ? gradient(layout.head()) : 0, stream, profiler);
 }
 
 /// Everything of the layer but its last residual add: the MLP's output is
@@ -575,18 +582,9 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
   NvtxRange range{"backward"};
   const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
   {
-    NvtxRange headRange{"head and final norm backward"};
-    // The head has no bias: its weight gradient overwrites (tied: wte's,
-    // which the embedding's backward then adds to).
-    {
-      PhaseScope scope(profiler, Phase::Matmul, stream);
-      matmul.backwardInput(dtype, {m, c, v}, work->dlogits.get(),
-                           weight(layout.head()), work->normOutGrad.get(),
-                           false, stream);
-      matmul.backwardWeight(dtype, {m, c, v}, work->dlogits.get(),
-                            work->lnf.get(), gradient(layout.head()), false,
-                            stream);
-    }
+    // The head's backward ran in the forward (LossHead): normOutGrad holds
+    // d loss / d lnf.
+    NvtxRange headRange{"final norm backward"};
     PhaseScope scope(profiler, Phase::LayerNorm, stream);
     work->lnfBackward->enqueue(stream);
   }
