@@ -31,16 +31,19 @@ KernelChoice chooseKernel(const KernelLibrary &library,
   if (!entry)
     return groupDefault(fallback,
                         where + " has no entry for seq_kv class " + seqClass);
-  if (const KernelSpec *tuned = library.named(entry->kernel))
-    if (query.matches(*tuned))
-      return {tuned, KernelSource::TuningCache,
-              where + ", seq_kv class " + seqClass, ""};
+  const KernelSpec *tuned = library.named(entry->kernel);
+  if (tuned && query.matches(*tuned))
+    return {tuned, KernelSource::TuningCache,
+            where + ", seq_kv class " + seqClass, ""};
+  // A kernel of another group (one taking views for a contiguous query, say)
+  // is as unusable as a missing one.
   std::string stale = where + ": the entry for " + query.describe() +
                       ", seq_kv class " + seqClass + " names kernel " +
                       entry->kernel +
-                      ", which the library does not have "
-                      "(stale cache); using the default " +
-                      fallback.name;
+                      (tuned ? ", which computes " + tuned->describe()
+                             : std::string(", which the library does not "
+                                           "have")) +
+                      " (stale cache); using the default " + fallback.name;
   return groupDefault(fallback, "stale entry in " + where, stale);
 }
 

@@ -204,6 +204,16 @@ void requireEpsParam(const ObjectReader &kernel, const KernelSpec &spec) {
               "a parameter? rebuild it)");
 }
 
+/// Whether an attention kernel takes views: its q parameter is strided, or,
+/// in a kernel without q (attention_bwd_delta), its out.
+bool takesViews(const KernelSpec &spec) {
+  for (const char *name : {"q", "out"})
+    for (const KernelParam &param : spec.params)
+      if (param.name == name)
+        return param.kind == ParamKind::Memref && param.strided;
+  return false;
+}
+
 bool isLayerNormOp(const std::string &op) {
   return op == kLayerNormForwardOp || op == kLayerNormBackwardOp ||
          op == kLayerNormParamsOp;
@@ -239,6 +249,8 @@ KernelSpec readKernel(const json &value, std::size_t index,
   const json &params = kernel.array("params", 0);
   for (std::size_t i = 0; i < params.size(); ++i)
     spec.params.push_back(readParam(params[i], kernel, i));
+  if (hasAttentionTile(spec.op))
+    spec.views = takesViews(spec);
   if (spec.op == kLayerNormForwardOp)
     requireEpsParam(kernel, spec);
   if (spec.op == kAttentionDsinksOp)
@@ -310,8 +322,8 @@ void checkCompanionKernels(const KernelLibrary &library,
       }
       if (!isAttentionOp(spec.op))
         continue;
-      KernelQuery expected{companion.op, spec.dtype, spec.headDim, spec.causal,
-                           spec.variant};
+      KernelQuery expected{companion.op, spec.dtype,   spec.headDim,
+                           spec.causal,  spec.variant, spec.views};
       if (!expected.matches(*other))
         top.fail(what + " is " + other->describe() + ", expected " +
                  expected.describe());
@@ -328,7 +340,7 @@ double KernelSpec::softmaxScale() const {
 }
 
 KernelQuery KernelSpec::query() const {
-  return {op, dtype, headDim, causal, variant};
+  return {op, dtype, headDim, causal, variant, views};
 }
 
 std::string KernelSpec::describe() const {
@@ -344,7 +356,8 @@ std::string KernelQuery::describe() const {
     return text;
   return text + " head_dim=" + std::to_string(headDim) +
          (causal ? " causal" : " non-causal") +
-         (variant.empty() ? "" : " variant=" + variant);
+         (variant.empty() ? "" : " variant=" + variant) +
+         (views ? " views" : "");
 }
 
 const char *paramKindName(ParamKind kind) {
@@ -430,21 +443,26 @@ bool KernelQuery::matches(const KernelSpec &spec) const {
 
 bool KernelQuery::operator==(const KernelQuery &other) const {
   return op == other.op && dtype == other.dtype && headDim == other.headDim &&
-         causal == other.causal && variant == other.variant;
+         causal == other.causal && variant == other.variant &&
+         views == other.views;
 }
 
 namespace {
 
-/// "plain, plain (causal), window (causal)": the variants of `op`'s groups,
-/// with top-left causal where their kernels have it, for messages.
+/// "plain, plain (causal), window (causal), plain (causal, views)": the
+/// variants of `op`'s groups, with top-left causal where their kernels have
+/// it and views where they take views, for messages.
 std::string describeVariants(const std::vector<KernelQuery> &groups,
                              const std::string &op) {
   std::vector<std::string> seen;
   for (const KernelQuery &group : groups) {
     if (group.op != op)
       continue;
+    std::string tags = std::string(group.causal ? "causal" : "") +
+                       (group.causal && group.views ? ", " : "") +
+                       (group.views ? "views" : "");
     std::string variant = (group.variant.empty() ? "plain" : group.variant) +
-                          (group.causal ? " (causal)" : "");
+                          (tags.empty() ? "" : " (" + tags + ")");
     if (std::find(seen.begin(), seen.end(), variant) == seen.end())
       seen.push_back(variant);
   }

@@ -60,6 +60,10 @@ TuningEntry readEntry(const json &value, const std::string &context) {
   // Absent for plain kernels (and in caches written before variants).
   if (reader.has("variant"))
     entry.group.variant = reader.string("variant");
+  // Absent for kernels on contiguous tensors (and in caches written before
+  // views twins): an entry of a views group must not serve a contiguous one.
+  if (reader.has("views"))
+    entry.group.views = reader.boolean("views");
   entry.seqClass = readSeqClass(reader);
   entry.kernel = reader.string("kernel");
   entry.tflops = reader.number("tflops");
@@ -78,6 +82,8 @@ json entryJson(const TuningEntry &entry) {
                 {"candidates", entry.candidates}};
   if (!entry.group.variant.empty())
     value["variant"] = entry.group.variant;
+  if (entry.group.views)
+    value["views"] = true;
   return value;
 }
 

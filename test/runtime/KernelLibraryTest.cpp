@@ -238,6 +238,198 @@ TEST(KernelLibraryTest, LibraryOfVariantsOnlyLoadsAndNamesItsVariants) {
             "variant=window)");
 }
 
+/// `kernel` with every rank-4 memref parameter (the attention tensors)
+/// strided, as the library's views twins are.
+json withViews(json kernel, const std::string &name) {
+  kernel["name"] = kernel["entry"] = name;
+  kernel["ptx"] = name + ".ptx";
+  for (json &param : kernel["params"])
+    if (param["kind"] == "memref" && param["rank"] == 4)
+      param["strided"] = true;
+  return kernel;
+}
+
+/// The three kernels of a contiguous attention backward @name (bf16,
+/// head_dim 64, causal), as the compiler emits them.
+std::vector<json> backwardKernels(const std::string &name) {
+  auto kernel = [](const std::string &kernelName, const std::string &op,
+                   const json &grid, const json &params) {
+    json k = sampleKernel();
+    k["name"] = k["entry"] = kernelName;
+    k["ptx"] = kernelName + ".ptx";
+    k["op"] = op;
+    k["grid"] = grid;
+    k["params"] = params;
+    return k;
+  };
+  auto memref = [](const std::string &param, const std::string &dtype,
+                   int rank) {
+    return json{
+        {"name", param}, {"kind", "memref"}, {"dtype", dtype}, {"rank", rank}};
+  };
+  json delta = kernel(name + "_delta", kAttentionDeltaOp,
+                      {"query_tiles", "batch_heads", "one"},
+                      {memref("out", "bf16", 4), memref("dout", "bf16", 4),
+                       memref("delta", "f32", 3)});
+  json dkdv = kernel(name + "_dkdv", kAttentionDkDvOp,
+                     {"key_tiles", "batch_kv_heads", "one"},
+                     {memref("q", "bf16", 4), memref("k", "bf16", 4),
+                      memref("v", "bf16", 4), memref("dout", "bf16", 4),
+                      memref("lse", "f32", 3), memref("delta", "f32", 3),
+                      memref("dk", "bf16", 4), memref("dv", "bf16", 4)});
+  json dq = kernel(
+      name, kAttentionBackwardOp, {"query_tiles", "batch_heads", "one"},
+      {memref("q", "bf16", 4), memref("k", "bf16", 4), memref("v", "bf16", 4),
+       memref("dout", "bf16", 4), memref("lse", "f32", 3),
+       memref("delta", "f32", 3), memref("dq", "bf16", 4)});
+  dq["delta_kernel"] = name + "_delta";
+  dq["dkdv_kernel"] = name + "_dkdv";
+  return {delta, dkdv, dq};
+}
+
+/// The same with every attention tensor strided, named <name>_views (the
+/// companions <name>_views_delta and <name>_views_dkdv), as
+/// kernels/CMakeLists.txt names the twins.
+std::vector<json> backwardViewsKernels(const std::string &name) {
+  std::vector<json> kernels = backwardKernels(name + "_views");
+  for (json &kernel : kernels)
+    kernel = withViews(kernel, kernel["name"].get<std::string>());
+  return kernels;
+}
+
+/// A library like the generated one: a contiguous default and candidate of
+/// the causal bf16 head_dim=64 forward, the default's views twin (after
+/// them), a dropout forward and its twin, and a contiguous backward and its
+/// twin.
+std::vector<json> viewsLibraryKernels() {
+  json candidate = sampleKernel();
+  candidate["name"] = candidate["entry"] = "fwd_m128";
+  candidate["config"]["block_m"] = 128;
+  json dropout = sampleKernel();
+  dropout["name"] = dropout["entry"] = "fwd_dropout";
+  dropout["variant"] = "dropout";
+  std::vector<json> kernels = {sampleKernel(), candidate,
+                               withViews(sampleKernel(), "fwd_views"), dropout,
+                               withViews(dropout, "fwd_dropout_views")};
+  for (const std::vector<json> &backward :
+       {backwardKernels("bwd"), backwardViewsKernels("bwd")})
+    kernels.insert(kernels.end(), backward.begin(), backward.end());
+  return kernels;
+}
+
+TEST(KernelLibraryTest, ViewsKernelsFormTheirOwnGroups) {
+  KernelLibrary library = parseManifest(manifestWith(viewsLibraryKernels()));
+  // A kernel takes views when its q (the delta kernel, without q: its out)
+  // is strided; ops without attention tensors never do.
+  for (const char *name : {"fwd_views", "fwd_dropout_views", "bwd_views",
+                           "bwd_views_delta", "bwd_views_dkdv"})
+    EXPECT_TRUE(library.named(name)->views) << name;
+  for (const char *name : {"attention_fwd_bf16_d64_causal", "fwd_m128",
+                           "fwd_dropout", "bwd", "bwd_delta", "bwd_dkdv"})
+    EXPECT_FALSE(library.named(name)->views) << name;
+  EXPECT_EQ(library.named("fwd_views")->describe(),
+            "attention_fwd bf16 head_dim=64 causal views");
+  EXPECT_EQ(library.named("fwd_dropout_views")->query(),
+            (KernelQuery{kAttentionForwardOp, DType::BF16, 64, true, "dropout",
+                         true}));
+
+  // A plain query (views = false, the default) never finds a kernel taking
+  // views, though the twin is of the same op, dtype, head_dim and causal;
+  // a views query finds only the twins.
+  for (const std::string &variant : {std::string(), std::string("dropout")})
+    for (const char *op : {kAttentionForwardOp, kAttentionBackwardOp,
+                           kAttentionDeltaOp, kAttentionDkDvOp})
+      for (bool views : {false, true}) {
+        KernelQuery query{op, DType::BF16, 64, true, variant, views};
+        SCOPED_TRACE(query.describe());
+        std::vector<const KernelSpec *> found = library.candidates(query);
+        for (const KernelSpec *spec : found) {
+          EXPECT_EQ(spec->views, views) << spec->name;
+          EXPECT_EQ(spec->variant, variant) << spec->name;
+        }
+        bool hasGroup = variant.empty() || op == kAttentionForwardOp;
+        EXPECT_EQ(found.empty(), !hasGroup);
+      }
+  KernelQuery forward{kAttentionForwardOp, DType::BF16, 64, true};
+  EXPECT_EQ(library.find(forward).name, "attention_fwd_bf16_d64_causal");
+  ASSERT_EQ(library.candidates(forward).size(), 2u);
+  EXPECT_EQ(library.candidates(forward)[1]->name, "fwd_m128");
+  forward.views = true;
+  EXPECT_EQ(library.find(forward).name, "fwd_views");
+  EXPECT_EQ(library.candidates(forward).size(), 1u);
+  EXPECT_EQ(
+      library
+          .find({kAttentionForwardOp, DType::BF16, 64, true, "dropout", true})
+          .name,
+      "fwd_dropout_views");
+  const KernelSpec &backward =
+      library.find({kAttentionBackwardOp, DType::BF16, 64, true, "", true});
+  EXPECT_EQ(backward.name, "bwd_views");
+  AttentionBackwardKernels kernels =
+      attentionBackwardKernels(library, backward);
+  EXPECT_EQ(kernels.delta->name, "bwd_views_delta");
+  EXPECT_EQ(kernels.dkdv->name, "bwd_views_dkdv");
+  EXPECT_EQ(
+      library.find({kAttentionBackwardOp, DType::BF16, 64, true}).deltaKernel,
+      "bwd_delta");
+
+  // The groups: each (op, dtype, head_dim, causal, variant) twice, contiguous
+  // first (the order of their first kernels).
+  std::vector<KernelQuery> groups = library.groups();
+  ASSERT_EQ(groups.size(), 10u);
+  EXPECT_EQ(groups[0], (KernelQuery{kAttentionForwardOp, DType::BF16, 64, true,
+                                    "", false}));
+  EXPECT_EQ(groups[1], (KernelQuery{kAttentionForwardOp, DType::BF16, 64, true,
+                                    "", true}));
+  EXPECT_FALSE(groups[0] == groups[1]);
+}
+
+TEST(KernelLibraryTest, ViewsQueriesSayWhatIsMissing) {
+  KernelLibrary contiguous = parseManifest(manifestWith({sampleKernel()}));
+  EXPECT_EQ(findError(contiguous,
+                      {kAttentionForwardOp, DType::BF16, 64, true, "", true}),
+            "no kernel for attention_fwd bf16 head_dim=64 causal views in "
+            "/lib/manifest.json; it has:\n"
+            "  attention_fwd_bf16_d64_causal (attention_fwd bf16 head_dim=64 "
+            "causal)");
+  KernelLibrary views = parseManifest(
+      manifestWith({withViews(sampleKernel(), "attention_fwd_views")}));
+  EXPECT_EQ(findError(views, {kAttentionForwardOp, DType::BF16, 64, true}),
+            "no kernel for attention_fwd bf16 head_dim=64 causal in "
+            "/lib/manifest.json; it has:\n"
+            "  attention_fwd_views (attention_fwd bf16 head_dim=64 causal "
+            "views)");
+  KernelLibrary library = parseManifest(manifestWith(viewsLibraryKernels()));
+  EXPECT_EQ(findError(library, {kAttentionForwardOp, DType::BF16, 64, false,
+                                "dropout", true}),
+            "no kernel for attention_fwd bf16 head_dim=64 non-causal "
+            "variant=dropout views in /lib/manifest.json; its attention_fwd "
+            "kernels have the variants: plain (causal), plain (causal, "
+            "views), dropout (causal), dropout (causal, views)");
+}
+
+TEST(KernelLibraryTest, BackwardCompanionsTakeViewsWhenTheBackwardDoes) {
+  // A twin naming the contiguous companions (or the reverse) would launch
+  // them on views they cannot read.
+  std::vector<json> kernels = backwardKernels("bwd");
+  std::vector<json> twin = backwardViewsKernels("bwd");
+  twin[2]["delta_kernel"] = "bwd_delta";
+  kernels.insert(kernels.end(), twin.begin(), twin.end());
+  EXPECT_EQ(parseError(manifestWith(kernels)),
+            "kernel manifest /lib/manifest.json: kernel 'bwd_views': "
+            "delta_kernel 'bwd_delta' is attention_bwd_delta bf16 head_dim=64 "
+            "causal, expected attention_bwd_delta bf16 head_dim=64 causal "
+            "views");
+  kernels = backwardKernels("bwd");
+  kernels[2]["dkdv_kernel"] = "bwd_views_dkdv";
+  twin = backwardViewsKernels("bwd");
+  kernels.insert(kernels.end(), twin.begin(), twin.end());
+  EXPECT_EQ(parseError(manifestWith(kernels)),
+            "kernel manifest /lib/manifest.json: kernel 'bwd': dkdv_kernel "
+            "'bwd_views_dkdv' is attention_bwd_dkdv bf16 head_dim=64 causal "
+            "views, expected attention_bwd_dkdv bf16 head_dim=64 causal");
+}
+
 TEST(KernelLibraryTest, VariantMustBeAString) {
   EXPECT_EQ(kernelError([](json &k) { k["variant"] = 1; }),
             kKernelContext + "key 'variant' must be a string, got 1");

@@ -155,6 +155,28 @@ TEST(TuningCacheTest, VariantsAreTheirOwnEntries) {
   EXPECT_EQ(loaded.find(kGroup, "<=1024")->kernel, "plain");
 }
 
+TEST(TuningCacheTest, ViewsGroupsAreTheirOwnEntries) {
+  KernelQuery views = kGroup;
+  views.views = true;
+  TuningCache cache = cacheWith({entry("<=1024", "contiguous")});
+  cache.record({views, "<=1024", "twin", 200.0, {{"twin", 200.0}}});
+  ASSERT_EQ(cache.entries.size(), 2u);
+  EXPECT_EQ(cache.find(kGroup, "<=1024")->kernel, "contiguous");
+  EXPECT_EQ(cache.find(views, "<=1024")->kernel, "twin");
+  // Contiguous entries are written as before (no "views"); both round-trip.
+  json written = json::parse(cache.serialize());
+  EXPECT_FALSE(written["entries"][0].contains("views"));
+  EXPECT_EQ(written["entries"][1]["views"], true);
+  TuningCache loaded = TuningCache::parse(cache.serialize(), "/lib/t.json");
+  EXPECT_EQ(loaded.find(views, "<=1024")->kernel, "twin");
+  EXPECT_EQ(loaded.find(kGroup, "<=1024")->kernel, "contiguous");
+  json wrong = validCache();
+  wrong["entries"][0]["views"] = "yes";
+  EXPECT_EQ(parseError(wrong.dump()),
+            "tuning cache /lib/tuning.json: entries[0]: key 'views' must be "
+            "true or false, got \"yes\"");
+}
+
 TEST(TuningCacheTest, RecordReplacesTheSameGroupAndClass) {
   TuningCache cache = cacheWith({entry("<=1024", "a")});
   cache.record(entry("<=1024", "b"));
@@ -333,6 +355,55 @@ TEST(KernelChoiceTest, StaleEntryGivesTheDefaultAndAWarning) {
             "removed_kernel, which the library does not have (stale cache); "
             "using the default attention_fwd_bf16_d128_causal_m64n64w4");
   EXPECT_EQ(choice.warning.find('\n'), std::string::npos);
+}
+
+TEST(KernelChoiceTest, ViewsAndContiguousQueriesNeverMix) {
+  // The default m64n64w4 and its views twin, listed after it.
+  json twin = kernel("attention_fwd_bf16_d128_causal_m64n64w4_views", 64);
+  twin["params"] = {{{"name", "q"},
+                     {"kind", "memref"},
+                     {"dtype", "bf16"},
+                     {"rank", 4},
+                     {"strided", true}}};
+  json manifest = {
+      {"format", "fa-kernel-library"},
+      {"version", 1},
+      {"target", "sm_90a"},
+      {"kernels",
+       {kernel("attention_fwd_bf16_d128_causal_m64n64w4", 64),
+        kernel("attention_fwd_bf16_d128_causal_m128n64w8", 128), twin}}};
+  KernelLibrary library =
+      KernelLibrary::parse(manifest.dump(), "/lib/manifest.json");
+  KernelQuery views = kGroup;
+  views.views = true;
+  EXPECT_EQ(chooseKernel(library, kGroup, 2048, nullptr, kDevice).kernel->name,
+            "attention_fwd_bf16_d128_causal_m64n64w4");
+  EXPECT_EQ(chooseKernel(library, views, 2048, nullptr, kDevice).kernel->name,
+            "attention_fwd_bf16_d128_causal_m64n64w4_views");
+  // An entry of one kind naming a kernel of the other is stale: the query
+  // gets its own group's default, and a warning saying why.
+  TuningCache cache = cacheWith(
+      {entry("<=4096", "attention_fwd_bf16_d128_causal_m64n64w4_views")});
+  KernelChoice choice = chooseKernel(library, kGroup, 4096, &cache, kDevice);
+  EXPECT_EQ(choice.kernel->name, "attention_fwd_bf16_d128_causal_m64n64w4");
+  EXPECT_EQ(choice.source, KernelSource::Default);
+  EXPECT_EQ(choice.warning,
+            "tuning cache /lib/tuning.json: the entry for attention_fwd bf16 "
+            "head_dim=128 causal, seq_kv class <=4096 names kernel "
+            "attention_fwd_bf16_d128_causal_m64n64w4_views, which computes "
+            "attention_fwd bf16 head_dim=128 causal views (stale cache); "
+            "using the default attention_fwd_bf16_d128_causal_m64n64w4");
+  // The contiguous entry does not serve the views group.
+  cache =
+      cacheWith({entry("<=4096", "attention_fwd_bf16_d128_causal_m128n64w8")});
+  choice = chooseKernel(library, views, 4096, &cache, kDevice);
+  EXPECT_EQ(choice.kernel->name,
+            "attention_fwd_bf16_d128_causal_m64n64w4_views");
+  EXPECT_EQ(choice.reason, "default: tuning cache /lib/tuning.json has no "
+                           "entry for seq_kv class <=4096");
+  EXPECT_THROW(chooseNamedKernel(library, views,
+                                 "attention_fwd_bf16_d128_causal_m64n64w4"),
+               Error);
 }
 
 TEST(KernelChoiceTest, MissingGroupStillThrows) {

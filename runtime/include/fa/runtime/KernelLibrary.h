@@ -16,6 +16,11 @@
 // A memref parameter with "strided": true reads its strides (and offset)
 // from the descriptor, so it takes views (MemrefArg::strides, KernelArgs.h);
 // without the key (older manifests) or false, it is contiguous row-major.
+// An attention kernel whose q (or, for attention_bwd_delta, which has no q,
+// out) is strided "takes views": the library compiles such twins of some
+// groups' default kernels beside the contiguous ones, which are faster on
+// contiguous tensors (kernels/CMakeLists.txt), and they form groups of their
+// own (KernelQuery::views).
 //
 // An attention kernel may name a variant ("variant": "window+softcap", see
 // AttentionVariant.h); absent or "" is a plain kernel (no mask beyond
@@ -26,26 +31,27 @@
 // "dropout_p" (f32), "dropout_seed" (i64), "dropout_offset" (i32), and a
 // user's captures under the names the user gave.
 //
-// A group is the kernels of one (op, dtype, head_dim, causal, variant): they
-// compute the same thing with different tile configurations. The first one
-// listed is the group's default; the others are candidates for `fa-run tune`,
-// whose cache (TuningCache.h) may pick another one per sequence length.
+// A group is the kernels of one (op, dtype, head_dim, causal, variant,
+// views): they compute the same thing with different tile configurations. The
+// first one listed is the group's default; the others are candidates for
+// `fa-run tune`, whose cache (TuningCache.h) may pick another one per sequence
+// length.
 //
 // head_dim, causal, scale and config.block_m belong to attention ops (those
 // whose op starts with "attention"). The attention backward is three kernels
 // (Attention.h): attention_bwd computes dq and names its companions
 // "delta_kernel" (an attention_bwd_delta kernel) and "dkdv_kernel" (an
 // attention_bwd_dkdv kernel), which must be of its dtype, head_dim, causal
-// and scale (and variant). A sinks backward compiled with the sinks'
-// gradient also names "dsinks_kernel", an attention_bwd_dsinks kernel:
-// row-wise like layernorm_bwd_params (a rows config; no head_dim, causal or
-// scale), grid ["heads", "one", "one"], params lse, delta, sinks, dsinks.
-// LayerNorm kernels (ops layernorm_fwd,
-// layernorm_bwd, layernorm_bwd_params) have none of them; their config has
-// "rows" (rows per tile), "block_cols" and, but for layernorm_bwd_params,
-// "resident"; layernorm_fwd takes eps as an f32 parameter named "eps" and
-// layernorm_bwd names its companion "params_kernel" (LayerNorm.h says how
-// they are chosen and launched).
+// and scale (and variant, and take views if it does). A sinks backward compiled
+// with the sinks' gradient also names "dsinks_kernel", an attention_bwd_dsinks
+// kernel: row-wise like layernorm_bwd_params (a rows config; no head_dim,
+// causal or scale), grid ["heads", "one", "one"], params lse, delta, sinks,
+// dsinks. LayerNorm kernels (ops layernorm_fwd, layernorm_bwd,
+// layernorm_bwd_params) have none of them; their config has "rows" (rows per
+// tile), "block_cols" and, but for layernorm_bwd_params, "resident";
+// layernorm_fwd takes eps as an f32 parameter named "eps" and layernorm_bwd
+// names its companion "params_kernel" (LayerNorm.h says how they are chosen and
+// launched).
 //
 // This file parses the manifest (defensively: every error names the kernel
 // and the key) and finds kernels and groups. It needs no GPU.
@@ -147,6 +153,10 @@ struct KernelSpec {
   /// The attention variant ('+'-joined named variants, or a user's name);
   /// empty for plain kernels and for ops other than attention.
   std::string variant;
+  /// Attention kernels only: the kernel takes its attention tensors as
+  /// strided views, i.e. its q parameter is strided (attention_bwd_delta,
+  /// which has no q: its out). False for every other op.
+  bool views = false;
   /// The softmax scale baked into the kernel; none means 1/sqrt(head_dim).
   std::optional<double> scale;
   std::map<std::string, std::int64_t> config; // Tile sizes, warps, stages.
@@ -172,28 +182,33 @@ struct KernelSpec {
   /// The group the kernel belongs to.
   KernelQuery query() const;
   /// "attention_fwd bf16 head_dim=64 causal" (then " variant=window" for a
-  /// variant kernel); for LayerNorm kernels the
+  /// variant kernel, " views" for one taking views); for LayerNorm kernels the
   /// rows they handle, e.g. "layernorm_fwd bf16 cols<=1024".
   std::string describe() const;
 };
 
 /// A group: for ops other than attention (and attention_bwd_dsinks), headDim
-/// is 0, causal false and variant empty. A plain query (variant "") never
-/// matches a variant kernel, nor a variant query a plain one.
+/// is 0, causal false, variant empty and views false. A plain query (variant
+/// "") never matches a variant kernel, nor a variant query a plain one; a
+/// query without views (the default) never matches a kernel taking views,
+/// nor a views query a contiguous one.
 struct KernelQuery {
   std::string op;
   DType dtype = DType::BF16;
   std::int64_t headDim = 0;
   bool causal = false;
   std::string variant;
+  /// The kernels that take strided views (KernelSpec::views).
+  bool views = false;
 
   KernelQuery() = default;
   // A constructor rather than an aggregate, so that queries written before
-  // variants ({op, dtype, head_dim, causal}) stay plain without warnings.
+  // variants ({op, dtype, head_dim, causal}) stay plain and contiguous
+  // without warnings.
   KernelQuery(std::string op, DType dtype, std::int64_t headDim = 0,
-              bool causal = false, std::string variant = "")
+              bool causal = false, std::string variant = "", bool views = false)
       : op(std::move(op)), dtype(dtype), headDim(headDim), causal(causal),
-        variant(std::move(variant)) {}
+        variant(std::move(variant)), views(views) {}
 
   bool matches(const KernelSpec &spec) const;
   bool operator==(const KernelQuery &other) const;

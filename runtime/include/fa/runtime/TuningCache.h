@@ -12,7 +12,9 @@
 //                 "candidates": {"attention_fwd_bf16_d128_causal_m64n64w4":
 //                                281.3, ...}}]}
 //
-// An entry for a variant's group has "variant" too (absent: plain kernels).
+// An entry for a variant's group has "variant" too (absent: plain kernels),
+// one for a group of kernels taking strided views "views": true (absent:
+// contiguous kernels; KernelLibrary.h).
 // "device" is the GPU's name as the driver reports it: timings from another
 // GPU say nothing about this one. Parsing needs no GPU.
 //
