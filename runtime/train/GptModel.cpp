@@ -22,18 +22,20 @@ std::unique_ptr<Kernel> loadKernel(const KernelSpec &spec,
   return std::make_unique<Kernel>(spec, device);
 }
 
-/// The causal attention kernels of `variant` ("" or "dropout").
+/// The causal attention kernels of `variant` ("" or "dropout"): the twins
+/// taking strided views when `views`, else the contiguous ones.
 GptKernels::Attention loadAttention(const KernelLibrary &library,
                                     const TuningCache *cache,
                                     const DeviceInfo &device,
                                     const GptConfig &config, DType dtype,
-                                    const std::string &variant) {
+                                    const std::string &variant, bool views) {
   const std::int64_t headDim = config.headDim();
-  KernelQuery forwardQuery{kAttentionForwardOp, dtype, headDim, true, variant};
+  KernelQuery forwardQuery{
+      kAttentionForwardOp, dtype, headDim, true, variant, views};
   KernelChoice forward =
       chooseKernel(library, forwardQuery, config.seq, cache, device.name);
-  KernelQuery backwardQuery{kAttentionBackwardOp, dtype, headDim, true,
-                            variant};
+  KernelQuery backwardQuery{
+      kAttentionBackwardOp, dtype, headDim, true, variant, views};
   KernelChoice backward =
       chooseKernel(library, backwardQuery, config.seq, cache, device.name);
   AttentionBackwardKernels backwardKernels =
@@ -47,19 +49,40 @@ GptKernels::Attention loadAttention(const KernelLibrary &library,
           loadKernel(*backwardKernels.dq, device)};
 }
 
+/// Whether the library has causal attention kernels taking views (forward
+/// and backward) for every group the model runs: the plain one, and with
+/// `dropout` the dropout variant's. A library without them (one built
+/// before the twins, or a head dim whose strided kernels spill) leaves the
+/// model on the contiguous kernels and head copies.
+bool hasViewsKernels(const KernelLibrary &library, const GptConfig &config,
+                     DType dtype, bool dropout) {
+  std::vector<std::string> variants = {""};
+  if (dropout)
+    variants.push_back("dropout");
+  for (const std::string &variant : variants)
+    for (const char *op : {kAttentionForwardOp, kAttentionBackwardOp})
+      if (library.candidates({op, dtype, config.headDim(), true, variant, true})
+              .empty())
+        return false;
+  return true;
+}
+
 } // namespace
 
 GptKernels GptKernels::load(const KernelLibrary &library,
                             const TuningCache *cache, const DeviceInfo &device,
-                            const GptConfig &config, DType dtype,
-                            bool dropout) {
+                            const GptConfig &config, DType dtype, bool dropout,
+                            bool views) {
   NvtxRange range{"load the model's library kernels"};
   GptKernels kernels;
-  kernels.attention =
-      loadAttention(library, cache, device, config, dtype, /*variant=*/"");
+  // One kind for all: the model reads heads in place only when every
+  // attention kernel takes views (headViews()).
+  views = views && hasViewsKernels(library, config, dtype, dropout);
+  kernels.attention = loadAttention(library, cache, device, config, dtype,
+                                    /*variant=*/"", views);
   if (dropout)
     kernels.attentionDropout =
-        loadAttention(library, cache, device, config, dtype, "dropout");
+        loadAttention(library, cache, device, config, dtype, "dropout", views);
 
   const KernelSpec &layerNormBackward = chooseLayerNormKernel(
       library, kLayerNormBackwardOp, dtype, config.dModel);

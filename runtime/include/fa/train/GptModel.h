@@ -75,13 +75,17 @@ struct GptKernels {
   /// causal attention kernels for head_dim D, with `dropout` their dropout
   /// variant too, and the LayerNorm kernels for rows of d_model, all of
   /// `dtype`; throws, saying what is missing, when the library lacks one.
+  /// With `views` the attention kernels are the library's twins taking
+  /// strided views (KernelQuery::views) when it has them for every group
+  /// the model runs, else (and without `views`: a model making head copies,
+  /// for which the contiguous kernels are faster) the contiguous ones.
   static GptKernels load(const KernelLibrary &library, const TuningCache *cache,
                          const DeviceInfo &device, const GptConfig &config,
-                         DType dtype, bool dropout = false);
+                         DType dtype, bool dropout = false, bool views = true);
   /// Whether every attention kernel loaded takes q, k, v, out (and dout,
-  /// dq, dk, dv) as strided views, so that the model reads them in place
-  /// from the fused qkv (KernelLibrary.h's "strided" params; a few spilling
-  /// kernels of the library do not).
+  /// dq, dk, dv) as strided views (the views twins: KernelLibrary.h's
+  /// "strided" params), so that the model reads them in place from the
+  /// fused qkv; false on the contiguous kernels.
   bool headViews() const;
   /// One line per kernel: "attention forward: <name>".
   std::string describe() const;
