@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace fa {
 namespace {
@@ -24,17 +25,36 @@ std::vector<const KernelSpec *> allKernels(const KernelLibrary &library) {
   return specs;
 }
 
-/// The kernels of `op` and `dtype`; throws, saying what the library has
-/// instead, when there are none.
-std::vector<const KernelSpec *> kernelsFor(const KernelLibrary &library,
-                                           const std::string &op, DType dtype) {
+bool hasParam(const KernelSpec &spec, const char *name) {
+  return std::any_of(
+      spec.params.begin(), spec.params.end(),
+      [&](const KernelParam &param) { return param.name == name; });
+}
+
+/// The kernels of `op` and `dtype` (residual or plain ones only when
+/// `residual` says which); throws, saying what the library has instead,
+/// when there are none.
+std::vector<const KernelSpec *>
+kernelsFor(const KernelLibrary &library, const std::string &op, DType dtype,
+           std::optional<bool> residual = std::nullopt) {
   std::string what = op + " " + dtypeName(dtype);
+  if (residual && *residual)
+    what += " residual";
   std::vector<const KernelSpec *> ofOp;
   for (const KernelSpec &spec : library.kernels())
-    if (spec.op == op && spec.dtype == dtype)
+    if (spec.op == op && spec.dtype == dtype &&
+        (!residual || isResidualLayerNormKernel(spec) == *residual))
       ofOp.push_back(&spec);
   if (ofOp.empty())
     throw Error("no " + what + " kernel in " + library.path() +
+                (residual && *residual
+                     ? " (one taking " +
+                           std::string(op == kLayerNormForwardOp
+                                           ? "'residual' and 'sum'"
+                                           : "'dresidual'") +
+                           "; a library built before residual kernels "
+                           "existed has none: rebuild it)"
+                     : "") +
                 (library.kernels().empty()
                      ? "; the library is empty"
                      : "; it has:" + listKernels(allKernels(library))));
@@ -107,10 +127,59 @@ Dim3 layerNormParamsGrid(const Kernel &params, const KernelSpec &backward,
                      {{"column_tiles", ceilDiv(shape.cols, spec.blockCols)}});
 }
 
+bool isResidualLayerNormKernel(const KernelSpec &spec) {
+  if (spec.op == kLayerNormBackwardOp)
+    return hasParam(spec, "dresidual");
+  if (spec.op != kLayerNormForwardOp)
+    return false;
+  bool residual = hasParam(spec, "residual");
+  if (residual != hasParam(spec, "sum"))
+    throw Error("kernel " + spec.name + " takes '" +
+                (residual ? "residual" : "sum") + "' but not '" +
+                (residual ? "sum" : "residual") +
+                "': a residual layernorm_fwd kernel takes both");
+  return residual;
+}
+
+void checkLayerNormBuffers(const KernelSpec &kernel,
+                           const LayerNormForwardBuffers &buffers) {
+  bool residual = buffers.residual != 0;
+  if (residual != (buffers.sum != 0))
+    throw Error(std::string("layernorm forward: residual and sum are given "
+                            "together (sum receives x + residual), got ") +
+                (residual ? "residual without sum" : "sum without residual"));
+  bool residualKernel = isResidualLayerNormKernel(kernel);
+  if (residual && !residualKernel)
+    throw Error("kernel " + kernel.name +
+                " has no residual add, but residual and sum buffers are "
+                "given: choose a residual kernel (chooseLayerNormKernel with "
+                "residual = true)");
+  if (!residual && residualKernel)
+    throw Error("kernel " + kernel.name +
+                " is a residual kernel (sum = x + residual): give it the "
+                "residual and sum buffers, or choose a plain kernel");
+}
+
+void checkLayerNormBuffers(const KernelSpec &kernel,
+                           const LayerNormBackwardBuffers &buffers) {
+  bool residual = buffers.dresidual != 0;
+  bool residualKernel = isResidualLayerNormKernel(kernel);
+  if (residual && !residualKernel)
+    throw Error("kernel " + kernel.name +
+                " adds no dresidual to dx, but a dresidual buffer is given: "
+                "choose a residual kernel (chooseLayerNormKernel with "
+                "residual = true)");
+  if (!residual && residualKernel)
+    throw Error("kernel " + kernel.name +
+                " is a residual kernel (dx += dresidual): give it the "
+                "dresidual buffer (it may be dx), or choose a plain kernel");
+}
+
 const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
-                                        std::int64_t cols) {
-  std::vector<const KernelSpec *> candidates = kernelsFor(library, op, dtype);
+                                        std::int64_t cols, bool residual) {
+  std::vector<const KernelSpec *> candidates =
+      kernelsFor(library, op, dtype, residual);
   const KernelSpec *smallestFit = nullptr;
   std::int64_t widest = 0;
   for (const KernelSpec *spec : candidates) {
@@ -126,12 +195,12 @@ const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
   for (const KernelSpec *spec : candidates)
     if (!spec->resident)
       return *spec;
-  throw Error("no " + op + " " + dtypeName(dtype) +
-              " kernel for cols=" + std::to_string(cols) + " in " +
-              library.path() + ": its resident kernels hold rows of at most " +
-              std::to_string(widest) +
-              " elements and it has no non-resident one; it has:" +
-              listKernels(candidates));
+  throw Error(
+      "no " + op + " " + dtypeName(dtype) + (residual ? " residual" : "") +
+      " kernel for cols=" + std::to_string(cols) + " in " + library.path() +
+      ": its resident kernels hold rows of at most " + std::to_string(widest) +
+      " elements and it has no non-resident one; it has:" +
+      listKernels(candidates));
 }
 
 const KernelSpec &namedLayerNormKernel(const KernelLibrary &library,
@@ -200,6 +269,8 @@ ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,
           {"y", MemrefArg{buffers.y, dtype, shape.matrix()}},
           {"mean", MemrefArg{buffers.mean, DType::F32, shape.perRow()}},
           {"rstd", MemrefArg{buffers.rstd, DType::F32, shape.perRow()}},
+          {"residual", MemrefArg{buffers.residual, dtype, shape.matrix()}},
+          {"sum", MemrefArg{buffers.sum, dtype, shape.matrix()}},
           {"eps", eps}};
 }
 
@@ -216,7 +287,8 @@ ArgBindings layerNormBackwardBindings(DType dtype, const LayerNormShape &shape,
       {"dx", MemrefArg{buffers.dx, dtype, shape.matrix()}},
       {"partial_dweight",
        MemrefArg{partials.dweight, DType::F32, partialShape}},
-      {"partial_dbias", MemrefArg{partials.dbias, DType::F32, partialShape}}};
+      {"partial_dbias", MemrefArg{partials.dbias, DType::F32, partialShape}},
+      {"dresidual", MemrefArg{buffers.dresidual, dtype, shape.matrix()}}};
 }
 
 ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
@@ -235,7 +307,7 @@ LayerNormForwardLaunch::LayerNormForwardLaunch(
     const Kernel &kernel, const LayerNormShape &shape,
     const LayerNormForwardBuffers &buffers, double eps)
     : kernel(kernel), grid(layerNormForwardGrid(kernel, shape)),
-      args(kernel.spec(),
+      args((checkLayerNormBuffers(kernel.spec(), buffers), kernel.spec()),
            layerNormForwardBindings(kernel.spec().dtype, shape, buffers,
                                     layerNormEps(eps))) {}
 
@@ -247,7 +319,8 @@ LayerNormBackwardLaunch::LayerNormBackwardLaunch(
     const Kernel &backward, const Kernel &params, const LayerNormShape &shape,
     const LayerNormBackwardBuffers &buffers)
     : backward(backward), params(params),
-      blockCount(layerNormBackwardBlocks(backward, shape)),
+      blockCount((checkLayerNormBuffers(backward.spec(), buffers),
+                  layerNormBackwardBlocks(backward, shape))),
       backwardGrid(
           resolveGrid(backward.spec(), {{"persistent_row_tiles", blockCount}})),
       paramsGrid(layerNormParamsGrid(params, backward.spec(), shape)),

@@ -25,6 +25,24 @@
 // A kernel with config resident = 1 keeps a row on chip and handles rows of
 // at most config.block_cols elements; one with resident = 0 handles any.
 //
+// Residual kernels (fa.layernorm residual/sum, fa.layernorm_grad dresidual;
+// the library's names end in _residual) fuse a transformer's residual add:
+//
+//   layernorm_fwd  with parameters `residual` and `sum` (x's shape and dtype):
+//                  sum = x + residual (added in f32, stored rounded to the
+//                  dtype), then the forward above on sum as stored, so that
+//                  the backward, given sum as its x, sees what was
+//                  normalised. sum may be x or residual.
+//   layernorm_bwd  with parameter `dresidual` (x's shape and dtype):
+//                  dx = dresidual + the backward's dx (added in f32, rounded
+//                  once). dresidual may be dx: each element is read, then
+//                  written, by the same thread.
+//
+// A kernel is residual or plain by those parameters; chooseLayerNormKernel
+// picks among the kind asked for, and the launches check that the buffers
+// given (residual/sum, dresidual: all 0 for a plain kernel, set for a
+// residual one) match the kernel.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_RUNTIME_LAYERNORM_H
@@ -39,15 +57,24 @@
 
 namespace fa {
 
+/// Whether `spec` is a residual LayerNorm kernel: a layernorm_fwd kernel
+/// taking `residual` and `sum`, or a layernorm_bwd kernel taking
+/// `dresidual`. Throws for a layernorm_fwd kernel with only one of residual
+/// and sum.
+bool isResidualLayerNormKernel(const KernelSpec &spec);
+
 /// The kernel of `op` (layernorm_fwd or layernorm_bwd) for rows of `cols`
-/// elements of `dtype`: among the resident kernels, the one with the smallest
-/// block_cols >= cols (the first in manifest order on ties); if none holds
-/// such rows, the first non-resident kernel. eps plays no part: it is a
-/// parameter of the forward kernels. Throws, saying what the library has,
-/// when no kernel fits.
+/// elements of `dtype`, among the residual kernels when `residual` is set,
+/// else among the plain ones: of the resident kernels, the one with the
+/// smallest block_cols >= cols (the first in manifest order on ties); if
+/// none holds such rows, the first non-resident kernel. eps plays no part:
+/// it is a parameter of the forward kernels. Throws, saying what the library
+/// has, when no kernel fits (a library built before residual kernels existed
+/// has none: rebuild it).
 const KernelSpec &chooseLayerNormKernel(const KernelLibrary &library,
                                         const std::string &op, DType dtype,
-                                        std::int64_t cols);
+                                        std::int64_t cols,
+                                        bool residual = false);
 
 /// The kernel called `name` (a user's `--kernel`), checked as
 /// chooseLayerNormKernel would choose it: op, dtype, and for a resident
@@ -99,7 +126,10 @@ std::size_t layerNormPartialBytes(const KernelSpec &backward,
                                   std::int64_t blocks,
                                   const LayerNormShape &shape);
 
-/// Device tensors of a forward pass.
+/// Device tensors of a forward pass. `residual` and `sum` (both or neither;
+/// 0 = none) are for a residual kernel: sum = x + residual is what is
+/// normalised (and what the backward takes as x). sum may equal x or
+/// residual.
 struct LayerNormForwardBuffers {
   CUdeviceptr x = 0;
   CUdeviceptr weight = 0;
@@ -107,10 +137,14 @@ struct LayerNormForwardBuffers {
   CUdeviceptr y = 0;
   CUdeviceptr mean = 0;
   CUdeviceptr rstd = 0;
+  CUdeviceptr residual = 0;
+  CUdeviceptr sum = 0;
 };
 
-/// Device tensors of a backward pass: the forward's x, weight, mean and rstd,
-/// the incoming gradient dy, and the gradients it computes.
+/// Device tensors of a backward pass: the forward's x (its sum for a
+/// residual forward), weight, mean and rstd, the incoming gradient dy, and
+/// the gradients it computes. `dresidual` (0 = none) is for a residual
+/// kernel: added to dx; it may equal dx.
 struct LayerNormBackwardBuffers {
   CUdeviceptr x = 0;
   CUdeviceptr weight = 0;
@@ -120,7 +154,17 @@ struct LayerNormBackwardBuffers {
   CUdeviceptr dx = 0;
   CUdeviceptr dweight = 0;
   CUdeviceptr dbias = 0;
+  CUdeviceptr dresidual = 0;
 };
+
+/// Throws unless the buffers suit `kernel`: residual and sum both set for a
+/// residual forward kernel, both 0 for a plain one (one without the other is
+/// an error either way); dresidual set for a residual backward kernel, 0 for
+/// a plain one. The messages say which kernel to choose instead.
+void checkLayerNormBuffers(const KernelSpec &kernel,
+                           const LayerNormForwardBuffers &buffers);
+void checkLayerNormBuffers(const KernelSpec &kernel,
+                           const LayerNormBackwardBuffers &buffers);
 
 /// The backward's f32 workspaces, both [rows, cols].
 struct LayerNormPartials {
@@ -129,13 +173,14 @@ struct LayerNormPartials {
   std::int64_t rows = 0; // G * config.rows of the backward kernel.
 };
 
-/// The kernel arguments by parameter name: x, weight, bias, y (`dtype`),
-/// mean, rstd (f32 tensors) and eps (an f32 value).
+/// The kernel arguments by parameter name: x, weight, bias, y, and residual
+/// and sum when set (`dtype`), mean, rstd (f32 tensors) and eps (an f32
+/// value).
 ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,
                                      const LayerNormForwardBuffers &buffers,
                                      float eps);
-/// x, weight, dy, dx (`dtype`), mean, rstd, partial_dweight, partial_dbias
-/// (f32).
+/// x, weight, dy, dx, and dresidual when set (`dtype`), mean, rstd,
+/// partial_dweight, partial_dbias (f32).
 ArgBindings layerNormBackwardBindings(DType dtype, const LayerNormShape &shape,
                                       const LayerNormBackwardBuffers &buffers,
                                       const LayerNormPartials &partials);
@@ -150,7 +195,8 @@ ArgBindings layerNormParamsBindings(const LayerNormShape &shape,
 class LayerNormForwardLaunch {
 public:
   /// Throws unless `kernel` is a layernorm_fwd kernel that handles the
-  /// problem's rows and layerNormEps accepts `eps`.
+  /// problem's rows, checkLayerNormBuffers accepts the buffers and
+  /// layerNormEps accepts `eps`.
   LayerNormForwardLaunch(const Kernel &kernel, const LayerNormShape &shape,
                          const LayerNormForwardBuffers &buffers, double eps);
 
@@ -168,7 +214,8 @@ private:
 class LayerNormBackwardLaunch {
 public:
   /// Throws unless `backward` is a layernorm_bwd kernel that handles the
-  /// problem's rows and `params` the kernel it names as params_kernel.
+  /// problem's rows, checkLayerNormBuffers accepts the buffers and `params`
+  /// is the kernel it names as params_kernel.
   LayerNormBackwardLaunch(const Kernel &backward, const Kernel &params,
                           const LayerNormShape &shape,
                           const LayerNormBackwardBuffers &buffers);
