@@ -3,6 +3,10 @@
 // RUN: FileCheck %s --check-prefix=FWD < %t/ln_res_fwd.ptx
 // RUN: FileCheck %s --check-prefix=BWD < %t/ln_res_bwd.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
+// RUN: grep -c "ld.global.v4.b32" %t/ln_res_fwd.ptx | FileCheck %s --check-prefix=FWD-LOADS
+// RUN: grep -c "st.global.v4.b32" %t/ln_res_fwd.ptx | FileCheck %s --check-prefix=FWD-STORES
+// RUN: grep -c "ld.global.v4.b32" %t/ln_res_fwd_looped.ptx | FileCheck %s --check-prefix=LOOPED-LOADS
+// RUN: grep -c "ld.global.v4.b32" %t/ln_res_bwd.ptx | FileCheck %s --check-prefix=BWD-LOADS
 // RUN: for f in %t/*.ptx; do %ptxas -arch=sm_90a -v $f -o %t/out.cubin 2>&1 | grep -E "spill stores|Compiling entry|fatal"; done > %t/report.txt
 // RUN: FileCheck %s --check-prefix=PTXAS < %t/report.txt
 // RUN: not grep -E "[1-9][0-9]* bytes spill stores|fatal" %t/report.txt
@@ -11,6 +15,14 @@
 // written as x is read and y written, in whole 16-byte chunks (one
 // ld.global.v4.b32 / st.global.v4.b32 per 8 bf16), and no spills; the
 // backward reads dresidual the same way.
+// One 16-byte access per chunk (a row of 1024 over 128 threads: one chunk
+// each): the forward loads x, residual, weight and bias and stores sum and
+// y; the looped one loads x and residual (sums), sum (squares), sum, weight
+// and bias (y); the backward loads weight, dy, x and dresidual.
+// FWD-LOADS: {{^}}4{{$}}
+// FWD-STORES: {{^}}2{{$}}
+// LOOPED-LOADS: {{^}}6{{$}}
+// BWD-LOADS: {{^}}4{{$}}
 // FWD: .visible .entry ln_res_fwd(
 // FWD-COUNT-2: ld.global.v4.b32
 // FWD: st.global.v4.b32
