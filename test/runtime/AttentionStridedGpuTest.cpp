@@ -1,24 +1,31 @@
 //===- AttentionStridedGpuTest.cpp - Kernels on views of fused buffers ----===//
 //
-// The generated library's attention kernels read q, k, v (and the backward's
-// out, dout) and write out (and dq, dk, dv) as strided views: q, k and v as
-// heads of one fused [batch, seq, (heads + 2 kv_heads) * head_dim] buffer
-// (the GPT's QKV product), out in a merged [batch, seq, heads * head_dim]
-// buffer, dq, dk and dv in a fused gradient buffer like qkv. Each run must
-// give the same bits as the same kernel on contiguous copies, and leave
-// every element of the fused buffers outside the views (a padding column
-// block on every row) as it was. Skipped without a GPU.
+// The generated library's views twins (KernelQuery::views: the default
+// tile's kernels compiled with strided q, k, v, out, dout, dq, dk, dv; see
+// kernels/CMakeLists.txt) read q, k, v (and the backward's out, dout) and
+// write out (and dq, dk, dv) as strided views: q, k and v as heads of one
+// fused [batch, seq, (heads + 2 kv_heads) * head_dim] buffer (the GPT's QKV
+// product), out in a merged [batch, seq, heads * head_dim] buffer, dq, dk
+// and dv in a fused gradient buffer like qkv. Each run must give the same
+// bits as the same twin on contiguous copies, which must give the bits of
+// the group's contiguous default (the same tile and arithmetic, other
+// addresses), and leave every element of the fused buffers outside the
+// views (a padding column block on every row) as it was. A plain query must
+// never get a twin. Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTesting.h"
 
 #include "fa/runtime/Attention.h"
+#include "fa/runtime/AttentionVariant.h"
 #include "fa/runtime/Kernel.h"
 #include "fa/runtime/KernelLibrary.h"
 
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <tuple>
 
 using namespace fa;
 using namespace fa::gputest;
@@ -143,6 +150,56 @@ DeviceBuffer uploaded(const std::string &name, const Bytes &bytes) {
   return buffer;
 }
 
+/// A group's forward and, with `backward` where the library has it, its
+/// backward kernels, loaded.
+struct LoadedKernels {
+  std::unique_ptr<Kernel> forward, delta, dkdv, dq;
+  std::vector<const KernelSpec *> specs; // The forward first.
+
+  LoadedKernels(const KernelLibrary &library, const KernelQuery &forwardQuery,
+                const DeviceInfo &device, bool backward = true) {
+    const KernelSpec &forwardSpec = library.find(forwardQuery);
+    forward = std::make_unique<Kernel>(forwardSpec, device);
+    specs.push_back(&forwardSpec);
+    KernelQuery backwardQuery = forwardQuery;
+    backwardQuery.op = kAttentionBackwardOp;
+    if (!backward || library.candidates(backwardQuery).empty())
+      return;
+    const KernelSpec &dqSpec = library.find(backwardQuery);
+    AttentionBackwardKernels kernels =
+        attentionBackwardKernels(library, dqSpec);
+    delta = std::make_unique<Kernel>(*kernels.delta, device);
+    dkdv = std::make_unique<Kernel>(*kernels.dkdv, device);
+    dq = std::make_unique<Kernel>(dqSpec, device);
+    specs.insert(specs.end(), {kernels.delta, kernels.dkdv, &dqSpec});
+  }
+
+  std::string describe() const {
+    return forward->spec().name + (dq ? " and " + dq->spec().name : "");
+  }
+};
+
+/// What a run writes, downloaded: out, lse and (with a backward) dq, dk, dv.
+struct Results {
+  Bytes out, lse, dq, dk, dv;
+};
+
+::testing::AssertionResult sameResults(const Results &a, const Results &b,
+                                       std::size_t elementBytes,
+                                       const char *what) {
+  for (auto [x, y, name, bytes] :
+       {std::tuple{&a.out, &b.out, "out", elementBytes},
+        std::tuple{&a.lse, &b.lse, "lse", sizeof(float)},
+        std::tuple{&a.dq, &b.dq, "dq", elementBytes},
+        std::tuple{&a.dk, &b.dk, "dk", elementBytes},
+        std::tuple{&a.dv, &b.dv, "dv", elementBytes}}) {
+    ::testing::AssertionResult same = sameBits(*x, *y, bytes, name);
+    if (!same)
+      return ::testing::AssertionFailure() << what << ": " << same.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 class AttentionStridedGpuTest : public GpuTest {
 protected:
   void SetUp() override {
@@ -152,17 +209,67 @@ protected:
     library.emplace(KernelLibrary::load(FA_GENERATED_KERNELS_DIR));
   }
 
-  /// Runs the forward and backward of `shape` with these kernels on
-  /// contiguous tensors and on views, and compares.
-  void check(const AttentionShape &shape, DType dtype, const Kernel &forward,
-             const Kernel &delta, const Kernel &dkdv, const Kernel &dq);
+  /// Runs `kernels` on contiguous tensors.
+  Results runContiguous(const AttentionShape &shape, DType dtype,
+                        const LoadedKernels &kernels,
+                        const ArgBindings &variant, const Bytes &qHost,
+                        const Bytes &kHost, const Bytes &vHost,
+                        const Bytes &doutHost);
+
+  /// Runs the forward and backward of `shape` with the twins `views` on
+  /// contiguous tensors and on views of fused buffers, and with the group's
+  /// contiguous kernels `contiguous` on contiguous tensors, and compares.
+  void check(const AttentionShape &shape, DType dtype,
+             const LoadedKernels &views, const LoadedKernels &contiguous,
+             const AttentionVariant &variant);
 
   std::optional<KernelLibrary> library;
 };
 
+Results AttentionStridedGpuTest::runContiguous(
+    const AttentionShape &shape, DType dtype, const LoadedKernels &kernels,
+    const ArgBindings &variant, const Bytes &qHost, const Bytes &kHost,
+    const Bytes &vHost, const Bytes &doutHost) {
+  const std::size_t elementBytes = dtypeBytes(dtype);
+  DeviceBuffer q = uploaded("q", qHost), k = uploaded("k", kHost),
+               v = uploaded("v", vHost), dout = uploaded("dout", doutHost);
+  DeviceBuffer out("out", qHost.size()), dqOut("dq", qHost.size()),
+      dkOut("dk", kHost.size()), dvOut("dv", vHost.size());
+  DeviceBuffer lse("lse", tensorBytes(shape.logSumExp(), DType::F32));
+  for (DeviceBuffer *buffer : {&out, &dqOut, &dkOut, &dvOut, &lse})
+    buffer->fill(kNaNBytes, stream->get());
+  AttentionLaunch(*kernels.forward, shape,
+                  {q.get(), k.get(), v.get(), out.get(), lse.get()}, variant)
+      .enqueue(*stream);
+  if (kernels.dq) {
+    AttentionBackwardLaunch backward(
+        *kernels.delta, *kernels.dkdv, *kernels.dq, shape,
+        AttentionBackwardBuffers{q.get(), k.get(), v.get(), out.get(),
+                                 lse.get(), dout.get(), dqOut.get(),
+                                 dkOut.get(), dvOut.get()},
+        variant);
+    backward.fillDelta(kNaNBytes, *stream);
+    backward.enqueue(*stream);
+  }
+  stream->synchronize();
+  Results results{out.download(), lse.download(), {}, {}, {}};
+  if (kernels.dq) {
+    results.dq = dqOut.download();
+    results.dk = dkOut.download();
+    results.dv = dvOut.download();
+  }
+  for (auto [bytes, what] :
+       {std::pair{&results.out, "out"}, std::pair{&results.dq, "dq"},
+        std::pair{&results.dk, "dk"}, std::pair{&results.dv, "dv"}})
+    EXPECT_TRUE(allWritten(*bytes, elementBytes, what));
+  EXPECT_TRUE(allWritten(results.lse, sizeof(float), "lse"));
+  return results;
+}
+
 void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
-                                    const Kernel &forward, const Kernel &delta,
-                                    const Kernel &dkdv, const Kernel &dq) {
+                                    const LoadedKernels &views,
+                                    const LoadedKernels &contiguous,
+                                    const AttentionVariant &variant) {
   const std::size_t elementBytes = dtypeBytes(dtype);
   const std::int64_t D = shape.headDim;
   const std::int64_t qWidth = shape.heads * D;
@@ -171,6 +278,12 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
   const std::int64_t kColumn = qWidth, vColumn = qWidth + kvWidth;
   const std::int64_t qkvWidth = qWidth + 2 * kvWidth + kPadding;
   const std::int64_t outWidth = qWidth + kPadding;
+
+  // The variant's values (dropout's p, seed and offset), for every kernel.
+  std::vector<const KernelSpec *> specs = views.specs;
+  specs.insert(specs.end(), contiguous.specs.begin(), contiguous.specs.end());
+  VariantArgs variantArgs(variantParams(variant, shape, specs));
+  const ArgBindings &bindings = variantArgs.bindings();
 
   const Bytes qHost =
       encode(randomTensor(shape.query(), dtype, 1).values, dtype);
@@ -181,33 +294,15 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
   const Bytes doutHost =
       encode(randomTensor(shape.query(), dtype, 4).values, dtype);
 
-  // Contiguous.
-  DeviceBuffer q = uploaded("q", qHost), k = uploaded("k", kHost),
-               v = uploaded("v", vHost), dout = uploaded("dout", doutHost);
-  DeviceBuffer out("out", qHost.size()), dqOut("dq", qHost.size()),
-      dkOut("dk", kHost.size()), dvOut("dv", vHost.size());
-  DeviceBuffer lse("lse", tensorBytes(shape.logSumExp(), DType::F32));
-  for (DeviceBuffer *buffer : {&out, &dqOut, &dkOut, &dvOut, &lse})
-    buffer->fill(kNaNBytes, stream->get());
-  AttentionLaunch(forward, shape,
-                  {q.get(), k.get(), v.get(), out.get(), lse.get()})
-      .enqueue(*stream);
-  AttentionBackwardLaunch backward(
-      delta, dkdv, dq, shape,
-      AttentionBackwardBuffers{q.get(), k.get(), v.get(), out.get(), lse.get(),
-                               dout.get(), dqOut.get(), dkOut.get(),
-                               dvOut.get()});
-  backward.fillDelta(kNaNBytes, *stream);
-  backward.enqueue(*stream);
-  stream->synchronize();
-  const Bytes outBytes = out.download(), lseBytes = lse.download();
-  const Bytes dqBytes = dqOut.download(), dkBytes = dkOut.download(),
-              dvBytes = dvOut.download();
-  for (auto [bytes, what] :
-       {std::pair{&outBytes, "out"}, std::pair{&dqBytes, "dq"},
-        std::pair{&dkBytes, "dk"}, std::pair{&dvBytes, "dv"}})
-    ASSERT_TRUE(allWritten(*bytes, elementBytes, what));
-  ASSERT_TRUE(allWritten(lseBytes, sizeof(float), "lse"));
+  // Contiguous, the twins and the group's contiguous kernels: the same bits.
+  const Results twin = runContiguous(shape, dtype, views, bindings, qHost,
+                                     kHost, vHost, doutHost);
+  const Results plain = runContiguous(shape, dtype, contiguous, bindings, qHost,
+                                      kHost, vHost, doutHost);
+  if (HasFailure())
+    return;
+  EXPECT_TRUE(sameResults(twin, plain, elementBytes,
+                          "the twin against the contiguous kernels"));
 
   // Views: q, k, v of one fused buffer, out and dout of merged ones, dq, dk,
   // dv of a fused gradient buffer; padding around them.
@@ -232,7 +327,7 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
   DeviceBuffer merged = uploaded("out (merged)", outFused.bytes);
   DeviceBuffer doutMerged = uploaded("dout (merged)", doutFused.bytes);
   DeviceBuffer grad = uploaded("dqkv", gradFused.bytes);
-  DeviceBuffer stridedLse("lse", lseBytes.size());
+  DeviceBuffer stridedLse("lse", twin.lse.size());
   stridedLse.fill(kNaNBytes, stream->get());
   auto column = [&](const DeviceBuffer &buffer, std::int64_t c) {
     return buffer.get() + static_cast<CUdeviceptr>(c) * elementBytes;
@@ -243,17 +338,20 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
                                 column(qkv, vColumn), merged.get(),
                                 stridedLse.get()};
   forwardViews.strides = {qkvStrides, qkvStrides, qkvStrides, outStrides};
-  AttentionLaunch(forward, shape, forwardViews).enqueue(*stream);
-  AttentionBackwardBuffers backwardViews{
-      qkv.get(),    column(qkv, kColumn),  column(qkv, vColumn),
-      merged.get(), stridedLse.get(),      doutMerged.get(),
-      grad.get(),   column(grad, kColumn), column(grad, vColumn)};
-  backwardViews.strides = {qkvStrides, qkvStrides, qkvStrides, outStrides,
-                           outStrides, qkvStrides, qkvStrides, qkvStrides};
-  AttentionBackwardLaunch stridedBackward(delta, dkdv, dq, shape,
-                                          backwardViews);
-  stridedBackward.fillDelta(kNaNBytes, *stream);
-  stridedBackward.enqueue(*stream);
+  AttentionLaunch(*views.forward, shape, forwardViews, bindings)
+      .enqueue(*stream);
+  if (views.dq) {
+    AttentionBackwardBuffers backwardViews{
+        qkv.get(),    column(qkv, kColumn),  column(qkv, vColumn),
+        merged.get(), stridedLse.get(),      doutMerged.get(),
+        grad.get(),   column(grad, kColumn), column(grad, vColumn)};
+    backwardViews.strides = {qkvStrides, qkvStrides, qkvStrides, outStrides,
+                             outStrides, qkvStrides, qkvStrides, qkvStrides};
+    AttentionBackwardLaunch stridedBackward(
+        *views.delta, *views.dkdv, *views.dq, shape, backwardViews, bindings);
+    stridedBackward.fillDelta(kNaNBytes, *stream);
+    stridedBackward.enqueue(*stream);
+  }
   stream->synchronize();
 
   outFused.bytes = merged.download();
@@ -265,64 +363,113 @@ void AttentionStridedGpuTest::check(const AttentionShape &shape, DType dtype,
   EXPECT_TRUE(qkvAfter.bytes == qkvHost.bytes) << "qkv changed";
   EXPECT_TRUE(doutAfter.bytes == doutFused.bytes) << "dout changed";
   EXPECT_TRUE(outFused.paddingIs(qWidth, kPaddingBytes, "out"));
-  EXPECT_TRUE(gradFused.paddingIs(qkvWidth - kPadding, kPaddingBytes, "dqkv"));
-  EXPECT_TRUE(sameBits(stridedLse.download(), lseBytes, sizeof(float), "lse"));
-  EXPECT_TRUE(sameBits(outFused.gather(0, shape.heads, D), outBytes,
+  EXPECT_TRUE(sameBits(stridedLse.download(), twin.lse, sizeof(float), "lse"));
+  EXPECT_TRUE(sameBits(outFused.gather(0, shape.heads, D), twin.out,
                        elementBytes, "out"));
-  EXPECT_TRUE(sameBits(gradFused.gather(0, shape.heads, D), dqBytes,
+  EXPECT_TRUE(gradFused.paddingIs(qkvWidth - kPadding, kPaddingBytes, "dqkv"));
+  if (!views.dq)
+    return;
+  EXPECT_TRUE(sameBits(gradFused.gather(0, shape.heads, D), twin.dq,
                        elementBytes, "dq"));
-  EXPECT_TRUE(sameBits(gradFused.gather(kColumn, shape.kvHeads, D), dkBytes,
+  EXPECT_TRUE(sameBits(gradFused.gather(kColumn, shape.kvHeads, D), twin.dk,
                        elementBytes, "dk"));
-  EXPECT_TRUE(sameBits(gradFused.gather(vColumn, shape.kvHeads, D), dvBytes,
+  EXPECT_TRUE(sameBits(gradFused.gather(vColumn, shape.kvHeads, D), twin.dv,
                        elementBytes, "dv"));
 }
 
-// Sequence lengths that are no multiple of any tile (1, 17, 1000), grouped
-// heads (4 query heads on 2 key/value heads), causal and not, head_dim 64
-// and 128, bf16; every forward candidate of each group (tile shapes,
-// register or shared query, staged output) with the group's backward.
-TEST_F(AttentionStridedGpuTest, ViewsOfFusedBuffersMatchContiguousBitwise) {
-  const DType dtype = DType::BF16;
-  for (std::int64_t headDim : {64, 128})
-    for (bool causal : {false, true}) {
-      const KernelSpec &dqSpec = library->find(
-          KernelQuery{kAttentionBackwardOp, dtype, headDim, causal});
-      AttentionBackwardKernels backward =
-          attentionBackwardKernels(*library, dqSpec);
-      std::vector<const KernelSpec *> specs = library->candidates(
-          KernelQuery{kAttentionForwardOp, dtype, headDim, causal});
-      specs.insert(specs.end(), {backward.delta, backward.dkdv, &dqSpec});
-      for (const KernelSpec *spec : specs)
-        for (const KernelParam &param : spec->params)
-          if (param.kind == ParamKind::Memref && param.rank == 4)
-            ASSERT_TRUE(param.strided)
-                << spec->name << " parameter " << param.name
-                << " is not strided in " << library->path();
-      Kernel delta(*backward.delta, context->device());
-      Kernel dkdv(*backward.dkdv, context->device());
-      Kernel dq(dqSpec, context->device());
-      specs.resize(specs.size() - 3);
-      for (const KernelSpec *forwardSpec : specs) {
-        Kernel forward(*forwardSpec, context->device());
-        for (std::int64_t seq : {1, 17, 1000}) {
-          const AttentionShape shape{2, 4, 2, seq, seq, headDim};
-          SCOPED_TRACE(forwardSpec->name + " and " + dqSpec.name + " " +
-                       shape.describe());
-          check(shape, dtype, forward, delta, dkdv, dq);
-          if (HasFatalFailure())
-            return;
-        }
-      }
-    }
+/// Whether every attention tensor (rank-4 memref) of `spec` is strided
+/// (`strided`) or every one contiguous.
+::testing::AssertionResult attentionTensorsAre(const KernelSpec &spec,
+                                               bool strided) {
+  for (const KernelParam &param : spec.params)
+    if (param.kind == ParamKind::Memref && param.rank == 4 &&
+        param.strided != strided)
+      return ::testing::AssertionFailure()
+             << spec.name << " parameter " << param.name << " is "
+             << (param.strided ? "strided" : "contiguous");
+  return ::testing::AssertionSuccess();
 }
 
-// A view whose stride breaks the kernels' 16-byte chunks, and strides for a
-// kernel that reads none, are refused before anything runs.
-TEST_F(AttentionStridedGpuTest, RefusesMisalignedViews) {
+// The library's twins are its plain and dropout groups' default tiles, bf16
+// and f16: a plain query gets the contiguous kernels, a views query the
+// twins, and the GPT's groups (causal, head_dim 64 and 128) have twins.
+TEST_F(AttentionStridedGpuTest, ViewsQueriesGetTheTwinsAndPlainOnesNever) {
+  for (DType dtype : {DType::BF16, DType::F16})
+    for (std::int64_t headDim : {64, 128})
+      for (const char *variant : {"", "dropout"})
+        for (const char *op : {kAttentionForwardOp, kAttentionBackwardOp}) {
+          KernelQuery query{op, dtype, headDim, true, variant, true};
+          SCOPED_TRACE(query.describe());
+          ASSERT_EQ(library->candidates(query).size(), 1u)
+              << "one twin, the default tile's";
+        }
+  std::size_t twins = 0;
+  for (const KernelSpec &spec : library->kernels()) {
+    if (!isAttentionOp(spec.op) || spec.op == kAttentionDsinksOp)
+      continue;
+    EXPECT_TRUE(attentionTensorsAre(spec, spec.views));
+    EXPECT_EQ(spec.views, spec.name.find("_views") != std::string::npos)
+        << spec.name;
+    if (!spec.views)
+      continue;
+    ++twins;
+    EXPECT_TRUE(spec.variant.empty() || spec.variant == "dropout") << spec.name;
+    EXPECT_NE(spec.dtype, DType::F32) << spec.name;
+    // Its group without views has the contiguous default it twins.
+    KernelQuery plain = spec.query();
+    plain.views = false;
+    const KernelSpec &contiguous = library->find(plain);
+    EXPECT_FALSE(contiguous.views) << contiguous.name;
+    EXPECT_EQ(contiguous.config, spec.config) << spec.name;
+    for (const KernelSpec *candidate : library->candidates(plain))
+      EXPECT_FALSE(candidate->views) << candidate->name;
+  }
+  EXPECT_GT(twins, 0u);
+}
+
+// Sequence lengths that are no multiple of any tile (1, 17, 1000), grouped
+// heads (4 query heads on 2 key/value heads); every twin group (bf16 and
+// f16, every head dim, causal and not, plain and dropout), forward with the
+// backward where the group has a backward twin.
+TEST_F(AttentionStridedGpuTest, ViewsOfFusedBuffersMatchContiguousBitwise) {
+  std::size_t checked = 0;
+  for (const KernelQuery &group : library->groups()) {
+    if (group.op != kAttentionForwardOp || !group.views)
+      continue;
+    KernelQuery plain = group;
+    plain.views = false;
+    // Groups whose strided backward spills (kernels/CMakeLists.txt) have a
+    // forward twin only: compared without the backward.
+    LoadedKernels views(*library, group, context->device());
+    LoadedKernels contiguous(*library, plain, context->device(),
+                             views.dq != nullptr);
+    ASSERT_EQ(views.dq == nullptr, contiguous.dq == nullptr)
+        << group.describe() << ": a backward twin without its contiguous "
+        << "backward";
+    AttentionVariant variant;
+    if (group.variant == "dropout")
+      variant.dropout = AttentionDropout{0.1f, 77, 3};
+    for (std::int64_t seq : {1, 17, 1000}) {
+      const AttentionShape shape{2, 4, 2, seq, seq, group.headDim};
+      SCOPED_TRACE(views.describe() + " against " + contiguous.describe() +
+                   " " + shape.describe());
+      check(shape, group.dtype, views, contiguous, variant);
+      if (HasFatalFailure())
+        return;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u) << "no views groups in " << library->path();
+}
+
+// A view whose stride breaks the kernels' 16-byte chunks is refused before
+// anything runs; so are strides for a contiguous kernel (a plain query's).
+TEST_F(AttentionStridedGpuTest, RefusesMisalignedViewsAndContiguousKernels) {
   const AttentionShape shape{1, 2, 2, 17, 17, 64};
-  const KernelSpec &spec = library->find(
-      KernelQuery{kAttentionForwardOp, DType::BF16, shape.headDim, false});
-  Kernel forward(spec, context->device());
+  KernelQuery query{kAttentionForwardOp, DType::BF16, shape.headDim, false};
+  Kernel contiguous(library->find(query), context->device());
+  query.views = true;
+  Kernel forward(library->find(query), context->device());
   DeviceBuffer buffer("qkv", 1 << 20);
   AttentionBuffers views{buffer.get(), buffer.get(), buffer.get(), buffer.get(),
                          buffer.get()};
@@ -332,6 +479,15 @@ TEST_F(AttentionStridedGpuTest, RefusesMisalignedViews) {
     ADD_FAILURE() << "a 398-byte row stride was accepted";
   } catch (const Error &error) {
     EXPECT_NE(std::string(error.what()).find("not a multiple of 16"),
+              std::string::npos)
+        << error.what();
+  }
+  views.strides.q = {17 * 384, 64, 384, 1};
+  try {
+    AttentionLaunch(contiguous, shape, views);
+    ADD_FAILURE() << "strides were accepted for " << contiguous.spec().name;
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find(contiguous.spec().name),
               std::string::npos)
         << error.what();
   }
