@@ -92,6 +92,22 @@ GptKernels GptKernels::load(const KernelLibrary &library,
   kernels.layerNormBackward = loadKernel(layerNormBackward, device);
   kernels.layerNormParams =
       loadKernel(layerNormParamsKernel(library, layerNormBackward), device);
+  // The residual kernels (fa.layernorm's residual operand) add the residual
+  // stream inside the LayerNorms. A library without them for these rows
+  // (built before they existed) leaves the adds to TrainKernels.
+  const KernelSpec *residualForward = nullptr, *residualBackward = nullptr;
+  try {
+    residualForward = &chooseLayerNormKernel(library, kLayerNormForwardOp,
+                                             dtype, config.dModel, true);
+    residualBackward = &chooseLayerNormKernel(library, kLayerNormBackwardOp,
+                                              dtype, config.dModel, true);
+  } catch (const Error &) {
+    return kernels;
+  }
+  kernels.layerNormForwardResidual = loadKernel(*residualForward, device);
+  kernels.layerNormBackwardResidual = loadKernel(*residualBackward, device);
+  kernels.layerNormParamsResidual =
+      loadKernel(layerNormParamsKernel(library, *residualBackward), device);
   return kernels;
 }
 
@@ -162,7 +178,11 @@ std::string GptKernels::describe() const {
          "\nattention backward: " + attention.dq->spec().name + "\n" +
          dropoutKernels +
          "layernorm forward:  " + layerNormForward->spec().name +
-         "\nlayernorm backward: " + layerNormBackward->spec().name + "\n";
+         "\nlayernorm backward: " + layerNormBackward->spec().name + "\n" +
+         (layerNormForwardResidual
+              ? "layernorm residual: " + layerNormForwardResidual->spec().name +
+                    ", " + layerNormBackwardResidual->spec().name + "\n"
+              : std::string());
 }
 
 /// What one layer keeps from its forward for its backward, and the library
@@ -184,6 +204,11 @@ struct GptModel::Layer {
   // With attention dropout (models that drop): the same buffers.
   std::unique_ptr<AttentionLaunch> attentionForwardDropout;
   std::unique_ptr<AttentionBackwardLaunch> attentionBackwardDropout;
+  // With residual LayerNorm kernels: ln1 of the previous layer's middle plus
+  // its MLP output (writing input; none for layer 0), ln2 of input plus
+  // the attention's projection (writing middle).
+  std::unique_ptr<LayerNormForwardLaunch> ln1ForwardResidual,
+      ln2ForwardResidual;
 };
 
 /// The buffers every layer shares: the final LayerNorm and the loss, and
@@ -200,6 +225,8 @@ struct GptModel::Workspace {
   DeviceBuffer dq, dk, dv, attentionGrad; // [B, H, T, D] each
   DeviceBuffer fcGrad, geluGrad;          // [M, F] each
   std::unique_ptr<LayerNormForwardLaunch> lnfForward;
+  // With residual LayerNorm kernels: the last middle plus its MLP output.
+  std::unique_ptr<LayerNormForwardLaunch> lnfForwardResidual;
   std::unique_ptr<LayerNormBackwardLaunch> lnfBackward;
   // The LM head and cross-entropy, chunks of rows at a time (its f32 logits
   // and dlogits are a chunk's, not the batch's).
@@ -238,7 +265,8 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
     : config(config), layout(config), batch(batch), seq(seq), dtype(dtype),
       kernels(kernels), trainKernels(trainKernels), matmul(matmul),
       weights(weights), grads(grads), dropout(dropout),
-      headViews(allowHeadViews && kernels.headViews()) {
+      headViews(allowHeadViews && kernels.headViews()),
+      residualNorms(kernels.layerNormForwardResidual != nullptr) {
   if (batch <= 0 || seq <= 0 || seq > config.seq)
     throw Error("GPT model: batch " + std::to_string(batch) + " and seq " +
                 std::to_string(seq) + " must be positive, seq at most " +
@@ -280,6 +308,7 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                 allocate.activation("attention grad", headCopies * m * c),
                 allocate.activation("fc grad", m * f),
                 allocate.activation("gelu grad", m * f),
+                nullptr,
                 nullptr,
                 nullptr,
                 nullptr});
@@ -328,6 +357,8 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
               nullptr,
               nullptr,
               nullptr,
+              nullptr,
+              nullptr,
               nullptr});
     Layer &x = *layer;
     const LayerParameters &p = layout.layer(l);
@@ -341,18 +372,26 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
         LayerNormForwardBuffers{x.middle.get(), weight(p.ln2W), weight(p.ln2B),
                                 x.ln2.get(), x.mean2.get(), x.rstd2.get()},
         kLayerNormEps);
-    x.ln1Backward = std::make_unique<LayerNormBackwardLaunch>(
-        *kernels.layerNormBackward, *kernels.layerNormParams, norm,
-        LayerNormBackwardBuffers{x.input.get(), weight(p.ln1W), x.mean1.get(),
-                                 x.rstd1.get(), w.normOutGrad.get(),
-                                 w.normGrad.get(), gradient(p.ln1W),
-                                 gradient(p.ln1B)});
-    x.ln2Backward = std::make_unique<LayerNormBackwardLaunch>(
-        *kernels.layerNormBackward, *kernels.layerNormParams, norm,
-        LayerNormBackwardBuffers{x.middle.get(), weight(p.ln2W), x.mean2.get(),
-                                 x.rstd2.get(), w.normOutGrad.get(),
-                                 w.normGrad.get(), gradient(p.ln2W),
-                                 gradient(p.ln2B)});
+    x.ln1Backward = normBackwardLaunch(x.input.get(), p.ln1W, p.ln1B,
+                                       x.mean1.get(), x.rstd1.get());
+    x.ln2Backward = normBackwardLaunch(x.middle.get(), p.ln2W, p.ln2B,
+                                       x.mean2.get(), x.rstd2.get());
+    if (residualNorms) {
+      x.ln2ForwardResidual = std::make_unique<LayerNormForwardLaunch>(
+          *kernels.layerNormForwardResidual, norm,
+          LayerNormForwardBuffers{x.input.get(), weight(p.ln2W), weight(p.ln2B),
+                                  x.ln2.get(), x.mean2.get(), x.rstd2.get(),
+                                  w.projected.get(), x.middle.get()},
+          kLayerNormEps);
+      if (l > 0)
+        x.ln1ForwardResidual = std::make_unique<LayerNormForwardLaunch>(
+            *kernels.layerNormForwardResidual, norm,
+            LayerNormForwardBuffers{layers[l - 1]->middle.get(), weight(p.ln1W),
+                                    weight(p.ln1B), x.ln1.get(), x.mean1.get(),
+                                    x.rstd1.get(), w.projected.get(),
+                                    x.input.get()},
+            kLayerNormEps);
+    }
     AttentionBuffers forwardBuffers{x.q.get(), x.k.get(), x.v.get(),
                                     x.attention.get(), x.lse.get()};
     AttentionBackwardBuffers backwardBuffers{
@@ -383,6 +422,14 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
     }
     layers.push_back(std::move(layer));
   }
+  if (residualNorms)
+    w.lnfForwardResidual = std::make_unique<LayerNormForwardLaunch>(
+        *kernels.layerNormForwardResidual, norm,
+        LayerNormForwardBuffers{layers.back()->middle.get(),
+                                weight(layout.lnfW()), weight(layout.lnfB()),
+                                w.lnf.get(), w.meanf.get(), w.rstdf.get(),
+                                w.projected.get(), w.final.get()},
+        kLayerNormEps);
   bytesHeld = allocate.total;
   // Runs check their memory with plannedActivationBytes() before they get
   // here: it must count what was allocated.
@@ -392,6 +439,33 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
     throw Error("GPT model: allocated " + std::to_string(bytesHeld) +
                 " bytes of activations, but plannedActivationBytes() counts " +
                 std::to_string(planned) + " (update it with the constructor)");
+}
+
+/// The backward of a layer's LayerNorm of x: d loss / d (its output) in
+/// normOutGrad; with residual kernels it adds dx to residualGrad in place
+/// (the residual stream's gradient), else it writes dx to normGrad for the
+/// layer to add.
+std::unique_ptr<LayerNormBackwardLaunch>
+GptModel::normBackwardLaunch(CUdeviceptr x, std::int64_t weightOffset,
+                             std::int64_t biasOffset, CUdeviceptr mean,
+                             CUdeviceptr rstd) const {
+  const LayerNormShape norm{rows(), config.dModel};
+  const Workspace &w = *work;
+  LayerNormBackwardBuffers buffers{x,
+                                   weight(weightOffset),
+                                   mean,
+                                   rstd,
+                                   w.normOutGrad.get(),
+                                   w.normGrad.get(),
+                                   gradient(weightOffset),
+                                   gradient(biasOffset)};
+  if (!residualNorms)
+    return std::make_unique<LayerNormBackwardLaunch>(
+        *kernels.layerNormBackward, *kernels.layerNormParams, norm, buffers);
+  buffers.dx = buffers.dresidual = w.residualGrad.get();
+  return std::make_unique<LayerNormBackwardLaunch>(
+      *kernels.layerNormBackwardResidual, *kernels.layerNormParamsResidual,
+      norm, buffers);
 }
 
 GptModel::~GptModel() = default;
@@ -514,6 +588,8 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
     CUdeviceptr output =
         l + 1 < config.layers ? layers[l + 1]->input.get() : work->final.get();
     forwardLayer(l, stream);
+    if (residualInNorms())
+      continue; // The next LayerNorm (ln1, or lnf) adds the MLP's output.
     PhaseScope scope(profiler, Phase::Residual, stream);
     addDropped(layers[l]->middle.get(), work->projected.get(), output, m * c,
                mlpBranchDropoutSite(l), stream);
@@ -521,7 +597,8 @@ void GptModel::forward(CUdeviceptr tokens, CUdeviceptr targets,
   NvtxRange headRange{"final norm, head and loss"};
   {
     PhaseScope scope(profiler, Phase::LayerNorm, stream);
-    work->lnfForward->enqueue(stream);
+    (residualInNorms() ? work->lnfForwardResidual : work->lnfForward)
+        ->enqueue(stream);
   }
   // With forBackward the head's backward runs here, chunk by chunk: d loss
   // / d lnf into normOutGrad (the backward starts from it), the head's
@@ -545,7 +622,10 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
     PhaseScope scope(profiler, phase, stream);
     launch();
   };
-  timed(Phase::LayerNorm, [&] { x.ln1Forward->enqueue(stream); });
+  timed(Phase::LayerNorm, [&] {
+    (residualInNorms() && index > 0 ? x.ln1ForwardResidual : x.ln1Forward)
+        ->enqueue(stream);
+  });
   timed(Phase::Matmul, [&] {
     matmul.forward(dtype, dtype, {m, c, 3 * c}, x.ln1.get(), weight(p.qkvW),
                    weight(p.qkvB), x.qkv.get(), stream);
@@ -571,11 +651,15 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
     matmul.forward(dtype, dtype, {m, c, c}, x.merged.get(), weight(p.projW),
                    weight(p.projB), work->projected.get(), stream);
   });
-  timed(Phase::Residual, [&] {
-    addDropped(x.input.get(), work->projected.get(), x.middle.get(), m * c,
-               attentionBranchDropoutSite(index), stream);
-  });
-  timed(Phase::LayerNorm, [&] { x.ln2Forward->enqueue(stream); });
+  if (residualInNorms()) {
+    timed(Phase::LayerNorm, [&] { x.ln2ForwardResidual->enqueue(stream); });
+  } else {
+    timed(Phase::Residual, [&] {
+      addDropped(x.input.get(), work->projected.get(), x.middle.get(), m * c,
+                 attentionBranchDropoutSite(index), stream);
+    });
+    timed(Phase::LayerNorm, [&] { x.ln2Forward->enqueue(stream); });
+  }
   if (epilogues.geluForward) {
     timed(Phase::Matmul, [&] {
       matmul.forwardGelu(dtype, {m, c, f}, x.ln2.get(), weight(p.fcW),
@@ -716,10 +800,11 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
                    w.normOutGrad.get(), stream);
   }
   timed(Phase::LayerNorm, [&] { x.ln2Backward->enqueue(stream); });
-  timed(Phase::Residual, [&] {
-    trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
-                     w.residualGrad.get(), m * c, stream);
-  });
+  if (!residualNorms)
+    timed(Phase::Residual, [&] {
+      trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                       w.residualGrad.get(), m * c, stream);
+    });
   // Attention: middle = input + drop(attention(ln1(input)) proj_w^T + proj_b).
   linearBackward({m, c, c}, branchGrad(attentionBranchDropoutSite(index)),
                  x.merged.get(), p.projW, p.projB, w.mergedGrad.get(), stream);
@@ -744,10 +829,11 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
   linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
                  w.normOutGrad.get(), stream);
   timed(Phase::LayerNorm, [&] { x.ln1Backward->enqueue(stream); });
-  timed(Phase::Residual, [&] {
-    trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
-                     w.residualGrad.get(), m * c, stream);
-  });
+  if (!residualNorms)
+    timed(Phase::Residual, [&] {
+      trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                       w.residualGrad.get(), m * c, stream);
+    });
 }
 
 } // namespace fa::train

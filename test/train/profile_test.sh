@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `fa-run train --profile` on a small model: every phase that every model
 # has takes time (attention forward and backward, LayerNorm, matmul,
-# embedding, residual, loss, optimizer); "heads layout" has its row, 0 by
+# embedding, loss, optimizer); "residual" has its row, 0 when the
+# LayerNorms add the residual stream (the library's residual kernels) and
+# positive with --dropout (dropped branches are added by dropout kernels);
+# "heads layout" has its row, 0 by
 # default (attention reads q, k, v in place) and positive with
 # --head-copies; "bias grad" and "gelu" have theirs, positive with
 # --epilogues none, less or 0 when cuBLASLt's epilogues do that work inside
@@ -49,7 +52,8 @@ check_table() { # NAME COMMUNICATION(zero|positive)
     value=$(ms_of "$out" "$row")
     [ -n "$value" ] || fail "$1: no '$row' row: $(cat "$out")"
     if [ "$row" = "elementwise (other)" ] || [ "$row" = "heads layout" ] ||
-       [ "$row" = "bias grad" ] || [ "$row" = gelu ]; then
+       [ "$row" = "bias grad" ] || [ "$row" = gelu ] ||
+       [ "$row" = residual ]; then
       awk -v x="$value" 'BEGIN { exit !(x + 0 >= 0) }' ||
         fail "$1: '$row' took $value ms: $(cat "$out")"
     elif [ "$row" != communication ] || [ "$2" = positive ]; then
@@ -92,6 +96,10 @@ run epilogues "$@" --epilogues all --profile --profile-steps 4
 check_table epilogues zero
 run kernels "$@" --epilogues none --profile --profile-steps 4
 check_table kernels zero
+run dropout "$@" --dropout 0.1 --profile --profile-steps 4
+check_table dropout zero
+value=$(ms_of "$work/dropout.txt" residual)
+positive "$value" || fail "dropout: 'residual' took $value ms: $(cat "$work/dropout.txt")"
 for row in "bias grad" gelu; do
   value=$(ms_of "$work/kernels.txt" "$row")
   positive "$value" || fail "kernels: '$row' took $value ms: $(cat "$work/kernels.txt")"

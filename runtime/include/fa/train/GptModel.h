@@ -70,6 +70,10 @@ struct GptKernels {
   /// for a model that drops (null kernels otherwise).
   Attention attentionDropout;
   std::unique_ptr<Kernel> layerNormForward, layerNormBackward, layerNormParams;
+  /// The residual LayerNorm kernels (the residual add inside), when the
+  /// library has them for these rows (null otherwise).
+  std::unique_ptr<Kernel> layerNormForwardResidual, layerNormBackwardResidual,
+      layerNormParamsResidual;
 
   /// Chooses (through the tuning cache when there is one) and loads the
   /// causal attention kernels for head_dim D, with `dropout` their dropout
@@ -151,6 +155,14 @@ private:
 
   void bindHeadViews(const Layer &layer, AttentionBuffers &forward,
                      AttentionBackwardBuffers &backward) const;
+  std::unique_ptr<LayerNormBackwardLaunch>
+  normBackwardLaunch(CUdeviceptr x, std::int64_t weightOffset,
+                     std::int64_t biasOffset, CUdeviceptr mean,
+                     CUdeviceptr rstd) const;
+  /// Whether this forward adds the residual stream inside the LayerNorms:
+  /// with residual kernels, unless it drops (a dropped branch is added by
+  /// TrainKernels::dropoutAdd). The backward always does with them.
+  bool residualInNorms() const { return residualNorms && !activeDropout; }
   void forwardLayer(std::int64_t index, const Stream &stream);
   void backwardLayer(std::int64_t index, const Stream &stream);
   /// out = a + drop(b) at `site` under the last forward's masks, or a + b
@@ -185,6 +197,8 @@ private:
   EpilogueFusion epilogues;
   /// GptKernels::headViews(): no [B, H, T, D] copies.
   bool headViews;
+  /// The kernels have residual LayerNorms (GptKernels).
+  bool residualNorms;
   /// The last forward's masks, which its backward regenerates; none when it
   /// dropped nothing.
   std::optional<DropoutDraw> activeDropout;
