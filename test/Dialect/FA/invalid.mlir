@@ -470,7 +470,7 @@ func.func @ln_eps_type(%x: memref<16x1024xbf16>, %w: memref<1024xbf16>, %b: memr
 // mean without rstd (only expressible in the generic form)
 func.func @ln_mean_without_rstd(%x: memref<4x8xf32>, %w: memref<8xf32>, %m: memref<4xf32>, %eps: f32) {
   // expected-error @+1 {{expects mean and rstd to be given together}}
-  "fa.layernorm"(%x, %w, %w, %x, %m, %eps) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1>}> : (memref<4x8xf32>, memref<8xf32>, memref<8xf32>, memref<4x8xf32>, memref<4xf32>, f32) -> ()
+  "fa.layernorm"(%x, %w, %w, %x, %m, %eps) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 1, 0, 1>}> : (memref<4x8xf32>, memref<8xf32>, memref<8xf32>, memref<4x8xf32>, memref<4xf32>, f32) -> ()
   return
 }
 
