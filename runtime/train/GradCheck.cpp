@@ -94,7 +94,7 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   const DropoutDraw dropout{options.dropout, options.seed, kDropoutCheckStep};
   GptKernels kernels =
       GptKernels::load(library, nullptr, context.device(), config,
-                       options.dtype, options.dropout > 0);
+                       options.dtype, options.dropout > 0, options.headViews);
   TrainKernels trainKernels;
   Matmul matmul;
   Stream stream;

@@ -80,9 +80,9 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
       shardSize(shardSizeOf(layout, options, comm)),
       paddedSize(zeroOne(options, comm) ? shardSize * comm->worldSize()
                                         : layout.totalSize()),
-      kernels(std::make_unique<GptKernels>(
-          GptKernels::load(library, cache, context.device(), options.model,
-                           options.dtype, options.dropout > 0))),
+      kernels(std::make_unique<GptKernels>(GptKernels::load(
+          library, cache, context.device(), options.model, options.dtype,
+          options.dropout > 0, options.headViews))),
       corpus(std::move(trainingData)), data(corpus.split()),
       master(f32Buffer("master weights", shardSize)),
       working("working weights", paddedSize * dtypeBytes(options.dtype)),

@@ -60,7 +60,8 @@ bool selected(const KernelQuery &group, const TuneOptions &options) {
   // Only attention forward kernels are tuned; LayerNorm kernels are chosen
   // by row length (LayerNorm.h). Variant kernels need their variant's
   // values (window sizes, doc ids, ...), which tuning does not choose.
-  return group.op == "attention_fwd" && group.variant.empty() &&
+  // Views twins are one kernel per group (the default tile, strided).
+  return group.op == "attention_fwd" && group.variant.empty() && !group.views &&
          allows(options.dtypes, dtypeName(group.dtype)) &&
          allows(options.dims, group.headDim) &&
          allows(options.causalModes,
