@@ -33,6 +33,7 @@
 #include "fa/train/Matmul.h"
 #include "fa/train/TrainKernels.h"
 
+#include "GpuChecks.h"
 #include "GpuTesting.h"
 
 #include <algorithm>
@@ -50,6 +51,7 @@
 
 using namespace fa;
 using namespace fa::gputest;
+using namespace fa::traintest;
 using fa::train::LossHead;
 using fa::train::Matmul;
 using fa::train::TrainKernels;
@@ -60,7 +62,6 @@ constexpr std::int64_t kRows = 2000, kChannels = 128;
 const std::int64_t kVocabs[] = {301, 4096};
 /// One chunk (today's unchunked work), two, and 286 of 7 rows (the last 5).
 const std::int64_t kChunkRows[] = {kRows, 1000, 7};
-constexpr std::uint8_t kNaNBytes = 0xFF;
 /// The head's weights are N(0, 1/64), so logits are N(0, 2): softmaxes far
 /// from one-hot, where every dlogit matters.
 constexpr float kHeadScale = 0.125f;
@@ -188,14 +189,6 @@ const Case &caseFor(std::int64_t vocab) {
 
 // --- Device helpers and checks ----------------------------------------------
 
-/// n elements of `dtype`, every byte 0xFF.
-DeviceBuffer poisoned(const std::string &name, std::int64_t n, DType dtype,
-                      const Stream &stream) {
-  DeviceBuffer buffer(name, static_cast<std::size_t>(n) * dtypeBytes(dtype));
-  buffer.fill(kNaNBytes, stream.get());
-  return buffer;
-}
-
 DeviceBuffer deviceTargets(const std::vector<std::int32_t> &targets) {
   DeviceBuffer buffer("targets", targets.size() * sizeof(std::int32_t));
   Bytes bytes(buffer.bytes());
@@ -207,26 +200,6 @@ DeviceBuffer deviceTargets(const std::vector<std::int32_t> &targets) {
 bool allPoison(const Bytes &bytes) {
   return std::all_of(bytes.begin(), bytes.end(),
                      [](std::uint8_t byte) { return byte == kNaNBytes; });
-}
-
-/// Expects |actual[i] - expected[i]| <= bound[i] everywhere (NaN fails),
-/// naming the first few elements that are not.
-void expectWithin(const std::vector<float> &actual,
-                  const std::vector<double> &expected,
-                  const std::vector<double> &bound, const std::string &what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  std::int64_t failures = 0;
-  std::ostringstream examples;
-  for (std::size_t i = 0; i < actual.size(); ++i) {
-    const double error = std::fabs(actual[i] - expected[i]);
-    if (error <= bound[i]) // False for NaN.
-      continue;
-    if (failures++ < 5)
-      examples << " [" << i << "] " << actual[i] << " vs " << expected[i]
-               << " (bound " << bound[i] << ")";
-  }
-  EXPECT_EQ(failures, 0) << what << " (of " << actual.size()
-                         << "):" << examples.str();
 }
 
 /// Expects the same bytes of two f32 vectors, naming the first rows that
@@ -274,15 +247,6 @@ void expectWithinUlps(const Bytes &actual, const Bytes &expected, double ulps,
   }
   EXPECT_EQ(failures, 0) << what << " (of " << a.size()
                          << "):" << examples.str();
-}
-
-std::string errorMessage(const std::function<void()> &function) {
-  try {
-    function();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
 }
 
 // --- Fixture -----------------------------------------------------------------

@@ -13,6 +13,7 @@
 
 #include "fa/train/TrainKernels.h"
 
+#include "GpuChecks.h"
 #include "GpuTesting.h"
 
 #include <algorithm>
@@ -29,12 +30,12 @@
 
 using namespace fa;
 using namespace fa::gputest;
+using namespace fa::traintest;
 using fa::train::AdamWStep;
 using fa::train::TrainKernels;
 
 namespace {
 
-constexpr std::uint8_t kNaNBytes = 0xFF;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // --- Inputs and outputs ------------------------------------------------------
@@ -77,39 +78,12 @@ DeviceBuffer deviceCopy(const std::string &name,
   return upload(name, HostTensor{{std::int64_t(values.size())}, values}, dtype);
 }
 
-/// n elements of `dtype`, every byte 0xFF (at least one element).
-DeviceBuffer poisoned(const std::string &name, std::int64_t n, DType dtype,
-                      const Stream &stream) {
-  DeviceBuffer buffer(name, std::max<std::int64_t>(n, 1) * dtypeBytes(dtype));
-  buffer.fill(kNaNBytes, stream.get());
-  return buffer;
-}
-
 std::vector<float> hostCopy(const DeviceBuffer &buffer, DType dtype) {
   return decode(buffer.download(), dtype);
 }
 
 // --- Checks
 // -------------------------------------------------------------------
-
-/// Expects |actual[i] - expected[i]| <= bound[i] everywhere (NaN fails),
-/// naming the first few elements that are not.
-void expectWithin(const std::vector<float> &actual,
-                  const std::vector<double> &expected,
-                  const std::vector<double> &bound, const std::string &what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  std::int64_t failures = 0;
-  std::ostringstream examples;
-  for (std::size_t i = 0; i < actual.size(); ++i) {
-    const double error = std::fabs(actual[i] - expected[i]);
-    if (error <= bound[i]) // False for NaN.
-      continue;
-    if (failures++ < 5)
-      examples << " [" << i << "] " << actual[i] << " vs " << expected[i];
-  }
-  EXPECT_EQ(failures, 0) << what << " (of " << actual.size()
-                         << "):" << examples.str();
-}
 
 /// Bounds of relative + absolute size around `expected`.
 std::vector<double> boundsOf(const std::vector<double> &expected,
@@ -150,15 +124,6 @@ void expectDeterministic(const std::function<Bytes()> &run,
   Bytes first = run();
   Bytes second = run();
   EXPECT_TRUE(first == second) << what << ": two runs differ";
-}
-
-std::string errorMessage(const std::function<void()> &function) {
-  try {
-    function();
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
 }
 
 // --- Fixtures ---------------------------------------------------------------
