@@ -7,6 +7,14 @@
 // TrainKernels.h. Activations are `dtype` (bf16, or f32 for exact checks),
 // accumulation f32, parameter gradients f32 in the flat layout.
 //
+// Where the library allows, work is fused rather than launched apart:
+// attention reads q, k, v in place from the fused QKV product (the views
+// twins; GptKernels::headViews), the LayerNorms add the residual stream
+// (residual kernels), cuBLASLt's epilogues run GELU and bias gradients
+// (EpilogueFusion), and the LM head with its loss runs a chunk of rows at a
+// time (LossHead.h). Each fusion has its unfused path, kept for libraries
+// without the kernels and for measuring one against the other.
+//
 // The model owns its activations (what the backward needs, kept per layer)
 // and the launches bound to them; the caller owns the parameters: `weights`,
 // the flat working copy in `dtype`, and `grads`, the flat f32 gradients, both
