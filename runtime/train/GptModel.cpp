@@ -9,8 +9,6 @@
 #include "fa/train/LossHead.h"
 #include "fa/train/StepProfile.h"
 
-#include <algorithm>
-#include <set>
 #include <sstream>
 
 namespace fa::train {
@@ -143,26 +141,11 @@ std::string EpilogueFusion::describe() const {
   return names.empty() ? "none" : names;
 }
 
-namespace {
-
-/// Whether each of the attention tensors `spec` takes (q, k, v, out and the
-/// backward's dout, dq, dk, dv) may be a strided view.
-bool takesHeadViews(const KernelSpec &spec) {
-  static const std::set<std::string> headTensors = {"q",    "k",  "v",  "out",
-                                                    "dout", "dq", "dk", "dv"};
-  return std::all_of(spec.params.begin(), spec.params.end(),
-                     [](const KernelParam &param) {
-                       return !headTensors.count(param.name) || param.strided;
-                     });
-}
-
-} // namespace
-
 bool GptKernels::headViews() const {
   for (const Attention *set : {&attention, &attentionDropout})
     for (const std::unique_ptr<Kernel> *kernel :
          {&set->forward, &set->delta, &set->dkdv, &set->dq})
-      if (*kernel && !takesHeadViews((*kernel)->spec()))
+      if (*kernel && !(*kernel)->spec().views)
         return false;
   return true;
 }
@@ -261,11 +244,11 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                    std::int64_t seq, DType dtype, const GptKernels &kernels,
                    const TrainKernels &trainKernels, Matmul &matmul,
                    CUdeviceptr weights, CUdeviceptr grads,
-                   const DropoutDraw &dropout, bool allowHeadViews)
+                   const DropoutDraw &dropout)
     : config(config), layout(config), batch(batch), seq(seq), dtype(dtype),
       kernels(kernels), trainKernels(trainKernels), matmul(matmul),
       weights(weights), grads(grads), dropout(dropout),
-      headViews(allowHeadViews && kernels.headViews()),
+      headViews(kernels.headViews()),
       residualNorms(kernels.layerNormForwardResidual != nullptr) {
   if (batch <= 0 || seq <= 0 || seq > config.seq)
     throw Error("GPT model: batch " + std::to_string(batch) + " and seq " +
@@ -765,6 +748,16 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
     PhaseScope scope(profiler, phase, stream);
     launch();
   };
+  // A LayerNorm's backward, then its dx into the residual gradient, unless
+  // the residual kernel added it there (normBackwardLaunch).
+  auto normBackward = [&](LayerNormBackwardLaunch &launch) {
+    timed(Phase::LayerNorm, [&] { launch.enqueue(stream); });
+    if (!residualNorms)
+      timed(Phase::Residual, [&] {
+        trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
+                         w.residualGrad.get(), m * c, stream);
+      });
+  };
   auto branchGrad = [&](std::uint32_t site) {
     PhaseScope scope(profiler, Phase::ElementwiseOther, stream);
     return addDropped(0, w.residualGrad.get(), w.projected.get(), m * c, site,
@@ -799,12 +792,7 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
     linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
                    w.normOutGrad.get(), stream);
   }
-  timed(Phase::LayerNorm, [&] { x.ln2Backward->enqueue(stream); });
-  if (!residualNorms)
-    timed(Phase::Residual, [&] {
-      trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
-                       w.residualGrad.get(), m * c, stream);
-    });
+  normBackward(*x.ln2Backward);
   // Attention: middle = input + drop(attention(ln1(input)) proj_w^T + proj_b).
   linearBackward({m, c, c}, branchGrad(attentionBranchDropoutSite(index)),
                  x.merged.get(), p.projW, p.projB, w.mergedGrad.get(), stream);
@@ -828,12 +816,7 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
     });
   linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
                  w.normOutGrad.get(), stream);
-  timed(Phase::LayerNorm, [&] { x.ln1Backward->enqueue(stream); });
-  if (!residualNorms)
-    timed(Phase::Residual, [&] {
-      trainKernels.add(dtype, w.residualGrad.get(), w.normGrad.get(),
-                       w.residualGrad.get(), m * c, stream);
-    });
+  normBackward(*x.ln1Backward);
 }
 
 } // namespace fa::train

@@ -114,8 +114,7 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   DeviceBuffer targetBuffer = uploadTokens("grad check targets", targets);
 
   GptModel model(config, options.batch, seq, options.dtype, kernels,
-                 trainKernels, matmul, working.get(), grads.get(), dropout,
-                 options.headViews);
+                 trainKernels, matmul, working.get(), grads.get(), dropout);
   model.setEpilogues(options.epilogues);
   {
     NvtxRange range{"grad check: GPU forward and backward"};

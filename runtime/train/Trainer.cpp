@@ -116,7 +116,7 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
   model = std::make_unique<GptModel>(
       options.model, options.batch, options.model.seq, options.dtype, *kernels,
       trainKernels, matmul, working.get(), grads.get(),
-      DropoutDraw{options.dropout, options.seed, 0}, options.headViews);
+      DropoutDraw{options.dropout, options.seed, 0});
   if (comm && !sharded())
     ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
                                     options.bucketMegabytes);

@@ -94,10 +94,9 @@ struct GptKernels {
   static GptKernels load(const KernelLibrary &library, const TuningCache *cache,
                          const DeviceInfo &device, const GptConfig &config,
                          DType dtype, bool dropout = false, bool views = true);
-  /// Whether every attention kernel loaded takes q, k, v, out (and dout,
-  /// dq, dk, dv) as strided views (the views twins: KernelLibrary.h's
-  /// "strided" params), so that the model reads them in place from the
-  /// fused qkv; false on the contiguous kernels.
+  /// Whether every attention kernel loaded takes strided views (the views
+  /// twins, KernelSpec::views), so that the model reads q, k, v in place
+  /// from the fused qkv; false on the contiguous kernels.
   bool headViews() const;
   /// One line per kernel: "attention forward: <name>".
   std::string describe() const;
@@ -108,15 +107,14 @@ public:
   /// Activations for `batch` sequences of `seq` <= config.seq tokens.
   /// `dropout`: p and seed of the training forwards' masks (Dropout.h; its
   /// step is ignored, each forward names its own); p > 0 needs `kernels`
-  /// loaded with dropout. `allowHeadViews` false: copy q, k, v, the
-  /// attention's output and their gradients to [B, H, T, D] buffers even
-  /// when the kernels could read views (GptKernels::headViews), to measure
-  /// one against the other.
+  /// loaded with dropout. The attention reads q, k, v in place when the
+  /// kernels take views (GptKernels::headViews); kernels loaded without
+  /// views copy them and the gradients to [B, H, T, D] buffers.
   GptModel(const GptConfig &config, std::int64_t batch, std::int64_t seq,
            DType dtype, const GptKernels &kernels,
            const TrainKernels &trainKernels, Matmul &matmul,
            CUdeviceptr weights, CUdeviceptr grads,
-           const DropoutDraw &dropout = {}, bool allowHeadViews = true);
+           const DropoutDraw &dropout = {});
   ~GptModel();
   GptModel(const GptModel &) = delete;
   GptModel &operator=(const GptModel &) = delete;

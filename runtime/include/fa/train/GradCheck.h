@@ -39,7 +39,7 @@ struct GradCheckOptions {
   float dropout = 0;
   /// GptModel::setEpilogues.
   EpilogueFusion epilogues;
-  /// GptModel's allowHeadViews.
+  /// GptKernels::load's views.
   bool headViews = true;
 };
 

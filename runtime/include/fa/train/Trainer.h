@@ -67,8 +67,9 @@ struct TrainOptions {
   /// GptModel::setEpilogues: which GELU and bias-gradient work runs in
   /// cuBLASLt's products.
   EpilogueFusion epilogues;
-  /// GptModel's allowHeadViews: attention reads q, k, v in place from the
-  /// fused qkv when its kernels can (true), or copies the heads.
+  /// GptKernels::load's views: attention reads q, k, v in place from the
+  /// fused qkv through the library's views twins (true), or runs the
+  /// contiguous kernels on copies of the heads.
   bool headViews = true;
   /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
   DataOptions data;
