@@ -67,6 +67,7 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   kernels.addPass(createFAEliminateCausalTiles());
   kernels.addPass(createFAOverlapSoftmax());
   kernels.addPass(createFAPipelineKvCopies());
+  kernels.addPass(createFAWarpSpecialize());
   kernels.addPass(createConvertFARowsToGPU());
   kernels.addPass(createConvertFAToNVGPU({options.chip}));
   kernels.addPass(createCanonicalizerPass());

@@ -20,6 +20,7 @@
 #include "AsyncRing.h"
 #include "Patterns.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -78,6 +79,9 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
 }
 
 namespace {
+/// The named barrier of a warp-specialised kernel's computing threads.
+constexpr int32_t kComputingBarrierId = 1;
+
 /// The 16-row blocks each warp owns (1 or 2): block_m / (16 x warps), 1
 /// without a block_m. Errors name `pass`.
 FailureOr<int64_t> rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps,
@@ -130,7 +134,16 @@ struct ConvertFAToNVGPUPass
                << kMaxAttentionWarps << " warps on a kernel with tile ops";
       return success();
     }
-    int64_t numThreads = (*blockSize)[0];
+    // A warp-specialised kernel's producer threads (fa-warp-specialize)
+    // follow the computing ones, which the tiles are distributed over.
+    int64_t producerThreads = 0;
+    if (auto producers = func->getAttrOfType<IntegerAttr>(kProducerThreadsAttr))
+      producerThreads = producers.getInt();
+    int64_t numThreads = (*blockSize)[0] - producerThreads;
+    if (numThreads < kThreadsPerWarp)
+      return emitPassError(func, getArgument())
+             << "expects computing threads besides the " << producerThreads
+             << " producer threads of " << kProducerThreadsAttr;
     FailureOr<int64_t> rowBlocks =
         rowBlocksPerWarp(func, numThreads / kThreadsPerWarp, getArgument());
     if (failed(rowBlocks))
@@ -162,7 +175,43 @@ struct ConvertFAToNVGPUPass
     populateFAToNVGPUConversionPatterns(converter, patterns, options);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
-    return applyPartialConversion(func, target, std::move(patterns));
+    if (failed(applyPartialConversion(func, target, std::move(patterns))))
+      return failure();
+    return producerThreads ? syncComputingThreadsOnly(func, numThreads)
+                           : success();
+  }
+
+  /// In a warp-specialised kernel the producer warpgroup never reaches the
+  /// computing warpgroups' barriers (a wait_tiles' gpu.barrier, which would
+  /// wait for every thread of the block): those become named barrier 1 over
+  /// the computing threads alone (bar.sync 1, n). Barrier 0 stays the
+  /// block's, which the rings' creation uses before the split.
+  LogicalResult syncComputingThreadsOnly(gpu::GPUFuncOp func,
+                                         int64_t computeThreads) {
+    SmallVector<scf::IfOp> splits;
+    func.walk([&](scf::IfOp split) {
+      if (split->hasAttr(kWarpRolesAttr))
+        splits.push_back(split);
+    });
+    if (splits.size() != 1)
+      return emitPassError(func, getArgument())
+             << "expects one scf.if marked " << kWarpRolesAttr
+             << " in a kernel with " << kProducerThreadsAttr << ", found "
+             << splits.size();
+    SmallVector<gpu::BarrierOp> barriers;
+    splits.front().getElseRegion().walk(
+        [&](gpu::BarrierOp barrier) { barriers.push_back(barrier); });
+    IRRewriter b(func.getContext());
+    for (gpu::BarrierOp barrier : barriers) {
+      b.setInsertionPoint(barrier);
+      Location loc = barrier.getLoc();
+      Value id = arith::ConstantIntOp::create(b, loc, kComputingBarrierId, 32);
+      Value threads = arith::ConstantIntOp::create(b, loc, computeThreads, 32);
+      NVVM::BarrierOp::create(b, loc, TypeRange{}, id, threads,
+                              NVVM::BarrierReductionAttr(), Value());
+      b.eraseOp(barrier);
+    }
+    return success();
   }
 
   /// The entry of the `chip` option.

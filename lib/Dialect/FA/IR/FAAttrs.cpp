@@ -107,7 +107,7 @@ LogicalResult TileAttr::verify(
     std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
     std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
     std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
-    std::optional<int64_t> dqNumWarps, bool) {
+    std::optional<int64_t> dqNumWarps, bool, bool) {
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
@@ -144,13 +144,14 @@ KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   auto memref = dyn_cast<MemRefType>(type);
   bool scalar = type.isF32() || type.isIndex() || type.isInteger(64) ||
                 type.isInteger(32);
-  if (scalar || (memref && (isa<Float16Type, BFloat16Type, Float32Type>(
-                                memref.getElementType()) ||
-                            memref.getElementType().isInteger(32))))
+  if (scalar || isa<nvgpu::TensorMapDescriptorType>(type) ||
+      (memref &&
+       (isa<Float16Type, BFloat16Type, Float32Type>(memref.getElementType()) ||
+        memref.getElementType().isInteger(32))))
     return success();
   return emitError() << "kernel parameter '" << name
-                     << "' must be a memref of f16, bf16, f32 or i32, or an "
-                        "f32, i32, i64 or index scalar, got "
+                     << "' must be a memref of f16, bf16, f32 or i32, an f32, "
+                        "i32, i64 or index scalar, or a tensor map, got "
                      << type;
 }
 
@@ -221,7 +222,7 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getNumStages().value_or(numStages), getQInShared(),
              getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
              getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
-             getDqNumWarps(), getSplitDkdv());
+             getDqNumWarps(), getSplitDkdv(), getWarpSpecialize());
 }
 
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {

@@ -522,7 +522,8 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        /*skip_unit_rescale=*/false, none.getStageOutput(),
                        c.warpgroupMma, none.getOverlapSoftmax(),
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
-                       /*dq_num_warps=*/std::nullopt, c.splitDkdv);
+                       /*dq_num_warps=*/std::nullopt, c.splitDkdv,
+                       none.getWarpSpecialize());
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -536,7 +537,9 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
        tile.getSkipUnitRescale() != none.getSkipUnitRescale()},
       {"stage_output", tile.getStageOutput() != none.getStageOutput()},
       {"overlap_softmax",
-       tile.getOverlapSoftmax() != none.getOverlapSoftmax()}};
+       tile.getOverlapSoftmax() != none.getOverlapSoftmax()},
+      {"warp_specialize",
+       tile.getWarpSpecialize() != none.getWarpSpecialize()}};
   SmallVector<StringRef> set;
   for (auto [name, isSet] : flags)
     if (isSet)

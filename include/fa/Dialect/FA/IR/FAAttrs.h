@@ -34,6 +34,13 @@ inline constexpr llvm::StringLiteral kRowsConfigAttr = "fa.rows";
 inline constexpr llvm::StringLiteral kSoftmaxPhaseAttr = "fa.softmax_phase";
 /// Module attribute: kernel name -> the kernel's manifest entry.
 inline constexpr llvm::StringLiteral kKernelsAttr = "fa.kernels";
+/// On a warp-specialised kernel (fa-warp-specialize): the threads of its
+/// producer warpgroup, which follow the computing threads (an i64).
+inline constexpr llvm::StringLiteral kProducerThreadsAttr =
+    "fa.producer_threads";
+/// On the scf.if of a warp-specialised kernel that splits the block by role
+/// (then: producer, else: the computing warpgroups): a unit attribute.
+inline constexpr llvm::StringLiteral kWarpRolesAttr = "fa.warp_roles";
 
 /// The tile configuration of `kernel`, or the one without entries (every
 /// flag at its default, no size) when it has none.

@@ -57,6 +57,7 @@ defvar FA_StageOutputDefault = "false";
 defvar FA_WgmmaDefault = "false";
 defvar FA_OverlapSoftmaxDefault = "false";
 defvar FA_SplitDkdvDefault = "false";
+defvar FA_WarpSpecializeDefault = "false";
 defvar FA_PersistentDefault = "false";
 defvar FA_ReduceRowsDefault = "64";
 defvar FA_ReduceColsDefault = "32";
@@ -114,7 +115,10 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         :$dq_num_warps,
     FA_FlagParameter<FA_SplitDkdvDefault, "the backward's dK/dV kernel: dV "
         "in blocks of grid z 0, dK in blocks of grid z 1 (one accumulator "
-        "each)">:$split_dkdv
+        "each)">:$split_dkdv,
+    FA_FlagParameter<FA_WarpSpecializeDefault, "forward, wgmma: a producer "
+        "warpgroup loads K and V through TMA rings for the computing "
+        "warpgroups (fa-warp-specialize)">:$warp_specialize
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -126,7 +130,7 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         FA_StageOutputDefault, ", ", FA_WgmmaDefault, ", ",
         FA_OverlapSoftmaxDefault,
         ", std::nullopt, std::nullopt, std::nullopt, ", FA_SplitDkdvDefault,
-        ");")>
+        ", ", FA_WarpSpecializeDefault, ");")>
   ];
   let extraClassDeclaration = [{
     /// This configuration with the sizes it leaves out (block_m, block_n,
@@ -263,8 +267,11 @@ def FA_KernelParamAttr : FA_Attr<"KernelParam", "param"> {
   let summary = "a kernel parameter of the manifest: its name and type";
   let description = [{
     `#fa.param<"q" : memref<?x?x?x64xbf16>>`: a memref parameter (passed in
-    MLIR's memref-descriptor ABI; the manifest gives its dtype and rank) or
-    `#fa.param<"eps" : f32>`, a scalar passed by value.
+    MLIR's memref-descriptor ABI; the manifest gives its dtype and rank),
+    `#fa.param<"eps" : f32>`, a scalar passed by value, or
+    `#fa.param<"k_tma" : !nvgpu.tensormap.descriptor<...>>`, a TMA tensor map
+    passed by value, which the runtime encodes from memref parameter `k`
+    (fa-export-kernels checks the `<tensor>_tma` naming).
   }];
   let parameters = (ins StringRefParameter<"the name the runtime binds">:$name,
                         "Type":$type);

@@ -242,6 +242,51 @@ def FAOverlapSoftmax : Pass<"fa-overlap-softmax"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
+  let summary = "Split a forward kernel into a TMA producer and computing "
+                "warpgroups";
+  let description = [{
+    For every kernel whose `fa.tile` has `warp_specialize = true` (Hopper
+    attention forward, wgmma, pipelined K/V copies in two slots each), after
+    fa-pipeline-kv-copies: the K and V tiles stop being copied by every warp
+    (`fa.copy_tile_async` plus a block-wide `fa.wait_tiles` per key tile) and
+    come through two TMA rings (`fa.ring_*`, FAAsyncOps.td) instead. The
+    block gains a producer warpgroup (128 more threads, after the computing
+    ones, so their thread ids stay 0 to 32 * num_warps - 1):
+
+        ring_create K, V          (every thread)
+        if thread >= 32 * num_warps:             producer warpgroup
+          setmaxnreg.dec 24
+          if thread == 32 * num_warps:
+            for j in [0, key tiles): ring_produce K[j], V[j] (TMA)
+        else:                                    computing warpgroups
+          setmaxnreg.inc 240
+          copy Q; wait (a named barrier of the computing threads)
+          ... the kernel as before, each read of slot j % 2 of K or V
+              a ring_consume of tile j, and a ring_release of it right
+              after the product that reads it has completed ...
+
+    The kernel takes two more parameters, `k_tma` and `v_tma`: tensor maps
+    of k and v with a box of one head's `block_n` rows by 128 bytes and the
+    128-byte swizzle, which the runtime encodes from k and v (the manifest's
+    "tensor" of a tensormap parameter). TMA writes each slot as the panels
+    the wgmma operands read (FAAsyncOps.td), so the products are unchanged.
+    The kernel records `fa.producer_threads` for convert-fa-to-nvgpu, which
+    lowers the computing warpgroups' barriers to a named barrier of their
+    threads alone.
+
+    Only the non-causal forward without mask or score regions is split today;
+    other kernels asking for it are refused, naming what is missing.
+  }];
+  let dependentDialects = ["::mlir::fa::FADialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FAPipelineKvCopies : Pass<"fa-pipeline-kv-copies"> {
   let summary = "Overlap the key/value tile copies with the tensor-core work";
   let description = [{

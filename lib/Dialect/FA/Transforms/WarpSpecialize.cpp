@@ -1,0 +1,449 @@
+//===- WarpSpecialize.cpp - A TMA producer and computing warpgroups -------===//
+//
+// After fa-pipeline-kv-copies every warp of a forward kernel copies its share
+// of each K and V tile (cp.async) and the whole block waits for them at a
+// barrier once per key tile. Here the copies move to a producer warpgroup of
+// their own, one thread of which feeds both tiles through TMA rings
+// (fa.ring_*), so the computing warpgroups only compute and wait on the
+// mbarrier of the tile they need, never on each other. See Passes.td for the
+// shape of the result.
+//
+// The kernel keeps its structure: each read of K or V slot j % 2 (a
+// memref.subview that fa-pipeline-kv-copies or fa-overlap-softmax made with
+// tileSlot) becomes fa.ring_consume of tile j, and the slot goes back to the
+// producer (fa.ring_release) right after the op before which the warpgroup
+// MMA lowering waits for the product reading it (warpgroupWaitPoint in
+// lib/Conversion/FAToNVGPU/WarpgroupMma.cpp: the first op of the product's
+// block that uses its result).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/Passes.h"
+#include "fa/Support/PassSupport.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::fa {
+#define GEN_PASS_DEF_FAWARPSPECIALIZE
+#include "fa/Dialect/FA/Transforms/Passes.h.inc"
+} // namespace mlir::fa
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+/// One warpgroup of producer threads (setmaxnreg acts on whole warpgroups).
+constexpr int64_t kProducerThreads = 128;
+/// Registers per thread after setmaxnreg, as FlashAttention-3 gives them to
+/// one producer and two computing warpgroups: 24 * 128 + 240 * 256 = 64512
+/// of the SM's 65536.
+constexpr int32_t kProducerRegisters = 24;
+constexpr int32_t kConsumerRegisters = 240;
+/// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
+constexpr int64_t kPanelBytes = 128;
+
+/// What the pass needs of one of the K and V tensors.
+struct StreamedTensor {
+  StringRef name;
+  /// The kernel's memref parameter.
+  BlockArgument tensor;
+  /// The `[S, R, C]` shared buffer its copies fill (a workgroup attribution).
+  Value buffer;
+  SmallVector<CopyTileAsyncOp> copies;
+  TypedValue<RingType> ring;
+};
+
+/// The kernel's manifest entry in its module's fa.kernels.
+KernelAttr kernelEntry(gpu::GPUFuncOp kernel) {
+  auto module = kernel->getParentOfType<ModuleOp>();
+  auto kernels =
+      module ? module->getAttrOfType<DictionaryAttr>(kKernelsAttr) : nullptr;
+  return kernels ? dyn_cast_or_null<KernelAttr>(kernels.get(kernel.getName()))
+                 : KernelAttr();
+}
+
+/// Replaces the kernel's entry in fa.kernels by `entry`.
+void setKernelEntry(gpu::GPUFuncOp kernel, KernelAttr entry) {
+  auto module = kernel->getParentOfType<ModuleOp>();
+  NamedAttrList kernels(module->getAttrOfType<DictionaryAttr>(kKernelsAttr));
+  kernels.set(kernel.getNameAttr(), entry);
+  module->setAttr(kKernelsAttr, kernels.getDictionary(module.getContext()));
+}
+
+/// Why `kernel` cannot be split, or success.
+LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
+                              TileAttr config, StringRef pass) {
+  auto refuse = [&](StringRef why) {
+    return emitPassError(kernel, pass)
+           << "warp_specialize = true needs " << why << " (kernel "
+           << kernel.getName() << ")";
+  };
+  if (!entry || entry.getOp() != KernelOp::AttentionFwd)
+    return refuse("an attention forward kernel with its fa.kernels entry");
+  if (!config.getWgmma())
+    return refuse("wgmma = true: the producer feeds warpgroup MMAs");
+  if (config.getStageCount() < 2)
+    return refuse("num_stages = 2: the rings' slots are the K/V buffers' two "
+                  "slots");
+  if (entry.getCausal().value_or(false) || entry.getVariant())
+    return refuse("the non-causal forward without mask or score regions, the "
+                  "only one whose key tiles are [0, ceil(seq_kv / block_n)) "
+                  "for every query tile");
+  return success();
+}
+
+/// The kernel's parameter `name` (by its manifest entry).
+BlockArgument paramNamed(gpu::GPUFuncOp kernel, KernelAttr entry,
+                         StringRef name) {
+  for (auto [index, param] : llvm::enumerate(entry.getParams()))
+    if (param.getName() == name)
+      return kernel.getArgument(index);
+  return {};
+}
+
+/// Finds the copies of `stream.tensor` and the buffer their slots belong to.
+LogicalResult collectCopies(gpu::GPUFuncOp kernel, StreamedTensor &stream,
+                            StringRef pass) {
+  WalkResult walk = kernel.walk([&](CopyTileAsyncOp copy) {
+    if (copy.getSource() != stream.tensor)
+      return WalkResult::advance();
+    auto slot = copy.getDest().getDefiningOp<memref::SubViewOp>();
+    Value buffer = slot ? slot.getSource() : Value();
+    if (!buffer || (stream.buffer && buffer != stream.buffer)) {
+      emitPassError(copy, pass) << "expects every copy of " << stream.name
+                                << " to fill a slot of one multi-buffered tile "
+                                   "(fa-pipeline-kv-copies "
+                                   "with num_stages = 2)";
+      return WalkResult::interrupt();
+    }
+    stream.buffer = buffer;
+    stream.copies.push_back(copy);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (stream.copies.empty())
+    return emitPassError(kernel, pass)
+           << "found no copy of " << stream.name << " to move to the producer";
+  return success();
+}
+
+/// The tile index j of a slot `remui(j, S)`, as tileSlot makes it.
+Value slotTileIndex(memref::SubViewOp slot, int64_t stages) {
+  auto remainder =
+      slot.getOffsets().empty()
+          ? nullptr
+          : slot.getOffsets().front().getDefiningOp<arith::RemUIOp>();
+  APInt divisor;
+  if (!remainder ||
+      !matchPattern(remainder.getRhs(), m_ConstantInt(&divisor)) ||
+      divisor.getSExtValue() != stages)
+    return {};
+  return remainder.getLhs();
+}
+
+/// `value` where `at` can use it: itself if it dominates `at`, else a clone
+/// of its side-effect-free definition (recursively).
+FailureOr<Value> valueAt(OpBuilder &b, Value value, Operation *at,
+                         DominanceInfo &dominance) {
+  if (dominance.properlyDominates(value, at))
+    return value;
+  Operation *def = value.getDefiningOp();
+  if (!def || !isMemoryEffectFree(def) || def->getNumRegions() != 0)
+    return failure();
+  IRMapping mapping;
+  for (Value operand : def->getOperands()) {
+    FailureOr<Value> available = valueAt(b, operand, at, dominance);
+    if (failed(available))
+      return failure();
+    mapping.map(operand, *available);
+  }
+  return b.clone(*def, mapping)
+      ->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+/// The op before which the warpgroup MMA lowering waits for `product`: the
+/// first op of its block that uses its result (or the product itself, if
+/// none does).
+Operation *waitPoint(TileMatmulOp product) {
+  Block *block = product->getBlock();
+  Operation *firstUse = nullptr;
+  for (Operation *user : product->getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
+      firstUse = inBlock;
+  }
+  return firstUse ? firstUse : product.getOperation();
+}
+
+/// Releases `tile` of `ring` once `product`, which reads its slot, has
+/// completed: right after its wait point. When that is the terminator of an
+/// scf.if region (the result leaves the region, waited for just before), the
+/// release follows the scf.if instead, under the region's condition, so it
+/// runs exactly when the product did.
+LogicalResult releaseAfter(TileMatmulOp product, TypedValue<RingType> ring,
+                           Value tile, DominanceInfo &dominance) {
+  Operation *point = waitPoint(product);
+  // The scf.if regions left, innermost first, and whether each is the then.
+  SmallVector<std::pair<scf::IfOp, bool>> guards;
+  while (point->hasTrait<OpTrait::IsTerminator>()) {
+    auto region = dyn_cast<scf::IfOp>(point->getParentOp());
+    if (!region)
+      return failure();
+    guards.push_back(
+        {region, point->getParentRegion() == &region.getThenRegion()});
+    point = region;
+  }
+  OpBuilder b(point->getContext());
+  b.setInsertionPointAfter(point);
+  Location loc = product.getLoc();
+  for (auto [region, inThen] : llvm::reverse(guards)) {
+    Operation *at = &*b.getInsertionPoint();
+    FailureOr<Value> condition =
+        valueAt(b, region.getCondition(), at, dominance);
+    if (failed(condition))
+      return failure();
+    Value taken = *condition;
+    if (!inThen)
+      taken = arith::XOrIOp::create(b, loc, taken,
+                                    arith::ConstantIntOp::create(b, loc, 1, 1));
+    auto guard = scf::IfOp::create(b, loc, taken, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+  }
+  FailureOr<Value> tileThere =
+      valueAt(b, tile, &*b.getInsertionPoint(), dominance);
+  if (failed(tileThere))
+    return failure();
+  RingReleaseOp::create(b, loc, ring, *tileThere);
+  return success();
+}
+
+/// Turns each read of a slot of `stream`'s buffer into a ring_consume of its
+/// tile and releases it after the product reading it completes.
+LogicalResult consumeFromRing(StreamedTensor &stream, int64_t stages,
+                              DominanceInfo &dominance, StringRef pass) {
+  SmallVector<memref::SubViewOp> slots;
+  for (Operation *user : stream.buffer.getUsers())
+    if (auto slot = dyn_cast<memref::SubViewOp>(user))
+      slots.push_back(slot);
+  for (memref::SubViewOp slot : slots) {
+    if (slot.use_empty()) {
+      slot.erase();
+      continue;
+    }
+    Value tile = slotTileIndex(slot, stages);
+    if (!tile)
+      return emitPassError(slot, pass) << "expects a slot of " << stream.name
+                                       << " at (tile mod " << stages << ")";
+    OpBuilder b(slot);
+    auto consume = RingConsumeOp::create(b, slot.getLoc(),
+                                         stream.ring.getType().getSlotType(),
+                                         stream.ring, tile);
+    for (OpOperand &use : llvm::make_early_inc_range(slot->getUses())) {
+      auto product = dyn_cast<TileMatmulOp>(use.getOwner());
+      if (!product)
+        return emitPassError(use.getOwner(), pass)
+               << "expects the slots of " << stream.name
+               << " to be read by fa.tile_matmul alone";
+      use.set(consume);
+      if (failed(releaseAfter(product, stream.ring, tile, dominance)))
+        return emitPassError(product, pass)
+               << "cannot release the slot of " << stream.name
+               << " after the product reading it (its result must be used in "
+                  "its block or leave it through scf.if regions)";
+    }
+    slot.erase();
+  }
+  return success();
+}
+
+/// `!nvgpu.tensormap.descriptor` of one head's `rows` rows by one 128-byte
+/// panel of `tensor` ([batch, heads, seq, head_dim]), 128-byte swizzle, zero
+/// fill beyond the sequence.
+nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows) {
+  MLIRContext *context = tensor.getContext();
+  int64_t panelElems = kPanelBytes * 8 / tensor.getElementTypeBitWidth();
+  auto box = MemRefType::get(
+      {1, 1, rows, panelElems}, tensor.getElementType(),
+      MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  return nvgpu::TensorMapDescriptorType::get(
+      context, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+/// The producer: one thread walks the key tiles [0, ceil(seq_kv / R)) and
+/// fills both rings, tile j of K then of V, at (batch, kv head, j * R, 0).
+void buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
+                   ArrayRef<StreamedTensor> streams,
+                   ArrayRef<BlockArgument> maps, Value batch, Value head) {
+  NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value isIssuer =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread,
+                            arith::ConstantIndexOp::create(b, computeThreads));
+  auto issuer = scf::IfOp::create(b, isIssuer, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(issuer.thenBlock());
+  Value rows = arith::ConstantIndexOp::create(
+      b, streams.front().ring.getType().getTile().getDimSize(0));
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value seq = memref::DimOp::create(b, streams.front().tensor, 2);
+  Value tiles = arith::CeilDivUIOp::create(b, seq, rows);
+  auto loop = scf::ForOp::create(b, zero, tiles, one);
+  b.setInsertionPointToStart(loop.getBody());
+  Value row = arith::MulIOp::create(b, loop.getInductionVar(), rows);
+  for (auto [stream, map] : llvm::zip_equal(streams, maps))
+    RingProduceOp::create(b, stream.ring, loop.getInductionVar(), map,
+                          ValueRange{batch, head, row, zero});
+}
+
+LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
+  TileAttr config = getTileConfig(kernel);
+  if (!config.getWarpSpecialize())
+    return success();
+  KernelAttr entry = kernelEntry(kernel);
+  if (failed(checkSplittable(kernel, entry, config, pass)))
+    return failure();
+  std::optional<ArrayRef<int32_t>> block = kernel.getKnownBlockSize();
+  if (!block)
+    return emitPassError(kernel, pass) << "expects known_block_size";
+  int64_t computeThreads = (*block)[0];
+  int64_t stages = config.getStageCount();
+
+  // The tensors, their copies and the query tile's copy, where the block
+  // splits: everything before it only computes indices.
+  SmallVector<StreamedTensor> streams = {{"k"}, {"v"}};
+  for (StreamedTensor &stream : streams) {
+    stream.tensor = paramNamed(kernel, entry, stream.name);
+    if (!stream.tensor)
+      return emitPassError(kernel, pass)
+             << "expects a parameter '" << stream.name << "'";
+    if (failed(collectCopies(kernel, stream, pass)))
+      return failure();
+  }
+  BlockArgument query = paramNamed(kernel, entry, "q");
+  Block &body = kernel.getBody().front();
+  CopyTileAsyncOp queryCopy;
+  for (Operation &op : body) {
+    if (auto copy = dyn_cast<CopyTileAsyncOp>(op);
+        copy && copy.getSource() == query) {
+      queryCopy = copy;
+      break;
+    }
+    if (!isMemoryEffectFree(&op) || op.getNumRegions() != 0)
+      return emitPassError(&op, pass)
+             << "expects only index computations before the query tile's "
+                "copy, where the producer splits off";
+  }
+  if (!queryCopy)
+    return emitPassError(kernel, pass)
+           << "expects the query tile's fa.copy_tile_async in the kernel's "
+              "entry block";
+  CopyTileAsyncOp firstKey = streams.front().copies.front();
+  DominanceInfo dominance(kernel);
+  Value batch = firstKey.getBatch(), head = firstKey.getHead();
+  if (!dominance.properlyDominates(batch, queryCopy) ||
+      !dominance.properlyDominates(head, queryCopy))
+    return emitPassError(firstKey, pass)
+           << "expects the batch and head of K's tiles computed before the "
+              "query tile's copy";
+
+  // The tensor maps: two more parameters, in the manifest as <name>_tma.
+  MLIRContext *context = kernel.getContext();
+  SmallVector<BlockArgument> maps;
+  SmallVector<KernelParamAttr> params(entry.getParams());
+  for (StreamedTensor &stream : streams) {
+    auto bufferType = cast<MemRefType>(stream.buffer.getType());
+    auto type = tensorMapType(cast<MemRefType>(stream.tensor.getType()),
+                              bufferType.getDimSize(1));
+    unsigned index = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
+      return emitPassError(kernel, pass) << "cannot add a tensor map parameter";
+    maps.push_back(kernel.getArgument(index));
+    params.push_back(
+        KernelParamAttr::get(context, (stream.name + "_tma").str(), type));
+  }
+
+  // Rings over the existing buffers, before the split (every thread).
+  ImplicitLocOpBuilder b(kernel.getLoc(), queryCopy);
+  for (StreamedTensor &stream : streams) {
+    auto bufferType = cast<MemRefType>(stream.buffer.getType());
+    auto tile = MemRefType::get(
+        {bufferType.getDimSize(1), bufferType.getDimSize(2)},
+        bufferType.getElementType(), MemRefLayoutAttrInterface(),
+        bufferType.getMemorySpace());
+    stream.ring = RingCreateOp::create(
+                      b, RingType::get(context, bufferType.getDimSize(0), tile),
+                      stream.buffer, computeThreads)
+                      .getRing();
+  }
+
+  // The computing side: reads from the rings, no K/V copies, and one wait
+  // (for the query tile) instead of one per key tile.
+  for (StreamedTensor &stream : streams) {
+    for (CopyTileAsyncOp copy : stream.copies) {
+      auto slot = copy.getDest().getDefiningOp<memref::SubViewOp>();
+      copy.erase();
+      if (slot.use_empty())
+        slot.erase();
+    }
+    if (failed(consumeFromRing(stream, stages, dominance, pass)))
+      return failure();
+  }
+  kernel.walk([](WaitTilesOp wait) { wait.erase(); });
+  b.setInsertionPointAfter(queryCopy);
+  WaitTilesOp::create(b);
+
+  // The split: producer threads after the computing ones.
+  b.setInsertionPoint(queryCopy);
+  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value isProducer =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, thread,
+                            arith::ConstantIndexOp::create(b, computeThreads));
+  auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+  roles->setAttr(kWarpRolesAttr, b.getUnitAttr());
+  Block *consumer = roles.elseBlock();
+  consumer->getOperations().splice(consumer->begin(), body.getOperations(),
+                                   queryCopy->getIterator(),
+                                   body.getTerminator()->getIterator());
+  b.setInsertionPointToStart(consumer);
+  NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  b.setInsertionPointToStart(roles.thenBlock());
+  buildProducer(b, computeThreads, streams, maps, batch, head);
+
+  int64_t threads = computeThreads + kProducerThreads;
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  kernel->setAttr(kProducerThreadsAttr, b.getI64IntegerAttr(kProducerThreads));
+  setKernelEntry(kernel,
+                 KernelAttr::get(context, entry.getOp(), entry.getDtype(),
+                                 entry.getHeadDim(), entry.getCausal(),
+                                 entry.getScale(), entry.getConfig(),
+                                 {threads, 1, 1}, entry.getGrid(), params,
+                                 entry.getDeltaKernel(), entry.getDkdvKernel(),
+                                 entry.getParamsKernel(),
+                                 entry.getDsinksKernel(), entry.getVariant()));
+  return success();
+}
+
+struct FAWarpSpecializePass
+    : public mlir::fa::impl::FAWarpSpecializeBase<FAWarpSpecializePass> {
+  void runOnOperation() override {
+    if (failed(forEachKernel(getOperation(), [&](gpu::GPUFuncOp kernel) {
+          return warpSpecialize(kernel, getArgument());
+        })))
+      signalPassFailure();
+  }
+};
+} // namespace

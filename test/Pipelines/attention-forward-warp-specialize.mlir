@@ -1,0 +1,93 @@
+// RUN: fa-opt %s --split-input-file --verify-diagnostics --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-overlap-softmax --fa-pipeline-kv-copies --fa-warp-specialize --cse | FileCheck %s
+
+// warp_specialize = true: the K and V tiles come through two TMA rings over
+// the pipelined kernel's [2][128][128] buffers. A producer warpgroup (threads
+// 256 to 383) gives up registers and one of its threads walks every key
+// tile; the two computing warpgroups take registers, copy and wait for Q
+// alone, then consume tile j where they read slot j % 2 and release it after
+// the product reading it was waited for.
+// CHECK: block = [384, 1, 1]
+// CHECK-SAME: #fa.param<"k_tma" : !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>>
+// CHECK-SAME: #fa.param<"v_tma" : !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>>
+// CHECK-LABEL: gpu.func @attn
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<?x?x?x128xbf16>, %[[K:[^:]*]]: memref<?x?x?x128xbf16>, %{{[^:]*}}: memref<?x?x?x128xbf16>, %{{[^:]*}}: memref<?x?x?x128xbf16>, %[[KMAP:[^:]*]]: !nvgpu.tensormap.descriptor<{{.*}}>, %[[VMAP:[^:]*]]: !nvgpu.tensormap.descriptor<{{.*}}>)
+// CHECK-SAME: workgroup(%[[KB:[^ ]+]] : memref<2x128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %[[VB:[^ ]+]] : memref<2x128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %[[QB:[^ ]+]] : memref<128x128xbf16
+// CHECK-SAME: fa.producer_threads = 128 : i64
+// CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
+// CHECK: %[[SEQ:.*]] = memref.dim %[[K]], %c2
+// CHECK: %[[TILES:.*]] = arith.ceildivui %[[SEQ]], %c128
+// CHECK: %[[KRING:.*]] = fa.ring_create %[[KB]] consumers(256)
+// CHECK: %[[VRING:.*]] = fa.ring_create %[[VB]] consumers(256)
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c256
+// CHECK: scf.if %[[PRODUCER]] {
+// CHECK-NEXT: nvvm.setmaxregister decrease 24
+// CHECK: arith.cmpi eq, %{{.*}}, %c256
+// CHECK: scf.for %[[J:.*]] = %c0 to %[[TILES]] step %c1 {
+// CHECK-NEXT: %[[ROW:.*]] = arith.muli %[[J]], %c128
+// CHECK-NEXT: fa.ring_produce %[[KRING]][%[[J]]] from %[[KMAP]][%{{.*}}, %{{.*}}, %[[ROW]], %c0]
+// CHECK-NEXT: fa.ring_produce %[[VRING]][%[[J]]] from %[[VMAP]][%{{.*}}, %{{.*}}, %[[ROW]], %c0]
+// CHECK-NEXT: }
+// CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 240
+// CHECK-NEXT: fa.copy_tile_async %[[Q]]{{.*}} into %[[QB]]
+// CHECK-NEXT: fa.wait_tiles
+// CHECK-NOT: fa.copy_tile_async
+// CHECK-NOT: fa.wait_tiles
+// The first tile: its scores are waited for at their row maxima.
+// CHECK: %[[K0:.*]] = fa.ring_consume %[[KRING]][%c0]
+// CHECK-NEXT: fa.tile_matmul %[[QB]], %[[K0]]
+// CHECK-NEXT: vector.multi_reduction <maxnumf>
+// CHECK-NEXT: fa.ring_release %[[KRING]][%c0]
+// The loop: K[j] for the scores, V[j - 1] for the previous tile's P @ V,
+// released after the rescale that waits for it.
+// CHECK: scf.for %[[I:[^ ]*]] =
+// CHECK: fa.ring_consume %[[KRING]][%[[I]]]
+// CHECK: %[[PREV:.*]] = arith.subi %[[I]], %c1
+// CHECK: fa.ring_consume %[[VRING]][%[[PREV]]]
+// CHECK: fa.ring_release %[[KRING]][%[[I]]]
+// CHECK: fa.ring_release %[[VRING]][%[[PREV]]]
+// CHECK: scf.yield
+// The last P @ V leaves its scf.if: released after it, under its condition.
+// CHECK: = scf.if %[[ANY:[^ ]*]] -> (vector<128x128xf32>)
+// CHECK: fa.ring_consume %[[VRING]]
+// CHECK: scf.if %[[ANY]] {
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: fa.ring_release %[[VRING]]
+// CHECK: } {fa.warp_roles}
+func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
+                %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
+               outs(%o : memref<?x?x?x128xbf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs the non-causal forward without mask or score regions}}
+func.func @causal(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                  %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, warp_specialize = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>) causal
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs wgmma = true: the producer feeds warpgroup MMAs}}
+func.func @mma_sync(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                    %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 4, num_stages = 2, q_in_shared = true, warp_specialize = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs num_stages = 2}}
+func.func @one_stage(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                     %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 1, q_in_shared = true, wgmma = true, warp_specialize = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
