@@ -10,6 +10,11 @@ timings after warm-up, with inputs rotated across buffer sets spanning at
 least 2x the L2 cache.
 
     python3 bench/bench_attention.py --fa-run build/bin/fa-run --out bench/results
+
+--kernels-also NAME... times named library kernels besides the default on
+every row they fit, each in a column of its own: a name may hold {dim}
+(attention_fwd_bf16_d{dim}_m128n128w8qs2gop), and a kernel fits a row when
+its name has the row's _d<dim>_ and, for causal rows only, _causal.
 """
 
 import argparse
@@ -37,12 +42,21 @@ def torch_tflops(backend, sets, causal, flops, warmup, runs):
     return flops / (ms * 1e-3) / 1e12, None
 
 
-def ours_tflops(args, batch, heads, seq, dim, causal):
+def ours_tflops(args, batch, heads, seq, dim, causal, kernel=None):
     result = common.run_fa_run(args, [
         "--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
         "--dim", str(dim), "--dtype", "bf16", *(["--causal"] if causal else []),
+        *(["--kernel", kernel] if kernel else []),
         "--bench", "--json", "--warmup", str(args.warmup), "--runs", str(args.runs)])
     return json.loads(result.stdout)["bench"]["tflops"]
+
+
+def kernels_for(args, dim, causal):
+    """(template, name) of the --kernels-also kernels that fit a row."""
+    for template in args.kernels_also:
+        name = template.format(dim=dim)
+        if f"_d{dim}_" in name and ("_causal" in name) == causal:
+            yield template, name
 
 
 def measure(args, batch, heads, seq, dim, causal) -> dict:
@@ -53,6 +67,11 @@ def measure(args, batch, heads, seq, dim, causal) -> dict:
         row["ours"] = ours_tflops(args, batch, heads, seq, dim, causal)
     except RuntimeError as error:
         row["ours"], row["ours_error"] = None, str(error)
+    for template, kernel in kernels_for(args, dim, causal):
+        try:
+            row[template] = ours_tflops(args, batch, heads, seq, dim, causal, kernel)
+        except RuntimeError as error:
+            row[template], row[f"{template}_error"] = None, str(error)
     sets = buffer_sets(batch, heads, seq, dim)
     for name, backend in common.SDPA_BACKENDS.items():
         row[name], error = torch_tflops(backend, sets, causal, flops, args.warmup, args.runs)
@@ -74,16 +93,41 @@ def main() -> int:
                         help="head dims (heads = 2048 / head_dim)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed runs")
     parser.add_argument("--runs", type=int, default=30, help="timed runs (median)")
+    parser.add_argument("--kernels-also", nargs="*", default=[], metavar="NAME",
+                        help="library kernels to time besides the default ({dim} "
+                             "stands for the head dim); see the docstring")
     args = parser.parse_args()
 
+    def cell(template):
+        def value(row):
+            tflops = row.get(template)
+            return f"{tflops:.1f}" if tflops is not None else "-"
+        return value
+
+    def versus_cudnn(template):
+        def value(row):
+            tflops, cudnn = row.get(template), row.get("cudnn")
+            return f"{tflops / cudnn:.2f}" if tflops and cudnn else "-"
+        return value
+
+    extra_columns = [column for template in args.kernels_also
+                     for column in ((template, cell(template)),
+                                    ("/ cuDNN", versus_cudnn(template)))]
     rows = []
     for config in common.attention_configurations(args.seqs, args.dims):
         rows.append(measure(args, *config))
-        print(common.attention_table(rows[-1:]).splitlines()[-1], flush=True)
-    text = f"Device: {torch.cuda.get_device_name(0)}\n\n" + common.attention_table(rows)
+        print(common.attention_table(rows[-1:], extra_columns).splitlines()[-1], flush=True)
+    text = (f"{common.environment_line(common.environment())}\n\n"
+            + common.attention_table(rows, extra_columns))
     print("\n" + text)
     common.write_results(args.out, "bench_attention", rows, text)
-    return common.report_fa_run_errors(rows)
+    failed = common.report_fa_run_errors(rows)
+    for row in rows:
+        for template in args.kernels_also:
+            if f"{template}_error" in row:
+                print(f"fa-run failed: {row[f'{template}_error']}", file=sys.stderr)
+                failed = 1
+    return failed
 
 
 if __name__ == "__main__":

@@ -220,6 +220,17 @@ LogicalResult releaseAfter(TileMatmulOp product, TypedValue<RingType> ring,
       valueAt(b, tile, &*b.getInsertionPoint(), dominance);
   if (failed(tileThere))
     return failure();
+  // One arrival per warp (the ring counts warps): each warp's wgmma wait
+  // covers its share of the product, and no lane reads the slot otherwise.
+  Value lane = arith::RemUIOp::create(
+      b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+      arith::ConstantIndexOp::create(b, loc, kThreadsPerWarp));
+  Value isFirstLane =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  auto firstLane = scf::IfOp::create(b, loc, isFirstLane,
+                                     /*withElseRegion=*/false);
+  b.setInsertionPointToStart(firstLane.thenBlock());
   RingReleaseOp::create(b, loc, ring, *tileThere);
   return success();
 }
@@ -384,7 +395,7 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
         bufferType.getMemorySpace());
     stream.ring = RingCreateOp::create(
                       b, RingType::get(context, bufferType.getDimSize(0), tile),
-                      stream.buffer, computeThreads)
+                      stream.buffer, computeThreads / kThreadsPerWarp)
                       .getRing();
   }
 

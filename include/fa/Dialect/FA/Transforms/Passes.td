@@ -263,8 +263,8 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
           setmaxnreg.inc 240
           copy Q; wait (a named barrier of the computing threads)
           ... the kernel as before, each read of slot j % 2 of K or V
-              a ring_consume of tile j, and a ring_release of it right
-              after the product that reads it has completed ...
+              a ring_consume of tile j, and a ring_release of it (the first
+              lane of each warp) after the product reading it completed ...
 
     The kernel takes two more parameters, `k_tma` and `v_tma`: tensor maps
     of k and v with a box of one head's `block_n` rows by 128 bytes and the
