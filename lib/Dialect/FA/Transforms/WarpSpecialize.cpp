@@ -91,6 +91,11 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   if (config.getStageCount() < 2)
     return refuse("num_stages = 2: the rings' slots are the K/V buffers' two "
                   "slots");
+  // Without it the last product of a key loop is waited for only at the
+  // loop's yield, after which no release can follow within the iteration.
+  if (!config.getOverlapSoftmax())
+    return refuse("overlap_softmax = true: each slot is released after an op "
+                  "of the iteration that waits for its product");
   if (entry.getCausal().value_or(false) || entry.getVariant())
     return refuse("the non-causal forward without mask or score regions, the "
                   "only one whose key tiles are [0, ceil(seq_kv / block_n)) "

@@ -275,8 +275,10 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     lowers the computing warpgroups' barriers to a named barrier of their
     threads alone.
 
-    Only the non-causal forward without mask or score regions is split today;
-    other kernels asking for it are refused, naming what is missing.
+    Only the non-causal forward with `overlap_softmax = true` (whose every
+    product is waited for inside its iteration) and without mask or score
+    regions is split today; other kernels asking for it are refused, naming
+    what is missing.
   }];
   let dependentDialects = ["::mlir::fa::FADialect",
                            "::mlir::arith::ArithDialect",
