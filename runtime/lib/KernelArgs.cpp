@@ -3,12 +3,26 @@
 #include "fa/runtime/KernelArgs.h"
 
 #include "fa/runtime/Error.h"
+#include "fa/runtime/TensorMap.h"
 
 namespace fa {
 namespace {
 
 template <typename T> std::uint64_t toSlot(T value) {
   return KernelArgs::slotValue(value);
+}
+
+std::string bindingNames(const ArgBindings &bindings) {
+  std::string names;
+  for (const auto &binding : bindings)
+    names += (names.empty() ? "" : ", ") + binding.first;
+  return names;
+}
+
+/// "parameter 'k_tma' (the tensor map of 'k')", for errors.
+std::string describeTensorMapParam(const KernelParam &param) {
+  return "parameter '" + param.name + "' (the tensor map of '" + param.tensor +
+         "')";
 }
 
 class ArgPacker {
@@ -18,6 +32,19 @@ public:
             std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots)
       : spec(spec), slots(slots), tensorMaps(tensorMaps),
         tensorMapSlots(tensorMapSlots) {}
+
+  /// Packs `param`'s value from `bindings`: its own, or for a tensor map
+  /// that names a tensor and has none, one encoded from the tensor's.
+  void pack(const KernelParam &param, const ArgBindings &bindings) {
+    auto value = bindings.find(param.name);
+    if (value != bindings.end())
+      return pack(param, value->second);
+    if (param.kind == ParamKind::TensorMap && !param.tensor.empty())
+      return packTensorMap(encodedTensorMap(param, bindings));
+    fail(param,
+         std::string("(") + paramKindName(param.kind) +
+             ") has no value; the caller provides: " + bindingNames(bindings));
+  }
 
   void pack(const KernelParam &param, const ArgValue &value) {
     switch (param.kind) {
@@ -45,9 +72,7 @@ public:
       slots.push_back(toSlot(as<float>(param, value)));
       return;
     case ParamKind::TensorMap:
-      tensorMapSlots.emplace_back(slots.size(), tensorMaps.size());
-      tensorMaps.push_back(as<TensorMapArg>(param, value).map);
-      slots.push_back(0); // Its pointer goes to tensorMaps (pointAtSlots).
+      packTensorMap(as<TensorMapArg>(param, value).map);
       return;
     }
   }
@@ -59,6 +84,37 @@ public:
   }
 
 private:
+  void packTensorMap(const CUtensorMap &map) {
+    tensorMapSlots.emplace_back(slots.size(), tensorMaps.size());
+    tensorMaps.push_back(map);
+    slots.push_back(0); // Its pointer goes to tensorMaps (pointAtSlots).
+  }
+
+  /// The map of tensor-map parameter `param` encoded from the binding of its
+  /// tensor. What tensorMapSpecOf (with TMA's rules) refuses is an error
+  /// naming the kernel and both parameters; the driver's errors
+  /// (encodeTiledTensorMap) describe the map.
+  CUtensorMap encodedTensorMap(const KernelParam &param,
+                               const ArgBindings &bindings) const {
+    auto tensor = bindings.find(param.tensor);
+    if (tensor == bindings.end())
+      fail(param, "(tensormap) has no value, nor has '" + param.tensor +
+                      "', the tensor it maps; the caller provides: " +
+                      bindingNames(bindings));
+    const auto *memref = std::get_if<MemrefArg>(&tensor->second);
+    if (!memref)
+      fail(param, "maps '" + param.tensor +
+                      "', which was given a value other than a tensor");
+    TiledTensorMapSpec map;
+    try {
+      map = tensorMapSpecOf(param, *memref);
+    } catch (const Error &error) {
+      throw Error("passing arguments to kernel " + spec.name + ": " +
+                  error.what());
+    }
+    return encodeTiledTensorMap(map);
+  }
+
   template <typename T>
   const T &as(const KernelParam &param, const ArgValue &value) const {
     if (const T *typed = std::get_if<T>(&value))
@@ -114,26 +170,43 @@ private:
   std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots;
 };
 
-std::string bindingNames(const ArgBindings &bindings) {
-  std::string names;
-  for (const auto &binding : bindings)
-    names += (names.empty() ? "" : ", ") + binding.first;
-  return names;
-}
-
 } // namespace
+
+TiledTensorMapSpec tensorMapSpecOf(const KernelParam &param,
+                                   const MemrefArg &tensor) {
+  if (param.kind != ParamKind::TensorMap || param.tensor.empty())
+    throw Error("parameter '" + param.name + "' (" + paramKindName(param.kind) +
+                ") is not a tensor map that names the tensor it maps");
+  std::string what = describeTensorMapParam(param);
+  if (tensor.dtype != param.dtype)
+    throw Error(what + " holds " + dtypeName(param.dtype) + " but '" +
+                param.tensor + "' was given a " + dtypeName(tensor.dtype) +
+                " tensor");
+  if (tensor.shape.size() != param.box.size())
+    throw Error(what + " has the rank-" + std::to_string(param.box.size()) +
+                " box " + formatShape(param.box) + " but '" + param.tensor +
+                "' was given shape " + formatShape(tensor.shape));
+  TiledTensorMapSpec map;
+  map.data = tensor.data;
+  map.dtype = tensor.dtype;
+  map.shape = tensor.shape;
+  map.strides = tensor.strides; // Both empty for row-major.
+  map.box = param.box;
+  map.swizzle = param.swizzle;
+  try {
+    checkTiledTensorMapSpec(map);
+  } catch (const Error &error) {
+    throw Error(what + ": " + error.what());
+  }
+  return map;
+}
 
 KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings)
     : kernelName(spec.name) {
   ArgPacker packer(spec, slots, tensorMaps, tensorMapSlots);
   for (const KernelParam &param : spec.params) {
-    auto value = bindings.find(param.name);
-    if (value == bindings.end())
-      packer.fail(param, std::string("(") + paramKindName(param.kind) +
-                             ") has no value; the caller provides: " +
-                             bindingNames(bindings));
     paramSlots.emplace_back(param.name, slots.size());
-    packer.pack(param, value->second);
+    packer.pack(param, bindings);
   }
   pointAtSlots();
 }

@@ -22,6 +22,42 @@ using nlohmann::json;
 constexpr const char *kManifestFormat = "fa-kernel-library";
 constexpr int kManifestVersion = 1;
 
+/// The keys of a tensor map parameter that say what KernelArgs encodes it
+/// from; "tensor" comes with the others or with none of them.
+constexpr const char *kTensorMapSourceKeys[] = {"dtype", "box", "swizzle"};
+constexpr std::size_t kMaxTensorMapRank = 5;
+constexpr std::int64_t kMaxTensorMapBox = 256;
+
+/// A tensor map's "tensor", "dtype", "box" and "swizzle" (KernelLibrary.h);
+/// a tensor map without them is bound by the caller.
+void readTensorMapSource(const ObjectReader &reader, KernelParam &param) {
+  std::string what = "tensor map parameter '" + param.name + "'";
+  if (!reader.has("tensor")) {
+    for (const char *key : kTensorMapSourceKeys)
+      if (reader.has(key))
+        reader.fail(what + " has '" + key +
+                    "' but no 'tensor' (the memref parameter it maps)");
+    return;
+  }
+  param.tensor = reader.string("tensor");
+  if (param.tensor.empty() || param.tensor == param.name)
+    reader.fail(what + " must name another parameter as its 'tensor'");
+  param.dtype = reader.dtype("dtype");
+  const json &box = reader.array("box", 0);
+  if (box.empty() || box.size() > kMaxTensorMapRank)
+    reader.fail(what + " has a box of " + std::to_string(box.size()) +
+                " dimensions; a tensor map has 1 to 5");
+  for (std::size_t d = 0; d < box.size(); ++d)
+    param.box.push_back(reader.checkedInteger(
+        box[d], "box[" + std::to_string(d) + "]", 1, kMaxTensorMapBox));
+  std::string swizzle = reader.string("swizzle");
+  std::optional<TensorMapSwizzle> named = tensorMapSwizzleNamed(swizzle);
+  if (!named)
+    reader.fail(what + " has unknown swizzle '" + swizzle +
+                "'; expected none, 32b, 64b or 128b");
+  param.swizzle = *named;
+}
+
 KernelParam readParam(const json &value, const ObjectReader &kernel,
                       std::size_t index) {
   ObjectReader reader(value, kernel.where() + ": params[" +
@@ -48,6 +84,7 @@ KernelParam readParam(const json &value, const ObjectReader &kernel,
     param.kind = ParamKind::F32;
   } else if (kind == "tensormap") {
     param.kind = ParamKind::TensorMap;
+    readTensorMapSource(reader, param);
   } else {
     reader.fail("parameter '" + param.name + "' has unknown kind '" + kind +
                 "'; expected memref, i32, i64, f32 or tensormap");
@@ -204,6 +241,31 @@ void requireEpsParam(const ObjectReader &kernel, const KernelSpec &spec) {
               "a parameter? rebuild it)");
 }
 
+/// Every tensor map that names a `tensor` maps a memref parameter of the
+/// kernel of its dtype and of its box's rank: KernelArgs encodes it from that
+/// parameter's value.
+void requireTensorMapSources(const ObjectReader &kernel,
+                             const KernelSpec &spec) {
+  for (const KernelParam &map : spec.params) {
+    if (map.kind != ParamKind::TensorMap || map.tensor.empty())
+      continue;
+    std::string what =
+        "tensor map parameter '" + map.name + "' maps '" + map.tensor + "'";
+    auto tensor = std::find_if(
+        spec.params.begin(), spec.params.end(),
+        [&](const KernelParam &p) { return p.name == map.tensor; });
+    if (tensor == spec.params.end() || tensor->kind != ParamKind::Memref)
+      kernel.fail(what + ", which is not a memref parameter of the kernel");
+    if (tensor->dtype != map.dtype)
+      kernel.fail(what + " as " + dtypeName(map.dtype) + ", but '" +
+                  map.tensor + "' holds " + dtypeName(tensor->dtype));
+    if (static_cast<std::size_t>(tensor->rank) != map.box.size())
+      kernel.fail(what + " with the box " + formatShape(map.box) + ", but '" +
+                  map.tensor + "' is a rank-" + std::to_string(tensor->rank) +
+                  " memref");
+  }
+}
+
 /// Whether an attention kernel takes views: its q parameter is strided, or,
 /// in a kernel without q (attention_bwd_delta), its out.
 bool takesViews(const KernelSpec &spec) {
@@ -249,6 +311,7 @@ KernelSpec readKernel(const json &value, std::size_t index,
   const json &params = kernel.array("params", 0);
   for (std::size_t i = 0; i < params.size(); ++i)
     spec.params.push_back(readParam(params[i], kernel, i));
+  requireTensorMapSources(kernel, spec);
   if (hasAttentionTile(spec.op))
     spec.views = takesViews(spec);
   if (spec.op == kLayerNormForwardOp)

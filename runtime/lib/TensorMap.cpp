@@ -87,6 +87,15 @@ const char *tensorMapSwizzleName(TensorMapSwizzle swizzle) {
   return "unknown";
 }
 
+std::optional<TensorMapSwizzle> tensorMapSwizzleNamed(const std::string &name) {
+  for (TensorMapSwizzle swizzle :
+       {TensorMapSwizzle::None, TensorMapSwizzle::Bytes32,
+        TensorMapSwizzle::Bytes64, TensorMapSwizzle::Bytes128})
+    if (name == tensorMapSwizzleName(swizzle))
+      return swizzle;
+  return std::nullopt;
+}
+
 std::string describeTensorMap(const TiledTensorMapSpec &spec) {
   std::ostringstream text;
   text << dtypeName(spec.dtype) << " tensor at 0x" << std::hex << spec.data

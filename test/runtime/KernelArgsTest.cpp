@@ -307,4 +307,114 @@ TEST(KernelArgsTest, StridesAreRefusedWhereTheKernelCannotTakeThem) {
                      "every stride must be at least 1");
 }
 
+/// k_tma of a warp-specialised forward: 128 x 64 boxes of one head of k,
+/// swizzled in 128-byte spans.
+KernelParam kTensorMap() {
+  KernelParam param{"k_tma", ParamKind::TensorMap, DType::BF16};
+  param.tensor = "k";
+  param.box = {1, 1, 128, 64};
+  param.swizzle = TensorMapSwizzle::Bytes128;
+  return param;
+}
+
+std::string specError(const KernelParam &param, const MemrefArg &tensor) {
+  try {
+    tensorMapSpecOf(param, tensor);
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(KernelArgsTest, TensorMapSpecOfAContiguousTensor) {
+  TiledTensorMapSpec map = tensorMapSpecOf(
+      kTensorMap(), MemrefArg{0x7f0000001000, DType::BF16, {2, 4, 1000, 64}});
+  EXPECT_EQ(map.data, 0x7f0000001000u);
+  EXPECT_EQ(map.dtype, DType::BF16);
+  EXPECT_EQ(map.shape, (Shape{2, 4, 1000, 64}));
+  EXPECT_TRUE(map.strides.empty()); // Row-major, as the MemrefArg's.
+  EXPECT_EQ(map.box, (Shape{1, 1, 128, 64}));
+  EXPECT_EQ(map.swizzle, TensorMapSwizzle::Bytes128);
+}
+
+TEST(KernelArgsTest, TensorMapSpecOfAViewTakesItsStrides) {
+  // Head h of k inside a fused [2, 1000, 3 * 4 * 64] QKV product.
+  const std::int64_t width = 3 * 4 * 64;
+  Strides strides = {1000 * width, 64, width, 1};
+  TiledTensorMapSpec map = tensorMapSpecOf(
+      kTensorMap(),
+      MemrefArg{0x7f0000001000, DType::BF16, {2, 4, 1000, 64}, strides});
+  EXPECT_EQ(map.shape, (Shape{2, 4, 1000, 64}));
+  EXPECT_EQ(map.strides, strides);
+}
+
+TEST(KernelArgsTest, TensorMapSpecOfRefusesWhatTheMapCannotRead) {
+  MemrefArg k{0x7f0000001000, DType::BF16, {2, 4, 1000, 64}};
+  MemrefArg f16 = k;
+  f16.dtype = DType::F16;
+  EXPECT_EQ(specError(kTensorMap(), f16),
+            "parameter 'k_tma' (the tensor map of 'k') holds bf16 but 'k' was "
+            "given a f16 tensor");
+  MemrefArg rank3 = k;
+  rank3.shape = {8, 1000, 64};
+  EXPECT_EQ(specError(kTensorMap(), rank3),
+            "parameter 'k_tma' (the tensor map of 'k') has the rank-4 box "
+            "[1, 1, 128, 64] but 'k' was given shape [8, 1000, 64]");
+  // Rows padded to 68 elements, 136 bytes apart: TMA takes strides of
+  // whole 16-byte units only.
+  MemrefArg rows = k;
+  rows.strides = {4 * 1000 * 68, 1000 * 68, 68, 1};
+  EXPECT_EQ(specError(kTensorMap(), rows),
+            "parameter 'k_tma' (the tensor map of 'k'): encoding a tiled "
+            "tensor map (bf16 tensor at 0x7f0000001000 of shape [2, 4, 1000, "
+            "64], strides [272000, 68000, 68, 1], box [1, 1, 128, 64], "
+            "swizzle 128b): the stride of dimension 2 must be a positive "
+            "multiple of 16 bytes below 2^40, got 136 bytes");
+  KernelParam callers{"k_map", ParamKind::TensorMap};
+  EXPECT_EQ(specError(callers, k),
+            "parameter 'k_map' (tensormap) is not a tensor map that names "
+            "the tensor it maps");
+}
+
+TEST(KernelArgsTest, TensorMapBoundByTheCallerIsPassedAsIs) {
+  KernelSpec spec = specWithParams({memref("k", DType::BF16, 4), kTensorMap()});
+  TensorMapArg numbered;
+  for (std::size_t i = 0; i < 16; ++i)
+    numbered.map.opaque[i] = i + 1;
+  // k's address is no multiple of 16 bytes: a map encoded from it would be
+  // refused, so the caller's is the one passed.
+  KernelArgs args(spec, {{"k", MemrefArg{0x1008, DType::BF16, {1, 1, 8, 64}}},
+                         {"k_tma", numbered}});
+  ASSERT_EQ(args.count(), 11u + 1u);
+  EXPECT_EQ(
+      std::memcmp(args.pointers()[11], &numbered.map, sizeof(CUtensorMap)), 0);
+}
+
+TEST(KernelArgsTest, TensorMapEncodedFromItsTensorNamesBoth) {
+  KernelSpec spec = specWithParams({memref("k", DType::BF16, 4), kTensorMap()});
+  const std::string prefix = "passing arguments to kernel test_kernel: ";
+  EXPECT_EQ(
+      packError(spec, {{"q", MemrefArg{0x1000, DType::BF16, {1, 1, 8, 64}}}}),
+      prefix + "parameter 'k' (memref) has no value; the caller "
+               "provides: q");
+  KernelSpec mapFirst = specWithParams({kTensorMap()});
+  EXPECT_EQ(packError(mapFirst,
+                      {{"q", MemrefArg{0x1000, DType::BF16, {1, 1, 8, 64}}}}),
+            prefix + "parameter 'k_tma' (tensormap) has no value, nor has "
+                     "'k', the tensor it maps; the caller provides: q");
+  EXPECT_EQ(packError(mapFirst, {{"k", std::int64_t{0}}}),
+            prefix + "parameter 'k_tma' maps 'k', which was given a value "
+                     "other than a tensor");
+  // Refused before any driver call, so no GPU is needed to see it.
+  EXPECT_EQ(
+      packError(spec, {{"k", MemrefArg{0x1008, DType::BF16, {1, 1, 8, 64}}}}),
+      prefix + "parameter 'k_tma' (the tensor map of 'k'): encoding a tiled "
+               "tensor map (bf16 tensor at 0x1008 of shape [1, 1, 8, 64], "
+               "strides row-major, box [1, 1, 128, 64], swizzle 128b): the "
+               "address must be a multiple of 16 bytes");
+  EXPECT_EQ(
+      packError(spec, {{"k", MemrefArg{0x1000, DType::F16, {1, 1, 8, 64}}}}),
+      prefix + "parameter 'k' holds bf16 but was given a f16 tensor");
+}
+
 } // namespace

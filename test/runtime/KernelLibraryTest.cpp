@@ -129,6 +129,99 @@ TEST(KernelLibraryTest, StridedParamsAreMarkedAndOthersContiguous) {
                              "got 1");
 }
 
+/// The sample with k_tma and v_tma, the tensor maps a warp-specialised
+/// forward reads k and v through, after its memref parameters (as
+/// fa-export-kernels writes them).
+json tensorMapKernel() {
+  json kernel = sampleKernel();
+  for (const char *tensor : {"k", "v"})
+    kernel["params"].push_back({{"name", std::string(tensor) + "_tma"},
+                                {"kind", "tensormap"},
+                                {"tensor", tensor},
+                                {"dtype", "bf16"},
+                                {"box", {1, 1, 128, 64}},
+                                {"swizzle", "128b"}});
+  return kernel;
+}
+
+TEST(KernelLibraryTest, TensorMapsNameTheTensorTheyMap) {
+  KernelLibrary library = parseManifest(manifestWith({tensorMapKernel()}));
+  const std::vector<KernelParam> &params = library.kernels()[0].params;
+  ASSERT_EQ(params.size(), 7u);
+  const KernelParam &map = params[6];
+  EXPECT_EQ(map.name, "v_tma");
+  EXPECT_EQ(map.kind, ParamKind::TensorMap);
+  EXPECT_EQ(map.tensor, "v");
+  EXPECT_EQ(map.dtype, DType::BF16);
+  EXPECT_EQ(map.box, (Shape{1, 1, 128, 64}));
+  EXPECT_EQ(map.swizzle, TensorMapSwizzle::Bytes128);
+  for (const char *swizzle : {"none", "32b", "64b"}) {
+    json kernel = tensorMapKernel();
+    kernel["params"][5]["swizzle"] = swizzle;
+    EXPECT_STREQ(tensorMapSwizzleName(parseManifest(manifestWith({kernel}))
+                                          .kernels()[0]
+                                          .params[5]
+                                          .swizzle),
+                 swizzle);
+  }
+}
+
+TEST(KernelLibraryTest, TensorMapsWithoutATensorAreTheCallers) {
+  // A manifest written before tensor maps named their tensor: the caller
+  // binds the map (TensorMapArg).
+  json kernel = sampleKernel();
+  kernel["params"].push_back({{"name", "k_map"}, {"kind", "tensormap"}});
+  const KernelParam &map =
+      parseManifest(manifestWith({kernel})).kernels()[0].params[5];
+  EXPECT_EQ(map.kind, ParamKind::TensorMap);
+  EXPECT_EQ(map.tensor, "");
+  EXPECT_TRUE(map.box.empty());
+  kernel["params"][5]["box"] = {1, 1, 128, 64};
+  EXPECT_EQ(parseError(manifestWith({kernel})),
+            kKernelContext + "params[5]: tensor map parameter 'k_map' has "
+                             "'box' but no 'tensor' (the memref parameter "
+                             "it maps)");
+}
+
+TEST(KernelLibraryTest, TensorMapErrorsNameTheKernelAndParameter) {
+  auto mapError = [](auto edit) {
+    json kernel = tensorMapKernel();
+    edit(kernel["params"][5]);
+    return parseError(manifestWith({kernel}));
+  };
+  const std::string param = kKernelContext + "params[5]: ";
+  EXPECT_EQ(mapError([](json &p) { p.erase("swizzle"); }),
+            param + "missing key 'swizzle'");
+  EXPECT_EQ(mapError([](json &p) { p["swizzle"] = "256b"; }),
+            param + "tensor map parameter 'k_tma' has unknown swizzle "
+                    "'256b'; expected none, 32b, 64b or 128b");
+  EXPECT_EQ(mapError([](json &p) { p["dtype"] = "i32"; }),
+            param + "key 'dtype': unknown element type 'i32'; expected bf16, "
+                    "f16 or f32");
+  EXPECT_EQ(mapError([](json &p) { p["box"] = json::array(); }),
+            param + "tensor map parameter 'k_tma' has a box of 0 "
+                    "dimensions; a tensor map has 1 to 5");
+  EXPECT_EQ(mapError([](json &p) { p["box"] = {1, 1, 512, 64}; }),
+            param + "box[2] must be at most 256, got 512");
+  EXPECT_EQ(mapError([](json &p) { p["tensor"] = ""; }),
+            param + "tensor map parameter 'k_tma' must name another "
+                    "parameter as its 'tensor'");
+  // What the named tensor must be: a memref parameter of the kernel, of the
+  // map's dtype and rank.
+  EXPECT_EQ(mapError([](json &p) { p["tensor"] = "kv"; }),
+            kKernelContext + "tensor map parameter 'k_tma' maps 'kv', which "
+                             "is not a memref parameter of the kernel");
+  EXPECT_EQ(mapError([](json &p) { p["tensor"] = "v_tma"; }),
+            kKernelContext + "tensor map parameter 'k_tma' maps 'v_tma', "
+                             "which is not a memref parameter of the kernel");
+  EXPECT_EQ(mapError([](json &p) { p["dtype"] = "f16"; }),
+            kKernelContext + "tensor map parameter 'k_tma' maps 'k' as f16, "
+                             "but 'k' holds bf16");
+  EXPECT_EQ(mapError([](json &p) { p["box"] = {128, 64}; }),
+            kKernelContext + "tensor map parameter 'k_tma' maps 'k' with the "
+                             "box [128, 64], but 'k' is a rank-4 memref");
+}
+
 TEST(KernelLibraryTest, ScaleNumbersAndFixedGridCounts) {
   json kernel = sampleKernel();
   kernel["scale"] = 0.5;

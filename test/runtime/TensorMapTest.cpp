@@ -129,6 +129,16 @@ TEST(TensorMapTest, RefusesBoxRowsWiderThanTheSwizzleSpan) {
             std::string::npos);
 }
 
+TEST(TensorMapTest, SwizzlesAreNamedAsTheManifestNamesThem) {
+  for (TensorMapSwizzle swizzle :
+       {TensorMapSwizzle::None, TensorMapSwizzle::Bytes32,
+        TensorMapSwizzle::Bytes64, TensorMapSwizzle::Bytes128})
+    EXPECT_EQ(tensorMapSwizzleNamed(tensorMapSwizzleName(swizzle)), swizzle);
+  EXPECT_STREQ(tensorMapSwizzleName(TensorMapSwizzle::Bytes128), "128b");
+  EXPECT_EQ(tensorMapSwizzleNamed("swizzle_128b"), std::nullopt);
+  EXPECT_EQ(tensorMapSwizzleNamed("128B"), std::nullopt);
+}
+
 /// A map whose 16 words are 1, 2, ..., 16, so a copy of it is recognisable.
 TensorMapArg numberedMap() {
   TensorMapArg arg;

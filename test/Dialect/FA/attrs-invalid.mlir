@@ -185,7 +185,7 @@ module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16
 
 // -----
 
-// expected-error @+2 {{kernel parameter 'x' must be a memref of f16, bf16, f32 or i32, or an f32, i32, i64 or index scalar, got 'i16'}}
+// expected-error @+2 {{kernel parameter 'x' must be a memref of f16, bf16, f32 or i32, an f32, i32, i64 or index scalar, or a tensor map, got 'i16'}}
 // expected-error @+1 {{failed to parse FA_KernelAttr parameter 'params'}}
 module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [row_tiles, one, one], params = [#fa.param<"x" : i16>]>}} {
 }

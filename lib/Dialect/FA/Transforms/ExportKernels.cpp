@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -76,11 +77,51 @@ bool isDescriptorStrided(MemRefType type) {
          llvm::all_of(strides.drop_back(), ShapedType::isDynamic);
 }
 
+/// The suffix of a tensor map parameter's name: `<t>_tma` maps the kernel's
+/// memref parameter `<t>`, from which the runtime encodes it.
+constexpr StringLiteral kTensorMapSuffix = "_tma";
+
+/// The swizzle as the manifest (and the runtime's TensorMapSwizzle) names it.
+StringRef swizzleName(nvgpu::TensorMapSwizzleKind swizzle) {
+  switch (swizzle) {
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+    return "none";
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+    return "32b";
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+    return "64b";
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+    return "128b";
+  }
+  llvm_unreachable("unknown tensor map swizzle");
+}
+
+/// A tensor map parameter: the memref parameter it maps ("tensor"), the
+/// element type, the box one load copies (the descriptor's shared-memory
+/// tensor, outermost first) and the swizzle; tensorMapProblem has found
+/// nothing wrong with it.
+llvm::json::Object tensorMapEntry(KernelParamAttr param,
+                                  nvgpu::TensorMapDescriptorType descriptor) {
+  MemRefType box = descriptor.getTensor();
+  llvm::json::Array boxSizes;
+  llvm::append_range(boxSizes, box.getShape());
+  return llvm::json::Object{
+      {"name", param.getName()},
+      {"kind", "tensormap"},
+      {"tensor", param.getName().drop_back(kTensorMapSuffix.size())},
+      {"dtype", dtypeName(box.getElementType())},
+      {"box", std::move(boxSizes)},
+      {"swizzle", swizzleName(descriptor.getSwizzle())}};
+}
+
 /// A kernel parameter: a memref (passed as its descriptor) with its dtype
-/// and rank (and "strided": true where it takes a view), or a scalar passed by
-/// value: f32, i32, or i64 (an index: the kernels use 64-bit indices).
+/// and rank (and "strided": true where it takes a view), a TMA tensor map
+/// (tensorMapEntry), or a scalar passed by value: f32, i32, or i64 (an
+/// index: the kernels use 64-bit indices).
 llvm::json::Object paramEntry(KernelParamAttr param) {
   Type type = param.getType();
+  if (auto descriptor = dyn_cast<nvgpu::TensorMapDescriptorType>(type))
+    return tensorMapEntry(param, descriptor);
   auto memref = dyn_cast<MemRefType>(type);
   if (!memref) {
     StringRef kind = type.isIndex() || type.isInteger(64) ? "i64"
@@ -130,6 +171,56 @@ llvm::json::Object manifestEntry(KernelAttr kernel) {
     if (companion)
       entry[key] = companion.getValue();
   return entry;
+}
+
+/// Why the runtime cannot encode tensor map parameter `param` of `kernel`
+/// (empty when it can): the name must be `<t>_tma` for a memref parameter
+/// `<t>` of the kernel of the box's element type (one the runtime's tensor
+/// maps hold) and rank, and the map must be one encodeTiledTensorMap makes
+/// (zero fill out of bounds, no interleave, no L2 promotion).
+std::string tensorMapProblem(KernelAttr kernel, KernelParamAttr param,
+                             nvgpu::TensorMapDescriptorType descriptor) {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  StringRef name = param.getName();
+  if (!name.ends_with(kTensorMapSuffix) || name == kTensorMapSuffix) {
+    os << "is a tensor map, whose name must be <tensor>_tma after the memref "
+          "parameter it maps";
+    return problem;
+  }
+  StringRef tensorName = name.drop_back(kTensorMapSuffix.size());
+  const KernelParamAttr *tensor =
+      llvm::find_if(kernel.getParams(), [&](KernelParamAttr other) {
+        return other.getName() == tensorName;
+      });
+  auto memref = tensor == kernel.getParams().end()
+                    ? MemRefType()
+                    : dyn_cast<MemRefType>(tensor->getType());
+  MemRefType box = descriptor.getTensor();
+  if (!memref)
+    os << "maps '" << tensorName
+       << "', which is not a memref parameter of the kernel";
+  else if (!isa<Float16Type, BFloat16Type, Float32Type>(box.getElementType()))
+    os << "has a box of " << box.getElementType()
+       << "; the runtime's tensor maps hold f16, bf16 or f32";
+  else if (memref.getElementType() != box.getElementType())
+    os << "has a box of " << box.getElementType() << " but '" << tensorName
+       << "' holds " << memref.getElementType();
+  else if (memref.getRank() != box.getRank())
+    os << "has a rank-" << box.getRank() << " box but '" << tensorName
+       << "' is a rank-" << memref.getRank() << " memref";
+  else if (descriptor.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
+           descriptor.getInterleave() !=
+               nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE ||
+           descriptor.getL2promo() != nvgpu::TensorMapL2PromoKind::L2PROMO_NONE)
+    os << "has oob = " << nvgpu::stringifyTensorMapOOBKind(descriptor.getOob())
+       << ", interleave = "
+       << nvgpu::stringifyTensorMapInterleaveKind(descriptor.getInterleave())
+       << ", l2promo = "
+       << nvgpu::stringifyTensorMapL2PromoKind(descriptor.getL2promo())
+       << "; the runtime encodes only oob = zero, interleave = none, "
+          "l2promo = none";
+  return problem;
 }
 
 /// Writes `contents` to `path` atomically enough for a build: to a temporary
@@ -206,6 +297,15 @@ struct FAExportKernelsPass
     // "strided" parameter; a kernel with other strides (or an offset) of its
     // own would read memory the runtime did not describe.
     for (KernelParamAttr param : kernel.getParams()) {
+      if (auto descriptor =
+              dyn_cast<nvgpu::TensorMapDescriptorType>(param.getType())) {
+        std::string problem = tensorMapProblem(kernel, param, descriptor);
+        if (!problem.empty())
+          return emitPassError(binary, getArgument())
+                 << "parameter '" << param.getName() << "' of " << name << " "
+                 << problem;
+        continue;
+      }
       auto memref = dyn_cast<MemRefType>(param.getType());
       if (memref && !memref.getLayout().isIdentity() &&
           !isDescriptorStrided(memref))

@@ -9,7 +9,8 @@
 // a parameter the manifest marks "strided" (the kernel reads the strides from
 // the descriptor: a view such as one head of a fused QKV buffer). Scalars
 // (i32, i64, f32) are one parameter each. Memrefs of int32 (doc_ids) are
-// bound as I32MemrefArg.
+// bound as I32MemrefArg. A TMA tensor map is one 128-byte parameter, bound
+// as a TensorMapArg or encoded from the tensor its manifest entry names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include "fa/runtime/KernelLibrary.h"
 #include "fa/runtime/Tensor.h"
+#include "fa/runtime/TensorMap.h"
 
 #include <cuda.h>
 
@@ -58,6 +60,17 @@ struct TensorMapArg {
   CUtensorMap map;
 };
 
+/// The tensor map that tensor-map parameter `param`, whose manifest entry
+/// names a `tensor`, reads `tensor` (that parameter's value) through: its
+/// address, dtype, shape and element strides (empty: row-major, as
+/// MemrefArg's), with the param's box and swizzle. Throws, naming both
+/// parameters, for a param that names no tensor, for a tensor of another
+/// dtype or rank than the param's, and for a map TMA cannot take
+/// (checkTiledTensorMapSpec: alignment, 16-byte strides, box limits). Needs
+/// no GPU; encodeTiledTensorMap encodes the result.
+TiledTensorMapSpec tensorMapSpecOf(const KernelParam &param,
+                                   const MemrefArg &tensor);
+
 using ArgValue = std::variant<MemrefArg, I32MemrefArg, std::int32_t,
                               std::int64_t, float, TensorMapArg>;
 /// Values by parameter name. Values the kernel does not take are ignored: a
@@ -65,6 +78,10 @@ using ArgValue = std::variant<MemrefArg, I32MemrefArg, std::int32_t,
 using ArgBindings = std::map<std::string, ArgValue>;
 
 /// The parameter array cuLaunchKernel takes, built from a kernel's `params`.
+/// A tensor-map parameter is bound by its own name (a TensorMapArg) or,
+/// when the manifest names its `tensor` and the caller binds no map, encoded
+/// here from the binding of that tensor (tensorMapSpecOf, then
+/// encodeTiledTensorMap: the encoding needs the driver, not a GPU context).
 /// Each kernel parameter gets an 8-byte slot; 4-byte values sit in the first
 /// 4 bytes (the driver copies only as many bytes as the parameter has). A
 /// tensor map is the exception: its pointer is to its own 128 bytes, and its
@@ -72,13 +89,18 @@ using ArgBindings = std::map<std::string, ArgValue>;
 ///
 /// A caller that launches one kernel many times with new pointers may pack
 /// once, from placeholder pointers, then per launch overwrite only the slots
-/// that change (slotOf, setSlot) in the arguments or in a copy of them.
+/// that change (slotOf, setSlot) in the arguments or in a copy of them. A
+/// tensor map encoded from its tensor holds that tensor's address, shape and
+/// strides, which patching the tensor's slots does not change: such a caller
+/// must pack anew when the tensor moves, or bind the map itself.
 class KernelArgs {
 public:
   /// Throws, naming the kernel and parameter, for a missing value or one of
   /// the wrong kind, element type or rank, and for strides given to a
   /// parameter that is not "strided", strides of the wrong count, an
-  /// innermost stride other than 1 or a stride below 1.
+  /// innermost stride other than 1 or a stride below 1; for a tensor map
+  /// encoded from its tensor, also for what tensorMapSpecOf and
+  /// checkTiledTensorMapSpec refuse, and for the driver's errors.
   KernelArgs(const KernelSpec &spec, const ArgBindings &bindings);
   KernelArgs(KernelArgs &&other) = default;
   KernelArgs &operator=(KernelArgs &&other) = default;

@@ -16,6 +16,19 @@
 // A memref parameter with "strided": true reads its strides (and offset)
 // from the descriptor, so it takes views (MemrefArg::strides, KernelArgs.h);
 // without the key (older manifests) or false, it is contiguous row-major.
+//
+// A "tensormap" parameter (a TMA tensor map, passed by value) may name the
+// memref parameter it reads and how:
+//
+//   {"name": "k_tma", "kind": "tensormap", "tensor": "k", "dtype": "bf16",
+//    "box": [1, 1, 128, 64], "swizzle": "128b"}
+//
+// "tensor" is a memref parameter of the same kernel, of "dtype" and of rank
+// the box's; "box" is the box one load copies, outermost first, each size 1
+// to 256; "swizzle" is "none", "32b", "64b" or "128b" (TensorMap.h). Then
+// KernelArgs encodes the map from the tensor's value (tensorMapSpecOf) unless
+// the caller binds the parameter itself. Without these keys (manifests
+// written before them) the caller must bind it, as a TensorMapArg.
 // An attention kernel whose q (or, for attention_bwd_delta, which has no q,
 // out) is strided "takes views": the library compiles such twins of some
 // groups' default kernels beside the contiguous ones, which are faster on
@@ -63,6 +76,8 @@
 
 #include "fa/runtime/DType.h"
 #include "fa/runtime/Launch.h"
+#include "fa/runtime/Tensor.h"
+#include "fa/runtime/TensorMap.h"
 
 #include <array>
 #include <cstdint>
@@ -122,11 +137,21 @@ enum class ParamKind { Memref, I32Memref, I32, I64, F32, TensorMap };
 struct KernelParam {
   std::string name;
   ParamKind kind = ParamKind::Memref;
-  DType dtype = DType::F32; // Memrefs only.
-  int rank = 0;             // Memrefs and I32Memrefs only.
+  /// Memrefs, and tensor maps that name a `tensor`: the element type.
+  DType dtype = DType::F32;
+  int rank = 0; // Memrefs and I32Memrefs only.
   /// Memrefs only: the kernel takes element strides ("strided": true);
   /// otherwise it assumes row-major.
   bool strided = false;
+  /// Tensor maps only: the memref parameter the map reads ("tensor"), from
+  /// whose value KernelArgs encodes it; empty when the manifest names none
+  /// (the caller binds the map itself, as a TensorMapArg).
+  std::string tensor;
+  /// Tensor maps naming a `tensor`: the box one TMA load copies, outermost
+  /// first, one size per dimension of the tensor.
+  Shape box;
+  /// Tensor maps naming a `tensor`: how the box lands in shared memory.
+  TensorMapSwizzle swizzle = TensorMapSwizzle::None;
 };
 
 /// "memref", "memref<i32>", "i32", "i64", "f32" or "tensormap".

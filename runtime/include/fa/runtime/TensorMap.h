@@ -23,6 +23,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace fa {
@@ -34,6 +35,8 @@ enum class TensorMapSwizzle { None, Bytes32, Bytes64, Bytes128 };
 
 /// "none", "32b", "64b" or "128b".
 const char *tensorMapSwizzleName(TensorMapSwizzle swizzle);
+/// The swizzle tensorMapSwizzleName calls `name`, or nothing.
+std::optional<TensorMapSwizzle> tensorMapSwizzleNamed(const std::string &name);
 
 /// A tiled tensor map of a tensor on the device.
 struct TiledTensorMapSpec {
