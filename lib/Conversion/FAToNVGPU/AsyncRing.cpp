@@ -8,7 +8,8 @@
 //                    block barrier
 //   fa.ring_produce  nvgpu.mbarrier.try_wait.parity (empty[slot]),
 //                    nvgpu.mbarrier.arrive.expect_tx (full[slot], tile bytes),
-//                    nvgpu.tma.async.load (into the slot, on full[slot])
+//                    one nvgpu.tma.async.load per panel (into the slot, on
+//                    full[slot]; one load unless the tile is swizzled panels)
 //   fa.ring_consume  nvgpu.mbarrier.try_wait.parity (full[slot]), the slot
 //   fa.ring_release  nvgpu.mbarrier.arrive (empty[slot])
 //
@@ -62,7 +63,8 @@ namespace {
 /// The suspend-time hint of each mbarrier.try_wait (ns), as upstream's
 /// tests use it; the NVVM lowering loops until the phase completes anyway.
 constexpr int64_t kWaitTicks = 10'000'000;
-/// The alignment of a TMA load's shared destination.
+/// The alignment of any TMA load's shared destination; a swizzled one needs
+/// more (RingProduceOp::getSharedAlignment).
 constexpr int64_t kTmaSharedAlignment = 128;
 
 /// What a lowered ring is: its slots' buffer and its two barrier groups.
@@ -116,22 +118,42 @@ void waitParity(OpBuilder &b, Location loc, Value group, Value slot,
 }
 
 /// TMA writes a slot only at a 128-byte-aligned shared address (slots are
-/// whole 128-byte multiples, RingType's verifier). When the buffers are a
-/// workgroup attribution of the kernel, its `llvm.align` must say so;
-/// otherwise (a view of dynamic shared memory) their maker answers for it.
+/// whole 128-byte multiples, RingType's verifier), and a swizzled panel
+/// must start where the swizzle's pattern does (its panels are whole
+/// patterns, RingProduceOp's verifier): the alignment the ring's loads need
+/// (RingProduceOp::getSharedAlignment). When the buffers are a workgroup
+/// attribution of the kernel, its `llvm.align` must say so; otherwise (a
+/// view of dynamic shared memory) their maker answers for it.
 LogicalResult checkBufferAlignment(gpu::GPUFuncOp func, RingCreateOp op) {
   ArrayRef<BlockArgument> attributions = func.getWorkgroupAttributions();
   const auto *buffer = llvm::find(attributions, op.getBuffers());
   if (buffer == attributions.end())
     return success();
+  int64_t needed = kTmaSharedAlignment;
+  RingProduceOp neededBy;
+  for (Operation *user : op.getRing().getUsers())
+    if (auto produce = dyn_cast<RingProduceOp>(user))
+      if (produce.getSharedAlignment() > needed) {
+        needed = produce.getSharedAlignment();
+        neededBy = produce;
+      }
   auto align = dyn_cast_or_null<IntegerAttr>(func.getWorkgroupAttributionAttr(
       buffer - attributions.begin(), "llvm.align"));
-  if (align && align.getInt() % kTmaSharedAlignment == 0)
+  if (align && align.getInt() % needed == 0)
     return success();
-  return op.emitOpError() << "expects its buffers " << kTmaSharedAlignment
-                          << "-byte aligned (where TMA writes): give the "
-                             "workgroup attribution llvm.align = "
-                          << kTmaSharedAlignment << " or a multiple";
+  InFlightDiagnostic diag = op.emitOpError()
+                            << "expects its buffers " << needed
+                            << "-byte aligned (where TMA writes";
+  if (neededBy)
+    diag << ", each slot starting a "
+         << nvgpu::stringifyTensorMapSwizzleKind(
+                neededBy.getDescriptor().getType().getSwizzle())
+         << " pattern";
+  diag << "): give the workgroup attribution llvm.align = " << needed
+       << " or a multiple";
+  if (neededBy)
+    diag.attachNote(neededBy.getLoc()) << "the swizzled load that needs it";
+  return diag;
 }
 
 /// Two groups of S mbarriers; thread 0 initialises them (full[s] for the
@@ -167,12 +189,48 @@ LoweredRing createRing(OpBuilder &b, RingCreateOp op) {
   return {type, op.getBuffers(), full, empty};
 }
 
+/// The `[1, ..., 1, R, W]` destination of panel `panel` of slot `slot`: the
+/// `R * W` elements at element `slot * R * C + panel * R * W` of the
+/// buffers. nvgpu.tma.async.load requires a destination of the
+/// descriptor's box shape (same rank, same sizes), and a panel (columns
+/// [p W, p W + W) of every row, stored contiguously) is no subview of the
+/// slot's [R, C] view, so this reinterprets the row-major buffers at the
+/// panel's offset; only its base address reaches the TMA instruction.
+Value panelView(OpBuilder &b, Location loc, const LoweredRing &ring,
+                MemRefType box, Value slot, int64_t panel) {
+  MemRefType tile = ring.type.getTile();
+  ArrayRef<int64_t> shape = box.getShape();
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  Value slotStart = arith::MulIOp::create(
+      b, loc, slot,
+      arith::ConstantIndexOp::create(b, loc, tile.getNumElements()));
+  Value offset = slotStart;
+  if (panel > 0)
+    offset = arith::AddIOp::create(
+        b, loc, slotStart,
+        arith::ConstantIndexOp::create(b, loc, panel * box.getNumElements()));
+  auto type = MemRefType::get(
+      shape, tile.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides),
+      tile.getMemorySpace());
+  SmallVector<OpFoldResult> sizes, strideValues;
+  for (auto [size, stride] : llvm::zip_equal(shape, strides)) {
+    sizes.push_back(b.getIndexAttr(size));
+    strideValues.push_back(b.getIndexAttr(stride));
+  }
+  return memref::ReinterpretCastOp::create(b, loc, type, ring.buffers, offset,
+                                           sizes, strideValues);
+}
+
 /// Producer: wait until the consumers released the slot's previous round
 /// (empty[slot], parity of round - 1 = not the round's parity; in round 0
 /// that is the fresh barrier's "phase -1", already complete), announce the
-/// tile's bytes on full[slot], start the load. TMA counts a box's full size
-/// in complete_tx, zero-filled elements included, so the byte count holds
-/// at the tensor's tail too.
+/// whole tile's bytes on full[slot] once, start one load per panel (panel p
+/// at column + p W), all completing on full[slot]. TMA counts a box's full
+/// size in complete_tx, zero-filled elements included, so the byte count
+/// holds at the tensor's tail too.
 void produce(OpBuilder &b, const LoweredRing &ring, RingProduceOp op) {
   Location loc = op.getLoc();
   RingPosition at = ringPosition(b, loc, ring, op.getIteration());
@@ -183,12 +241,22 @@ void produce(OpBuilder &b, const LoweredRing &ring, RingProduceOp op) {
       arith::ConstantIndexOp::create(b, loc, ring.type.getTileBytes());
   nvgpu::MBarrierArriveExpectTxOp::create(b, loc, ring.full, bytes, at.slot,
                                           /*predicate=*/Value());
+  MemRefType box = op.getDescriptor().getType().getTensor();
+  int64_t panelColumns = box.getShape().back();
   // TMA takes coordinates innermost first; the op's are outermost first.
   SmallVector<Value> coordinates(llvm::reverse(op.getCoordinates()));
-  nvgpu::TmaAsyncLoadOp::create(b, loc, slotView(b, loc, ring, at.slot),
-                                ring.full, op.getDescriptor(), coordinates,
-                                at.slot, /*multicastMask=*/Value(),
-                                /*predicate=*/Value());
+  Value column = coordinates.front();
+  for (int64_t panel = 0, panels = op.getPanelCount(); panel < panels;
+       ++panel) {
+    if (panel > 0)
+      coordinates.front() = arith::AddIOp::create(
+          b, loc, column,
+          arith::ConstantIndexOp::create(b, loc, panel * panelColumns));
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, panelView(b, loc, ring, box, at.slot, panel), ring.full,
+        op.getDescriptor(), coordinates, at.slot, /*multicastMask=*/Value(),
+        /*predicate=*/Value());
+  }
 }
 
 Value consume(OpBuilder &b, const LoweredRing &ring, RingConsumeOp op) {

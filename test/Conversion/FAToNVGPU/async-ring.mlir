@@ -38,8 +38,13 @@
 // CHECK: %[[PREV:.*]] = arith.xori %[[PBIT]], %true : i1
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[PSLOT]]], %[[PREV]], %{{.*}}
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[PSLOT]]], %c8192
-// CHECK: %[[DST:.*]] = memref.subview %[[BUF]][%[[PSLOT]], 0, 0] [1, 64, 64] [1, 1, 1]
+// The destination is the slot's 4096 elements at slot * 4096, in the box's
+// shape (as nvgpu.tma.async.load requires).
+// CHECK: %[[PSTART:.*]] = arith.muli %[[PSLOT]], %c4096 : index
+// CHECK: %[[DST:.*]] = memref.reinterpret_cast %[[BUF]] to offset: [%[[PSTART]]], sizes: [64, 64], strides: [64, 1]
+// CHECK-SAME: to memref<64x64xbf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.tma.async.load %[[MAP]][%[[C0]], %[[ROW]]], %[[FULL]][%[[PSLOT]]] to %[[DST]]
+// CHECK-NOT: nvgpu.tma.async.load
 // Consume at %c: wait for full[slot] in this round's parity, then the slot.
 // CHECK: %[[CSLOT:.*]] = arith.remui %[[C]], %[[C2]] : index
 // CHECK: %[[CROUND:.*]] = arith.divui %[[C]], %[[C2]] : index
@@ -111,6 +116,93 @@ gpu.module @kernels {
       attributes {known_block_size = array<i32: 128, 1, 1>} {
     // expected-error @+1 {{'fa.ring_create' op expects its buffers 128-byte aligned (where TMA writes): give the workgroup attribution llvm.align = 128 or a multiple}}
     %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
+    gpu.return
+  }
+}
+
+// -----
+
+// K of head %h of batch %b through a rank-4 map of [batch, heads, seq, 128]
+// bf16: a 64 x 128 tile is two swizzle_128b panels of 64 x 64 (8192 bytes
+// each). One expect_tx of the whole 16384 bytes on full[slot], then two
+// loads on it: panel 0 at column %col into the slot's first 4096 elements,
+// panel 1 at column %col + 64 into the next 4096, each a [1, 1, 64, 64]
+// view (the box's shape); TMA's coordinates are innermost first.
+!slots = memref<2x64x128xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+// CHECK-LABEL: gpu.func @panels
+// CHECK-SAME: (%[[MAP_PTR:.*]]: !llvm.ptr, %[[P:.*]]: index, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[COL:.*]]: index)
+// CHECK-SAME: workgroup(%[[BUF:[^ ]*]] : memref<2x64x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+// CHECK-SAME: fa.grid_constant_params = array<i64: 0>
+// CHECK: %[[MAP:.*]] = builtin.unrealized_conversion_cast %[[MAP_PTR]]
+// CHECK: %[[FULL:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[EMPTY:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[PSLOT:.*]] = arith.remui %[[P]], %[[C2:.*]] : index
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[PSLOT]]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[PSLOT]]], %c16384
+// CHECK-NOT: nvgpu.mbarrier.arrive.expect_tx
+// CHECK: %[[START:.*]] = arith.muli %[[PSLOT]], %c8192 : index
+// CHECK: %[[DST0:.*]] = memref.reinterpret_cast %[[BUF]] to offset: [%[[START]]], sizes: [1, 1, 64, 64], strides: [4096, 4096, 64, 1]
+// CHECK-SAME: to memref<1x1x64x64xbf16, strided<[4096, 4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %[[MAP]][%[[COL]], %[[ROW]], %[[H]], %[[B]]], %[[FULL]][%[[PSLOT]]] to %[[DST0]]
+// CHECK: %[[COL1:.*]] = arith.addi %[[COL]], %c64 : index
+// CHECK: %[[START1:.*]] = arith.addi %[[START]], %c4096 : index
+// CHECK: %[[DST1:.*]] = memref.reinterpret_cast %[[BUF]] to offset: [%[[START1]]], sizes: [1, 1, 64, 64], strides: [4096, 4096, 64, 1]
+// CHECK: nvgpu.tma.async.load %[[MAP]][%[[COL1]], %[[ROW]], %[[H]], %[[B]]], %[[FULL]][%[[PSLOT]]] to %[[DST1]]
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: gpu.return
+gpu.module @kernels {
+  gpu.func @panels(%map: !map, %p: index, %b: index, %h: index, %row: index, %col: index)
+      workgroup(%buffers: !slots {llvm.align = 1024 : i64}) kernel
+      attributes {known_block_size = array<i32: 160, 1, 1>} {
+    %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
+    fa.ring_produce %ring[%p] from %map[%b, %h, %row, %col] : !ring, !map
+    gpu.return
+  }
+}
+
+// -----
+
+// A 64 x 256 f16 tile under swizzle_64b (32-column panels): 8 loads, the
+// last at column + 224 into elements slot * 16384 + 14336.
+!slots = memref<1x64x256xf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<1, memref<64x256xf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x64x32xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_64b, l2promo = none, oob = zero, interleave = none>
+// CHECK-LABEL: gpu.func @panels_64b
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK-COUNT-7: nvgpu.tma.async.load
+// CHECK: %[[LAST_COL:.*]] = arith.addi %{{.*}}, %c224 : index
+// CHECK: %[[LAST:.*]] = arith.addi %{{.*}}, %c14336 : index
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [%[[LAST]]], sizes: [1, 64, 32], strides: [2048, 32, 1]
+// CHECK: nvgpu.tma.async.load %{{.*}}[%[[LAST_COL]], %{{.*}}, %{{.*}}]
+// CHECK-NOT: nvgpu.tma.async.load
+gpu.module @kernels {
+  gpu.func @panels_64b(%map: !map, %p: index, %h: index, %row: index)
+      workgroup(%buffers: !slots {llvm.align = 512 : i64}) kernel
+      attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
+    fa.ring_produce %ring[%p] from %map[%h, %row, %c0] : !ring, !map
+    gpu.return
+  }
+}
+
+// -----
+
+// A swizzle_128b panel starts where the 1024-byte pattern does: 128-byte
+// alignment is not enough for the slots of a swizzled ring.
+!slots = memref<2x64x128xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+gpu.module @kernels {
+  gpu.func @panels_unaligned(%map: !map, %p: index, %b: index, %h: index, %row: index, %col: index)
+      workgroup(%buffers: !slots {llvm.align = 128 : i64}) kernel
+      attributes {known_block_size = array<i32: 160, 1, 1>} {
+    // expected-error @+1 {{'fa.ring_create' op expects its buffers 1024-byte aligned (where TMA writes, each slot starting a swizzle_128b pattern): give the workgroup attribution llvm.align = 1024 or a multiple}}
+    %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
+    // expected-note @+1 {{the swizzled load that needs it}}
+    fa.ring_produce %ring[%p] from %map[%b, %h, %row, %col] : !ring, !map
     gpu.return
   }
 }

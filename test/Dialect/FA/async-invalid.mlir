@@ -61,7 +61,7 @@ func.func @create_no_consumers(%buf: memref<3x64x64xbf16, #gpu.address_space<wor
 
 !ring = !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
 func.func @produce_box_shape(%ring: !ring, %map: !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>, %i: index) {
-  // expected-error @+1 {{expects the descriptor's box 'memref<128x64xbf16, #gpu.address_space<workgroup>>' to have the shape and element type of the ring's tile 'memref<64x64xbf16, #gpu.address_space<workgroup>>'}}
+  // expected-error @+1 {{expects the descriptor's box 'memref<128x64xbf16, #gpu.address_space<workgroup>>' to have the 64 rows of the ring's tile 'memref<64x64xbf16, #gpu.address_space<workgroup>>'}}
   fa.ring_produce %ring[%i] from %map[%i, %i] : !ring, !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
   return
 }
@@ -70,7 +70,7 @@ func.func @produce_box_shape(%ring: !ring, %map: !nvgpu.tensormap.descriptor<ten
 
 !ring = !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>
 func.func @produce_box_element(%ring: !ring, %map: !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>, %i: index) {
-  // expected-error @+1 {{expects the descriptor's box 'memref<64x64xf16, #gpu.address_space<workgroup>>' to have the shape and element type}}
+  // expected-error @+1 {{expects the descriptor's box 'memref<64x64xf16, #gpu.address_space<workgroup>>' to have the element type of the ring's tile 'memref<64x64xbf16, #gpu.address_space<workgroup>>'}}
   fa.ring_produce %ring[%i] from %map[%i, %i] : !ring, !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
   return
 }
@@ -88,7 +88,7 @@ func.func @produce_box_too_long(%ring: !ring, %map: !nvgpu.tensormap.descriptor<
 
 !ring = !fa.ring<2, memref<64x4xbf16, #gpu.address_space<workgroup>>>
 func.func @produce_row_granule(%ring: !ring, %map: !nvgpu.tensormap.descriptor<tensor = memref<64x4xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>, %i: index) {
-  // expected-error @+1 {{expects a tile row of a multiple of 16 bytes (TMA's unit), got 8}}
+  // expected-error @+1 {{expects a box row of a multiple of 16 bytes (TMA's unit), got 8}}
   fa.ring_produce %ring[%i] from %map[%i, %i] : !ring, !nvgpu.tensormap.descriptor<tensor = memref<64x4xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
   return
 }
@@ -97,8 +97,95 @@ func.func @produce_row_granule(%ring: !ring, %map: !nvgpu.tensormap.descriptor<t
 
 !ring = !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
 func.func @produce_swizzle_span(%ring: !ring, %map: !nvgpu.tensormap.descriptor<tensor = memref<64x128xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>, %i: index) {
-  // expected-error @+1 {{expects a tile row of at most 128 bytes under swizzle_128b, got 256}}
+  // expected-error @+1 {{expects the descriptor's box row (256 bytes) to be the 128-byte span of swizzle_128b (nvgpu.tma.async.load's rule; a wider tile row is loaded as panels of one span each)}}
   fa.ring_produce %ring[%i] from %map[%i, %i] : !ring, !nvgpu.tensormap.descriptor<tensor = memref<64x128xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+  return
+}
+
+// -----
+
+// A box row narrower than the span is what TMA allows but nvgpu.tma.async.load does not.
+!ring = !fa.ring<2, memref<64x32xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x32xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @produce_swizzle_narrow(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects the descriptor's box row (64 bytes) to be the 128-byte span of swizzle_128b}}
+  fa.ring_produce %ring[%i] from %map[%i, %i] : !ring, !map
+  return
+}
+
+// -----
+
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+func.func @produce_rank_one(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects a descriptor of rank 2 to 5 (TMA), got 1}}
+  fa.ring_produce %ring[%i] from %map[%i] : !ring, !map
+  return
+}
+
+// -----
+
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+func.func @produce_rank_six(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects a descriptor of rank 2 to 5 (TMA), got 6}}
+  fa.ring_produce %ring[%i] from %map[%i, %i, %i, %i, %i, %i] : !ring, !map
+  return
+}
+
+// -----
+
+// Two heads per load would not be one [rows, columns] tile.
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x2x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+func.func @produce_leading_box_dim(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects the descriptor's box 'memref<1x2x64x64xbf16, #gpu.address_space<workgroup>>' to be 1 in every dimension but the last two (one [rows, columns] tile per load)}}
+  fa.ring_produce %ring[%i] from %map[%i, %i, %i, %i] : !ring, !map
+  return
+}
+
+// -----
+
+// Without swizzle one load fills the row-major slot: no panels.
+!ring = !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+func.func @produce_unswizzled_panels(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects the descriptor's box row of 64 elements to be the ring tile's row of 128 without swizzle (panels are for swizzled tiles)}}
+  fa.ring_produce %ring[%i] from %map[%i, %i, %i, %i] : !ring, !map
+  return
+}
+
+// -----
+
+// 96 bf16 columns are one and a half 128-byte panels.
+!ring = !fa.ring<2, memref<64x96xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @produce_partial_panel(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects the ring tile's row of 96 elements to be a whole number of panels of the box's 64 columns}}
+  fa.ring_produce %ring[%i] from %map[%i, %i, %i, %i] : !ring, !map
+  return
+}
+
+// -----
+
+// A 4-row panel (512 bytes) is half the 8-row pattern of swizzle_128b: the
+// second panel would start mid-pattern.
+!ring = !fa.ring<2, memref<4x128xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x4x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @produce_panel_pattern(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects each panel (4 rows of 128 bytes, 512 bytes) to be a whole number of swizzle_128b's 1024-byte pattern, so that every panel starts 1024-byte aligned}}
+  fa.ring_produce %ring[%i] from %map[%i, %i, %i, %i] : !ring, !map
+  return
+}
+
+// -----
+
+// The same under swizzle_64b: 4 rows of 64 bytes are half its 512-byte pattern.
+!ring = !fa.ring<2, memref<4x64xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x4x32xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_64b, l2promo = none, oob = zero, interleave = none>
+func.func @produce_panel_pattern_64b(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects each panel (4 rows of 64 bytes, 256 bytes) to be a whole number of swizzle_64b's 512-byte pattern, so that every panel starts 512-byte aligned}}
+  fa.ring_produce %ring[%i] from %map[%i, %i, %i, %i] : !ring, !map
   return
 }
 
@@ -126,6 +213,17 @@ func.func @produce_interleave(%ring: !ring, %map: !nvgpu.tensormap.descriptor<te
 func.func @produce_coordinates(%ring: !ring, %map: !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>, %i: index) {
   // expected-error @+1 {{expects 2 coordinates (one per box dimension), got 1}}
   fa.ring_produce %ring[%i] from %map[%i] : !ring, !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+  return
+}
+
+// -----
+
+// A rank-4 map takes 4 coordinates: batch, head, row, column.
+!ring = !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @produce_rank_four_coordinates(%ring: !ring, %map: !map, %i: index) {
+  // expected-error @+1 {{expects 4 coordinates (one per box dimension), got 2}}
+  fa.ring_produce %ring[%i] from %map[%i, %i] : !ring, !map
   return
 }
 

@@ -28,3 +28,22 @@ func.func @one_stage_f32(%buf: memref<1x16x32xf32, #gpu.address_space<workgroup>
   %ring = fa.ring_create %buf consumers(1) : memref<1x16x32xf32, #gpu.address_space<workgroup>> -> !fa.ring<1, memref<16x32xf32, #gpu.address_space<workgroup>>>
   return
 }
+
+// K of head %h of batch %b through a rank-4 map of [batch, heads, seq, 128]:
+// a 64 x 128 bf16 tile in two 128-byte swizzled panels, box [1, 1, 64, 64].
+// CHECK-LABEL: func @rank_four_panels
+// CHECK-SAME: (%[[PBUF:.*]]: memref<2x64x128xbf16, #gpu.address_space<workgroup>>, %[[PMAP:.*]]: !nvgpu.tensormap.descriptor<{{.*}}>, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index, %[[J:.*]]: index)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[PRING:.*]] = fa.ring_create %[[PBUF]] consumers(256) : memref<2x64x128xbf16, #gpu.address_space<workgroup>> -> !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+// CHECK: fa.ring_produce %[[PRING]][%[[J]]] from %[[PMAP]][%[[B]], %[[H]], %[[ROW]], %[[C0]]] : !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>, !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+// CHECK: fa.ring_consume %[[PRING]][%[[J]]] : !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
+func.func @rank_four_panels(%buf: memref<2x64x128xbf16, #gpu.address_space<workgroup>>,
+    %map: !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>,
+    %b: index, %h: index, %row: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %ring = fa.ring_create %buf consumers(256) : memref<2x64x128xbf16, #gpu.address_space<workgroup>> -> !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+  fa.ring_produce %ring[%j] from %map[%b, %h, %row, %c0] : !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>, !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+  %slot = fa.ring_consume %ring[%j] : !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>> -> memref<64x128xbf16, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
+  fa.ring_release %ring[%j] : !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>
+  return
+}

@@ -1,10 +1,12 @@
 //===- FAAsyncOps.cpp - The TMA ring: type and verifiers ------------------===//
 //
 // What the verifiers hold the ring to is what TMA and the mbarriers accept:
-// a slot is a box of the tensor map (same shape and element type), a box
+// a slot is one box of the tensor map (its rank 2 to 5, every dimension but
+// the last two 1) or, swizzled, a whole number of boxes one swizzle span
+// wide (panels, each a whole number of the swizzle's pattern); a box
 // dimension spans at most 256 elements, a box row is a whole number of 16
-// bytes (and no wider than the swizzle span), the tail of a tensor arrives
-// zero-filled (oob = zero), and the slots fit Hopper's shared memory.
+// bytes, the tail of a tensor arrives zero-filled (oob = zero), and the
+// slots fit Hopper's shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,8 @@
 #include "mlir/IR/DialectImplementation.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::fa;
@@ -41,6 +45,9 @@ static constexpr int64_t kMaxBoxDim = 256;
 static constexpr int64_t kSlotGranule = 128;
 /// TMA moves whole 16-byte units along a box row.
 static constexpr int64_t kBoxRowGranule = 16;
+/// A swizzle's XOR pattern repeats every 8 rows of its span (1024 bytes for
+/// 128-byte swizzle): the CUDA programming guide's "repeats after".
+static constexpr int64_t kSwizzleRowsPerPattern = 8;
 
 LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t stages, MemRefType tile) {
@@ -100,54 +107,103 @@ LogicalResult RingCreateOp::verify() {
   return success();
 }
 
-/// Rows of a box move in 16-byte units, and a swizzled row must fit the
-/// swizzle span (CUDA's cuTensorMapEncodeTiled rules).
-static LogicalResult verifyBoxRow(Operation *op, int64_t rowBytes,
-                                  nvgpu::TensorMapSwizzleKind swizzle) {
-  if (rowBytes % kBoxRowGranule != 0)
-    return op->emitOpError()
-           << "expects a tile row of a multiple of " << kBoxRowGranule
-           << " bytes (TMA's unit), got " << rowBytes;
-  int64_t span = 0;
+/// TMA's largest tensor rank (cuTensorMapEncodeTiled's tensorRank limit).
+static constexpr int64_t kMaxTmaRank = 5;
+
+/// Bytes of a swizzle span (a box row under it), 0 without swizzle.
+static int64_t swizzleSpanBytes(nvgpu::TensorMapSwizzleKind swizzle) {
   switch (swizzle) {
   case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
-    return success();
+    return 0;
   case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
-    span = 32;
-    break;
+    return 32;
   case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
-    span = 64;
-    break;
+    return 64;
   case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
-    span = 128;
-    break;
+    return 128;
   }
-  if (rowBytes > span)
-    return op->emitOpError()
-           << "expects a tile row of at most " << span << " bytes under "
-           << nvgpu::stringifyTensorMapSwizzleKind(swizzle) << ", got "
-           << rowBytes;
+  llvm_unreachable("unknown TMA swizzle kind");
+}
+
+/// The descriptor's box against the ring's tile `[R, C]`: `[1, ..., 1, R, W]`
+/// of the tile's element type, each dimension at most 256 elements, the row
+/// a whole number of 16 bytes. Unswizzled, `W = C` (one load fills the
+/// slot row-major). Swizzled, `W` elements are exactly the swizzle span
+/// (nvgpu.tma.async.load requires it), `C` is `k W` (the slot holds `k`
+/// panels) and a panel, `R` rows of a span, is a whole number of the
+/// swizzle's pattern (8 spans), so that every panel starts where its
+/// pattern does.
+static LogicalResult verifyBox(RingProduceOp op, MemRefType tile,
+                               nvgpu::TensorMapDescriptorType descriptor) {
+  MemRefType box = descriptor.getTensor();
+  int64_t rank = box.getRank();
+  if (rank < 2 || rank > kMaxTmaRank)
+    return op.emitOpError() << "expects a descriptor of rank 2 to "
+                            << kMaxTmaRank << " (TMA), got " << rank;
+  if (box.getElementType() != tile.getElementType())
+    return op.emitOpError()
+           << "expects the descriptor's box " << box
+           << " to have the element type of the ring's tile " << tile;
+  ArrayRef<int64_t> shape = box.getShape();
+  if (llvm::any_of(shape.drop_back(2), [](int64_t size) { return size != 1; }))
+    return op.emitOpError()
+           << "expects the descriptor's box " << box
+           << " to be 1 in every dimension but the last two (one [rows, "
+              "columns] tile per load)";
+  for (int64_t size : shape)
+    if (size > kMaxBoxDim)
+      return op.emitOpError() << "expects box dimensions of at most "
+                              << kMaxBoxDim << " elements (TMA), got " << size;
+  int64_t rows = tile.getDimSize(0), columns = tile.getDimSize(1);
+  if (shape[rank - 2] != rows)
+    return op.emitOpError()
+           << "expects the descriptor's box " << box << " to have the " << rows
+           << " rows of the ring's tile " << tile;
+  int64_t boxColumns = shape[rank - 1];
+  int64_t elementBytes = box.getElementTypeBitWidth() / 8;
+  int64_t rowBytes = boxColumns * elementBytes;
+  if (rowBytes % kBoxRowGranule != 0)
+    return op.emitOpError()
+           << "expects a box row of a multiple of " << kBoxRowGranule
+           << " bytes (TMA's unit), got " << rowBytes;
+  nvgpu::TensorMapSwizzleKind swizzle = descriptor.getSwizzle();
+  int64_t span = swizzleSpanBytes(swizzle);
+  StringRef swizzleName = nvgpu::stringifyTensorMapSwizzleKind(swizzle);
+  if (span == 0) {
+    if (boxColumns != columns)
+      return op.emitOpError()
+             << "expects the descriptor's box row of " << boxColumns
+             << " elements to be the ring tile's row of " << columns
+             << " without swizzle (panels are for swizzled tiles)";
+    return success();
+  }
+  if (rowBytes != span)
+    return op.emitOpError()
+           << "expects the descriptor's box row (" << rowBytes
+           << " bytes) to be the " << span << "-byte span of " << swizzleName
+           << " (nvgpu.tma.async.load's rule; a wider tile row is loaded as "
+              "panels of one span each)";
+  if (columns % boxColumns != 0)
+    return op.emitOpError()
+           << "expects the ring tile's row of " << columns
+           << " elements to be a whole number of panels of the box's "
+           << boxColumns << " columns";
+  int64_t panelBytes = rows * span;
+  int64_t pattern = kSwizzleRowsPerPattern * span;
+  if (panelBytes % pattern != 0)
+    return op.emitOpError()
+           << "expects each panel (" << rows << " rows of " << span
+           << " bytes, " << panelBytes << " bytes) to be a whole number of "
+           << swizzleName << "'s " << pattern
+           << "-byte pattern, so that every panel starts " << pattern
+           << "-byte aligned";
   return success();
 }
 
 LogicalResult RingProduceOp::verify() {
   MemRefType tile = getRing().getType().getTile();
   nvgpu::TensorMapDescriptorType descriptor = getDescriptor().getType();
-  MemRefType box = descriptor.getTensor();
-  if (box.getShape() != tile.getShape() ||
-      box.getElementType() != tile.getElementType())
-    return emitOpError() << "expects the descriptor's box " << box
-                         << " to have the shape and element type of the "
-                            "ring's tile "
-                         << tile;
-  for (int64_t size : box.getShape())
-    if (size > kMaxBoxDim)
-      return emitOpError() << "expects box dimensions of at most " << kMaxBoxDim
-                           << " elements (TMA), got " << size;
-  if (failed(verifyBoxRow(*this,
-                          box.getDimSize(box.getRank() - 1) *
-                              box.getElementTypeBitWidth() / 8,
-                          descriptor.getSwizzle())))
+  if (failed(verifyBox(*this, tile, descriptor)))
     return failure();
   if (descriptor.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO)
     return emitOpError("expects a descriptor with oob = zero: rows past the "
@@ -155,11 +211,23 @@ LogicalResult RingProduceOp::verify() {
   if (descriptor.getInterleave() !=
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
     return emitOpError("expects a descriptor with interleave = none");
-  if (static_cast<int64_t>(getCoordinates().size()) != box.getRank())
-    return emitOpError() << "expects " << box.getRank()
+  int64_t rank = descriptor.getTensor().getRank();
+  if (static_cast<int64_t>(getCoordinates().size()) != rank)
+    return emitOpError() << "expects " << rank
                          << " coordinates (one per box dimension), got "
                          << getCoordinates().size();
   return success();
+}
+
+int64_t RingProduceOp::getSharedAlignment() {
+  return std::max(kSlotGranule,
+                  kSwizzleRowsPerPattern *
+                      swizzleSpanBytes(getDescriptor().getType().getSwizzle()));
+}
+
+int64_t RingProduceOp::getPanelCount() {
+  return getRing().getType().getTile().getDimSize(1) /
+         getDescriptor().getType().getTensor().getShape().back();
 }
 
 LogicalResult RingConsumeOp::verify() {

@@ -14,7 +14,17 @@
 // on the host by cuTensorMapEncodeTiled and passed to the kernel by value as
 // a 128-byte __grid_constant__ parameter); rows beyond the tensor's end
 // arrive as zeros (the descriptor's `oob = zero`), so a sequence's tail needs
-// no predicated copy.
+// no predicated copy. A map may be of rank 2 to 5 (e.g. [batch, heads, seq,
+// head_dim]) with a box of 1 in all but its last two dimensions.
+//
+// Panels: a swizzled box row is exactly one swizzle span (128 bytes for
+// swizzle_128b: 64 bf16 columns). A tile whose row is k spans wide is
+// stored as k consecutive panels, panel p holding columns
+// [p W, p W + W) of every row (W = the box's columns), [R, W] row-major and
+// swizzled, at byte p * R * span of the slot; `fa.ring_produce` fills them
+// with k loads. This is the layout wgmma reads for rows wider than 128
+// bytes (TileLayout.cpp); each panel starts where the swizzle's 8-row
+// pattern does (1024-byte aligned for swizzle_128b).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +46,8 @@ def FA_RingType : TypeDef<FA_Dialect, "Ring"> {
     The tile is 2-D, of f16, bf16 or f32, in the workgroup address space,
     a whole number of 128 bytes (each slot stays 128-byte aligned for TMA),
     and the `S` slots fit in the 227 KiB of shared memory a Hopper block may
-    use.
+    use. Whether a slot is row-major or swizzled panels is the tensor map's
+    (`fa.ring_produce`): the ring's consumers must read it accordingly.
   }];
   let parameters = (ins "int64_t":$stages, "MemRefType":$tile);
   let assemblyFormat = "`<` $stages `,` $tile `>`";
@@ -61,8 +72,11 @@ def FA_RingCreateOp : FA_Op<"ring_create"> {
   let summary = "a TMA ring over shared buffers, with its mbarriers initialised";
   let description = [{
     Every thread of the block executes it. `buffers` (`[S, R, C]`, shared,
-    128-byte aligned as TMA requires: a workgroup attribution needs
-    `llvm.align`, which convert-fa-to-nvgpu checks) holds the `S` slots. Thread 0 initialises the `2 S`
+    row-major) holds the `S` slots. TMA writes 128-byte-aligned addresses,
+    and a swizzled slot must start where the swizzle's pattern does (8
+    spans: 1024 bytes for swizzle_128b, 512 for 64b, 256 for 32b): a
+    workgroup attribution needs `llvm.align` of the largest that any
+    `fa.ring_produce` of the ring needs, which convert-fa-to-nvgpu checks. Thread 0 initialises the `2 S`
     mbarriers, `full[s]` for one arrival (the producer's `expect_tx`) and
     `empty[s]` for `consumers` arrivals (one per thread that runs
     `fa.ring_release`); then the block synchronises, so no thread waits on a
@@ -85,23 +99,37 @@ def FA_RingCreateOp : FA_Op<"ring_create"> {
 }
 
 def FA_RingProduceOp : FA_Op<"ring_produce"> {
-  let summary = "fills the slot of an iteration with one TMA tile load";
+  let summary = "fills the slot of an iteration with TMA tile loads";
   let description = [{
     Run by one thread (the caller guards it: the producer warp's elected
     lane). For iteration `i`, slot `s = i mod S`: waits until `empty[s]` has
     completed round `i / S - 1` (its parity `(i / S + 1) mod 2`; in round 0
     the wait passes at once, as a fresh mbarrier counts its phase "-1" as
-    complete), announces the slot's bytes on `full[s]`
-    (`mbarrier.arrive.expect_tx`) and starts the TMA load of the box at
-    `coordinates` of `descriptor` into the slot. The coordinates index the
-    tensor in its own dimension order (outermost first, as memref indices);
-    elements of the box outside the tensor arrive as zeros.
+    complete), announces the whole slot's bytes on `full[s]` (one
+    `mbarrier.arrive.expect_tx`) and starts the TMA loads of the slot, all
+    completing on `full[s]`. The coordinates, one per dimension of the
+    descriptor, index the tensor in its own dimension order (outermost
+    first, as memref indices; the last two are the tile's first row and
+    column); elements of a box outside the tensor arrive as zeros.
+
+    The descriptor's box is `[1, ..., 1, R, W]` (rank 2 to 5) for the
+    ring's tile `[R, C]`, of its element type, each dimension at most 256
+    elements and the row a whole number of 16 bytes:
+    - `swizzle = none`: `W = C`; one load fills the slot row-major.
+    - swizzled: `W` elements are exactly the swizzle's span (32, 64 or 128
+      bytes), `C = k W`, and `R` is a multiple of 8 (a panel is a whole
+      number of the swizzle's 8-row pattern). The slot holds `k` panels:
+      load `p` (0 <= p < k) reads the box at the innermost coordinate plus
+      `p W` into the `[R, W]` panel at byte `p * R * span` of the slot.
+      With swizzle_128b, bf16 and `C = 128` (head_dim 128): 2 loads of
+      `[R, 64]`, the second at byte `R * 128`.
 
     ```mlir
-    fa.ring_produce %ring[%i] from %kv_map[%row, %c0]
-        : !fa.ring<3, memref<64x64xbf16, #gpu.address_space<workgroup>>>,
-          !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>,
-                                      swizzle = none, l2promo = none, oob = zero, interleave = none>
+    // K of head %h of batch %b: a [64, 128] bf16 tile in two 128-byte panels.
+    fa.ring_produce %ring[%i] from %k_map[%b, %h, %row, %c0]
+        : !fa.ring<2, memref<64x128xbf16, #gpu.address_space<workgroup>>>,
+          !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>,
+                                      swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
     ```
   }];
   let arguments = (ins FA_RingType:$ring, Index:$iteration,
@@ -111,6 +139,13 @@ def FA_RingProduceOp : FA_Op<"ring_produce"> {
     `:` qualified(type($ring)) `,` qualified(type($descriptor))
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Loads (panels) that fill a slot: the tile's columns over the box's.
+    int64_t getPanelCount();
+    /// Bytes the ring's buffers must be aligned to for this load: TMA's 128,
+    /// or the swizzle's 8-row pattern (1024 bytes for swizzle_128b).
+    int64_t getSharedAlignment();
+  }];
 }
 
 def FA_RingConsumeOp : FA_Op<"ring_consume"> {
@@ -120,7 +155,10 @@ def FA_RingConsumeOp : FA_Op<"ring_consume"> {
     waits until `full[s]` completes round `i / S` (parity `(i / S) mod 2`):
     the slot's TMA load has landed and is visible to the thread. The result
     is the slot (a `[R, C]` view of the ring's buffer) until the thread's
-    `fa.ring_release` of the same iteration.
+    `fa.ring_release` of the same iteration. Its bytes are laid out as the
+    producer's descriptor says: row-major without swizzle, else swizzled
+    panels (see `fa.ring_produce`); the view's strides describe only the
+    former.
 
     ```mlir
     %k = fa.ring_consume %ring[%i]
