@@ -519,7 +519,11 @@ VariantParams variantParams(const AttentionVariant &variant,
   // Every parameter of every kernel must have a value, of its kind.
   for (const KernelSpec *kernel : kernels)
     for (const KernelParam &param : kernel->params) {
-      if (isAttentionTensorParam(param.name) || given.count(param.name))
+      // A tensor map of one of the tensors: KernelArgs encodes it.
+      bool derived =
+          param.kind == ParamKind::TensorMap && !param.tensor.empty();
+      if (derived || isAttentionTensorParam(param.name) ||
+          given.count(param.name))
         continue;
       auto value = variant.params.find(param.name);
       if (value == variant.params.end()) {

@@ -1,4 +1,4 @@
-// RUN: fa-opt %s --split-input-file --verify-diagnostics --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-overlap-softmax --fa-pipeline-kv-copies --fa-warp-specialize --cse | FileCheck %s
+// RUN: fa-opt %s --split-input-file --verify-diagnostics --fa-expand-attention-variants --fa-tile-attention --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-overlap-softmax --fa-pipeline-kv-copies --fa-warp-specialize --cse | FileCheck %s
 
 // warp_specialize = true: the K and V tiles come through two TMA rings over
 // the pipelined kernel's [2][128][128] buffers. A producer warpgroup (threads
@@ -67,11 +67,34 @@ func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memr
 
 // -----
 
-// expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs the non-causal forward without mask or score regions}}
+// Causal: the producer stops where the last (partial) key loop does, at the
+// query tile's diagonal: min(ceil(seq_kv / 128), ceil((row0 + 128) / 128)).
+// CHECK-LABEL: gpu.func @causal
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK: %[[LAST_ROW:.*]] = arith.addi %{{.*}}, %c128
+// CHECK-NEXT: %[[DIAGONAL:.*]] = arith.ceildivui %[[LAST_ROW]], %c128
+// CHECK-NEXT: %[[END:.*]] = arith.minui %{{.*}}, %[[DIAGONAL]]
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %[[END]] step %c1 {
+// CHECK: } else {
+// CHECK: fa.kv_tiles = "full"
+// CHECK: scf.for {{.*}} to %[[CONSUMER_END:[^ ]*]] step
+// CHECK: fa.kv_tiles = "partial"
 func.func @causal(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
                   %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
                outs(%o : memref<?x?x?x64xbf16>) causal
+  return
+}
+
+// -----
+
+// A region mask (here the window variant's) may skip key tiles before the
+// diagonal, which the producer does not know yet.
+// expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs a forward without mask or score regions}}
+func.func @window(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                  %o: memref<?x?x?x64xbf16>, %left: index, %right: index) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>) causal window(%left, %right)
   return
 }
 

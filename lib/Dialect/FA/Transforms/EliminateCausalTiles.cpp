@@ -139,7 +139,7 @@ scf::ForOp cloneRange(ImplicitLocOpBuilder &b, scf::ForOp loop,
     mask.erase();
   }
   range->removeAttr(kKvLoopAttr);
-  range->setAttr("fa.kv_tiles", b.getStringAttr(kind));
+  range->setAttr(kKvTilesAttr, b.getStringAttr(kind));
   return range;
 }
 

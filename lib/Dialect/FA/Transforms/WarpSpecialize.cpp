@@ -96,10 +96,10 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   if (!config.getOverlapSoftmax())
     return refuse("overlap_softmax = true: each slot is released after an op "
                   "of the iteration that waits for its product");
-  if (entry.getCausal().value_or(false) || entry.getVariant())
-    return refuse("the non-causal forward without mask or score regions, the "
-                  "only one whose key tiles are [0, ceil(seq_kv / block_n)) "
-                  "for every query tile");
+  if (entry.getVariant())
+    return refuse("a forward without mask or score regions (plain or causal), "
+                  "whose key tiles are [0, end of the last key loop) for "
+                  "every query tile");
   return success();
 }
 
@@ -296,11 +296,25 @@ nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows) {
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
 }
 
-/// The producer: one thread walks the key tiles [0, ceil(seq_kv / R)) and
-/// fills both rings, tile j of K then of V, at (batch, kv head, j * R, 0).
-void buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
-                   ArrayRef<StreamedTensor> streams,
-                   ArrayRef<BlockArgument> maps, Value batch, Value head) {
+/// The end of the key tiles the kernel visits: the upper bound of its last
+/// key loop (fa-eliminate-causal-tiles' "full" then "partial" loops, whose
+/// tiles run from 0 without a gap; the causal ones end at the query tile's
+/// diagonal).
+Value keyTilesEnd(gpu::GPUFuncOp kernel) {
+  Value end;
+  kernel.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+    if (loop->hasAttr(kKvTilesAttr))
+      end = loop.getUpperBound();
+  });
+  return end;
+}
+
+/// The producer: one thread walks the key tiles [0, `tilesEnd`) and fills
+/// both rings, tile j of K then of V, at (batch, kv head, j * R, 0).
+LogicalResult buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
+                            ArrayRef<StreamedTensor> streams,
+                            ArrayRef<BlockArgument> maps, Value batch,
+                            Value head, Value tilesEnd) {
   NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
   Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -313,14 +327,19 @@ void buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
       b, streams.front().ring.getType().getTile().getDimSize(0));
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value one = arith::ConstantIndexOp::create(b, 1);
-  Value seq = memref::DimOp::create(b, streams.front().tensor, 2);
-  Value tiles = arith::CeilDivUIOp::create(b, seq, rows);
-  auto loop = scf::ForOp::create(b, zero, tiles, one);
+  // Computed again here when the computing side computes it after the split.
+  DominanceInfo dominance(issuer->getParentOfType<gpu::GPUFuncOp>());
+  FailureOr<Value> tiles =
+      valueAt(b, tilesEnd, &*b.getInsertionPoint(), dominance);
+  if (failed(tiles))
+    return failure();
+  auto loop = scf::ForOp::create(b, zero, *tiles, one);
   b.setInsertionPointToStart(loop.getBody());
   Value row = arith::MulIOp::create(b, loop.getInductionVar(), rows);
   for (auto [stream, map] : llvm::zip_equal(streams, maps))
     RingProduceOp::create(b, stream.ring, loop.getInductionVar(), map,
                           ValueRange{batch, head, row, zero});
+  return success();
 }
 
 LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
@@ -365,6 +384,11 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
     return emitPassError(kernel, pass)
            << "expects the query tile's fa.copy_tile_async in the kernel's "
               "entry block";
+  Value tilesEnd = keyTilesEnd(kernel);
+  if (!tilesEnd)
+    return emitPassError(kernel, pass)
+           << "expects key loops marked " << kKvTilesAttr
+           << " (fa-eliminate-causal-tiles)";
   CopyTileAsyncOp firstKey = streams.front().copies.front();
   DominanceInfo dominance(kernel);
   Value batch = firstKey.getBatch(), head = firstKey.getHead();
@@ -436,7 +460,10 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   b.setInsertionPointToStart(roles.thenBlock());
-  buildProducer(b, computeThreads, streams, maps, batch, head);
+  if (failed(buildProducer(b, computeThreads, streams, maps, batch, head,
+                           tilesEnd)))
+    return emitPassError(kernel, pass)
+           << "cannot compute the end of the key tiles in the producer";
 
   int64_t threads = computeThreads + kProducerThreads;
   kernel.setKnownBlockSizeAttr(

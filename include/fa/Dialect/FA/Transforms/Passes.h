@@ -25,6 +25,9 @@ inline constexpr llvm::StringLiteral kKvLoopAttr = "fa.kv_loop";
 /// backward's loops do: fa-pipeline-kv-copies double-buffers it when the
 /// kernel's num_stages is 2 or more, and leaves it synchronous otherwise.
 inline constexpr llvm::StringLiteral kCopyLoopAttr = "fa.copy_loop";
+/// A key loop made by fa-eliminate-causal-tiles, with the kind of its
+/// tiles: "full", "partial" (masked) or "visited" (a region mask's).
+inline constexpr llvm::StringLiteral kKvTilesAttr = "fa.kv_tiles";
 /// A key loop whose tile copies are already asynchronous (by
 /// fa-overlap-softmax or fa-pipeline-kv-copies), which the others leave.
 inline constexpr llvm::StringLiteral kPipelinedAttr = "fa.pipelined";
