@@ -88,6 +88,34 @@ func.func @causal(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memr
 
 // -----
 
+// ping_pong = true: warpgroup 1 hands warpgroup 0 the first turn; in each
+// key loop a warpgroup waits for its turn (bar.sync 2 + w, 256 threads)
+// before its first product and hands the turn over (bar.arrive 3 - w...)
+// after its last.
+// CHECK-LABEL: gpu.func @ping_pong
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: %[[WG:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[SECOND:.*]] = arith.cmpi eq, %[[WG]], %c1_i32
+// CHECK: scf.if %[[SECOND]] {
+// CHECK: nvvm.barrier.arrive id = %c2_i32 number_of_threads = %c256_i32
+// CHECK: fa.copy_tile_async
+// CHECK: scf.for
+// CHECK: %[[MINE:.*]] = arith.addi %c2_i32, %[[WG]]
+// CHECK-NEXT: nvvm.barrier id = %[[MINE]] number_of_threads = %c256_i32
+// CHECK-NEXT: fa.tile_matmul
+// CHECK: fa.tile_matmul
+// CHECK: %[[OTHER:.*]] = arith.subi %c5_i32, %[[MINE]]
+// CHECK-NEXT: nvvm.barrier.arrive id = %[[OTHER]] number_of_threads = %c256_i32
+// CHECK: fa.kv_tiles = "full"
+func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
+                     %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
+               outs(%o : memref<?x?x?x128xbf16>)
+  return
+}
+
+// -----
+
 // A region mask (here the window variant's) may skip key tiles before the
 // diagonal, which the producer does not know yet.
 // expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs a forward without mask or score regions}}

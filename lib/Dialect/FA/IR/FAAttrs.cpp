@@ -107,7 +107,7 @@ LogicalResult TileAttr::verify(
     std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
     std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
     std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
-    std::optional<int64_t> dqNumWarps, bool, bool) {
+    std::optional<int64_t> dqNumWarps, bool, bool, bool) {
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
@@ -222,7 +222,8 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getNumStages().value_or(numStages), getQInShared(),
              getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
              getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
-             getDqNumWarps(), getSplitDkdv(), getWarpSpecialize());
+             getDqNumWarps(), getSplitDkdv(), getWarpSpecialize(),
+             getPingPong());
 }
 
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {

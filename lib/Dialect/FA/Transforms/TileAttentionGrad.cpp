@@ -523,7 +523,7 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        c.warpgroupMma, none.getOverlapSoftmax(),
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
                        /*dq_num_warps=*/std::nullopt, c.splitDkdv,
-                       none.getWarpSpecialize());
+                       none.getWarpSpecialize(), none.getPingPong());
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -536,10 +536,9 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
       {"skip_unit_rescale",
        tile.getSkipUnitRescale() != none.getSkipUnitRescale()},
       {"stage_output", tile.getStageOutput() != none.getStageOutput()},
-      {"overlap_softmax",
-       tile.getOverlapSoftmax() != none.getOverlapSoftmax()},
-      {"warp_specialize",
-       tile.getWarpSpecialize() != none.getWarpSpecialize()}};
+      {"overlap_softmax", tile.getOverlapSoftmax() != none.getOverlapSoftmax()},
+      {"warp_specialize", tile.getWarpSpecialize() != none.getWarpSpecialize()},
+      {"ping_pong", tile.getPingPong() != none.getPingPong()}};
   SmallVector<StringRef> set;
   for (auto [name, isSet] : flags)
     if (isSet)

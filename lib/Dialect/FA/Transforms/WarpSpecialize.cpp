@@ -45,6 +45,11 @@ constexpr int64_t kProducerThreads = 128;
 /// of the SM's 65536.
 constexpr int32_t kProducerRegisters = 24;
 constexpr int32_t kConsumerRegisters = 240;
+/// Named barriers of the ping-pong schedule: computing warpgroup w waits on
+/// kTurnBarrier + w for its turn to issue products (0 is the block's
+/// barrier, 1 the computing threads' one: convert-fa-to-nvgpu).
+constexpr int32_t kTurnBarrier = 2;
+constexpr int64_t kWarpgroupThreads = 128;
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
 constexpr int64_t kPanelBytes = 128;
 
@@ -96,6 +101,9 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   if (!config.getOverlapSoftmax())
     return refuse("overlap_softmax = true: each slot is released after an op "
                   "of the iteration that waits for its product");
+  if (config.getPingPong() && config.getNumWarps() != 8)
+    return refuse("num_warps = 8 with ping_pong = true: two computing "
+                  "warpgroups take turns");
   if (entry.getVariant())
     return refuse("a forward without mask or score regions (plain or causal), "
                   "whose key tiles are [0, end of the last key loop) for "
@@ -342,6 +350,55 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
   return success();
 }
 
+/// The calling thread's computing warpgroup (0 or 1), as an i32.
+Value warpgroupIndex(ImplicitLocOpBuilder &b) {
+  Value warpgroup = arith::DivUIOp::create(
+      b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
+      arith::ConstantIndexOp::create(b, kWarpgroupThreads));
+  return arith::IndexCastOp::create(b, b.getI32Type(), warpgroup);
+}
+
+/// FlashAttention-3's ping-pong between the two computing warpgroups: in
+/// each key loop, a warpgroup waits for its turn (named barrier
+/// kTurnBarrier + w, which the other warpgroup's arrival and its own 128
+/// threads complete) before issuing its products, and hands the turn over
+/// (arrives on the other's barrier) right after, so its softmax runs while
+/// the other's products hold the tensor cores. Warpgroup 1 gives warpgroup 0
+/// the first turn. Both run the same loops (one query tile, one key range),
+/// so every wait is matched; the last hand-over is left pending at exit.
+void schedulePingPong(Block *consumer, Operation *firstOp) {
+  ImplicitLocOpBuilder b(firstOp->getLoc(), firstOp);
+  Value threads = arith::ConstantIntOp::create(b, 2 * kWarpgroupThreads, 32);
+  Value warpgroup = warpgroupIndex(b);
+  Value isSecond =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warpgroup,
+                            arith::ConstantIntOp::create(b, 1, 32));
+  auto firstTurn = scf::IfOp::create(b, isSecond, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(firstTurn.thenBlock());
+  NVVM::BarrierArriveOp::create(
+      b, arith::ConstantIntOp::create(b, kTurnBarrier, 32), threads);
+
+  SmallVector<scf::ForOp> loops;
+  consumer->walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kKvTilesAttr))
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops) {
+    auto products = llvm::to_vector(loop.getBody()->getOps<TileMatmulOp>());
+    if (products.empty())
+      continue;
+    b.setInsertionPoint(products.front());
+    Value mine = arith::AddIOp::create(
+        b, arith::ConstantIntOp::create(b, kTurnBarrier, 32), warpgroup);
+    NVVM::BarrierOp::create(b, TypeRange{}, mine, threads,
+                            NVVM::BarrierReductionAttr(), Value());
+    b.setInsertionPointAfter(products.back());
+    Value other = arith::SubIOp::create(
+        b, arith::ConstantIntOp::create(b, 2 * kTurnBarrier + 1, 32), mine);
+    NVVM::BarrierArriveOp::create(b, other, threads);
+  }
+}
+
 LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   TileAttr config = getTileConfig(kernel);
   if (!config.getWarpSpecialize())
@@ -459,6 +516,8 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   b.setInsertionPointToStart(consumer);
   NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
+  if (config.getPingPong())
+    schedulePingPong(consumer, queryCopy);
   b.setInsertionPointToStart(roles.thenBlock());
   if (failed(buildProducer(b, computeThreads, streams, maps, batch, head,
                            tilesEnd)))

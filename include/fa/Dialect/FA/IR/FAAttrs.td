@@ -58,6 +58,7 @@ defvar FA_WgmmaDefault = "false";
 defvar FA_OverlapSoftmaxDefault = "false";
 defvar FA_SplitDkdvDefault = "false";
 defvar FA_WarpSpecializeDefault = "false";
+defvar FA_PingPongDefault = "false";
 defvar FA_PersistentDefault = "false";
 defvar FA_ReduceRowsDefault = "64";
 defvar FA_ReduceColsDefault = "32";
@@ -118,7 +119,10 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         "each)">:$split_dkdv,
     FA_FlagParameter<FA_WarpSpecializeDefault, "forward, wgmma: a producer "
         "warpgroup loads K and V through TMA rings for the computing "
-        "warpgroups (fa-warp-specialize)">:$warp_specialize
+        "warpgroups (fa-warp-specialize)">:$warp_specialize,
+    FA_FlagParameter<FA_PingPongDefault, "with warp_specialize and two "
+        "computing warpgroups: they take turns issuing their products, so "
+        "one's softmax runs under the other's (fa-warp-specialize)">:$ping_pong
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -130,7 +134,7 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         FA_StageOutputDefault, ", ", FA_WgmmaDefault, ", ",
         FA_OverlapSoftmaxDefault,
         ", std::nullopt, std::nullopt, std::nullopt, ", FA_SplitDkdvDefault,
-        ", ", FA_WarpSpecializeDefault, ");")>
+        ", ", FA_WarpSpecializeDefault, ", ", FA_PingPongDefault, ");")>
   ];
   let extraClassDeclaration = [{
     /// This configuration with the sizes it leaves out (block_m, block_n,

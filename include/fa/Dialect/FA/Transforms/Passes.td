@@ -275,9 +275,16 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     lowers the computing warpgroups' barriers to a named barrier of their
     threads alone.
 
-    Only the non-causal forward with `overlap_softmax = true` (whose every
-    product is waited for inside its iteration) and without mask or score
-    regions is split today; other kernels asking for it are refused, naming
+    With `ping_pong = true` (two computing warpgroups) the warpgroups take
+    turns issuing their products in each key loop, FlashAttention-3's
+    ping-pong: warpgroup w waits on named barrier 2 + w before its first
+    product of an iteration and arrives on the other's after its last, so
+    one warpgroup's softmax runs while the other's products hold the tensor
+    cores.
+
+    Only forwards with `overlap_softmax = true` (whose every product is
+    waited for inside its iteration), plain or causal, without mask or score
+    regions are split today; other kernels asking for it are refused, naming
     what is missing.
   }];
   let dependentDialects = ["::mlir::fa::FADialect",
