@@ -203,6 +203,11 @@ void PreparedLaunches::patch(const Prepared &prepared, KernelArgs &args,
                              const std::uint64_t *values) {
   for (const Patch &patch : prepared.patches)
     args.setSlot(patch.slot, values[patch.value]);
+  // Tensor maps encoded from a tensor (k_tma of k) hold its address: those
+  // whose tensor moved are encoded anew. The plan checked everything else
+  // about them, so what the encoding refuses is the caller's pointer (one
+  // not a multiple of 16 bytes).
+  withStatus(FA_ERROR_INVALID_ARGUMENT, [&] { args.refreshTensorMaps(); });
 }
 
 void PreparedLaunches::launch(CUcontext context, const std::uint64_t *values,
@@ -211,19 +216,26 @@ void PreparedLaunches::launch(CUcontext context, const std::uint64_t *values,
     if (prepared.error)
       std::rethrow_exception(prepared.error);
   ContextScope scope(context);
+  // Every kernel's arguments are patched before the first launch, so that
+  // a pointer a tensor map refuses fails the call with nothing launched.
   std::unique_lock<std::mutex> lock(mutex, std::try_to_lock);
-  for (Prepared &prepared : kernels) {
-    if (lock.owns_lock()) {
+  if (lock.owns_lock()) {
+    for (Prepared &prepared : kernels)
       patch(prepared, *prepared.scratch, values);
+    for (Prepared &prepared : kernels)
       prepared.kernel->launch(prepared.grid, *prepared.scratch, stream);
-    } else {
-      // Another thread is launching this plan: patch a copy instead of
-      // waiting for it.
-      KernelArgs args(*prepared.args);
-      patch(prepared, args, values);
-      prepared.kernel->launch(prepared.grid, args, stream);
-    }
+    return;
   }
+  // Another thread is launching this plan: patch copies instead of waiting
+  // for it (their tensor maps, packed from placeholders, are encoded here).
+  std::vector<KernelArgs> copies;
+  copies.reserve(kernels.size());
+  for (const Prepared &prepared : kernels) {
+    copies.push_back(*prepared.args);
+    patch(prepared, copies.back(), values);
+  }
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    kernels[i].kernel->launch(kernels[i].grid, copies[i], stream);
 }
 
 } // namespace fa::capi

@@ -332,7 +332,10 @@ std::size_t deltaBytes(const AttentionShape &shape) {
 }
 
 /// Packs every kernel's arguments as a launch binds them, from placeholder
-/// pointers and scalars (kAttentionValues) that each launch overwrites.
+/// pointers and scalars (kAttentionValues) that each launch overwrites. A
+/// tensor map a kernel takes of one of its tensors (k_tma of k) is checked
+/// here but, its tensor's pointer being the null placeholder, encoded only
+/// by each launch from the caller's pointer (PreparedLaunches::patch).
 void prepareLaunches(fa_attention_plan_t &plan) {
   ArgBindings variant =
       variantBindings(plan.problem, plan.shape, fa_attention_tensors{});

@@ -145,7 +145,12 @@ struct PerCallValue {
 /// Kernels launched one after the other on one stream, their arguments
 /// packed once at plan creation from bindings whose per-call values are
 /// placeholders, with the slots each per-call value goes to. A launch then
-/// only writes those slots and launches: no bindings, no allocation.
+/// only writes those slots and launches: no bindings, no allocation. A
+/// tensor map a kernel takes of one of its tensors (KernelArgs' derived
+/// maps, packed unencoded from the null placeholder) is encoded by the
+/// launch when the tensor's pointer differs from the last launch's
+/// (KernelArgs::refreshTensorMaps): a host-side cuTensorMapEncodeTiled, no
+/// allocation.
 ///
 /// Plans may launch from several threads at once: a launch patches the
 /// plan's own scratch copy of the arguments under a mutex and, when another
@@ -167,8 +172,10 @@ public:
 
   /// Launches every kernel, in order, on `stream` with `values` (one slot's
   /// bits per PerCallValue: KernelArgs::slotValue) written into their
-  /// slots, `context` current. Throws the first kernel's packing error
-  /// before making the context current or launching anything.
+  /// slots and their derived tensor maps refreshed, `context` current.
+  /// Throws the first kernel's packing error before making the context
+  /// current or launching anything, and a pointer a tensor map refuses
+  /// (FA_ERROR_INVALID_ARGUMENT) before launching anything.
   void launch(CUcontext context, const std::uint64_t *values, CUstream stream);
 
 private:
@@ -185,6 +192,7 @@ private:
     std::optional<KernelArgs> scratch; // Patched per launch under `mutex`.
   };
 
+  /// Writes `values` into `args`' slots, then refreshes its tensor maps.
   static void patch(const Prepared &prepared, KernelArgs &args,
                     const std::uint64_t *values);
 

@@ -5,6 +5,8 @@
 #include "fa/runtime/Error.h"
 #include "fa/runtime/TensorMap.h"
 
+#include <sstream>
+
 namespace fa {
 namespace {
 
@@ -29,9 +31,10 @@ class ArgPacker {
 public:
   ArgPacker(const KernelSpec &spec, std::vector<std::uint64_t> &slots,
             std::vector<CUtensorMap> &tensorMaps,
-            std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots)
+            std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots,
+            std::vector<KernelArgs::DerivedTensorMap> &derivedMaps)
       : spec(spec), slots(slots), tensorMaps(tensorMaps),
-        tensorMapSlots(tensorMapSlots) {}
+        tensorMapSlots(tensorMapSlots), derivedMaps(derivedMaps) {}
 
   /// Packs `param`'s value from `bindings`: its own, or for a tensor map
   /// that names a tensor and has none, one encoded from the tensor's.
@@ -40,7 +43,7 @@ public:
     if (value != bindings.end())
       return pack(param, value->second);
     if (param.kind == ParamKind::TensorMap && !param.tensor.empty())
-      return packTensorMap(encodedTensorMap(param, bindings));
+      return packDerivedTensorMap(param, bindings);
     fail(param,
          std::string("(") + paramKindName(param.kind) +
              ") has no value; the caller provides: " + bindingNames(bindings));
@@ -90,12 +93,32 @@ private:
     slots.push_back(0); // Its pointer goes to tensorMaps (pointAtSlots).
   }
 
-  /// The map of tensor-map parameter `param` encoded from the binding of its
+  /// Tensor-map parameter `param`'s map of the binding of its tensor:
+  /// encoded, or for a null pointer (a placeholder) zeroed, recorded in
+  /// derivedMaps either way (its source slot found once every parameter is
+  /// packed: the tensor may come after the map).
+  void packDerivedTensorMap(const KernelParam &param,
+                            const ArgBindings &bindings) {
+    KernelArgs::DerivedTensorMap derived;
+    derived.param = param.name;
+    derived.tensor = param.tensor;
+    derived.map = tensorMaps.size();
+    derived.spec = derivedSpec(param, bindings);
+    CUtensorMap map{};
+    if (derived.spec.data != 0) {
+      map = encodeTiledTensorMap(derived.spec);
+      derived.encoded = true;
+    }
+    packTensorMap(map);
+    derivedMaps.push_back(std::move(derived));
+  }
+
+  /// What tensor-map parameter `param` encodes from the binding of its
   /// tensor. What tensorMapSpecOf (with TMA's rules) refuses is an error
-  /// naming the kernel and both parameters; the driver's errors
-  /// (encodeTiledTensorMap) describe the map.
-  CUtensorMap encodedTensorMap(const KernelParam &param,
-                               const ArgBindings &bindings) const {
+  /// naming the kernel and both parameters; a null address passes (the
+  /// driver's errors, from encodeTiledTensorMap, describe the map).
+  TiledTensorMapSpec derivedSpec(const KernelParam &param,
+                                 const ArgBindings &bindings) const {
     auto tensor = bindings.find(param.tensor);
     if (tensor == bindings.end())
       fail(param, "(tensormap) has no value, nor has '" + param.tensor +
@@ -105,14 +128,12 @@ private:
     if (!memref)
       fail(param, "maps '" + param.tensor +
                       "', which was given a value other than a tensor");
-    TiledTensorMapSpec map;
     try {
-      map = tensorMapSpecOf(param, *memref);
+      return tensorMapSpecOf(param, *memref);
     } catch (const Error &error) {
       throw Error("passing arguments to kernel " + spec.name + ": " +
                   error.what());
     }
-    return encodeTiledTensorMap(map);
   }
 
   template <typename T>
@@ -168,7 +189,20 @@ private:
   std::vector<std::uint64_t> &slots;
   std::vector<CUtensorMap> &tensorMaps;
   std::vector<std::pair<std::size_t, std::size_t>> &tensorMapSlots;
+  std::vector<KernelArgs::DerivedTensorMap> &derivedMaps;
 };
+
+/// "parameter 'k_tma' (the tensor map of 'k')" of a derived map.
+std::string describeDerived(const KernelArgs::DerivedTensorMap &map) {
+  return "parameter '" + map.param + "' (the tensor map of '" + map.tensor +
+         "')";
+}
+
+std::string hexAddress(CUdeviceptr address) {
+  std::ostringstream text;
+  text << "0x" << std::hex << address;
+  return text.str();
+}
 
 } // namespace
 
@@ -203,18 +237,23 @@ TiledTensorMapSpec tensorMapSpecOf(const KernelParam &param,
 
 KernelArgs::KernelArgs(const KernelSpec &spec, const ArgBindings &bindings)
     : kernelName(spec.name) {
-  ArgPacker packer(spec, slots, tensorMaps, tensorMapSlots);
+  ArgPacker packer(spec, slots, tensorMaps, tensorMapSlots, derivedMaps);
   for (const KernelParam &param : spec.params) {
     paramSlots.emplace_back(param.name, slots.size());
     packer.pack(param, bindings);
   }
+  // A memref's aligned pointer is the slot after its allocated one (what
+  // the kernel reads; a patch writes both).
+  for (DerivedTensorMap &map : derivedMaps)
+    if (std::optional<std::size_t> first = findSlot(map.tensor))
+      map.sourceSlot = *first + 1;
   pointAtSlots();
 }
 
 KernelArgs::KernelArgs(const KernelArgs &other)
     : kernelName(other.kernelName), slots(other.slots),
       paramSlots(other.paramSlots), tensorMaps(other.tensorMaps),
-      tensorMapSlots(other.tensorMapSlots) {
+      tensorMapSlots(other.tensorMapSlots), derivedMaps(other.derivedMaps) {
   pointAtSlots();
 }
 
@@ -225,6 +264,7 @@ KernelArgs &KernelArgs::operator=(const KernelArgs &other) {
     paramSlots = other.paramSlots;
     tensorMaps = other.tensorMaps;
     tensorMapSlots = other.tensorMapSlots;
+    derivedMaps = other.derivedMaps;
     pointAtSlots();
   }
   return *this;
@@ -251,6 +291,72 @@ std::size_t KernelArgs::slotOf(const std::string &param) const {
   if (std::optional<std::size_t> first = findSlot(param))
     return *first;
   throw Error("kernel " + kernelName + " takes no parameter '" + param + "'");
+}
+
+CUdeviceptr KernelArgs::currentAddress(const DerivedTensorMap &map) const {
+  return map.sourceSlot ? slots[*map.sourceSlot] : map.spec.data;
+}
+
+bool KernelArgs::isCurrent(const DerivedTensorMap &map) const {
+  return map.encoded && map.spec.data == currentAddress(map);
+}
+
+bool KernelArgs::ready() const {
+  for (const DerivedTensorMap &map : derivedMaps)
+    if (!isCurrent(map))
+      return false;
+  return true;
+}
+
+std::vector<std::string> KernelArgs::staleTensorMaps() const {
+  std::vector<std::string> stale;
+  for (const DerivedTensorMap &map : derivedMaps)
+    if (!isCurrent(map))
+      stale.push_back(map.param);
+  return stale;
+}
+
+void KernelArgs::requireCurrentTensorMaps() const {
+  for (const DerivedTensorMap &map : derivedMaps) {
+    if (isCurrent(map))
+      continue;
+    CUdeviceptr address = currentAddress(map);
+    std::string why =
+        address == 0 ? "'" + map.tensor + "' has a null (placeholder) pointer"
+        : map.encoded
+            ? "it maps " + hexAddress(map.spec.data) + " but '" + map.tensor +
+                  "' is now at " + hexAddress(address) +
+                  " (refreshTensorMaps was not called after the patch)"
+            : "it was not encoded for '" + map.tensor + "' at " +
+                  hexAddress(address) +
+                  " (refreshTensorMaps was not called after the patch)";
+    throw Error("launching kernel " + kernelName + ": " + describeDerived(map) +
+                " is not current: " + why);
+  }
+}
+
+void KernelArgs::refreshTensorMaps() {
+  for (DerivedTensorMap &map : derivedMaps) {
+    if (isCurrent(map))
+      continue;
+    CUdeviceptr address = currentAddress(map);
+    // Unencoded until it encodes: a failure leaves a zeroed map that
+    // pointers() refuses and the next refresh retries.
+    tensorMaps[map.map] = CUtensorMap{};
+    map.encoded = false;
+    map.spec.data = address;
+    if (address == 0)
+      continue;
+    try {
+      tensorMaps[map.map] = encodeTiledTensorMap(map.spec);
+    } catch (const NoDeviceError &) {
+      throw;
+    } catch (const Error &error) {
+      throw Error("refreshing the tensor maps of kernel " + kernelName + ": " +
+                  describeDerived(map) + ": " + error.what());
+    }
+    map.encoded = true;
+  }
 }
 
 } // namespace fa

@@ -22,11 +22,15 @@
 #include "fa/runtime/LayerNorm.h"
 #include "fa/runtime/LayerNormReference.h"
 #include "fa/runtime/Reference.h"
+#include "fa/runtime/TensorMap.h"
+#include "fa/runtime/TuningCache.h"
 #include "fa/runtime/fa.h"
 
 #include <dlfcn.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 
 using namespace fa;
@@ -652,5 +656,224 @@ TEST_F(CApiGpuTest, LayerNormRejectsBadEpsAndSizes) {
   EXPECT_NE(lastError().find("x is 0"), std::string::npos) << lastError();
   fa_layer_norm_plan_destroy(plan);
 }
+
+/// KernelArgs' tensor maps encoded from their tensors (derived maps), with
+/// the driver: packed from a null placeholder they are refused until
+/// refreshTensorMaps encodes them from the pointer patched in, exactly as
+/// encodeTiledTensorMap encodes that address, in copies independently.
+class DerivedTensorMapGpuTest : public GpuTest {};
+
+TEST_F(DerivedTensorMapGpuTest, RefreshEncodesTheTensorsCurrentAddress) {
+  KernelParam kMap{"k_tma", ParamKind::TensorMap, DType::BF16};
+  kMap.tensor = "k";
+  kMap.box = {1, 1, 128, 64};
+  kMap.swizzle = TensorMapSwizzle::Bytes128;
+  KernelSpec spec;
+  spec.name = "derived_maps";
+  spec.params = {{"k", ParamKind::Memref, DType::BF16, 4}, kMap};
+  const Shape shape{1, 2, 300, 64};
+  DeviceBuffer first("first k", tensorBytes(shape, DType::BF16)),
+      second("second k", tensorBytes(shape, DType::BF16));
+  auto encoded = [&](CUdeviceptr address) {
+    return encodeTiledTensorMap(
+        tensorMapSpecOf(kMap, MemrefArg{address, DType::BF16, shape}));
+  };
+  auto point = [](KernelArgs &args, CUdeviceptr address) {
+    args.setSlot(args.slotOf("k"), address);
+    args.setSlot(args.slotOf("k") + 1, address);
+    args.refreshTensorMaps();
+  };
+  const std::size_t mapSlot = 11; // After k's 3 + 2 * 4 slots.
+  auto mapOf = [&](KernelArgs &args) {
+    CUtensorMap map;
+    std::memcpy(&map, args.pointers()[mapSlot], sizeof(map));
+    return map;
+  };
+  auto same = [](const CUtensorMap &a, const CUtensorMap &b) {
+    return std::memcmp(&a, &b, sizeof(CUtensorMap)) == 0;
+  };
+
+  KernelArgs args(spec, {{"k", MemrefArg{0, DType::BF16, shape}}});
+  EXPECT_FALSE(args.ready());
+  EXPECT_THROW(args.pointers(), Error);
+  point(args, first.get());
+  ASSERT_TRUE(args.ready());
+  const CUtensorMap firstMap = encoded(first.get()),
+                    secondMap = encoded(second.get());
+  ASSERT_FALSE(same(firstMap, secondMap));
+  EXPECT_TRUE(same(mapOf(args), firstMap));
+
+  // A copy follows its own pointer; the original keeps its map.
+  KernelArgs copy(args);
+  EXPECT_NE(copy.pointers()[mapSlot], args.pointers()[mapSlot]);
+  point(copy, second.get());
+  ASSERT_TRUE(copy.ready());
+  EXPECT_TRUE(same(mapOf(copy), secondMap));
+  EXPECT_TRUE(same(mapOf(args), firstMap));
+  // Patched without a refresh, the map is stale and refused.
+  copy.setSlot(copy.slotOf("k") + 1, first.get());
+  EXPECT_EQ(copy.staleTensorMaps(), std::vector<std::string>{"k_tma"});
+  EXPECT_THROW(copy.pointers(), Error);
+  copy.refreshTensorMaps();
+  EXPECT_TRUE(same(mapOf(copy), firstMap));
+
+  // Packed from a real pointer, a map is encoded at once.
+  KernelArgs direct(spec, {{"k", MemrefArg{second.get(), DType::BF16, shape}}});
+  EXPECT_TRUE(direct.ready());
+  EXPECT_TRUE(same(mapOf(direct), secondMap));
+  // Back to the placeholder: refused again.
+  point(direct, 0);
+  EXPECT_FALSE(direct.ready());
+  EXPECT_THROW(direct.pointers(), Error);
+}
+
+#ifdef FA_GENERATED_KERNELS_DIR
+/// The generated library through the C API, its bf16 D=128 non-causal
+/// forward chosen through a tuning cache written here: the warp-specialised
+/// kernel, whose k_tma and v_tma KernelArgs encodes from k and v. A plan
+/// packs its arguments once from null placeholders, so each launch must
+/// encode the maps of its own k and v.
+class CApiDerivedTensorMapGpuTest : public GpuTest {
+protected:
+  static constexpr const char *kKernel =
+      "attention_fwd_bf16_d128_m128n128w8qs2gop";
+
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped())
+      return;
+    // The library's kernels are compiled for sm_90a.
+    const DeviceInfo &device = context->device();
+    if (device.computeMajor != 9 || device.computeMinor != 0)
+      GTEST_SKIP() << "the generated library's kernels need sm_90a; "
+                   << device.name << " is " << device.smName();
+    KernelLibrary generated = KernelLibrary::load(FA_GENERATED_KERNELS_DIR);
+    const KernelSpec *spec = generated.named(kKernel);
+    ASSERT_NE(spec, nullptr)
+        << FA_GENERATED_KERNELS_DIR << " has no " << kKernel;
+    bool derived = false;
+    for (const KernelParam &param : spec->params)
+      derived = derived || (param.kind == ParamKind::TensorMap &&
+                            param.tensor == "k" && param.name == "k_tma");
+    ASSERT_TRUE(derived) << kKernel << " takes no k_tma encoded from k";
+    TuningCache cache;
+    cache.device = device.name;
+    for (const SeqClass &seqClass : kSeqClasses) {
+      TuningEntry entry;
+      entry.group =
+          KernelQuery(kAttentionForwardOp, DType::BF16, 128, /*causal=*/false);
+      entry.seqClass = seqClass.name;
+      entry.kernel = kKernel;
+      entry.tflops = 1;
+      entry.candidates = {{kKernel, 1.0}};
+      cache.record(entry);
+    }
+    cachePath = ::testing::TempDir() + "fa_capi_derived_maps_tuning.json";
+    cache.save(cachePath);
+    ASSERT_EQ(fa_library_open(FA_GENERATED_KERNELS_DIR, 0, cachePath.c_str(),
+                              &library),
+              FA_SUCCESS)
+        << lastError();
+  }
+  void TearDown() override {
+    fa_library_close(library);
+    if (!cachePath.empty())
+      std::remove(cachePath.c_str());
+  }
+
+  fa_library library = nullptr;
+  std::string cachePath;
+};
+
+/// One launch's tensors on the device, from inputs of seed `seed`.
+struct ForwardTensors {
+  ForwardTensors(const AttentionShape &shape, unsigned seed,
+                 const Stream &stream)
+      : q(randomTensor(shape.query(), DType::BF16, seed)),
+        k(randomTensor(shape.keyValue(), DType::BF16, seed + 1)),
+        v(randomTensor(shape.keyValue(), DType::BF16, seed + 2)),
+        qDevice(upload("q", q, DType::BF16)),
+        kDevice(upload("k", k, DType::BF16)),
+        vDevice(upload("v", v, DType::BF16)),
+        out(poisoned("out", tensorBytes(shape.query(), DType::BF16), stream)),
+        lse(poisoned("lse", tensorBytes(shape.logSumExp(), DType::F32),
+                     stream)) {}
+
+  fa_attention_tensors tensors() const {
+    fa_attention_tensors tensors{};
+    tensors.q = qDevice.get();
+    tensors.k = kDevice.get();
+    tensors.v = vDevice.get();
+    tensors.out = out.get();
+    tensors.lse = lse.get();
+    return tensors;
+  }
+
+  HostTensor q, k, v;
+  DeviceBuffer qDevice, kDevice, vDevice, out, lse;
+};
+
+TEST_F(CApiDerivedTensorMapGpuTest, EachLaunchReadsItsOwnKeysAndValues) {
+  // A key tail (300 = 2 * 128 + 44) and grouped-query heads.
+  const AttentionShape shape{2, 4, 2, 200, 300, 128};
+  fa_attention_problem problem = problemOf(DType::BF16, shape, FA_CAUSAL_NONE);
+  fa_attention_plan plan = nullptr;
+  ASSERT_EQ(fa_attention_plan_create(library, &problem, &plan), FA_SUCCESS)
+      << lastError();
+  ASSERT_STREQ(fa_attention_plan_forward_kernel(plan), kKernel);
+  const double scale = fa_attention_plan_scale(plan);
+  // Two launches of one plan on different buffers: were the maps those of
+  // the first launch's k and v (or of the placeholder), the second's
+  // output would not match its own reference.
+  ForwardTensors first(shape, 10, *stream), second(shape, 20, *stream);
+  for (ForwardTensors *run : {&first, &second}) {
+    fa_attention_tensors tensors = run->tensors();
+    ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+        << lastError();
+  }
+  // The first buffers again, into a fresh output: the maps follow back.
+  DeviceBuffer again =
+      poisoned("out again", tensorBytes(shape.query(), DType::BF16), *stream);
+  fa_attention_tensors tensors = first.tensors();
+  tensors.out = again.get();
+  ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+      << lastError();
+  stream->synchronize();
+  const double tolerance = defaultRelativeTolerance(DType::BF16);
+  for (ForwardTensors *run : {&first, &second}) {
+    SCOPED_TRACE(run == &first ? "first buffers" : "second buffers");
+    AttentionReference reference = referenceAttentionCpu(
+        shape, run->q.values, run->k.values, run->v.values, scale, {});
+    expectClose(run->out, DType::BF16, reference.out, tolerance, "out");
+    expectClose(run->lse, DType::F32, reference.lse, tolerance, "lse");
+  }
+  EXPECT_FALSE(first.out.download() == second.out.download());
+  EXPECT_TRUE(again.download() == first.out.download());
+
+  // A k no TMA map can take (8 bytes past a 16-byte boundary) is the
+  // caller's invalid argument, refused before anything is launched.
+  DeviceBuffer untouched = poisoned(
+      "untouched out", tensorBytes(shape.query(), DType::BF16), *stream);
+  stream->synchronize();
+  const Bytes poison = untouched.download();
+  tensors = second.tensors();
+  tensors.k += 8;
+  tensors.out = untouched.get();
+  EXPECT_EQ(fa_attention_forward(plan, &tensors, stream->get()),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("must be a multiple of 16 bytes"),
+            std::string::npos)
+      << lastError();
+  stream->synchronize();
+  EXPECT_TRUE(untouched.download() == poison);
+  // The plan still works after the refusal.
+  tensors.k -= 8;
+  ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+      << lastError();
+  stream->synchronize();
+  EXPECT_TRUE(untouched.download() == second.out.download());
+  fa_attention_plan_destroy(plan);
+}
+#endif // FA_GENERATED_KERNELS_DIR
 
 } // namespace

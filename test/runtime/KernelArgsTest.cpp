@@ -417,4 +417,140 @@ TEST(KernelArgsTest, TensorMapEncodedFromItsTensorNamesBoth) {
       prefix + "parameter 'k' holds bf16 but was given a f16 tensor");
 }
 
+/// What pointers() throws, or "no error".
+std::string pointersError(KernelArgs &args) {
+  try {
+    args.pointers();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+/// What refreshTensorMaps() throws, or "no error".
+std::string refreshError(KernelArgs &args) {
+  try {
+    args.refreshTensorMaps();
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+/// k as a C API plan packs it: a null placeholder, of a real shape.
+MemrefArg placeholderK() { return MemrefArg{0, DType::BF16, {1, 2, 300, 64}}; }
+
+/// What refreshTensorMaps says of k_tma when k's aligned pointer is
+/// `address`, a multiple of 8 but not 16 bytes: the encoding is refused
+/// before any driver call (checkTiledTensorMapSpec), so no GPU is needed
+/// to see the refresh try it with the packed shape, box and swizzle.
+std::string misalignedRefresh(const std::string &address) {
+  return "refreshing the tensor maps of kernel test_kernel: parameter "
+         "'k_tma' (the tensor map of 'k'): encoding a tiled tensor map (bf16 "
+         "tensor at " +
+         address +
+         " of shape [1, 2, 300, 64], strides row-major, box [1, 1, 128, 64], "
+         "swizzle 128b): the address must be a multiple of 16 bytes";
+}
+
+TEST(KernelArgsTest, KernelsWithoutDerivedTensorMapsAreAlwaysReady) {
+  KernelSpec spec = specWithParams({memref("k", DType::BF16, 4)});
+  KernelArgs args(spec, {{"k", placeholderK()}});
+  EXPECT_TRUE(args.ready());
+  EXPECT_TRUE(args.staleTensorMaps().empty());
+  args.setSlot(args.slotOf("k") + 1, 0x1008);
+  EXPECT_TRUE(args.ready());
+  EXPECT_EQ(refreshError(args), "no error");
+  EXPECT_EQ(pointersError(args), "no error");
+}
+
+TEST(KernelArgsTest, APlaceholderTensorMapIsCheckedButNotEncoded) {
+  // Packing a null k needs no driver (no GPU here) and leaves k_tma unready.
+  KernelSpec spec = specWithParams({memref("k", DType::BF16, 4), kTensorMap()});
+  KernelArgs args(spec, {{"k", placeholderK()}});
+  ASSERT_EQ(args.count(), 11u + 1u);
+  EXPECT_FALSE(args.ready());
+  EXPECT_EQ(args.staleTensorMaps(), std::vector<std::string>{"k_tma"});
+  EXPECT_EQ(pointersError(args),
+            "launching kernel test_kernel: parameter 'k_tma' (the tensor map "
+            "of 'k') is not current: 'k' has a null (placeholder) pointer");
+  // Still null: nothing to encode, nothing thrown, still refused.
+  EXPECT_EQ(refreshError(args), "no error");
+  EXPECT_FALSE(args.ready());
+  // The rest of the map is still checked when packing: a shape TMA cannot
+  // read is refused even with a placeholder pointer.
+  MemrefArg padded = placeholderK();
+  padded.shape = {1, 2, 300, 68};
+  EXPECT_EQ(packError(spec, {{"k", padded}}),
+            "passing arguments to kernel test_kernel: parameter 'k_tma' (the "
+            "tensor map of 'k'): encoding a tiled tensor map (bf16 tensor at "
+            "0x0 of shape [1, 2, 300, 68], strides row-major, box [1, 1, 128, "
+            "64], swizzle 128b): the stride of dimension 2 must be a positive "
+            "multiple of 16 bytes below 2^40, got 136 bytes");
+}
+
+TEST(KernelArgsTest, RefreshFollowsTheTensorsAlignedPointer) {
+  // The map before its tensor: its source slot is found after packing.
+  for (bool mapFirst : {false, true}) {
+    SCOPED_TRACE(mapFirst ? "map first" : "tensor first");
+    KernelSpec spec =
+        mapFirst ? specWithParams({kTensorMap(), memref("k", DType::BF16, 4)})
+                 : specWithParams({memref("k", DType::BF16, 4), kTensorMap()});
+    KernelArgs args(spec, {{"k", placeholderK()}});
+    // The allocated pointer is not what the kernel reads through: setting
+    // it alone changes nothing.
+    args.setSlot(args.slotOf("k"), 0x2008);
+    EXPECT_EQ(refreshError(args), "no error");
+    args.setSlot(args.slotOf("k") + 1, 0x1008);
+    EXPECT_EQ(args.staleTensorMaps(), std::vector<std::string>{"k_tma"});
+    EXPECT_EQ(pointersError(args),
+              "launching kernel test_kernel: parameter 'k_tma' (the tensor "
+              "map of 'k') is not current: it was not encoded for 'k' at "
+              "0x1008 (refreshTensorMaps was not called after the patch)");
+    EXPECT_EQ(refreshError(args), misalignedRefresh("0x1008"));
+    // A refused refresh leaves the map unencoded, and the next one retries.
+    EXPECT_FALSE(args.ready());
+    EXPECT_EQ(refreshError(args), misalignedRefresh("0x1008"));
+    args.setSlot(args.slotOf("k") + 1, 0x3018);
+    EXPECT_EQ(refreshError(args), misalignedRefresh("0x3018"));
+    // Back to the placeholder: nothing to encode.
+    args.setSlot(args.slotOf("k") + 1, 0);
+    EXPECT_EQ(refreshError(args), "no error");
+    EXPECT_FALSE(args.ready());
+  }
+}
+
+TEST(KernelArgsTest, CopiesKeepTheirOwnTensorMapBookkeeping) {
+  KernelSpec spec = specWithParams({memref("k", DType::BF16, 4), kTensorMap()});
+  KernelArgs original(spec, {{"k", placeholderK()}});
+  KernelArgs copy(original);
+  const std::size_t aligned = copy.slotOf("k") + 1;
+  copy.setSlot(aligned, 0x1008);
+  EXPECT_EQ(refreshError(copy), misalignedRefresh("0x1008"));
+  // The original's k is still the placeholder.
+  EXPECT_EQ(refreshError(original), "no error");
+  EXPECT_EQ(pointersError(original),
+            "launching kernel test_kernel: parameter 'k_tma' (the tensor map "
+            "of 'k') is not current: 'k' has a null (placeholder) pointer");
+  KernelArgs assigned(spec, {{"k", placeholderK()}});
+  assigned = copy;
+  EXPECT_EQ(refreshError(assigned), misalignedRefresh("0x1008"));
+  assigned.setSlot(aligned, 0x5008);
+  EXPECT_EQ(refreshError(assigned), misalignedRefresh("0x5008"));
+  EXPECT_EQ(refreshError(copy), misalignedRefresh("0x1008"));
+  KernelArgs moved(std::move(assigned));
+  EXPECT_EQ(refreshError(moved), misalignedRefresh("0x5008"));
+}
+
+TEST(KernelArgsTest, AMapWhoseTensorTheKernelDoesNotTakeCannotBeRefreshed) {
+  // Only k_tma: a null k cannot be patched in, so the map never gets ready.
+  KernelSpec spec = specWithParams({kTensorMap()});
+  KernelArgs args(spec, {{"k", placeholderK()}});
+  EXPECT_EQ(refreshError(args), "no error");
+  EXPECT_EQ(args.staleTensorMaps(), std::vector<std::string>{"k_tma"});
+  EXPECT_EQ(pointersError(args),
+            "launching kernel test_kernel: parameter 'k_tma' (the tensor map "
+            "of 'k') is not current: 'k' has a null (placeholder) pointer");
+}
+
 } // namespace

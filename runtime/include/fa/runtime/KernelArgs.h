@@ -90,9 +90,17 @@ using ArgBindings = std::map<std::string, ArgValue>;
 /// A caller that launches one kernel many times with new pointers may pack
 /// once, from placeholder pointers, then per launch overwrite only the slots
 /// that change (slotOf, setSlot) in the arguments or in a copy of them. A
-/// tensor map encoded from its tensor holds that tensor's address, shape and
-/// strides, which patching the tensor's slots does not change: such a caller
-/// must pack anew when the tensor moves, or bind the map itself.
+/// tensor map encoded from its tensor (a derived map) holds that tensor's
+/// address, shape and strides, which patching the tensor's slots does not
+/// change: such a caller calls refreshTensorMaps after patching, which
+/// re-encodes each derived map whose tensor's aligned-pointer slot moved
+/// (shape and strides stay as packed). A derived map whose tensor is packed
+/// with a null pointer (a placeholder) is checked (tensorMapSpecOf) but not
+/// encoded: its 128 bytes stay zero until refreshTensorMaps finds the
+/// pointer set. pointers(), which Kernel::launch passes to the driver,
+/// throws while a derived map does not map its tensor's current pointer
+/// (never encoded, or not refreshed since a patch), so no kernel is
+/// launched with a placeholder's map or a stale one.
 class KernelArgs {
 public:
   /// Throws, naming the kernel and parameter, for a missing value or one of
@@ -108,7 +116,13 @@ public:
   KernelArgs(const KernelArgs &other);
   KernelArgs &operator=(const KernelArgs &other);
 
-  void **pointers() { return slotPointers.data(); }
+  /// The parameter array for cuLaunchKernel. Throws, naming the kernel and
+  /// the parameter, while a derived tensor map is not current (ready()).
+  void **pointers() {
+    if (!derivedMaps.empty())
+      requireCurrentTensorMaps();
+    return slotPointers.data();
+  }
   std::size_t count() const { return slots.size(); }
   /// The raw 8-byte slot of kernel parameter `index` (after expansion).
   std::uint64_t slot(std::size_t index) const { return slots.at(index); }
@@ -126,6 +140,24 @@ public:
     slots.at(index) = value;
   }
 
+  /// Re-encodes every derived tensor map whose tensor's aligned pointer
+  /// (the slot after slotOf(tensor)) is not the address it was encoded
+  /// with, or that was never encoded, from the spec it was packed from with
+  /// that pointer; a map whose pointer is 0 is zeroed and left unencoded.
+  /// Maps already current cost a comparison. Throws, naming the kernel and
+  /// both parameters, for an address TMA refuses (not a multiple of 16
+  /// bytes) and for the driver's errors; that map is then left zeroed and
+  /// unencoded, and the next call retries it. Needs the driver (not a
+  /// context) only when it encodes.
+  void refreshTensorMaps();
+  /// Whether every derived tensor map maps its tensor's current pointer:
+  /// what pointers() requires.
+  bool ready() const;
+  /// The derived tensor-map parameters that are not current (in parameter
+  /// order): those refreshTensorMaps would encode or zero, and pointers()
+  /// refuses.
+  std::vector<std::string> staleTensorMaps() const;
+
   /// The slot that holds `value` (an i32, i64, f32 or device pointer) as
   /// the constructor packs it: its bytes first, the rest zero.
   template <typename T> static std::uint64_t slotValue(T value) {
@@ -135,8 +167,27 @@ public:
     return slot;
   }
 
+  /// A tensor map KernelArgs encodes from the binding of its tensor.
+  struct DerivedTensorMap {
+    std::string param;   // The tensor-map parameter, e.g. "k_tma".
+    std::string tensor;  // The parameter it maps, e.g. "k".
+    std::size_t map = 0; // Index into tensorMaps.
+    // What it is encoded from; spec.data is the address encoded (when
+    // `encoded`).
+    TiledTensorMapSpec spec;
+    // The slot of the tensor's aligned pointer; none when the kernel takes
+    // no parameter `tensor` (then patching cannot move it).
+    std::optional<std::size_t> sourceSlot;
+    bool encoded = false; // False: tensorMaps[map] is all zero.
+  };
+
 private:
   void pointAtSlots();
+  /// The address `map`'s tensor has now: its source slot's, or (without
+  /// one) the address it was packed with.
+  CUdeviceptr currentAddress(const DerivedTensorMap &map) const;
+  bool isCurrent(const DerivedTensorMap &map) const;
+  void requireCurrentTensorMaps() const;
 
   std::string kernelName;
   std::vector<std::uint64_t> slots;
@@ -149,6 +200,9 @@ private:
   std::vector<CUtensorMap> tensorMaps;
   // (slot, index into tensorMaps) of each tensor-map parameter.
   std::vector<std::pair<std::size_t, std::size_t>> tensorMapSlots;
+  // The tensor maps encoded from their tensors, in parameter order; indices
+  // only, so copies stay consistent.
+  std::vector<DerivedTensorMap> derivedMaps;
 };
 
 } // namespace fa
