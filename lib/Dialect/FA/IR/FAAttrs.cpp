@@ -226,6 +226,14 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getPingPong());
 }
 
+TileAttr TileAttr::withoutWarpSpecialization() const {
+  return get(getContext(), getBlockM(), getBlockN(), getNumWarps(),
+             getNumStages(), getQInShared(), getPipelineCopies(),
+             getSkipUnitRescale(), getStageOutput(), getWgmma(),
+             getOverlapSoftmax(), getDqBlockM(), getDqBlockN(), getDqNumWarps(),
+             getSplitDkdv(), /*warp_specialize=*/false, /*ping_pong=*/false);
+}
+
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {
   if (auto phase = loop->getAttrOfType<SoftmaxPhaseAttr>(kSoftmaxPhaseAttr))
     return phase.getValue();

@@ -401,6 +401,14 @@ struct FATileAttentionPass
         op.getHeadDim(), op.getCausal());
     if (failed(tile))
       return failure();
+    // A variant (mask or score regions, dropout) taking the chip's default
+    // keeps the structure before warp specialisation, which
+    // fa-warp-specialize does not split yet: the documented fallback.
+    bool variant =
+        !getKernelVariant(func, !op.getMask().empty() || !op.getScore().empty())
+             .empty();
+    if (variant && !func->hasAttr(kTileConfigAttr))
+      tile = tile->withoutWarpSpecialization();
     auto fail = [&](const Twine &message) {
       emitPassError(func, getArgument()) << message;
       return failure();

@@ -141,6 +141,9 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
     /// num_warps, num_stages) set to the given ones.
     TileAttr withDefaultSizes(int64_t blockM, int64_t blockN,
                               int64_t numWarps, int64_t numStages) const;
+    /// This configuration without warp_specialize and ping_pong: the
+    /// structure kernels that fa-warp-specialize cannot split keep.
+    TileAttr withoutWarpSpecialization() const;
     /// The shared-memory slots per loop tile of a kernel: 1 where num_stages
     /// is absent (a kernel made by other means than the tiling passes).
     int64_t getStageCount() const { return getNumStages().value_or(1); }
