@@ -85,6 +85,24 @@ protected:
     module = std::make_unique<Module>(ptx.c_str(), "TmaRingFixture.ptx");
   }
 
+  /// Runs fixture kernel `name` on `grid` blocks of `threads`, then returns
+  /// `out`'s 16-bit elements.
+  std::vector<std::uint16_t> launchAndDownload(const std::string &name,
+                                               Dim3 grid, unsigned threads,
+                                               KernelArgs &args,
+                                               const DeviceBuffer &out) {
+    LaunchConfig config;
+    config.grid = grid;
+    config.block = {threads, 1, 1};
+    launchKernel(module->function(name), config, stream->get(), args.pointers(),
+                 name);
+    stream->synchronize();
+    Bytes outBytes = out.download();
+    std::vector<std::uint16_t> output(outBytes.size() / sizeof(std::uint16_t));
+    std::memcpy(output.data(), outBytes.data(), outBytes.size());
+    return output;
+  }
+
   /// Copies a [rows, 64] tensor through `kernel`'s ring on `blocks` blocks
   /// and checks the whole-tile output bit for bit.
   void copyAndCheck(const RingKernel &kernel, std::int64_t rows,
@@ -111,16 +129,8 @@ protected:
         spec, {{"map", TensorMapArg{encodeTiledTensorMap(map)}},
                {"out", MemrefArg{out.get(), DType::BF16, {outRows, kColumns}}},
                {"rows", static_cast<std::int32_t>(rows)}});
-    LaunchConfig config;
-    config.grid = {blocks, 1, 1};
-    config.block = {kernel.threads, 1, 1};
-    launchKernel(module->function(spec.name), config, stream->get(),
-                 args.pointers(), spec.name);
-    stream->synchronize();
-
-    Bytes outBytes = out.download();
-    std::vector<std::uint16_t> output(outBytes.size() / sizeof(std::uint16_t));
-    std::memcpy(output.data(), outBytes.data(), outBytes.size());
+    std::vector<std::uint16_t> output =
+        launchAndDownload(spec.name, {blocks, 1, 1}, kernel.threads, args, out);
     std::int64_t mismatches = 0;
     for (std::size_t i = 0; i < output.size(); ++i) {
       std::uint16_t expected = i < input.size() ? input[i] : 0;
@@ -168,17 +178,10 @@ protected:
                     {{"map", TensorMapArg{encodeTiledTensorMap(map)}},
                      {"out", MemrefArg{out.get(), DType::BF16, {outElements}}},
                      {"seq", static_cast<std::int32_t>(seq)}});
-    LaunchConfig config;
-    config.grid = {static_cast<unsigned>(heads), static_cast<unsigned>(batch),
-                   1};
-    config.block = {kPanels.threads, 1, 1};
-    launchKernel(module->function(spec.name), config, stream->get(),
-                 args.pointers(), spec.name);
-    stream->synchronize();
-
-    Bytes outBytes = out.download();
-    std::vector<std::uint16_t> output(outBytes.size() / sizeof(std::uint16_t));
-    std::memcpy(output.data(), outBytes.data(), outBytes.size());
+    std::vector<std::uint16_t> output = launchAndDownload(
+        spec.name,
+        {static_cast<unsigned>(heads), static_cast<unsigned>(batch), 1},
+        kPanels.threads, args, out);
     std::int64_t mismatches = 0;
     for (std::int64_t b = 0; b < batch; ++b)
       for (std::int64_t h = 0; h < heads; ++h)

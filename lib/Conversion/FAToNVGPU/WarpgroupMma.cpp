@@ -193,13 +193,7 @@ namespace {
 /// Products in nested regions are not counted, which only makes the wait
 /// stricter.
 std::pair<Operation *, int64_t> warpgroupWaitPoint(TileMatmulOp op) {
-  Block *block = op->getBlock();
-  Operation *firstUse = nullptr;
-  for (Operation *user : op->getUsers()) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
-      firstUse = inBlock;
-  }
+  Operation *firstUse = op.getFirstUseInBlock();
   if (!firstUse)
     return {op->getNextNode(), 0};
   int64_t pending = 0;

@@ -75,6 +75,17 @@ LogicalResult StoreTileOp::verify() {
                         getDest().getType());
 }
 
+Operation *TileMatmulOp::getFirstUseInBlock() {
+  Block *block = getOperation()->getBlock();
+  Operation *firstUse = nullptr;
+  for (Operation *user : getOperation()->getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
+      firstUse = inBlock;
+  }
+  return firstUse;
+}
+
 LogicalResult TileMatmulOp::verify() {
   auto a = cast<ShapedType>(getA().getType());
   VectorType acc = getAcc().getType();

@@ -12,9 +12,8 @@
 // memref.subview that fa-pipeline-kv-copies or fa-overlap-softmax made with
 // tileSlot) becomes fa.ring_consume of tile j, and the slot goes back to the
 // producer (fa.ring_release) right after the op before which the warpgroup
-// MMA lowering waits for the product reading it (warpgroupWaitPoint in
-// lib/Conversion/FAToNVGPU/WarpgroupMma.cpp: the first op of the product's
-// block that uses its result).
+// MMA lowering waits for the product reading it
+// (TileMatmulOp::getFirstUseInBlock, which WarpgroupMma.cpp waits before).
 //
 //===----------------------------------------------------------------------===//
 
@@ -181,20 +180,6 @@ FailureOr<Value> valueAt(OpBuilder &b, Value value, Operation *at,
       ->getResult(cast<OpResult>(value).getResultNumber());
 }
 
-/// The op before which the warpgroup MMA lowering waits for `product`: the
-/// first op of its block that uses its result (or the product itself, if
-/// none does).
-Operation *waitPoint(TileMatmulOp product) {
-  Block *block = product->getBlock();
-  Operation *firstUse = nullptr;
-  for (Operation *user : product->getUsers()) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
-      firstUse = inBlock;
-  }
-  return firstUse ? firstUse : product.getOperation();
-}
-
 /// Releases `tile` of `ring` once `product`, which reads its slot, has
 /// completed: right after its wait point. When that is the terminator of an
 /// scf.if region (the result leaves the region, waited for just before), the
@@ -202,7 +187,9 @@ Operation *waitPoint(TileMatmulOp product) {
 /// runs exactly when the product did.
 LogicalResult releaseAfter(TileMatmulOp product, TypedValue<RingType> ring,
                            Value tile, DominanceInfo &dominance) {
-  Operation *point = waitPoint(product);
+  Operation *point = product.getFirstUseInBlock();
+  if (!point)
+    point = product;
   // The scf.if regions left, innermost first, and whether each is the then.
   SmallVector<std::pair<scf::IfOp, bool>> guards;
   while (point->hasTrait<OpTrait::IsTerminator>()) {

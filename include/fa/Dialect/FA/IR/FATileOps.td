@@ -108,6 +108,14 @@ def FA_TileMatmulOp : FA_Op<"tile_matmul", [AllTypesMatch<["acc", "result"]>]> {
     type($a) `,` type($b) `,` type($acc)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The first op of this product's block that uses its result (or holds
+    /// a use in a region), null if none: where a lowering that issues the
+    /// product asynchronously (wgmma) waits for it, and so the first point
+    /// after which its operands may be overwritten (fa-warp-specialize
+    /// releases a ring slot right after it).
+    Operation *getFirstUseInBlock();
+  }];
 }
 
 def FA_RowBroadcastOp : FA_Op<"row_broadcast", [Pure]> {
