@@ -1,7 +1,8 @@
 // Kernels without fa.tile take the chip's default configuration from
 // include/fa/Dialect/FA/Transforms/DefaultTiles.def, the one the kernel
-// library ships as each group's default: on sm_90a, wgmma (and, at D=128
-// without a mask, the softmax overlapped with P @ V). A tile option or
+// library ships as each group's default: on sm_90a, wgmma (and, at D=128,
+// the warp-specialised kernel: TMA producer, ping-pong, the softmax
+// overlapped with P @ V, the output staged). A tile option or
 // fa.tile wins; another chip, or a kernel the table has no entry for, keeps
 // the generic 64 x 64 mma.sync configuration.
 // RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx | FileCheck %s --check-prefix=EXAMPLE
@@ -24,10 +25,12 @@
 // MANIFEST-NEXT: "num_stages": 2,
 // MANIFEST-NEXT: "num_warps": 8,
 // MANIFEST-NEXT: "overlap_softmax": 1,
+// MANIFEST-NEXT: "ping_pong": 1,
 // MANIFEST-NEXT: "pipeline_copies": 1,
 // MANIFEST-NEXT: "q_in_shared": 1,
 // MANIFEST-NEXT: "skip_unit_rescale": 1,
-// MANIFEST-NEXT: "stage_output": 0,
+// MANIFEST-NEXT: "stage_output": 1,
+// MANIFEST-NEXT: "warp_specialize": 1,
 // MANIFEST-NEXT: "wgmma": 1
 // MANIFEST: "name": "fwd_d128",
 // MANIFEST: "config": {
@@ -36,6 +39,7 @@
 // MANIFEST-NEXT: "num_stages": 1,
 // MANIFEST-NEXT: "num_warps": 4,
 // MANIFEST-NEXT: "overlap_softmax": 0,
+// MANIFEST-NEXT: "ping_pong": 0,
 // MANIFEST-NEXT: "pipeline_copies": 0,
 // MANIFEST: "name": "fwd_f32",
 // fa.tile wins over the default; the entries it leaves out come from the

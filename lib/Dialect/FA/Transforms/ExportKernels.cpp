@@ -44,6 +44,8 @@ llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
     config["pipeline_copies"] = int64_t(tile.getPipelineCopies());
     config["stage_output"] = int64_t(tile.getStageOutput());
     config["overlap_softmax"] = int64_t(tile.getOverlapSoftmax());
+    config["warp_specialize"] = int64_t(tile.getWarpSpecialize());
+    config["ping_pong"] = int64_t(tile.getPingPong());
   }
   config["skip_unit_rescale"] = int64_t(tile.getSkipUnitRescale());
   config["wgmma"] = int64_t(tile.getWgmma());

@@ -31,10 +31,12 @@
 // MANIFEST-NEXT: "num_stages": 1,
 // MANIFEST-NEXT: "num_warps": 4,
 // MANIFEST-NEXT: "overlap_softmax": 0,
+// MANIFEST-NEXT: "ping_pong": 0,
 // MANIFEST-NEXT: "pipeline_copies": 1,
 // MANIFEST-NEXT: "q_in_shared": 0,
 // MANIFEST-NEXT: "skip_unit_rescale": 1,
 // MANIFEST-NEXT: "stage_output": 0,
+// MANIFEST-NEXT: "warp_specialize": 0,
 // MANIFEST-NEXT: "wgmma": 1
 // MANIFEST-NEXT: },
 // MANIFEST-NEXT: "dtype": "bf16",
