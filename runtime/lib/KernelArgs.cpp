@@ -22,9 +22,9 @@ std::string bindingNames(const ArgBindings &bindings) {
 }
 
 /// "parameter 'k_tma' (the tensor map of 'k')", for errors.
-std::string describeTensorMapParam(const KernelParam &param) {
-  return "parameter '" + param.name + "' (the tensor map of '" + param.tensor +
-         "')";
+std::string describeTensorMapParam(const std::string &param,
+                                   const std::string &tensor) {
+  return "parameter '" + param + "' (the tensor map of '" + tensor + "')";
 }
 
 class ArgPacker {
@@ -192,12 +192,6 @@ private:
   std::vector<KernelArgs::DerivedTensorMap> &derivedMaps;
 };
 
-/// "parameter 'k_tma' (the tensor map of 'k')" of a derived map.
-std::string describeDerived(const KernelArgs::DerivedTensorMap &map) {
-  return "parameter '" + map.param + "' (the tensor map of '" + map.tensor +
-         "')";
-}
-
 std::string hexAddress(CUdeviceptr address) {
   std::ostringstream text;
   text << "0x" << std::hex << address;
@@ -211,7 +205,7 @@ TiledTensorMapSpec tensorMapSpecOf(const KernelParam &param,
   if (param.kind != ParamKind::TensorMap || param.tensor.empty())
     throw Error("parameter '" + param.name + "' (" + paramKindName(param.kind) +
                 ") is not a tensor map that names the tensor it maps");
-  std::string what = describeTensorMapParam(param);
+  std::string what = describeTensorMapParam(param.name, param.tensor);
   if (tensor.dtype != param.dtype)
     throw Error(what + " holds " + dtypeName(param.dtype) + " but '" +
                 param.tensor + "' was given a " + dtypeName(tensor.dtype) +
@@ -330,7 +324,8 @@ void KernelArgs::requireCurrentTensorMaps() const {
             : "it was not encoded for '" + map.tensor + "' at " +
                   hexAddress(address) +
                   " (refreshTensorMaps was not called after the patch)";
-    throw Error("launching kernel " + kernelName + ": " + describeDerived(map) +
+    throw Error("launching kernel " + kernelName + ": " +
+                describeTensorMapParam(map.param, map.tensor) +
                 " is not current: " + why);
   }
 }
@@ -353,7 +348,8 @@ void KernelArgs::refreshTensorMaps() {
       throw;
     } catch (const Error &error) {
       throw Error("refreshing the tensor maps of kernel " + kernelName + ": " +
-                  describeDerived(map) + ": " + error.what());
+                  describeTensorMapParam(map.param, map.tensor) + ": " +
+                  error.what());
     }
     map.encoded = true;
   }

@@ -25,8 +25,6 @@ constexpr int kManifestVersion = 1;
 /// The keys of a tensor map parameter that say what KernelArgs encodes it
 /// from; "tensor" comes with the others or with none of them.
 constexpr const char *kTensorMapSourceKeys[] = {"dtype", "box", "swizzle"};
-constexpr std::size_t kMaxTensorMapRank = 5;
-constexpr std::int64_t kMaxTensorMapBox = 256;
 
 /// A tensor map's "tensor", "dtype", "box" and "swizzle" (KernelLibrary.h);
 /// a tensor map without them is bound by the caller.
@@ -49,7 +47,7 @@ void readTensorMapSource(const ObjectReader &reader, KernelParam &param) {
                 " dimensions; a tensor map has 1 to 5");
   for (std::size_t d = 0; d < box.size(); ++d)
     param.box.push_back(reader.checkedInteger(
-        box[d], "box[" + std::to_string(d) + "]", 1, kMaxTensorMapBox));
+        box[d], "box[" + std::to_string(d) + "]", 1, kMaxTensorMapBoxDim));
   std::string swizzle = reader.string("swizzle");
   std::optional<TensorMapSwizzle> named = tensorMapSwizzleNamed(swizzle);
   if (!named)

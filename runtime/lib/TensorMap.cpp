@@ -11,9 +11,7 @@
 namespace fa {
 namespace {
 
-/// cuTensorMapEncodeTiled's limits (CUDA driver API documentation).
-constexpr std::size_t kMaxRank = 5;
-constexpr std::int64_t kMaxBoxDim = 256;
+/// cuTensorMapEncodeTiled's other limits (CUDA driver API documentation).
 constexpr std::int64_t kAddressAlignment = 16;
 constexpr std::int64_t kStrideAlignment = 16;
 constexpr std::int64_t kBoxRowGranule = 16;
@@ -108,7 +106,7 @@ std::string describeTensorMap(const TiledTensorMapSpec &spec) {
 
 void checkTiledTensorMapSpec(const TiledTensorMapSpec &spec) {
   std::size_t rank = spec.shape.size();
-  if (rank < 1 || rank > kMaxRank)
+  if (rank < 1 || rank > kMaxTensorMapRank)
     refuse(spec,
            "a tensor map has 1 to 5 dimensions, got " + std::to_string(rank));
   if (spec.box.size() != rank)
@@ -127,7 +125,7 @@ void checkTiledTensorMapSpec(const TiledTensorMapSpec &spec) {
     std::string dim = "dimension " + std::to_string(d);
     if (spec.shape[d] < 1 || spec.shape[d] > kMaxDim)
       refuse(spec, dim + " must hold 1 to 2^32 elements");
-    if (spec.box[d] < 1 || spec.box[d] > kMaxBoxDim)
+    if (spec.box[d] < 1 || spec.box[d] > kMaxTensorMapBoxDim)
       refuse(spec, "box " + dim + " must be 1 to 256 elements");
     if (d + 1 == rank) {
       if (strides[d] != 1)
@@ -160,8 +158,8 @@ CUtensorMap encodeTiledTensorMap(const TiledTensorMapSpec &spec) {
   auto elementBytes = static_cast<std::int64_t>(dtypeBytes(spec.dtype));
   Shape strides = stridesOf(spec);
   // Innermost first; strides in bytes, without the innermost (implicit).
-  std::array<cuuint64_t, kMaxRank> globalDim{}, globalStrides{};
-  std::array<cuuint32_t, kMaxRank> boxDim{}, elementStrides{};
+  std::array<cuuint64_t, kMaxTensorMapRank> globalDim{}, globalStrides{};
+  std::array<cuuint32_t, kMaxTensorMapRank> boxDim{}, elementStrides{};
   for (std::size_t i = 0; i < rank; ++i) {
     std::size_t d = rank - 1 - i;
     globalDim[i] = static_cast<cuuint64_t>(spec.shape[d]);

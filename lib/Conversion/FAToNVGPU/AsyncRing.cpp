@@ -54,6 +54,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -200,9 +201,7 @@ Value panelView(OpBuilder &b, Location loc, const LoweredRing &ring,
                 MemRefType box, Value slot, int64_t panel) {
   MemRefType tile = ring.type.getTile();
   ArrayRef<int64_t> shape = box.getShape();
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> strides = computeSuffixProduct(shape);
   Value slotStart = arith::MulIOp::create(
       b, loc, slot,
       arith::ConstantIndexOp::create(b, loc, tile.getNumElements()));

@@ -79,9 +79,6 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
 }
 
 namespace {
-/// The named barrier of a warp-specialised kernel's computing threads.
-constexpr int32_t kComputingBarrierId = 1;
-
 /// The 16-row blocks each warp owns (1 or 2): block_m / (16 x warps), 1
 /// without a block_m. Errors name `pass`.
 FailureOr<int64_t> rowBlocksPerWarp(gpu::GPUFuncOp func, int64_t numWarps,

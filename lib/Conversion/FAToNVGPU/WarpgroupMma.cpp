@@ -239,7 +239,7 @@ SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
   if (auto aTile = dyn_cast<MemRefType>(adaptor.getA().getType())) {
     Value warpgroup =
         arith::DivUIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
-                               index(b, 4 * kThreadsPerWarp));
+                               index(b, kThreadsPerWarpgroup));
     aRows = arith::MulIOp::create(
         b, warpgroup, index(b, 4 * kMmaRows * swizzleAtomRowBytes(aTile)));
   }

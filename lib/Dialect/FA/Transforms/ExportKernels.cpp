@@ -79,10 +79,6 @@ bool isDescriptorStrided(MemRefType type) {
          llvm::all_of(strides.drop_back(), ShapedType::isDynamic);
 }
 
-/// The suffix of a tensor map parameter's name: `<t>_tma` maps the kernel's
-/// memref parameter `<t>`, from which the runtime encodes it.
-constexpr StringLiteral kTensorMapSuffix = "_tma";
-
 /// The swizzle as the manifest (and the runtime's TensorMapSwizzle) names it.
 StringRef swizzleName(nvgpu::TensorMapSwizzleKind swizzle) {
   switch (swizzle) {
@@ -110,7 +106,7 @@ llvm::json::Object tensorMapEntry(KernelParamAttr param,
   return llvm::json::Object{
       {"name", param.getName()},
       {"kind", "tensormap"},
-      {"tensor", param.getName().drop_back(kTensorMapSuffix.size())},
+      {"tensor", param.getName().drop_back(kTensorMapParamSuffix.size())},
       {"dtype", dtypeName(box.getElementType())},
       {"box", std::move(boxSizes)},
       {"swizzle", swizzleName(descriptor.getSwizzle())}};
@@ -185,12 +181,12 @@ std::string tensorMapProblem(KernelAttr kernel, KernelParamAttr param,
   std::string problem;
   llvm::raw_string_ostream os(problem);
   StringRef name = param.getName();
-  if (!name.ends_with(kTensorMapSuffix) || name == kTensorMapSuffix) {
+  if (!name.ends_with(kTensorMapParamSuffix) || name == kTensorMapParamSuffix) {
     os << "is a tensor map, whose name must be <tensor>_tma after the memref "
           "parameter it maps";
     return problem;
   }
-  StringRef tensorName = name.drop_back(kTensorMapSuffix.size());
+  StringRef tensorName = name.drop_back(kTensorMapParamSuffix.size());
   const KernelParamAttr *tensor =
       llvm::find_if(kernel.getParams(), [&](KernelParamAttr other) {
         return other.getName() == tensorName;

@@ -312,8 +312,7 @@ gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
       config.numWarps * kThreadsPerWarp,
       {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, params,
       AttentionEntry{headDim, op.getCausal(), op.getScaleOrDefault(),
-                     getKernelVariant(func, !op.getMask().empty() ||
-                                                !op.getScore().empty())});
+                     getKernelVariant(func, op)});
   auto shared = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   auto sharedTile = [&](int64_t rows) -> Type {
@@ -404,9 +403,7 @@ struct FATileAttentionPass
     // A variant (mask or score regions, dropout) taking the chip's default
     // keeps the structure before warp specialisation, which
     // fa-warp-specialize does not split yet: the documented fallback.
-    bool variant =
-        !getKernelVariant(func, !op.getMask().empty() || !op.getScore().empty())
-             .empty();
+    bool variant = !getKernelVariant(func, op).empty();
     if (variant && !func->hasAttr(kTileConfigAttr))
       tile = tile->withoutWarpSpecialization();
     auto fail = [&](const Twine &message) {

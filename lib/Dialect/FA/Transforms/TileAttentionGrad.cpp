@@ -742,8 +742,7 @@ struct FATileAttentionGradPass
                  static_cast<float>(scale * M_LOG2E),
                  static_cast<float>(M_LOG2E)};
     GradFunction g{func, op, captureParams(func, op),
-                   getKernelVariant(func, !op.getMask().empty() ||
-                                              !op.getScore().empty())};
+                   getKernelVariant(func, op)};
     k.regions = {&op.getMask(),
                  &op.getScore(),
                  op.getCausal(),

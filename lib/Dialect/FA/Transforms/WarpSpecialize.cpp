@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Support/PassSupport.h"
 
@@ -38,17 +39,12 @@ using namespace mlir::fa;
 
 namespace {
 /// One warpgroup of producer threads (setmaxnreg acts on whole warpgroups).
-constexpr int64_t kProducerThreads = 128;
+constexpr int64_t kProducerThreads = kThreadsPerWarpgroup;
 /// Registers per thread after setmaxnreg, as FlashAttention-3 gives them to
 /// one producer and two computing warpgroups: 24 * 128 + 240 * 256 = 64512
 /// of the SM's 65536.
 constexpr int32_t kProducerRegisters = 24;
 constexpr int32_t kConsumerRegisters = 240;
-/// Named barriers of the ping-pong schedule: computing warpgroup w waits on
-/// kTurnBarrier + w for its turn to issue products (0 is the block's
-/// barrier, 1 the computing threads' one: convert-fa-to-nvgpu).
-constexpr int32_t kTurnBarrier = 2;
-constexpr int64_t kWarpgroupThreads = 128;
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
 constexpr int64_t kPanelBytes = 128;
 
@@ -341,13 +337,13 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
 Value warpgroupIndex(ImplicitLocOpBuilder &b) {
   Value warpgroup = arith::DivUIOp::create(
       b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
-      arith::ConstantIndexOp::create(b, kWarpgroupThreads));
+      arith::ConstantIndexOp::create(b, kThreadsPerWarpgroup));
   return arith::IndexCastOp::create(b, b.getI32Type(), warpgroup);
 }
 
 /// FlashAttention-3's ping-pong between the two computing warpgroups: in
 /// each key loop, a warpgroup waits for its turn (named barrier
-/// kTurnBarrier + w, which the other warpgroup's arrival and its own 128
+/// kTurnBarrierId + w, which the other warpgroup's arrival and its own 128
 /// threads complete) before issuing its products, and hands the turn over
 /// (arrives on the other's barrier) right after, so its softmax runs while
 /// the other's products hold the tensor cores. Warpgroup 1 gives warpgroup 0
@@ -355,7 +351,7 @@ Value warpgroupIndex(ImplicitLocOpBuilder &b) {
 /// so every wait is matched; the last hand-over is left pending at exit.
 void schedulePingPong(Block *consumer, Operation *firstOp) {
   ImplicitLocOpBuilder b(firstOp->getLoc(), firstOp);
-  Value threads = arith::ConstantIntOp::create(b, 2 * kWarpgroupThreads, 32);
+  Value threads = arith::ConstantIntOp::create(b, 2 * kThreadsPerWarpgroup, 32);
   Value warpgroup = warpgroupIndex(b);
   Value isSecond =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warpgroup,
@@ -363,7 +359,7 @@ void schedulePingPong(Block *consumer, Operation *firstOp) {
   auto firstTurn = scf::IfOp::create(b, isSecond, /*withElseRegion=*/false);
   b.setInsertionPointToStart(firstTurn.thenBlock());
   NVVM::BarrierArriveOp::create(
-      b, arith::ConstantIntOp::create(b, kTurnBarrier, 32), threads);
+      b, arith::ConstantIntOp::create(b, kTurnBarrierId, 32), threads);
 
   SmallVector<scf::ForOp> loops;
   consumer->walk([&](scf::ForOp loop) {
@@ -376,12 +372,12 @@ void schedulePingPong(Block *consumer, Operation *firstOp) {
       continue;
     b.setInsertionPoint(products.front());
     Value mine = arith::AddIOp::create(
-        b, arith::ConstantIntOp::create(b, kTurnBarrier, 32), warpgroup);
+        b, arith::ConstantIntOp::create(b, kTurnBarrierId, 32), warpgroup);
     NVVM::BarrierOp::create(b, TypeRange{}, mine, threads,
                             NVVM::BarrierReductionAttr(), Value());
     b.setInsertionPointAfter(products.back());
     Value other = arith::SubIOp::create(
-        b, arith::ConstantIntOp::create(b, 2 * kTurnBarrier + 1, 32), mine);
+        b, arith::ConstantIntOp::create(b, 2 * kTurnBarrierId + 1, 32), mine);
     NVVM::BarrierArriveOp::create(b, other, threads);
   }
 }
@@ -454,8 +450,8 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
     if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
       return emitPassError(kernel, pass) << "cannot add a tensor map parameter";
     maps.push_back(kernel.getArgument(index));
-    params.push_back(
-        KernelParamAttr::get(context, (stream.name + "_tma").str(), type));
+    params.push_back(KernelParamAttr::get(
+        context, (stream.name + kTensorMapParamSuffix).str(), type));
   }
 
   // Rings over the existing buffers, before the split (every thread).

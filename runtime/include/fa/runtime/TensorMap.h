@@ -22,11 +22,17 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace fa {
+
+/// cuTensorMapEncodeTiled's limits on the rank and on each box dimension
+/// (CUDA driver API documentation).
+inline constexpr std::size_t kMaxTensorMapRank = 5;
+inline constexpr std::int64_t kMaxTensorMapBoxDim = 256;
 
 /// How TMA lays a box row out in shared memory: as is, or XOR-swizzled in
 /// 32-, 64- or 128-byte spans (the box row may be at most that wide). The

@@ -41,6 +41,12 @@ inline constexpr llvm::StringLiteral kProducerThreadsAttr =
 /// On the scf.if of a warp-specialised kernel that splits the block by role
 /// (then: producer, else: the computing warpgroups): a unit attribute.
 inline constexpr llvm::StringLiteral kWarpRolesAttr = "fa.warp_roles";
+/// The named barriers of a warp-specialised kernel (0 is the block's): the
+/// computing threads' own barrier, which convert-fa-to-nvgpu lowers their
+/// block barriers to, and the first of the two ping-pong turns
+/// (fa-warp-specialize), computing warpgroup w waiting on kTurnBarrierId + w.
+inline constexpr int32_t kComputingBarrierId = 1;
+inline constexpr int32_t kTurnBarrierId = 2;
 
 /// The tile configuration of `kernel`, or the one without entries (every
 /// flag at its default, no size) when it has none.

@@ -20,6 +20,8 @@ ArrayRef<int64_t> getSupportedHeadDims();
 
 /// Threads in a warp.
 inline constexpr int64_t kThreadsPerWarp = 32;
+/// Threads in a warpgroup: the four warps a wgmma (and a setmaxnreg) spans.
+inline constexpr int64_t kThreadsPerWarpgroup = 4 * kThreadsPerWarp;
 /// Rows of one row block of a tile: the M of the m16n8k16 instruction. A
 /// warp owns one or two row blocks.
 inline constexpr int64_t kMmaRows = 16;

@@ -46,6 +46,13 @@ void clonePrelude(OpBuilder &b, Operation *op, IRMapping &mapping);
 /// (fa-expand-attention-variants names the named variants), "custom" for an
 /// unnamed region, empty without regions.
 StringRef getKernelVariant(func::FuncOp func, bool hasRegions);
+/// getKernelVariant of `func`, whose attention op (fa.attention or
+/// fa.attention_grad) is `op`.
+template <typename AttentionLikeOp>
+StringRef getKernelVariant(func::FuncOp func, AttentionLikeOp op) {
+  return getKernelVariant(func,
+                          !op.getMask().empty() || !op.getScore().empty());
+}
 
 /// The manifest's name of the kernel parameter that argument `arg` of a
 /// kernel function becomes when it is not one of the op's tensors: its
@@ -53,6 +60,10 @@ StringRef getKernelVariant(func::FuncOp func, bool hasRegions);
 /// else argN.
 StringAttr getExtraParamName(func::FuncOp func, BlockArgument arg,
                              ValueRange captures);
+
+/// The suffix of a tensor-map kernel parameter's name: `<t>_tma` maps the
+/// kernel's memref parameter `<t>`, from which the runtime encodes it.
+inline constexpr llvm::StringLiteral kTensorMapParamSuffix = "_tma";
 
 /// The manifest's name of a kernel element type: "bf16", "f16", "f32", and
 /// for tables a region reads, "i32" or "i64".
