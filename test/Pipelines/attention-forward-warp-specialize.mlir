@@ -145,3 +145,14 @@ func.func @no_overlap(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: 
                outs(%o : memref<?x?x?x64xbf16>)
   return
 }
+
+// -----
+
+// Ping-pong alternates two computing warpgroups; four warps make one.
+// expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs num_warps = 8 with ping_pong = true}}
+func.func @four_warps(%q: memref<?x?x?x64xbf16>, %k: memref<?x?x?x64xbf16>, %v: memref<?x?x?x64xbf16>,
+                      %o: memref<?x?x?x64xbf16>) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 128, num_warps = 4, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>, memref<?x?x?x64xbf16>)
+               outs(%o : memref<?x?x?x64xbf16>)
+  return
+}
