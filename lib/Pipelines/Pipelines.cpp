@@ -84,6 +84,8 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
   gpuModule.addPass(memref::createExpandStridedMetadataPass());
   gpuModule.addPass(createLowerAffinePass());
   gpuModule.addPass(createConvertNVGPUToNVVMPass());
+  // Before libdevice would take the exponentials (Passes.td says why).
+  gpuModule.addPass(createFAFastExp2());
   gpuModule.addPass(createConvertGpuOpsToNVVMOps());
   // Tensor maps as by-value __grid_constant__ parameters, and the NVVM ops
   // that exist only as inline PTX (mbarrier.try_wait.parity): both for TMA

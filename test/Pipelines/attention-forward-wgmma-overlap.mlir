@@ -6,13 +6,14 @@
 // scores leaves P @ V running (wait 1) through the row maxima and the
 // exponentials, and P @ V is waited for (wait 0) only before the rescale.
 // The prologue waits for its scores alone; the epilogue's P @ V is the only
-// product in flight there.
+// product in flight there. The exponentials allow approximation (afn), which
+// fa-fast-exp2 lowers to ex2.approx.ftz.f32.
 // CHECK-LABEL: gpu.func @attn
 // CHECK: scf.if
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}wgmma.commit_group.sync.aligned;\0A}"
 // CHECK-NOT: wgmma
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
-// CHECK: math.exp2
+// CHECK: math.exp2 {{.*}} fastmath<afn>
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: gpu.barrier

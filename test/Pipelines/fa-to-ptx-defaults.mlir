@@ -11,6 +11,8 @@
 // RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
 // RUN: FileCheck %s --check-prefix=BWD < %t/bwd_dkdv.ptx
+// RUN: FileCheck %s --check-prefix=OCCUPANCY < %t/fwd_d64.ptx
+// RUN: FileCheck %s --check-prefix=VARIANT --implicit-check-not=.minnctapersm < %t/fwd_d64_softcap.ptx
 
 // EXAMPLE: gpu.binary @attention_bf16_d64_causal
 // EXAMPLE-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
@@ -33,6 +35,19 @@
 // MANIFEST-NEXT: "warp_specialize": 1,
 // MANIFEST-NEXT: "wgmma": 1
 // MANIFEST: "name": "fwd_d128",
+// D=64 without a mask is compiled for two blocks per multiprocessor
+// (.minnctapersm 2: ptxas keeps it to 128 registers); a variant taking the
+// same default is not (its regions would spill under the cap).
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 128,
+// MANIFEST-NEXT: "block_n": 128,
+// MANIFEST-NEXT: "blocks_per_sm": 2,
+// MANIFEST: "name": "fwd_d64",
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 128,
+// MANIFEST-NEXT: "block_n": 128,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST: "name": "fwd_d64_softcap",
 // MANIFEST: "config": {
 // MANIFEST-NEXT: "block_m": 64,
 // MANIFEST-NEXT: "block_n": 16,
@@ -72,6 +87,9 @@
 
 // BWD: .visible .entry bwd_dkdv(
 // BWD: wgmma.mma_async.sync.aligned
+// OCCUPANCY: .visible .entry fwd_d64(
+// OCCUPANCY: .minnctapersm 2
+// VARIANT: .visible .entry fwd_d64_softcap(
 
 !h = memref<?x?x?x128xbf16>
 !f = memref<?x?x?x64xf32>
@@ -79,6 +97,17 @@
 !s = memref<?x?x?xf32>
 func.func @fwd_d128(%q: !h, %k: !h, %v: !h, %o: !h) {
   fa.attention ins(%q, %k, %v : !h, !h, !h) outs(%o : !h)
+  return
+}
+
+!d = memref<?x?x?x64xbf16>
+func.func @fwd_d64(%q: !d, %k: !d, %v: !d, %o: !d) {
+  fa.attention ins(%q, %k, %v : !d, !d, !d) outs(%o : !d)
+  return
+}
+
+func.func @fwd_d64_softcap(%q: !d, %k: !d, %v: !d, %o: !d, %cap: f32) {
+  fa.attention ins(%q, %k, %v : !d, !d, !d) outs(%o : !d) softcap(%cap)
   return
 }
 

@@ -3,6 +3,7 @@
 // RUN: fa-opt %s --fa-to-ptx="block-m=64" | FileCheck %s
 // RUN: rm -rf %t && fa-opt %s --fa-to-ptx="block-m=64 export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/attn_bf16.ptx
+// RUN: FileCheck %s --check-prefix=EX2 --implicit-check-not=ex2.approx.ftz < %t/attn_bf16.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
 
 // The pipeline's result holds the PTX in a gpu.binary; bf16 products run on
@@ -18,6 +19,11 @@
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX: shfl.sync.bfly.b32
+
+// An mma.sync kernel's exponentials keep libdevice's ex2.approx.f32
+// (subnormal results kept); ptxas-warp-specialize.mlir checks the wgmma
+// kernels' ex2.approx.ftz.f32.
+// EX2: ex2.approx.f32
 
 // MANIFEST: "format": "fa-kernel-library"
 // MANIFEST: "causal": true

@@ -6,10 +6,14 @@
 // expect_tx of 32 KiB; the computing warpgroups raise theirs, synchronise
 // among themselves only (bar.sync 1, 256: the producer never arrives), wait
 // for tiles on their mbarriers and release slots after the wgmma wait.
-// ptxas assembles it for sm_90a without spilling.
+// The online softmax's exponentials are ex2.approx.ftz.f32 (fa-fast-exp2),
+// none libdevice's ex2.approx.f32. ptxas assembles it for sm_90a without
+// spilling.
 // RUN: fa-opt %s --fa-to-ptx -o %t.mlir
 // RUN: python3 %fa_src_root/test/runtime/fixtures/extract_ptx.py %t.mlir %t.ptx
 // RUN: FileCheck %s < %t.ptx
+// RUN: FileCheck %s --check-prefix=EX2 --implicit-check-not=ex2.approx.f32 < %t.ptx
+// EX2: ex2.approx.ftz.f32
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin > %t.txt 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill stores|spill loads)|error" %t.txt
 

@@ -69,6 +69,26 @@ def FAGridConstantParams : Pass<"fa-grid-constant-params"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def FAFastExp2 : Pass<"fa-fast-exp2"> {
+  let summary = "Lower f32 math.exp2 to PTX's ex2.approx.ftz.f32";
+  let description = [{
+    Runs before convert-gpu-to-nvvm. Each f32 `math.exp2` marked
+    `fastmath<afn>` (a scalar, or a vector element by element; the forward's
+    online softmax marks its exponentials in warpgroup-MMA kernels) becomes
+    `llvm.nvvm.ex2.approx.ftz.f32`: one
+    MUFU.EX2 in SASS. convert-gpu-to-nvvm would call libdevice's
+    `__nv_exp2f`, whose `ex2.approx.f32` keeps subnormal results: ptxas
+    wraps each exponential in a range test and two predicated multiplies,
+    three extra instructions per score on the softmax's critical path. The
+    flush changes only results below 2^-126 (they become 0) and subnormal
+    inputs (read as 0): in a softmax both are far below what a bf16, f16
+    or f32 output can hold next to the row's largest term, which is 1.
+    Other exponentials keep libdevice.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ConvertFARowsToGPU : Pass<"convert-fa-rows-to-gpu"> {
   let summary = "Distribute the blocks of row-wise kernels over threads";
   let description = [{

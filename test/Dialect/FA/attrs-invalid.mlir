@@ -55,6 +55,13 @@ func.func @tile_warps_range() attributes {fa.tile = #fa.tile<num_warps = 64>} {
 
 // -----
 
+// expected-error @+1 {{blocks_per_sm must be from 1 to 32, got 0}}
+func.func @tile_blocks_per_sm_range() attributes {fa.tile = #fa.tile<blocks_per_sm = 0>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{num_stages must be from 1 to 2, got 3}}
 func.func @tile_stages_range() attributes {fa.tile = #fa.tile<num_stages = 3>} {
   return

@@ -100,6 +100,8 @@ LogicalResult checkSize(function_ref<InFlightDiagnostic()> emitError,
 
 /// The most warps of a thread block: a CUDA block's 1024 threads.
 constexpr int64_t kMaxWarpsPerBlock = kMaxThreadsPerBlock / kThreadsPerWarp;
+/// The most blocks resident on a multiprocessor (sm_80 to sm_90).
+constexpr int64_t kMaxBlocksPerMultiprocessor = 32;
 } // namespace
 
 LogicalResult TileAttr::verify(
@@ -107,7 +109,8 @@ LogicalResult TileAttr::verify(
     std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
     std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
     std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
-    std::optional<int64_t> dqNumWarps, bool, bool, bool) {
+    std::optional<int64_t> dqNumWarps, bool, bool, bool,
+    std::optional<int64_t> blocksPerSm) {
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
@@ -117,7 +120,9 @@ LogicalResult TileAttr::verify(
       succeeded(checkSize(emitError, "dq_block_m", dqBlockM)) &&
       succeeded(checkSize(emitError, "dq_block_n", dqBlockN)) &&
       succeeded(checkSize(emitError, "dq_num_warps", dqNumWarps, 1,
-                          kMaxWarpsPerBlock)));
+                          kMaxWarpsPerBlock)) &&
+      succeeded(checkSize(emitError, "blocks_per_sm", blocksPerSm, 1,
+                          kMaxBlocksPerMultiprocessor)));
 }
 
 LogicalResult RowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -223,15 +228,16 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
              getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
              getDqNumWarps(), getSplitDkdv(), getWarpSpecialize(),
-             getPingPong());
+             getPingPong(), getBlocksPerSm());
 }
 
-TileAttr TileAttr::withoutWarpSpecialization() const {
+TileAttr TileAttr::forVariants() const {
   return get(getContext(), getBlockM(), getBlockN(), getNumWarps(),
              getNumStages(), getQInShared(), getPipelineCopies(),
              getSkipUnitRescale(), getStageOutput(), getWgmma(),
              getOverlapSoftmax(), getDqBlockM(), getDqBlockN(), getDqNumWarps(),
-             getSplitDkdv(), /*warp_specialize=*/false, /*ping_pong=*/false);
+             getSplitDkdv(), /*warp_specialize=*/false, /*ping_pong=*/false,
+             /*blocks_per_sm=*/std::nullopt);
 }
 
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {

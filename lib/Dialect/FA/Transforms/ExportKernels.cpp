@@ -31,9 +31,9 @@ using namespace mlir::fa;
 namespace {
 /// The manifest's configuration of an attention kernel: its fa.tile, every
 /// entry an integer (flags 0 or 1). The forward's kernels give every size
-/// and flag; the backward's the entries the backward takes (sizes, wgmma,
-/// and split_dkdv where set: a dK/dV kernel whose grid z is dkdv_parts) and
-/// skip_unit_rescale, which their lowering reads.
+/// and flag (blocks_per_sm where set); the backward's the entries the backward
+/// takes (sizes, wgmma, and split_dkdv where set: a dK/dV kernel whose grid z
+/// is dkdv_parts) and skip_unit_rescale, which their lowering reads.
 llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
   llvm::json::Object config{{"block_m", *tile.getBlockM()},
                             {"block_n", *tile.getBlockN()},
@@ -46,6 +46,8 @@ llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
     config["overlap_softmax"] = int64_t(tile.getOverlapSoftmax());
     config["warp_specialize"] = int64_t(tile.getWarpSpecialize());
     config["ping_pong"] = int64_t(tile.getPingPong());
+    if (std::optional<int64_t> blocks = tile.getBlocksPerSm())
+      config["blocks_per_sm"] = *blocks;
   }
   config["skip_unit_rescale"] = int64_t(tile.getSkipUnitRescale());
   config["wgmma"] = int64_t(tile.getWgmma());

@@ -18,6 +18,7 @@
 #include "fa/Support/PassSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <limits>
@@ -323,8 +324,16 @@ gpu::GPUFuncOp createAttentionKernel(ImplicitLocOpBuilder &b, func::FuncOp func,
                                    sharedTile(config.blockN)};
   if (config.queryInShared() || config.stageOutput())
     sharedTiles.push_back(sharedTile(config.blockM));
-  return createKernel(b, func, func.getName(), entry, kernels, sharedTiles,
-                      sharedTileAlignment(config.warpgroupMma()));
+  gpu::GPUFuncOp kernel =
+      createKernel(b, func, func.getName(), entry, kernels, sharedTiles,
+                   sharedTileAlignment(config.warpgroupMma()));
+  // ptxas caps the registers per thread so that this many blocks fit (PTX
+  // .minnctapersm): a tile sized for two blocks per multiprocessor loses
+  // half its occupancy when a register more does not fit.
+  if (std::optional<int64_t> blocks = config.attr.getBlocksPerSm())
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(*blocks));
+  return kernel;
 }
 
 /// The grid mapping of `kernel` (block (x, y): query tile x of (batch, head)
@@ -402,10 +411,11 @@ struct FATileAttentionPass
       return failure();
     // A variant (mask or score regions, dropout) taking the chip's default
     // keeps the structure before warp specialisation, which
-    // fa-warp-specialize does not split yet: the documented fallback.
+    // fa-warp-specialize does not split yet (the documented fallback), and
+    // leaves the plain kernel's register cap (TileAttr::forVariants).
     bool variant = !getKernelVariant(func, op).empty();
     if (variant && !func->hasAttr(kTileConfigAttr))
-      tile = tile->withoutWarpSpecialization();
+      tile = tile->forVariants();
     auto fail = [&](const Twine &message) {
       emitPassError(func, getArgument()) << message;
       return failure();

@@ -523,7 +523,8 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        c.warpgroupMma, none.getOverlapSoftmax(),
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
                        /*dq_num_warps=*/std::nullopt, c.splitDkdv,
-                       none.getWarpSpecialize(), none.getPingPong());
+                       none.getWarpSpecialize(), none.getPingPong(),
+                       /*blocks_per_sm=*/std::nullopt);
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -538,7 +539,8 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
       {"stage_output", tile.getStageOutput() != none.getStageOutput()},
       {"overlap_softmax", tile.getOverlapSoftmax() != none.getOverlapSoftmax()},
       {"warp_specialize", tile.getWarpSpecialize() != none.getWarpSpecialize()},
-      {"ping_pong", tile.getPingPong() != none.getPingPong()}};
+      {"ping_pong", tile.getPingPong() != none.getPingPong()},
+      {"blocks_per_sm", tile.getBlocksPerSm().has_value()}};
   SmallVector<StringRef> set;
   for (auto [name, isSet] : flags)
     if (isSet)

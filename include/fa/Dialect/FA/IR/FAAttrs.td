@@ -122,7 +122,10 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         "warpgroups (fa-warp-specialize)">:$warp_specialize,
     FA_FlagParameter<FA_PingPongDefault, "with warp_specialize and two "
         "computing warpgroups: they take turns issuing their products, so "
-        "one's softmax runs under the other's (fa-warp-specialize)">:$ping_pong
+        "one's softmax runs under the other's (fa-warp-specialize)">:$ping_pong,
+    FA_SizeParameter<"forward: blocks compiled to fit on a multiprocessor "
+        "at once (nvvm.minctasm: ptxas caps the registers so that they "
+        "do)">:$blocks_per_sm
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -134,16 +137,20 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         FA_StageOutputDefault, ", ", FA_WgmmaDefault, ", ",
         FA_OverlapSoftmaxDefault,
         ", std::nullopt, std::nullopt, std::nullopt, ", FA_SplitDkdvDefault,
-        ", ", FA_WarpSpecializeDefault, ", ", FA_PingPongDefault, ");")>
+        ", ", FA_WarpSpecializeDefault, ", ", FA_PingPongDefault,
+        ", std::nullopt);")>
   ];
   let extraClassDeclaration = [{
     /// This configuration with the sizes it leaves out (block_m, block_n,
     /// num_warps, num_stages) set to the given ones.
     TileAttr withDefaultSizes(int64_t blockM, int64_t blockN,
                               int64_t numWarps, int64_t numStages) const;
-    /// This configuration without warp_specialize and ping_pong: the
-    /// structure kernels that fa-warp-specialize cannot split keep.
-    TileAttr withoutWarpSpecialization() const;
+    /// This configuration as a variant's kernel (mask or score regions,
+    /// dropout) takes a plain kernel's default: without warp_specialize and
+    /// ping_pong (fa-warp-specialize cannot split it yet) and without
+    /// blocks_per_sm (sized for the plain kernel's registers; a variant's
+    /// regions take more, and held to the plain kernel's count they spill).
+    TileAttr forVariants() const;
     /// The shared-memory slots per loop tile of a kernel: 1 where num_stages
     /// is absent (a kernel made by other means than the tiling passes).
     int64_t getStageCount() const { return getNumStages().value_or(1); }
