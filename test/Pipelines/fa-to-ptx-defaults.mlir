@@ -12,6 +12,9 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
 // RUN: FileCheck %s --check-prefix=BWD < %t/bwd_dkdv.ptx
 // RUN: FileCheck %s --check-prefix=OCCUPANCY < %t/fwd_d64.ptx
+// RUN: FileCheck %s --check-prefix=EX2 --implicit-check-not=ex2.approx.f32 < %t/bwd_dkdv.ptx
+// RUN: FileCheck %s --check-prefix=EX2 --implicit-check-not=ex2.approx.f32 < %t/bwd.ptx
+// RUN: FileCheck %s --check-prefix=EX2 --implicit-check-not=ex2.approx.f32 < %t/fwd_d64.ptx
 // RUN: FileCheck %s --check-prefix=VARIANT --implicit-check-not=.minnctapersm < %t/fwd_d64_softcap.ptx
 
 // EXAMPLE: gpu.binary @attention_bf16_d64_causal
@@ -87,6 +90,9 @@
 
 // BWD: .visible .entry bwd_dkdv(
 // BWD: wgmma.mma_async.sync.aligned
+// The wgmma kernels' softmax exponentials, forward and backward, are
+// ex2.approx.ftz.f32 (fa-fast-exp2).
+// EX2: ex2.approx.ftz.f32
 // OCCUPANCY: .visible .entry fwd_d64(
 // OCCUPANCY: .minnctapersm 2
 // VARIANT: .visible .entry fwd_d64_softcap(

@@ -78,6 +78,26 @@ struct GradConfig {
   bool splitDkdv = false;
 };
 
+/// The probabilities' exponentials may be approximate (afn: fa-fast-exp2
+/// makes each one ex2.approx.ftz.f32) in the warpgroup-MMA kernels of a
+/// backward without a variant: H100, bf16, 16k tokens, D=64 +4-13%
+/// (N=4096 281 -> 305 TFLOP/s, causal 245 -> 278), D=128 0-2.5%
+/// (bench/results/2026-11-27-h100-exp2-ftz/backward.txt). The variants'
+/// dK/dV kernels (document, sinks), those on one warpgroup (D=96: 64 keys
+/// on 4 warps) and the mma.sync kernels keep libdevice's precise form: at
+/// ptxas's 255-register ceiling they spill with it.
+arith::FastMathFlagsAttr backwardExponentialFlags(MLIRContext *context,
+                                                  const GradConfig &config,
+                                                  StringRef variant) {
+  bool approximate =
+      config.warpgroupMma &&
+      config.numWarps * kThreadsPerWarp == 2 * kThreadsPerWarpgroup &&
+      variant.empty();
+  return arith::FastMathFlagsAttr::get(
+      context,
+      approximate ? arith::FastMathFlags::afn : arith::FastMathFlags::none);
+}
+
 /// What every kernel of one attention_grad needs to build its body.
 struct GradKernel {
   ImplicitLocOpBuilder &b;
@@ -99,6 +119,9 @@ struct GradKernel {
   Value lastDerivative;
   /// The kernel's dropout(p, seed, offset) parameters (null without).
   Value dropoutP, dropoutSeed, dropoutOffset;
+  /// The fast-math flags of the probabilities' exponentials
+  /// (backwardExponentialFlags).
+  arith::FastMathFlagsAttr exponentials;
 
   Type f32() { return b.getF32Type(); }
   VectorType tile(int64_t rows, int64_t cols, Type type) {
@@ -144,7 +167,8 @@ struct GradKernel {
     }
     Value shift =
         arith::MulFOp::create(b, lseTile, splatConstant(b, type, log2e));
-    return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift));
+    return math::Exp2Op::create(b, arith::SubFOp::create(b, scaled, shift),
+                                exponentials);
   }
 
   /// The dropout mask's values for query head `head` of `batch` (of
@@ -745,6 +769,8 @@ struct FATileAttentionGradPass
                  static_cast<float>(M_LOG2E)};
     GradFunction g{func, op, captureParams(func, op),
                    getKernelVariant(func, op)};
+    k.exponentials =
+        backwardExponentialFlags(func.getContext(), k.config, g.variant);
     k.regions = {&op.getMask(),
                  &op.getScore(),
                  op.getCausal(),
