@@ -73,10 +73,11 @@ def FAFastExp2 : Pass<"fa-fast-exp2"> {
   let summary = "Lower f32 math.exp2 to PTX's ex2.approx.ftz.f32";
   let description = [{
     Runs before convert-gpu-to-nvvm. Each f32 `math.exp2` marked
-    `fastmath<afn>` (a scalar, or a vector element by element; the forward's
-    online softmax marks its exponentials in warpgroup-MMA kernels) becomes
-    `llvm.nvvm.ex2.approx.ftz.f32`: one
-    MUFU.EX2 in SASS. convert-gpu-to-nvvm would call libdevice's
+    `fastmath<afn>` (a scalar, or a vector element by element) becomes
+    `llvm.nvvm.ex2.approx.ftz.f32`: one MUFU.EX2 in SASS. The tiling passes
+    mark the softmax's exponentials: fa-fuse-online-softmax in warpgroup-MMA
+    forward kernels, fa-tile-attention-grad the probabilities of a backward
+    whose dK/dV kernel runs on two warpgroups without a variant. convert-gpu-to-nvvm would call libdevice's
     `__nv_exp2f`, whose `ex2.approx.f32` keeps subnormal results: ptxas
     wraps each exponential in a range test and two predicated multiplies,
     three extra instructions per score on the softmax's critical path. The

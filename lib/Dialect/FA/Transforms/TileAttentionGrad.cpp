@@ -80,12 +80,13 @@ struct GradConfig {
 
 /// The probabilities' exponentials may be approximate (afn: fa-fast-exp2
 /// makes each one ex2.approx.ftz.f32) in the warpgroup-MMA kernels of a
-/// backward without a variant: H100, bf16, 16k tokens, D=64 +4-13%
+/// backward without a variant whose dK/dV tile (`config`, which decides for
+/// the dQ kernel too) spans two warpgroups: H100, bf16, 16k tokens, D=64 +4-13%
 /// (N=4096 281 -> 305 TFLOP/s, causal 245 -> 278), D=128 0-2.5%
 /// (bench/results/2026-11-27-h100-exp2-ftz/backward.txt). The variants'
 /// dK/dV kernels (document, sinks), those on one warpgroup (D=96: 64 keys
 /// on 4 warps) and the mma.sync kernels keep libdevice's precise form: at
-/// ptxas's 255-register ceiling they spill with it.
+/// ptxas's 255-register ceiling the dK/dV kernels spill with it.
 arith::FastMathFlagsAttr backwardExponentialFlags(MLIRContext *context,
                                                   const GradConfig &config,
                                                   StringRef variant) {
