@@ -392,7 +392,8 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
   });
   ContextScope scope(library.context);
   plan->forward = &library.kernel(forward);
-  plan->forwardGrid = attentionGrid(forward, plan->shape);
+  // A persistent forward's grid needs the loaded kernel's occupancy.
+  plan->forwardGrid = attentionGrid(*plan->forward, plan->shape);
   if (backward.kernels)
     plan->backward = loadBackward(library, *backward.kernels, plan->shape,
                                   problem.sinks != 0);

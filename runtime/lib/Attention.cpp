@@ -4,6 +4,8 @@
 
 #include "fa/runtime/Error.h"
 
+#include <algorithm>
+
 namespace fa {
 namespace {
 
@@ -88,7 +90,29 @@ std::size_t perRowBytes(const AttentionShape &shape) {
 
 } // namespace
 
-Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
+std::int64_t attentionQueryTiles(const KernelSpec &kernel,
+                                 const AttentionShape &shape) {
+  if (kernel.blockM < 1)
+    throw Error("kernel " + kernel.name + " (" + kernel.op +
+                ") has no block_m to count query tiles in");
+  return ceilDiv(shape.seqQ, kernel.blockM) * shape.batch * shape.heads;
+}
+
+std::int64_t persistentAttentionBlocks(const KernelSpec &kernel,
+                                       const AttentionShape &shape,
+                                       std::int64_t residentBlocks) {
+  if (residentBlocks < 1)
+    throw Error(
+        "kernel " + kernel.name + ": not one block of " +
+        std::to_string(kernel.block.x * kernel.block.y * kernel.block.z) +
+        " threads fits on this GPU (occupancy 0)");
+  return std::min(attentionQueryTiles(kernel, shape), residentBlocks);
+}
+
+namespace {
+
+GridSymbolValues attentionGridValues(const KernelSpec &spec,
+                                     const AttentionShape &shape) {
   // dkdv_parts: a split dK/dV kernel's two halves (dV, dK) over grid z.
   GridSymbolValues values = {{"batch_heads", shape.batch * shape.heads},
                              {"batch_kv_heads", shape.batch * shape.kvHeads},
@@ -98,7 +122,39 @@ Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
   if (spec.blockM > 0) {
     values["query_tiles"] = ceilDiv(shape.seqQ, spec.blockM);
     values["key_tiles"] = ceilDiv(shape.seqKv, spec.blockM);
+    // Without the kernel's occupancy: one block per tile, a correct launch
+    // of a persistent kernel and its largest.
+    values["persistent_query_tiles"] = attentionQueryTiles(spec, shape);
   }
+  return values;
+}
+
+/// Whether one of `spec`'s grid dimensions is `symbol`.
+bool gridHas(const KernelSpec &spec, const char *symbol) {
+  return std::any_of(
+      spec.grid.begin(), spec.grid.end(),
+      [&](const GridExtent &extent) { return extent.symbol == symbol; });
+}
+
+/// The grid of `kernel`, an attention_fwd kernel checked for `shape`.
+Dim3 forwardGrid(const Kernel &kernel, const AttentionShape &shape) {
+  checkedAttentionSpec(kernel, kAttentionForwardOp, shape);
+  return attentionGrid(kernel, shape);
+}
+
+} // namespace
+
+Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
+  return resolveGrid(spec, attentionGridValues(spec, shape));
+}
+
+Dim3 attentionGrid(const Kernel &kernel, const AttentionShape &shape) {
+  const KernelSpec &spec = kernel.spec();
+  GridSymbolValues values = attentionGridValues(spec, shape);
+  // The occupancy query only for a kernel that needs it.
+  if (gridHas(spec, "persistent_query_tiles"))
+    values["persistent_query_tiles"] =
+        persistentAttentionBlocks(spec, shape, kernel.residentBlocks());
   return resolveGrid(spec, values);
 }
 
@@ -161,9 +217,7 @@ AttentionLaunch::AttentionLaunch(const Kernel &kernel,
                                  const AttentionShape &shape,
                                  const AttentionBuffers &buffers,
                                  const ArgBindings &variant)
-    : kernel(kernel),
-      grid(attentionGrid(
-          checkedAttentionSpec(kernel, kAttentionForwardOp, shape), shape)),
+    : kernel(kernel), grid(forwardGrid(kernel, shape)),
       args(kernel.spec(),
            attentionBindings(kernel.spec().dtype, shape, buffers, variant)) {}
 

@@ -455,6 +455,9 @@ std::vector<std::string> gridSymbolsOf(const std::string &op) {
   if (op == kAttentionDkDvOp)
     return {"query_tiles",    "batch_heads", "key_tiles",
             "batch_kv_heads", "dkdv_parts",  "one"};
+  if (op == kAttentionForwardOp)
+    return {"query_tiles", "persistent_query_tiles", "batch_heads",
+            "key_tiles",   "batch_kv_heads",         "one"};
   if (isAttentionOp(op))
     return {"query_tiles", "batch_heads", "key_tiles", "batch_kv_heads", "one"};
   if (op == kLayerNormForwardOp)
@@ -463,9 +466,17 @@ std::vector<std::string> gridSymbolsOf(const std::string &op) {
     return {"persistent_row_tiles", "one"};
   if (op == kLayerNormParamsOp)
     return {"column_tiles", "one"};
-  return {"query_tiles",  "batch_heads", "key_tiles", "batch_kv_heads",
-          "dkdv_parts",   "heads",       "row_tiles", "persistent_row_tiles",
-          "column_tiles", "one"};
+  return {"query_tiles",
+          "persistent_query_tiles",
+          "batch_heads",
+          "key_tiles",
+          "batch_kv_heads",
+          "dkdv_parts",
+          "heads",
+          "row_tiles",
+          "persistent_row_tiles",
+          "column_tiles",
+          "one"};
 }
 
 KernelLibrary KernelLibrary::load(const std::string &directory) {

@@ -119,6 +119,62 @@ TEST(AttentionGridTest, FixedCountsPassThrough) {
   EXPECT_EQ(grid.z, 2u);
 }
 
+TEST(AttentionGridTest, PersistentQueryTilesWithoutOccupancyAreEveryTile) {
+  KernelSpec spec = specWithGrid({GridExtent{"persistent_query_tiles"},
+                                  GridExtent{"one"}, GridExtent{"one"}},
+                                 128);
+  // ceil(1000 / 128) = 8 query tiles for each of batch 3 * heads 16.
+  AttentionShape shape{3, 16, 4, 1000, 1000, 64};
+  EXPECT_EQ(attentionQueryTiles(spec, shape), 8 * 48);
+  Dim3 grid = attentionGrid(spec, shape);
+  EXPECT_EQ(grid.x, 8u * 48u);
+  EXPECT_EQ(grid.y, 1u);
+  EXPECT_EQ(grid.z, 1u);
+  shape.seqQ = 1024;
+  EXPECT_EQ(attentionGrid(spec, shape).x, 8u * 48u);
+  shape.seqQ = 1025;
+  EXPECT_EQ(attentionGrid(spec, shape).x, 9u * 48u);
+}
+
+TEST(AttentionGridTest, PersistentBlocksAreTheTilesUpToTheResidentBlocks) {
+  KernelSpec spec = specWithGrid({GridExtent{"persistent_query_tiles"},
+                                  GridExtent{"one"}, GridExtent{"one"}},
+                                 64);
+  spec.block = {256, 1, 1};
+  // 32 query tiles * 32 batch heads = 1024 tiles; an H100 runs 132 * 2.
+  AttentionShape large{2, 16, 16, 2048, 2048, 64};
+  EXPECT_EQ(persistentAttentionBlocks(spec, large, 132 * 2), 264);
+  // Fewer tiles than resident blocks: one block per tile.
+  AttentionShape small{1, 2, 2, 100, 100, 64};
+  EXPECT_EQ(persistentAttentionBlocks(spec, small, 264), 4);
+  EXPECT_EQ(
+      persistentAttentionBlocks(spec, AttentionShape{1, 1, 1, 1, 1, 64}, 264),
+      1);
+  EXPECT_EQ(persistentAttentionBlocks(spec, large, 1024), 1024);
+  try {
+    persistentAttentionBlocks(spec, large, 0);
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "kernel k: not one block of 256 threads fits on this GPU "
+              "(occupancy 0)");
+  }
+}
+
+TEST(AttentionGridTest, QueryTilesNeedBlockM) {
+  KernelSpec spec = specWithGrid(
+      {GridExtent{"heads"}, GridExtent{"one"}, GridExtent{"one"}}, 0);
+  spec.op = "attention_bwd_dsinks";
+  try {
+    attentionQueryTiles(spec, AttentionShape{1, 1, 1, 1, 1, 64});
+    FAIL() << "expected an error";
+  } catch (const Error &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "kernel k (attention_bwd_dsinks) has no block_m to count query "
+              "tiles in");
+  }
+}
+
 TEST(AttentionBindingsTest, TensorsHaveTheirShapesAndTypes) {
   AttentionShape shape{2, 4, 2, 10, 20, 64};
   ArgBindings bindings =

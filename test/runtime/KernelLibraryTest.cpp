@@ -578,14 +578,16 @@ TEST(KernelLibraryTest, KernelErrorsNameTheKernelAndKey) {
             kKernelContext + "key 'block' must be an array of 3, got [128,1]");
   EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "blocks"; }),
             kKernelContext + "grid[1] is the unknown symbol 'blocks'; expected "
-                             "query_tiles, batch_heads, key_tiles, "
-                             "batch_kv_heads, one or a number");
+                             "query_tiles, persistent_query_tiles, "
+                             "batch_heads, key_tiles, batch_kv_heads, one or "
+                             "a number");
   // The dsinks kernel's symbol, which other attention kernels cannot use.
   EXPECT_EQ(kernelError([](json &k) { k["grid"][1] = "heads"; }),
             kKernelContext + "grid[1] is the symbol 'heads', which a "
                              "attention_fwd kernel cannot use; expected "
-                             "query_tiles, batch_heads, key_tiles, "
-                             "batch_kv_heads, one or a number");
+                             "query_tiles, persistent_query_tiles, "
+                             "batch_heads, key_tiles, batch_kv_heads, one or "
+                             "a number");
   EXPECT_EQ(kernelError([](json &k) { k["params"][0]["kind"] = "tensor"; }),
             kKernelContext +
                 "params[0]: parameter 'q' has unknown kind "
@@ -650,8 +652,46 @@ TEST(KernelLibraryTest, DkdvPartsGoWithSplitDkdvOnly) {
   EXPECT_EQ(kernelError([](json &k) { k["grid"][2] = "dkdv_parts"; }),
             kKernelContext + "grid[2] is the symbol 'dkdv_parts', which a "
                              "attention_fwd kernel cannot use; expected "
-                             "query_tiles, batch_heads, key_tiles, "
+                             "query_tiles, persistent_query_tiles, "
+                             "batch_heads, key_tiles, batch_kv_heads, one or "
+                             "a number");
+}
+
+TEST(KernelLibraryTest, PersistentQueryTilesAreTheForwardsOnly) {
+  json kernel = sampleKernel();
+  kernel["grid"] = {"persistent_query_tiles", "one", "one"};
+  KernelLibrary library = parseManifest(manifestWith({kernel}));
+  const KernelSpec &spec = library.kernels()[0];
+  EXPECT_EQ(spec.grid[0].symbol, "persistent_query_tiles");
+  EXPECT_EQ(spec.grid[1].symbol, "one");
+  // Without the loaded kernel, one block per tile: 3 query tiles of 64 rows
+  // for each of batch 2 * heads 4.
+  Dim3 grid = attentionGrid(spec, AttentionShape{2, 4, 4, 130, 130, 64});
+  EXPECT_EQ(grid.x, 24u);
+  EXPECT_EQ(grid.y, 1u);
+  EXPECT_EQ(grid.z, 1u);
+
+  // The backward's kernels never loop over tiles.
+  const std::string dkdvContext = "kernel manifest /lib/manifest.json: kernel "
+                                  "'attention_bwd_bf16_d256_dkdv': ";
+  json dkdv = splitDkdvKernel();
+  dkdv["grid"][0] = "persistent_query_tiles";
+  EXPECT_EQ(parseError(manifestWith({dkdv})),
+            dkdvContext + "grid[0] is the symbol 'persistent_query_tiles', "
+                          "which a attention_bwd_dkdv kernel cannot use; "
+                          "expected query_tiles, batch_heads, key_tiles, "
+                          "batch_kv_heads, dkdv_parts, one or a number");
+  json delta = sampleKernel();
+  delta["op"] = "attention_bwd_delta";
+  delta["grid"][0] = "persistent_query_tiles";
+  EXPECT_EQ(parseError(manifestWith({delta})),
+            kKernelContext + "grid[0] is the symbol 'persistent_query_tiles', "
+                             "which a attention_bwd_delta kernel cannot use; "
+                             "expected query_tiles, batch_heads, key_tiles, "
                              "batch_kv_heads, one or a number");
+  EXPECT_EQ(
+      gridSymbolsOf("layernorm_fwd"),
+      (std::vector<std::string>{"row_tiles", "persistent_row_tiles", "one"}));
 }
 
 /// A fresh library directory holding `text` as its manifest.json.

@@ -1,8 +1,11 @@
 //===- Attention.h - Launching attention kernels ----------------*- C++ -*-===//
 //
 // The forward is one attention_fwd kernel: out and lse (natural log) from q,
-// k and v. The backward is the three kernels of an attention_bwd entry,
-// launched in this order on one stream (shapes as AttentionShape.h says):
+// k and v. Grid: query_tiles x batch_heads, or persistent_query_tiles (a
+// persistent kernel whose blocks loop over the query_tiles * batch_heads
+// tiles; the runtime launches min(tiles, blocks resident on the GPU)). The
+// backward is the three kernels of an attention_bwd entry, launched in this
+// order on one stream (shapes as AttentionShape.h says):
 //
 //   attention_bwd_delta  delta[b,h,i] = sum_d dout[b,h,i,d] * out[b,h,i,d],
 //                        in f32. Grid: query_tiles x batch_heads.
@@ -88,9 +91,32 @@ struct AttentionBackwardBuffers {
 };
 
 /// The launch grid of `spec`, any attention kernel, for `shape`: its symbols
-/// (query_tiles, batch_heads, key_tiles, batch_kv_heads, heads, dkdv_parts)
-/// resolved.
+/// (query_tiles, batch_heads, key_tiles, batch_kv_heads, heads, dkdv_parts,
+/// persistent_query_tiles) resolved. Without the loaded kernel's occupancy,
+/// persistent_query_tiles is every tile, attentionQueryTiles (one block per
+/// tile): a correct launch and the largest, for checking the launch limits
+/// before any kernel is loaded. Launches take the Kernel overload.
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
+
+/// The grid `kernel` launches with for `shape`: attentionGrid(spec), but a
+/// persistent forward (grid persistent_query_tiles, whose blocks loop over
+/// the tiles t = blockIdx.x, t + gridDim.x, ...) gets
+/// persistentAttentionBlocks of its occupancy on this GPU. Throws as
+/// persistentAttentionBlocks does.
+Dim3 attentionGrid(const Kernel &kernel, const AttentionShape &shape);
+
+/// The tiles of a forward, query_tiles * batch_heads: ceil(seq_q / block_m)
+/// * batch * heads. Throws, naming the kernel, for one without block_m.
+std::int64_t attentionQueryTiles(const KernelSpec &kernel,
+                                 const AttentionShape &shape);
+
+/// The blocks of a persistent forward (grid persistent_query_tiles): its
+/// tiles (attentionQueryTiles), but no more than the `residentBlocks` the GPU
+/// runs at once (Kernel::residentBlocks). Throws, naming the kernel, when
+/// `residentBlocks` < 1 (not one block fits).
+std::int64_t persistentAttentionBlocks(const KernelSpec &kernel,
+                                       const AttentionShape &shape,
+                                       std::int64_t residentBlocks);
 
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the
 /// kernel's dtype, with buffers.strides) and lse (f32), then those of

@@ -112,6 +112,10 @@ bool hasAttentionTile(const std::string &op);
 ///                         key_tiles = ceil(seq_kv / block_m) (block_m keys
 ///                         per block, as attention_bwd_dkdv has them),
 ///                         batch_kv_heads = batch * kv_heads
+///   attention_fwd         also persistent_query_tiles: the blocks of a
+///                         persistent kernel that loops over the
+///                         query_tiles * batch_heads tiles, chosen by the
+///                         runtime from the kernel's occupancy (Attention.h)
 ///   attention_bwd_dkdv    also dkdv_parts = 2, the grid z of a dK/dV kernel
 ///                         with config split_dkdv = 1 (dV in blocks of z 0,
 ///                         dK in blocks of z 1; a head_dim too wide for both
