@@ -116,6 +116,58 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 
 // -----
 
+// persistent = true: a block per resident slot (grid persistent_query_tiles)
+// walks the tiles t = block_id.x, + grid_dim.x, ... of the old grid
+// [query_tiles, batch_heads]: t % query_tiles is the query tile (reversed,
+// as causal tiles are), t / query_tiles the (batch, head). Both roles loop;
+// each numbers the ring's tiles on from the key tiles of its earlier query
+// tiles (base + j), so slots and phases stay matched. The producer's index
+// math takes 32 registers. The computing warpgroups give the first turn
+// once, and wait at a barrier before each query tile's copy (its buffer
+// staged the previous tile's output).
+// CHECK: persistent = #fa.kernel<{{.*}}persistent = true>, block = [384, 1, 1], grid = [persistent_query_tiles, one, one]
+// CHECK-LABEL: gpu.func @persistent
+// CHECK: %[[QT:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK-NOT: gpu.block_id y
+// CHECK: %[[BATCH:.*]] = memref.dim %arg0, %c0
+// CHECK-NEXT: %[[BH:.*]] = arith.muli %[[BATCH]], %{{.*}}
+// CHECK-NEXT: %[[TILES:.*]] = arith.muli %[[QT]], %[[BH]]
+// CHECK: nvvm.setmaxregister decrease 32
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK-NEXT: scf.for %[[T:.*]] = %[[BX]] to %[[TILES]] step %[[GRID]] iter_args(%[[BASE:.*]] = %c0) -> (index) {
+// CHECK-NEXT: %[[QTILE:.*]] = arith.remui %[[T]], %[[QT]]
+// CHECK-NEXT: %[[ROW:.*]] = arith.divui %[[T]], %[[QT]]
+// CHECK-NEXT: %[[REVERSED:.*]] = arith.subi %[[QT]], %[[QTILE]]
+// CHECK: arith.divui %[[ROW]], %{{.*}}
+// CHECK: %[[END:.*]] = arith.minui
+// CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 {
+// CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[J]]
+// CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
+// CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[BASE]], %[[END]]
+// CHECK-NEXT: scf.yield %[[NEXT]] : index
+// CHECK: } else {
+// CHECK: nvvm.barrier.arrive id = %c2_i32
+// CHECK: scf.for %[[CT:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} iter_args(%[[CBASE:.*]] = %c0) -> (index) {
+// CHECK-NOT: nvvm.barrier.arrive id = %c2_i32
+// CHECK: gpu.barrier
+// CHECK-NEXT: fa.copy_tile_async
+// CHECK: %[[FIRST:.*]] = arith.addi %[[CBASE]], %c0
+// CHECK-NEXT: fa.ring_consume %{{.*}}[%[[FIRST]]]
+// CHECK: fa.store_tile
+// CHECK-NEXT: %[[CNEXT:.*]] = arith.addi %[[CBASE]], %{{.*}}
+// CHECK-NEXT: scf.yield %[[CNEXT]] : index
+// CHECK: } {fa.warp_roles}
+func.func @persistent(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
+                      %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
+               outs(%o : memref<?x?x?x128xbf16>) causal
+  return
+}
+
+// -----
+
 // A region mask (here the window variant's) may skip key tiles before the
 // diagonal, which the producer does not know yet.
 // expected-error @+1 {{fa-warp-specialize: warp_specialize = true needs a forward without mask or score regions}}

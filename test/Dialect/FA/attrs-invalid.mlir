@@ -62,6 +62,14 @@ func.func @tile_blocks_per_sm_range() attributes {fa.tile = #fa.tile<blocks_per_
 
 // -----
 
+// persistent's loop over tiles lives in fa-warp-specialize's roles.
+// expected-error @+1 {{persistent = true needs warp_specialize = true}}
+func.func @tile_persistent_alone() attributes {fa.tile = #fa.tile<block_m = 128, persistent = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{num_stages must be from 1 to 2, got 3}}
 func.func @tile_stages_range() attributes {fa.tile = #fa.tile<num_stages = 3>} {
   return
@@ -185,7 +193,7 @@ module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16
 
 // -----
 
-// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one, heads, dkdv_parts] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
+// expected-error @+2 {{expected one of [query_tiles, key_tiles, batch_heads, batch_kv_heads, row_tiles, persistent_row_tiles, column_tiles, one, heads, dkdv_parts, persistent_query_tiles] for what the runtime sizes a grid dimension of a kernel by, got: rows}}
 // expected-error @+1 {{failed to parse FA_KernelAttr parameter 'grid'}}
 module attributes {fa.kernels = {ln = #fa.kernel<op = layernorm_fwd, dtype = f16, config = #fa.rows<rows = 1>, block = [128, 1, 1], grid = [rows, one, one], params = []>}} {
 }

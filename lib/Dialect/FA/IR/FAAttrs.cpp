@@ -109,8 +109,11 @@ LogicalResult TileAttr::verify(
     std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
     std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
     std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
-    std::optional<int64_t> dqNumWarps, bool, bool, bool,
-    std::optional<int64_t> blocksPerSm) {
+    std::optional<int64_t> dqNumWarps, bool, bool warpSpecialize, bool,
+    std::optional<int64_t> blocksPerSm, bool persistent) {
+  // The tiles' loop lives in the roles fa-warp-specialize makes.
+  if (persistent && !warpSpecialize)
+    return emitError() << "persistent = true needs warp_specialize = true";
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
@@ -228,7 +231,7 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
              getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
              getDqNumWarps(), getSplitDkdv(), getWarpSpecialize(),
-             getPingPong(), getBlocksPerSm());
+             getPingPong(), getBlocksPerSm(), getPersistent());
 }
 
 TileAttr TileAttr::forVariants() const {
@@ -237,7 +240,7 @@ TileAttr TileAttr::forVariants() const {
              getSkipUnitRescale(), getStageOutput(), getWgmma(),
              getOverlapSoftmax(), getDqBlockM(), getDqBlockN(), getDqNumWarps(),
              getSplitDkdv(), /*warp_specialize=*/false, /*ping_pong=*/false,
-             /*blocks_per_sm=*/std::nullopt);
+             /*blocks_per_sm=*/std::nullopt, /*persistent=*/false);
 }
 
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {

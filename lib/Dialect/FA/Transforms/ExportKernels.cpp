@@ -46,6 +46,7 @@ llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
     config["overlap_softmax"] = int64_t(tile.getOverlapSoftmax());
     config["warp_specialize"] = int64_t(tile.getWarpSpecialize());
     config["ping_pong"] = int64_t(tile.getPingPong());
+    config["persistent"] = int64_t(tile.getPersistent());
     if (std::optional<int64_t> blocks = tile.getBlocksPerSm())
       config["blocks_per_sm"] = *blocks;
   }

@@ -549,7 +549,7 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
                        /*dq_num_warps=*/std::nullopt, c.splitDkdv,
                        none.getWarpSpecialize(), none.getPingPong(),
-                       /*blocks_per_sm=*/std::nullopt);
+                       /*blocks_per_sm=*/std::nullopt, none.getPersistent());
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -565,7 +565,8 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
       {"overlap_softmax", tile.getOverlapSoftmax() != none.getOverlapSoftmax()},
       {"warp_specialize", tile.getWarpSpecialize() != none.getWarpSpecialize()},
       {"ping_pong", tile.getPingPong() != none.getPingPong()},
-      {"blocks_per_sm", tile.getBlocksPerSm().has_value()}};
+      {"blocks_per_sm", tile.getBlocksPerSm().has_value()},
+      {"persistent", tile.getPersistent() != none.getPersistent()}};
   SmallVector<StringRef> set;
   for (auto [name, isSet] : flags)
     if (isSet)

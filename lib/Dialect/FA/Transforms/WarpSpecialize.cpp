@@ -45,6 +45,9 @@ constexpr int64_t kProducerThreads = kThreadsPerWarpgroup;
 /// of the SM's 65536.
 constexpr int32_t kProducerRegisters = 24;
 constexpr int32_t kConsumerRegisters = 240;
+/// A persistent producer also walks the tiles, whose indices spill at 24:
+/// 32 * 128 + 240 * 256 is the SM's 65536 registers exactly.
+constexpr int32_t kPersistentProducerRegisters = 32;
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
 constexpr int64_t kPanelBytes = 128;
 
@@ -103,6 +106,14 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
     return refuse("a forward without mask or score regions (plain or causal), "
                   "whose key tiles are [0, end of the last key loop) for "
                   "every query tile");
+  ArrayRef<GridDim> grid = entry.getGrid();
+  if (config.getPersistent() &&
+      (grid.size() != 3 || grid[0] != GridDim::QueryTiles ||
+       grid[1] != GridDim::BatchHeads || grid[2] != GridDim::One))
+    return emitPassError(kernel, pass)
+           << "persistent = true needs the grid [query_tiles, batch_heads, "
+              "one], whose blocks become tiles of the persistent loop (kernel "
+           << kernel.getName() << ")";
   return success();
 }
 
@@ -301,12 +312,14 @@ Value keyTilesEnd(gpu::GPUFuncOp kernel) {
 }
 
 /// The producer: one thread walks the key tiles [0, `tilesEnd`) and fills
-/// both rings, tile j of K then of V, at (batch, kv head, j * R, 0).
-LogicalResult buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
-                            ArrayRef<StreamedTensor> streams,
-                            ArrayRef<BlockArgument> maps, Value batch,
-                            Value head, Value tilesEnd) {
-  NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+/// both rings, tile j of K then of V, at (batch, kv head, j * R, 0). Returns
+/// that thread's key loop.
+FailureOr<scf::ForOp> buildProducer(ImplicitLocOpBuilder &b,
+                                    int32_t registers, int64_t computeThreads,
+                                    ArrayRef<StreamedTensor> streams,
+                                    ArrayRef<BlockArgument> maps, Value batch,
+                                    Value head, Value tilesEnd) {
+  NVVM::SetMaxRegisterOp::create(b, registers,
                                  NVVM::SetMaxRegisterAction::decrease);
   Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value isIssuer =
@@ -330,7 +343,7 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, int64_t computeThreads,
   for (auto [stream, map] : llvm::zip_equal(streams, maps))
     RingProduceOp::create(b, stream.ring, loop.getInductionVar(), map,
                           ValueRange{batch, head, row, zero});
-  return success();
+  return loop;
 }
 
 /// The calling thread's computing warpgroup (0 or 1), as an i32.
@@ -380,6 +393,151 @@ void schedulePingPong(Block *consumer, Operation *firstOp) {
         b, arith::ConstantIntOp::create(b, 2 * kTurnBarrierId + 1, 32), mine);
     NVVM::BarrierArriveOp::create(b, other, threads);
   }
+}
+
+/// A persistent kernel's tiles: tile t is query tile t % queryTiles of
+/// (batch, head) row t / queryTiles, which were block_id x and y of the
+/// grid [query_tiles, batch_heads, one].
+struct TileWalk {
+  Value queryTiles;
+  /// query_tiles * batch_heads.
+  Value count;
+  /// The entry block's ops that compute a tile's indices from its block
+  /// ids, in order: each role computes them again for every tile it walks.
+  SmallVector<Operation *> perTileOps;
+};
+
+/// Counts the tiles (before `split`) and finds the index computations of the
+/// entry block that depend on gpu.block_id.
+TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split,
+                      BlockArgument query, int64_t blockM) {
+  TileWalk walk;
+  llvm::SmallPtrSet<Value, 16> perTile;
+  for (Operation &op : llvm::make_range(split->getBlock()->begin(),
+                                        split->getIterator())) {
+    bool dependent = isa<gpu::BlockIdOp>(op) ||
+                     llvm::any_of(op.getOperands(), [&](Value operand) {
+                       return perTile.contains(operand);
+                     });
+    if (!dependent)
+      continue;
+    walk.perTileOps.push_back(&op);
+    perTile.insert(op.result_begin(), op.result_end());
+  }
+  b.setInsertionPoint(split);
+  auto dim = [&](int64_t index) {
+    return memref::DimOp::create(b, query, index).getResult();
+  };
+  walk.queryTiles = arith::CeilDivUIOp::create(
+      b, dim(2), arith::ConstantIndexOp::create(b, blockM));
+  Value batchHeads = arith::MulIOp::create(b, dim(0), dim(1));
+  walk.count = arith::MulIOp::create(b, walk.queryTiles, batchHeads);
+  return walk;
+}
+
+/// Gives the ring op `op` iteration `base + its own`: each role numbers the
+/// key tiles of all its query tiles in one sequence, so the rings' slots and
+/// phases run on across tiles exactly as the other role's do.
+void rebaseRingIteration(OpBuilder &b, Operation *op, Value base) {
+  OpOperand *iteration = nullptr;
+  if (auto produce = dyn_cast<RingProduceOp>(op))
+    iteration = &produce.getIterationMutable();
+  else if (auto consume = dyn_cast<RingConsumeOp>(op))
+    iteration = &consume.getIterationMutable();
+  else if (auto release = dyn_cast<RingReleaseOp>(op))
+    iteration = &release.getIterationMutable();
+  if (!iteration)
+    return;
+  b.setInsertionPoint(op);
+  iteration->set(
+      arith::AddIOp::create(b, op->getLoc(), base, iteration->get()));
+}
+
+/// Moves the ops [begin, end) of a role into a loop over the tiles
+/// `for t = block_id.x; t < count; t += grid_dim.x`, in which the tile's
+/// indices are computed again from t (block ids replaced) and the rings'
+/// iterations continue from the key tiles of the role's earlier tiles
+/// (`keyTiles` per tile, a value of the moved ops or defined before them).
+/// `barrierFirst` puts a block barrier (the computing threads' after the
+/// lowering) before each tile, where the previous tile's epilogue must be
+/// done with shared memory.
+scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
+                         Block::iterator end, const TileWalk &walk,
+                         Value keyTiles, bool barrierFirst) {
+  b.setInsertionPoint(&*begin);
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  auto loop = scf::ForOp::create(b, first, walk.count, stride, zero);
+  Block *body = loop.getBody();
+  body->getOperations().splice(body->end(), begin->getBlock()->getOperations(),
+                               begin, end);
+  Value tile = loop.getInductionVar(), base = loop.getRegionIterArg(0);
+
+  b.setInsertionPointToStart(body);
+  Value queryTile = arith::RemUIOp::create(b, tile, walk.queryTiles);
+  Value row = arith::DivUIOp::create(b, tile, walk.queryTiles);
+  auto blockIdOf = [&](gpu::BlockIdOp id) {
+    return id.getDimension() == gpu::Dimension::x ? queryTile : row;
+  };
+  IRMapping mapping;
+  for (Operation *op : walk.perTileOps) {
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+      mapping.map(id.getResult(), blockIdOf(id));
+    else
+      b.clone(*op, mapping);
+  }
+  auto inLoop = [&](OpOperand &use) {
+    return loop->isProperAncestor(use.getOwner());
+  };
+  for (Operation *op : walk.perTileOps)
+    for (Value result : op->getResults())
+      result.replaceUsesWithIf(mapping.lookup(result), inLoop);
+  loop.walk([&](gpu::BlockIdOp id) {
+    if (id.getDimension() != gpu::Dimension::z)
+      id.getResult().replaceAllUsesWith(blockIdOf(id));
+  });
+  if (barrierFirst)
+    gpu::BarrierOp::create(b);
+
+  SmallVector<Operation *> ringOps;
+  loop.walk([&](Operation *op) {
+    if (isa<RingProduceOp, RingConsumeOp, RingReleaseOp>(op))
+      ringOps.push_back(op);
+  });
+  for (Operation *op : ringOps)
+    rebaseRingIteration(b, op, base);
+  b.setInsertionPointToEnd(body);
+  Value next =
+      arith::AddIOp::create(b, base, mapping.lookupOrDefault(keyTiles));
+  scf::YieldOp::create(b, next);
+  return loop;
+}
+
+/// persistent = true: both roles walk the tiles of the grid
+/// [query_tiles, batch_heads, one] in a loop, the producer's issuer around
+/// its key loop (`producerKeys`) and the computing warpgroups from the query
+/// tile's copy on; what precedes them (setmaxnreg, ping-pong's first turn)
+/// runs once. The producer thus loads the next tile's K and V while the
+/// computing warpgroups store the current tile's output.
+void walkTilesPersistently(scf::IfOp roles, scf::ForOp producerKeys,
+                           Operation *queryCopy, Value consumerKeyTiles,
+                           BlockArgument query, int64_t blockM) {
+  ImplicitLocOpBuilder b(roles.getLoc(), roles);
+  TileWalk walk = planTileWalk(b, roles, query, blockM);
+  Block *issuer = producerKeys->getBlock();
+  loopOverTiles(b, issuer->begin(), issuer->getTerminator()->getIterator(),
+                walk, producerKeys.getUpperBound(), /*barrierFirst=*/false);
+  // The query tile's buffer stages the previous tile's output: every
+  // computing thread is done reading it before any copies into it.
+  Block *consumer = queryCopy->getBlock();
+  loopOverTiles(b, queryCopy->getIterator(),
+                consumer->getTerminator()->getIterator(), walk,
+                consumerKeyTiles, /*barrierFirst=*/true);
+  // The block's own indices are left unused but for the loops' start.
+  for (Operation *op : llvm::reverse(walk.perTileOps))
+    if (op->use_empty())
+      op->erase();
 }
 
 LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
@@ -502,10 +660,20 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   if (config.getPingPong())
     schedulePingPong(consumer, queryCopy);
   b.setInsertionPointToStart(roles.thenBlock());
-  if (failed(buildProducer(b, computeThreads, streams, maps, batch, head,
-                           tilesEnd)))
+  FailureOr<scf::ForOp> producerKeys = buildProducer(
+      b,
+      config.getPersistent() ? kPersistentProducerRegisters
+                             : kProducerRegisters,
+      computeThreads, streams, maps, batch, head, tilesEnd);
+  if (failed(producerKeys))
     return emitPassError(kernel, pass)
            << "cannot compute the end of the key tiles in the producer";
+  SmallVector<GridDim> grid(entry.getGrid());
+  if (config.getPersistent()) {
+    walkTilesPersistently(roles, *producerKeys, queryCopy, tilesEnd, query,
+                          *config.getBlockM());
+    grid = {GridDim::PersistentQueryTiles, GridDim::One, GridDim::One};
+  }
 
   int64_t threads = computeThreads + kProducerThreads;
   kernel.setKnownBlockSizeAttr(
@@ -515,7 +683,7 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
                  KernelAttr::get(context, entry.getOp(), entry.getDtype(),
                                  entry.getHeadDim(), entry.getCausal(),
                                  entry.getScale(), entry.getConfig(),
-                                 {threads, 1, 1}, entry.getGrid(), params,
+                                 {threads, 1, 1}, grid, params,
                                  entry.getDeltaKernel(), entry.getDkdvKernel(),
                                  entry.getParamsKernel(),
                                  entry.getDsinksKernel(), entry.getVariant()));

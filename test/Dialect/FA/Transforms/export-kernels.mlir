@@ -31,6 +31,7 @@
 // MANIFEST-NEXT: "num_stages": 1,
 // MANIFEST-NEXT: "num_warps": 4,
 // MANIFEST-NEXT: "overlap_softmax": 0,
+// MANIFEST-NEXT: "persistent": 0,
 // MANIFEST-NEXT: "ping_pong": 0,
 // MANIFEST-NEXT: "pipeline_copies": 1,
 // MANIFEST-NEXT: "q_in_shared": 0,

@@ -125,7 +125,11 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         "one's softmax runs under the other's (fa-warp-specialize)">:$ping_pong,
     FA_SizeParameter<"forward: blocks compiled to fit on a multiprocessor "
         "at once (nvvm.minctasm: ptxas caps the registers so that they "
-        "do)">:$blocks_per_sm
+        "do)">:$blocks_per_sm,
+    FA_FlagParameter<FA_PersistentDefault, "forward, with warp_specialize: "
+        "one block per resident slot walks query tiles (grid "
+        "persistent_query_tiles), its producer loading the next tile's K and "
+        "V during the current one's epilogue">:$persistent
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -138,7 +142,7 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         FA_OverlapSoftmaxDefault,
         ", std::nullopt, std::nullopt, std::nullopt, ", FA_SplitDkdvDefault,
         ", ", FA_WarpSpecializeDefault, ", ", FA_PingPongDefault,
-        ", std::nullopt);")>
+        ", std::nullopt, ", FA_PersistentDefault, ");")>
   ];
   let extraClassDeclaration = [{
     /// This configuration with the sizes it leaves out (block_m, block_n,
@@ -146,10 +150,11 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
     TileAttr withDefaultSizes(int64_t blockM, int64_t blockN,
                               int64_t numWarps, int64_t numStages) const;
     /// This configuration as a variant's kernel (mask or score regions,
-    /// dropout) takes a plain kernel's default: without warp_specialize and
-    /// ping_pong (fa-warp-specialize cannot split it yet) and without
-    /// blocks_per_sm (sized for the plain kernel's registers; a variant's
-    /// regions take more, and held to the plain kernel's count they spill).
+    /// dropout) takes a plain kernel's default: without warp_specialize,
+    /// ping_pong and persistent (fa-warp-specialize cannot split it yet) and
+    /// without blocks_per_sm (sized for the plain kernel's registers; a
+    /// variant's regions take more, and held to the plain kernel's count
+    /// they spill).
     TileAttr forVariants() const;
     /// The shared-memory slots per loop tile of a kernel: 1 where num_stages
     /// is absent (a kernel made by other means than the tiling passes).
@@ -264,7 +269,11 @@ def FA_GridDim : I32EnumAttr<"GridDim",
       I32EnumAttrCase<"One", 7, "one">,
       I32EnumAttrCase<"Heads", 8, "heads">,
       // Two: the dK/dV kernel's halves under split_dkdv (dV, then dK).
-      I32EnumAttrCase<"DkdvParts", 9, "dkdv_parts">
+      I32EnumAttrCase<"DkdvParts", 9, "dkdv_parts">,
+      // min(query_tiles * batch_heads, the blocks resident at once): a
+      // persistent forward's blocks, each walking tiles t = blockIdx.x,
+      // blockIdx.x + gridDim.x, ... (any count is correct).
+      I32EnumAttrCase<"PersistentQueryTiles", 10, "persistent_query_tiles">
     ]> {
   let cppNamespace = "::mlir::fa";
   let genSpecializedAttr = 0;
