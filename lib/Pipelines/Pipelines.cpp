@@ -62,12 +62,17 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
       failed(addTiling(createFATileAttentionGrad())))
     return failure();
   pm.addPass(createFATileLayerNorm());
+  OpPassManager &tiles = pm.nest<gpu::GPUModuleOp>();
+  tiles.addPass(createFAFuseOnlineSoftmax());
+  tiles.addPass(createFAEliminateCausalTiles());
+  tiles.addPass(createFAOverlapSoftmax());
+  tiles.addPass(createFAPipelineKvCopies());
+  // On the whole module, not nested per gpu.module: it rewrites the kernels'
+  // entries in the module's fa.kernels (parameters, block, grid), which
+  // passes running on the gpu.modules in parallel must not write (they lost
+  // each other's updates: a kernel's manifest missed its tensor maps).
+  pm.addPass(createFAWarpSpecialize());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createFAFuseOnlineSoftmax());
-  kernels.addPass(createFAEliminateCausalTiles());
-  kernels.addPass(createFAOverlapSoftmax());
-  kernels.addPass(createFAPipelineKvCopies());
-  kernels.addPass(createFAWarpSpecialize());
   kernels.addPass(createConvertFARowsToGPU());
   kernels.addPass(createConvertFAToNVGPU({options.chip}));
   kernels.addPass(createCanonicalizerPass());

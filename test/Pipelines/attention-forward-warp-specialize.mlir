@@ -118,29 +118,48 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 
 // persistent = true: a block per resident slot (grid persistent_query_tiles)
 // walks the tiles t = block_id.x, + grid_dim.x, ... of the old grid
-// [query_tiles, batch_heads]: t % query_tiles is the query tile (reversed,
-// as causal tiles are), t / query_tiles the (batch, head). Both roles loop;
-// each numbers the ring's tiles on from the key tiles of its earlier query
-// tiles (base + j), so slots and phases stay matched. The producer's index
-// math takes 32 registers. The computing warpgroups give the first turn
-// once, and wait at a barrier before each query tile's copy (its buffer
-// staged the previous tile's output).
+// [query_tiles, batch_heads]: t % query_tiles is the query tile, t /
+// query_tiles the (batch, head) row; causal odd rows walk their query tiles
+// backwards (snake order, so that fewer blocks take only heavy tiles), then
+// reversed as before. Both roles loop; each numbers the K/V rings' tiles on from
+// the key tiles of its earlier query tiles (base + j), so slots and phases
+// stay matched. The query tile comes by TMA too (q_tma), through a ring of
+// one slot over a buffer of its own, at the block's tile count k: the
+// producer loads tile k + 1's while the computing warpgroups, which release
+// it before storing their output, finish tile k. The producer's index math
+// takes 32 registers, which leave the computing warpgroups 232 each of the
+// block's 168 per thread. They give the first turn once, before the loop.
 // CHECK: persistent = #fa.kernel<{{.*}}persistent = true>, block = [384, 1, 1], grid = [persistent_query_tiles, one, one]
+// CHECK-SAME: #fa.param<"k_tma" {{.*}} #fa.param<"v_tma" {{.*}} #fa.param<"q_tma" : !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>>
 // CHECK-LABEL: gpu.func @persistent
-// CHECK: %[[QT:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK-SAME: %[[QMAP:[^:]*]]: !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>) workgroup(
+// CHECK-SAME: %[[QSLOTS:[^ ]+]] : memref<1x128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+// CHECK: %[[SEQ:.*]] = memref.dim %arg0, %c2
+// CHECK-NEXT: %[[QT:.*]] = arith.ceildivui %[[SEQ]], %c128
 // CHECK-NOT: gpu.block_id y
 // CHECK: %[[BATCH:.*]] = memref.dim %arg0, %c0
 // CHECK-NEXT: %[[BH:.*]] = arith.muli %[[BATCH]], %{{.*}}
 // CHECK-NEXT: %[[TILES:.*]] = arith.muli %[[QT]], %[[BH]]
+// CHECK-NEXT: %[[QRING:.*]] = fa.ring_create %[[QSLOTS]] consumers(8)
 // CHECK: nvvm.setmaxregister decrease 32
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
 // CHECK-NEXT: scf.for %[[T:.*]] = %[[BX]] to %[[TILES]] step %[[GRID]] iter_args(%[[BASE:.*]] = %c0) -> (index) {
+// CHECK-NEXT: %[[WALKED:.*]] = arith.subi %[[T]], %[[BX]]
+// CHECK-NEXT: %[[K:.*]] = arith.divui %[[WALKED]], %[[GRID]]
 // CHECK-NEXT: %[[QTILE:.*]] = arith.remui %[[T]], %[[QT]]
 // CHECK-NEXT: %[[ROW:.*]] = arith.divui %[[T]], %[[QT]]
-// CHECK-NEXT: %[[REVERSED:.*]] = arith.subi %[[QT]], %[[QTILE]]
-// CHECK: arith.divui %[[ROW]], %{{.*}}
+// CHECK-NEXT: %[[PARITY:.*]] = arith.andi %[[ROW]], %c1
+// CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %c0
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[QT]], %c1
+// CHECK-NEXT: %[[BACKWARDS:.*]] = arith.subi %[[LAST]], %[[QTILE]]
+// CHECK-NEXT: %[[SNAKE:.*]] = arith.select %[[ODD]], %[[BACKWARDS]], %[[QTILE]]
+// CHECK-NEXT: %[[REVERSED:.*]] = arith.subi %[[QT]], %[[SNAKE]]
+// CHECK: %[[B:.*]] = arith.divui %[[ROW]], %{{.*}}
+// CHECK-NEXT: %[[H:.*]] = arith.remui %[[ROW]], %{{.*}}
+// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c128
 // CHECK: %[[END:.*]] = arith.minui
+// CHECK-NEXT: fa.ring_produce %[[QRING]][%[[K]]] from %[[QMAP]][%[[B]], %[[H]], %[[ROW0]], %c0]
 // CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 {
 // CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[J]]
 // CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
@@ -148,14 +167,20 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // CHECK: %[[NEXT:.*]] = arith.addi %[[BASE]], %[[END]]
 // CHECK-NEXT: scf.yield %[[NEXT]] : index
 // CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: nvvm.barrier.arrive id = %c2_i32
-// CHECK: scf.for %[[CT:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} iter_args(%[[CBASE:.*]] = %c0) -> (index) {
+// CHECK: scf.for %[[CT:.*]] = %[[CBX:.*]] to %[[TILES]] step %[[CGRID:.*]] iter_args(%[[CBASE:.*]] = %c0) -> (index) {
 // CHECK-NOT: nvvm.barrier.arrive id = %c2_i32
-// CHECK: gpu.barrier
-// CHECK-NEXT: fa.copy_tile_async
+// CHECK-NOT: fa.copy_tile_async
+// CHECK: %[[CK:.*]] = arith.divui %{{.*}}, %[[CGRID]]
+// CHECK: %[[Q:.*]] = fa.ring_consume %[[QRING]][%[[CK]]]
+// CHECK-NOT: fa.wait_tiles
 // CHECK: %[[FIRST:.*]] = arith.addi %[[CBASE]], %c0
-// CHECK-NEXT: fa.ring_consume %{{.*}}[%[[FIRST]]]
-// CHECK: fa.store_tile
+// CHECK-NEXT: %[[K0:.*]] = fa.ring_consume %{{.*}}[%[[FIRST]]]
+// CHECK-NEXT: fa.tile_matmul %[[Q]], %[[K0]]
+// CHECK: fa.ring_release %[[QRING]][%[[CK]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: fa.store_tile
 // CHECK-NEXT: %[[CNEXT:.*]] = arith.addi %[[CBASE]], %{{.*}}
 // CHECK-NEXT: scf.yield %[[CNEXT]] : index
 // CHECK: } {fa.warp_roles}
@@ -163,6 +188,35 @@ func.func @persistent(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v
                       %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
                outs(%o : memref<?x?x?x128xbf16>) causal
+  return
+}
+
+// -----
+
+// Without the mask every query tile weighs the same: no snake order.
+// CHECK-LABEL: gpu.func @persistent_plain
+// CHECK: %[[SEQ:.*]] = memref.dim %arg0, %c2
+// CHECK-NEXT: %[[QT:.*]] = arith.ceildivui %[[SEQ]], %c128
+// CHECK: %[[TILES:.*]] = arith.muli %[[QT]], %{{.*}}
+// CHECK: nvvm.setmaxregister decrease 32
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[TILES]] step
+// CHECK-NEXT: arith.subi %[[T]]
+// CHECK-NEXT: arith.divui
+// CHECK-NEXT: %[[QTILE:.*]] = arith.remui %[[T]], %[[QT]]
+// CHECK-NEXT: %[[ROW:.*]] = arith.divui %[[T]], %[[QT]]
+// CHECK-NOT: arith.select
+// CHECK-NEXT: arith.divui %[[ROW]], %{{.*}}
+// CHECK: } else {
+// CHECK: scf.for %[[CT:.*]] = %{{.*}} to %[[TILES]] step
+// CHECK-NEXT: arith.subi %[[CT]]
+// CHECK-NEXT: arith.divui
+// CHECK-NEXT: %[[CQTILE:.*]] = arith.remui %[[CT]], %[[QT]]
+// CHECK-NEXT: arith.divui %[[CT]], %[[QT]]
+// CHECK: arith.muli %[[CQTILE]], %c128
+func.func @persistent_plain(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
+                            %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {
+  fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
+               outs(%o : memref<?x?x?x128xbf16>)
   return
 }
 

@@ -2,7 +2,7 @@
 // include/fa/Dialect/FA/Transforms/DefaultTiles.def, the one the kernel
 // library ships as each group's default: on sm_90a, wgmma (and, at D=128,
 // the warp-specialised kernel: TMA producer, ping-pong, the softmax
-// overlapped with P @ V, the output staged). A tile option or
+// overlapped with P @ V, the output staged; without the mask, persistent). A tile option or
 // fa.tile wins; another chip, or a kernel the table has no entry for, keeps
 // the generic 64 x 64 mma.sync configuration.
 // RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx | FileCheck %s --check-prefix=EXAMPLE
@@ -30,7 +30,7 @@
 // MANIFEST-NEXT: "num_stages": 2,
 // MANIFEST-NEXT: "num_warps": 8,
 // MANIFEST-NEXT: "overlap_softmax": 1,
-// MANIFEST-NEXT: "persistent": 0,
+// MANIFEST-NEXT: "persistent": 1,
 // MANIFEST-NEXT: "ping_pong": 1,
 // MANIFEST-NEXT: "pipeline_copies": 1,
 // MANIFEST-NEXT: "q_in_shared": 1,

@@ -1,10 +1,13 @@
 // REQUIRES: ptxas
 // persistent = true through fa-to-ptx: the producer keeps 32 registers
-// (setmaxnreg.dec 32: it walks the tiles too) and both roles loop from
-// %ctaid.x in steps of %nctaid.x; the computing threads meet at named
-// barrier 1 before each tile's query copy (cp.async). ptxas assembles it
-// for sm_90a without spilling (at 24 producer registers the tile loop
-// spilled 4 bytes).
+// (setmaxnreg.dec 32: it walks the tiles too), which leaves the computing
+// warpgroups 232 of the block's 168 * 384 (asking for more waits forever:
+// the GPU hung at 240). Both roles loop from %ctaid.x in steps of
+// %nctaid.x; per tile the producer loads the query tile by TMA (two
+// 128-byte panels into the one-slot ring, full barrier __mbarrier_3) before
+// K and V, and the computing warpgroups copy nothing with cp.async. ptxas
+// assembles it for sm_90a without spilling (at 24 producer registers the
+// tile loop spilled 4 bytes).
 // RUN: fa-opt %s --fa-to-ptx -o %t.mlir
 // RUN: python3 %fa_src_root/test/runtime/fixtures/extract_ptx.py %t.mlir %t.ptx
 // RUN: FileCheck %s < %t.ptx
@@ -14,13 +17,14 @@
 // CHECK: setmaxnreg.dec.sync.aligned.u32 32;
 // CHECK: mov.u32 %r{{[0-9]+}}, %ctaid.x;
 // CHECK: mov.u32 %r{{[0-9]+}}, %nctaid.x;
-// CHECK: cp.async.bulk.tensor
-// CHECK: setmaxnreg.inc.sync.aligned.u32 240;
+// CHECK: mbarrier.arrive.expect_tx.shared.b64 %rd{{[0-9]+}}, [__mbarrier_3], %r{{[0-9]+}};
+// CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK: bar.arrive 2, 256;
 // CHECK: mov.u32 %r{{[0-9]+}}, %ctaid.x;
 // CHECK: mov.u32 %r{{[0-9]+}}, %nctaid.x;
-// CHECK: bar.sync 1, 256;
-// CHECK: cp.async.cg.shared.global
+// CHECK-NOT: cp.async.cg
 // CHECK-NOT: ctaid.y
 func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
                 %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, stage_output = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {

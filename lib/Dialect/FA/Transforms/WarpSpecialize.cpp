@@ -41,13 +41,25 @@ namespace {
 /// One warpgroup of producer threads (setmaxnreg acts on whole warpgroups).
 constexpr int64_t kProducerThreads = kThreadsPerWarpgroup;
 /// Registers per thread after setmaxnreg, as FlashAttention-3 gives them to
-/// one producer and two computing warpgroups: 24 * 128 + 240 * 256 = 64512
-/// of the SM's 65536.
+/// one producer and two computing warpgroups. setmaxnreg only moves
+/// registers within the block's launch allocation (ptxas gives 384 threads
+/// at most 168 each: 64512 of the SM's 65536); an increase that does not fit
+/// waits forever. 24 * 128 + 240 * 256 = 64512.
+constexpr int32_t kLaunchRegisters = 168;
 constexpr int32_t kProducerRegisters = 24;
 constexpr int32_t kConsumerRegisters = 240;
-/// A persistent producer also walks the tiles, whose indices spill at 24:
-/// 32 * 128 + 240 * 256 is the SM's 65536 registers exactly.
+/// A persistent producer also walks the tiles, whose indices spill at 24
+/// (4 bytes); at 32 the computing warpgroups keep 232: 32 * 128 + 232 * 256
+/// = 63488.
 constexpr int32_t kPersistentProducerRegisters = 32;
+constexpr int32_t kPersistentConsumerRegisters = 232;
+static_assert(kProducerRegisters * 128 + kConsumerRegisters * 256 <=
+                  kLaunchRegisters * 384,
+              "setmaxnreg beyond the block's registers");
+static_assert(kPersistentProducerRegisters * 128 +
+                      kPersistentConsumerRegisters * 256 <=
+                  kLaunchRegisters * 384,
+              "setmaxnreg beyond the block's registers");
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
 constexpr int64_t kPanelBytes = 128;
 
@@ -395,13 +407,27 @@ void schedulePingPong(Block *consumer, Operation *firstOp) {
   }
 }
 
-/// A persistent kernel's tiles: tile t is query tile t % queryTiles of
-/// (batch, head) row t / queryTiles, which were block_id x and y of the
-/// grid [query_tiles, batch_heads, one].
+/// A persistent kernel's tiles, each a (query tile, (batch, head) row) that
+/// was (block_id x, block_id y) of the grid [query_tiles, batch_heads, one]:
+/// tile t is query tile t % query_tiles of row t / query_tiles, so that
+/// blocks running at once share rows, whose K and V stay in L2 (rows
+/// fastest lost up to 26% at causal N=1024 on an H100: each tile read its
+/// K and V from memory). Causal tiles weigh more the later they come (their
+/// block_id x is reversed), and a block stepping through them by the grid's
+/// size takes the same few query tiles of every row it meets, some blocks
+/// only heavy ones (N=16384: 685 -> 445 TFLOP/s). So odd causal rows walk
+/// their query tiles backwards (snake order). That balances the blocks
+/// where the grid moves a block on by an odd number of rows per tile (H100,
+/// N <= 4096: +6-11% over the non-persistent kernel), not where it is even
+/// (N=8192: 466 against 623 TFLOP/s). Alternating by groups of
+/// grid / query_tiles rows fixed N=8192 but lost 13-22% at N <= 4096: a
+/// static order cannot balance every shape, which a dynamic scheduler
+/// (tiles taken from a global counter) would.
 struct TileWalk {
   Value queryTiles;
   /// query_tiles * batch_heads.
   Value count;
+  bool snake = false;
   /// The entry block's ops that compute a tile's indices from its block
   /// ids, in order: each role computes them again for every tile it walks.
   SmallVector<Operation *> perTileOps;
@@ -410,8 +436,9 @@ struct TileWalk {
 /// Counts the tiles (before `split`) and finds the index computations of the
 /// entry block that depend on gpu.block_id.
 TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split,
-                      BlockArgument query, int64_t blockM) {
+                      Value query, int64_t blockM, bool causal) {
   TileWalk walk;
+  walk.snake = causal;
   llvm::SmallPtrSet<Value, 16> perTile;
   for (Operation &op : llvm::make_range(split->getBlock()->begin(),
                                         split->getIterator())) {
@@ -457,13 +484,11 @@ void rebaseRingIteration(OpBuilder &b, Operation *op, Value base) {
 /// `for t = block_id.x; t < count; t += grid_dim.x`, in which the tile's
 /// indices are computed again from t (block ids replaced) and the rings'
 /// iterations continue from the key tiles of the role's earlier tiles
-/// (`keyTiles` per tile, a value of the moved ops or defined before them).
-/// `barrierFirst` puts a block barrier (the computing threads' after the
-/// lowering) before each tile, where the previous tile's epilogue must be
-/// done with shared memory.
+/// (`keyTiles` per tile, a value of the moved ops or defined before them),
+/// but for `queryRing`'s, which count tiles (setLocalTile).
 scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
                          Block::iterator end, const TileWalk &walk,
-                         Value keyTiles, bool barrierFirst) {
+                         Value keyTiles, Value queryRing) {
   b.setInsertionPoint(&*begin);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);
@@ -477,6 +502,15 @@ scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
   b.setInsertionPointToStart(body);
   Value queryTile = arith::RemUIOp::create(b, tile, walk.queryTiles);
   Value row = arith::DivUIOp::create(b, tile, walk.queryTiles);
+  if (walk.snake) {
+    Value one = arith::ConstantIndexOp::create(b, 1);
+    Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, row, one),
+                                      arith::ConstantIndexOp::create(b, 0));
+    Value backwards = arith::SubIOp::create(
+        b, arith::SubIOp::create(b, walk.queryTiles, one), queryTile);
+    queryTile = arith::SelectOp::create(b, odd, backwards, queryTile);
+  }
   auto blockIdOf = [&](gpu::BlockIdOp id) {
     return id.getDimension() == gpu::Dimension::x ? queryTile : row;
   };
@@ -497,12 +531,11 @@ scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
     if (id.getDimension() != gpu::Dimension::z)
       id.getResult().replaceAllUsesWith(blockIdOf(id));
   });
-  if (barrierFirst)
-    gpu::BarrierOp::create(b);
 
   SmallVector<Operation *> ringOps;
   loop.walk([&](Operation *op) {
-    if (isa<RingProduceOp, RingConsumeOp, RingReleaseOp>(op))
+    if (isa<RingProduceOp, RingConsumeOp, RingReleaseOp>(op) &&
+        op->getOperand(0) != queryRing)
       ringOps.push_back(op);
   });
   for (Operation *op : ringOps)
@@ -514,30 +547,143 @@ scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
   return loop;
 }
 
+/// A persistent kernel's query tile comes through a ring of one slot (a
+/// buffer of its own), which the producer fills by TMA for the block's k-th
+/// tile as soon as the computing warpgroups released tile k - 1, during
+/// their epilogue; the query tile's old buffer only stages the output.
+struct QueryRing {
+  TypedValue<RingType> ring;
+  /// The ops whose operand is the block's tile count k, for setLocalTile.
+  SmallVector<Operation *> users;
+};
+
+/// The ring, over a new `[1, R, C]` workgroup buffer aligned as the old one.
+QueryRing createQueryRing(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
+                          CopyTileAsyncOp queryCopy, int64_t computeThreads) {
+  auto tile = cast<MemRefType>(queryCopy.getDest().getType());
+  auto slots = MemRefType::get(
+      {1, tile.getDimSize(0), tile.getDimSize(1)}, tile.getElementType(),
+      MemRefLayoutAttrInterface(), tile.getMemorySpace());
+  auto old = cast<BlockArgument>(queryCopy.getDest());
+  Attribute align = kernel.getWorkgroupAttributionAttr(
+      old.getArgNumber() - kernel.getFirstWorkgroupAttributionIndex(),
+      "llvm.align");
+  BlockArgument buffer = kernel.addWorkgroupAttribution(slots, kernel.getLoc());
+  if (align)
+    kernel.setWorkgroupAttributionAttr(
+        kernel.getNumWorkgroupAttributions() - 1, "llvm.align", align);
+  auto ringType = RingType::get(b.getContext(), 1,
+                                MemRefType::get(tile.getShape(),
+                                                tile.getElementType(),
+                                                MemRefLayoutAttrInterface(),
+                                                tile.getMemorySpace()));
+  return {RingCreateOp::create(b, ringType, buffer,
+                               computeThreads / kThreadsPerWarp)
+              .getRing(),
+          {}};
+}
+
+/// The producer's load of the query tile (before its key loop), at the
+/// copy's (batch, head, row); its iteration is set by setLocalTile.
+void produceQuery(ImplicitLocOpBuilder &b, QueryRing &queryRing,
+                  CopyTileAsyncOp queryCopy, BlockArgument queryMap) {
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  auto produce = RingProduceOp::create(
+      b, queryRing.ring, zero, queryMap,
+      ValueRange{queryCopy.getBatch(), queryCopy.getHead(), queryCopy.getRow(),
+                 zero});
+  queryRing.users.push_back(produce);
+}
+
+/// Sets the iteration of the query ring's ops in `loop` (a role's loop over
+/// tiles) to the block's tile count k = (t - first) / step.
+void setLocalTile(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                  const QueryRing &queryRing) {
+  b.setInsertionPointToStart(loop.getBody());
+  Value walked = arith::SubIOp::create(b, loop.getInductionVar(),
+                                       loop.getLowerBound());
+  Value count = arith::DivUIOp::create(b, walked, loop.getStep());
+  for (Operation *op : queryRing.users)
+    if (loop->isProperAncestor(op))
+      op->setOperand(1, count);
+}
+
+/// Replaces the query tile's copy and wait by a wait on the ring, reads the
+/// slot where the products read the old buffer, and releases it before the
+/// output is stored (every product reading Q was waited for by then).
+/// Returns the wait.
+FailureOr<Operation *> consumeQuery(ImplicitLocOpBuilder &b,
+                                    QueryRing &queryRing,
+                                    CopyTileAsyncOp queryCopy) {
+  auto wait = dyn_cast_or_null<WaitTilesOp>(queryCopy->getNextNode());
+  Block *block = queryCopy->getBlock();
+  auto stores = block->getOps<StoreTileOp>();
+  if (!wait || stores.empty())
+    return failure();
+  Value old = queryCopy.getDest();
+  b.setInsertionPoint(queryCopy);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  auto consume = RingConsumeOp::create(
+      b, queryRing.ring.getType().getSlotType(), queryRing.ring, zero);
+  queryRing.users.push_back(consume);
+  old.replaceUsesWithIf(consume.getSlot(), [&](OpOperand &use) {
+    return isa<TileMatmulOp>(use.getOwner()) &&
+           block->findAncestorOpInBlock(*use.getOwner());
+  });
+  b.setInsertionPoint(*stores.begin());
+  Value lane = arith::RemUIOp::create(
+      b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
+      arith::ConstantIndexOp::create(b, kThreadsPerWarp));
+  Value isFirstLane = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, lane, arith::ConstantIndexOp::create(b, 0));
+  auto firstLane = scf::IfOp::create(b, isFirstLane, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(firstLane.thenBlock());
+  queryRing.users.push_back(RingReleaseOp::create(b, queryRing.ring, zero));
+  wait.erase();
+  queryCopy.erase();
+  return consume.getOperation();
+}
+
 /// persistent = true: both roles walk the tiles of the grid
 /// [query_tiles, batch_heads, one] in a loop, the producer's issuer around
 /// its key loop (`producerKeys`) and the computing warpgroups from the query
 /// tile's copy on; what precedes them (setmaxnreg, ping-pong's first turn)
 /// runs once. The producer thus loads the next tile's K and V while the
 /// computing warpgroups store the current tile's output.
-void walkTilesPersistently(scf::IfOp roles, scf::ForOp producerKeys,
-                           Operation *queryCopy, Value consumerKeyTiles,
-                           BlockArgument query, int64_t blockM) {
+LogicalResult walkTilesPersistently(gpu::GPUFuncOp kernel, scf::IfOp roles,
+                                    scf::ForOp producerKeys,
+                                    CopyTileAsyncOp queryCopy,
+                                    Value consumerKeyTiles,
+                                    BlockArgument queryMap, int64_t blockM,
+                                    bool causal, int64_t computeThreads,
+                                    StringRef pass) {
   ImplicitLocOpBuilder b(roles.getLoc(), roles);
-  TileWalk walk = planTileWalk(b, roles, query, blockM);
+  TileWalk walk = planTileWalk(b, roles, queryCopy.getSource(), blockM, causal);
+  b.setInsertionPoint(roles);
+  QueryRing queryRing = createQueryRing(b, kernel, queryCopy, computeThreads);
   Block *issuer = producerKeys->getBlock();
-  loopOverTiles(b, issuer->begin(), issuer->getTerminator()->getIterator(),
-                walk, producerKeys.getUpperBound(), /*barrierFirst=*/false);
-  // The query tile's buffer stages the previous tile's output: every
-  // computing thread is done reading it before any copies into it.
+  b.setInsertionPoint(producerKeys);
+  produceQuery(b, queryRing, queryCopy, queryMap);
+  scf::ForOp producerTiles = loopOverTiles(
+      b, issuer->begin(), issuer->getTerminator()->getIterator(), walk,
+      producerKeys.getUpperBound(), queryRing.ring);
+  setLocalTile(b, producerTiles, queryRing);
+
   Block *consumer = queryCopy->getBlock();
-  loopOverTiles(b, queryCopy->getIterator(),
-                consumer->getTerminator()->getIterator(), walk,
-                consumerKeyTiles, /*barrierFirst=*/true);
+  FailureOr<Operation *> queryWait = consumeQuery(b, queryRing, queryCopy);
+  if (failed(queryWait))
+    return emitPassError(queryCopy, pass)
+           << "expects the query tile's copy followed by its fa.wait_tiles and "
+              "the tile's output stored (fa.store_tile) in the same block";
+  scf::ForOp consumerTiles = loopOverTiles(
+      b, (*queryWait)->getIterator(), consumer->getTerminator()->getIterator(),
+      walk, consumerKeyTiles, queryRing.ring);
+  setLocalTile(b, consumerTiles, queryRing);
   // The block's own indices are left unused but for the loops' start.
   for (Operation *op : llvm::reverse(walk.perTileOps))
     if (op->use_empty())
       op->erase();
+  return success();
 }
 
 LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
@@ -596,20 +742,36 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
            << "expects the batch and head of K's tiles computed before the "
               "query tile's copy";
 
-  // The tensor maps: two more parameters, in the manifest as <name>_tma.
+  // The tensor maps: more parameters, in the manifest as <name>_tma (K and
+  // V; Q too where a persistent producer loads it).
   MLIRContext *context = kernel.getContext();
-  SmallVector<BlockArgument> maps;
   SmallVector<KernelParamAttr> params(entry.getParams());
-  for (StreamedTensor &stream : streams) {
-    auto bufferType = cast<MemRefType>(stream.buffer.getType());
-    auto type = tensorMapType(cast<MemRefType>(stream.tensor.getType()),
-                              bufferType.getDimSize(1));
+  auto addTensorMap = [&](StringRef name, Value tensor,
+                          int64_t rows) -> FailureOr<BlockArgument> {
+    auto type = tensorMapType(cast<MemRefType>(tensor.getType()), rows);
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
       return emitPassError(kernel, pass) << "cannot add a tensor map parameter";
-    maps.push_back(kernel.getArgument(index));
     params.push_back(KernelParamAttr::get(
-        context, (stream.name + kTensorMapParamSuffix).str(), type));
+        context, (name + kTensorMapParamSuffix).str(), type));
+    return kernel.getArgument(index);
+  };
+  SmallVector<BlockArgument> maps;
+  for (StreamedTensor &stream : streams) {
+    auto bufferType = cast<MemRefType>(stream.buffer.getType());
+    FailureOr<BlockArgument> map =
+        addTensorMap(stream.name, stream.tensor, bufferType.getDimSize(1));
+    if (failed(map))
+      return failure();
+    maps.push_back(*map);
+  }
+  BlockArgument queryMap;
+  if (config.getPersistent()) {
+    FailureOr<BlockArgument> map =
+        addTensorMap("q", query, *config.getBlockM());
+    if (failed(map))
+      return failure();
+    queryMap = *map;
   }
 
   // Rings over the existing buffers, before the split (every thread).
@@ -655,8 +817,11 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
                                    queryCopy->getIterator(),
                                    body.getTerminator()->getIterator());
   b.setInsertionPointToStart(consumer);
-  NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
-                                 NVVM::SetMaxRegisterAction::increase);
+  NVVM::SetMaxRegisterOp::create(
+      b,
+      config.getPersistent() ? kPersistentConsumerRegisters
+                             : kConsumerRegisters,
+      NVVM::SetMaxRegisterAction::increase);
   if (config.getPingPong())
     schedulePingPong(consumer, queryCopy);
   b.setInsertionPointToStart(roles.thenBlock());
@@ -670,8 +835,11 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
            << "cannot compute the end of the key tiles in the producer";
   SmallVector<GridDim> grid(entry.getGrid());
   if (config.getPersistent()) {
-    walkTilesPersistently(roles, *producerKeys, queryCopy, tilesEnd, query,
-                          *config.getBlockM());
+    if (failed(walkTilesPersistently(
+            kernel, roles, *producerKeys, queryCopy, tilesEnd, queryMap,
+            *config.getBlockM(), entry.getCausal().value_or(false),
+            computeThreads, pass)))
+      return failure();
     grid = {GridDim::PersistentQueryTiles, GridDim::One, GridDim::One};
   }
 

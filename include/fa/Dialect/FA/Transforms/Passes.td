@@ -282,10 +282,25 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     one warpgroup's softmax runs while the other's products hold the tensor
     cores.
 
+    With `persistent = true` the grid becomes `[persistent_query_tiles, one,
+    one]` (the runtime launches min(tiles, resident blocks)) and both roles
+    loop over the tiles of the grid `[query_tiles, batch_heads]`, tile t =
+    block_id.x, + grid_dim.x, ...: t % query_tiles the query tile (causal
+    odd rows backwards), t / query_tiles the (batch, head). Each role
+    computes the tile's indices from t, and numbers the K/V rings' tiles on
+    across its query tiles. The query tile comes by TMA too (a third
+    parameter, `q_tma`): a one-slot ring over a buffer of its own, filled by
+    the producer for the block's next tile once the computing warpgroups
+    released the current one before their epilogue (the old query buffer
+    only stages the output). The producer keeps 32 registers (its tile loop
+    spills at 24), the computing warpgroups 232.
+
     Only forwards with `overlap_softmax = true` (whose every product is
     waited for inside its iteration), plain or causal, without mask or score
     regions are split today; other kernels asking for it are refused, naming
-    what is missing.
+    what is missing. The pass rewrites the kernels' entries in the module's
+    `fa.kernels`, so it runs on the module, never nested on the gpu.modules
+    (in parallel, their updates of the one attribute would race).
   }];
   let dependentDialects = ["::mlir::fa::FADialect",
                            "::mlir::arith::ArithDialect",
