@@ -326,8 +326,8 @@ Value keyTilesEnd(gpu::GPUFuncOp kernel) {
 /// The producer: one thread walks the key tiles [0, `tilesEnd`) and fills
 /// both rings, tile j of K then of V, at (batch, kv head, j * R, 0). Returns
 /// that thread's key loop.
-FailureOr<scf::ForOp> buildProducer(ImplicitLocOpBuilder &b,
-                                    int32_t registers, int64_t computeThreads,
+FailureOr<scf::ForOp> buildProducer(ImplicitLocOpBuilder &b, int32_t registers,
+                                    int64_t computeThreads,
                                     ArrayRef<StreamedTensor> streams,
                                     ArrayRef<BlockArgument> maps, Value batch,
                                     Value head, Value tilesEnd) {
@@ -435,13 +435,13 @@ struct TileWalk {
 
 /// Counts the tiles (before `split`) and finds the index computations of the
 /// entry block that depend on gpu.block_id.
-TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split,
-                      Value query, int64_t blockM, bool causal) {
+TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split, Value query,
+                      int64_t blockM, bool causal) {
   TileWalk walk;
   walk.snake = causal;
   llvm::SmallPtrSet<Value, 16> perTile;
-  for (Operation &op : llvm::make_range(split->getBlock()->begin(),
-                                        split->getIterator())) {
+  for (Operation &op :
+       llvm::make_range(split->getBlock()->begin(), split->getIterator())) {
     bool dependent = isa<gpu::BlockIdOp>(op) ||
                      llvm::any_of(op.getOperands(), [&](Value operand) {
                        return perTile.contains(operand);
@@ -570,13 +570,12 @@ QueryRing createQueryRing(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
       "llvm.align");
   BlockArgument buffer = kernel.addWorkgroupAttribution(slots, kernel.getLoc());
   if (align)
-    kernel.setWorkgroupAttributionAttr(
-        kernel.getNumWorkgroupAttributions() - 1, "llvm.align", align);
-  auto ringType = RingType::get(b.getContext(), 1,
-                                MemRefType::get(tile.getShape(),
-                                                tile.getElementType(),
-                                                MemRefLayoutAttrInterface(),
-                                                tile.getMemorySpace()));
+    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
+                                       "llvm.align", align);
+  auto ringType = RingType::get(
+      b.getContext(), 1,
+      MemRefType::get(tile.getShape(), tile.getElementType(),
+                      MemRefLayoutAttrInterface(), tile.getMemorySpace()));
   return {RingCreateOp::create(b, ringType, buffer,
                                computeThreads / kThreadsPerWarp)
               .getRing(),
@@ -588,10 +587,10 @@ QueryRing createQueryRing(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
 void produceQuery(ImplicitLocOpBuilder &b, QueryRing &queryRing,
                   CopyTileAsyncOp queryCopy, BlockArgument queryMap) {
   Value zero = arith::ConstantIndexOp::create(b, 0);
-  auto produce = RingProduceOp::create(
-      b, queryRing.ring, zero, queryMap,
-      ValueRange{queryCopy.getBatch(), queryCopy.getHead(), queryCopy.getRow(),
-                 zero});
+  auto produce = RingProduceOp::create(b, queryRing.ring, zero, queryMap,
+                                       ValueRange{queryCopy.getBatch(),
+                                                  queryCopy.getHead(),
+                                                  queryCopy.getRow(), zero});
   queryRing.users.push_back(produce);
 }
 
@@ -600,8 +599,8 @@ void produceQuery(ImplicitLocOpBuilder &b, QueryRing &queryRing,
 void setLocalTile(ImplicitLocOpBuilder &b, scf::ForOp loop,
                   const QueryRing &queryRing) {
   b.setInsertionPointToStart(loop.getBody());
-  Value walked = arith::SubIOp::create(b, loop.getInductionVar(),
-                                       loop.getLowerBound());
+  Value walked =
+      arith::SubIOp::create(b, loop.getInductionVar(), loop.getLowerBound());
   Value count = arith::DivUIOp::create(b, walked, loop.getStep());
   for (Operation *op : queryRing.users)
     if (loop->isProperAncestor(op))
@@ -650,13 +649,10 @@ FailureOr<Operation *> consumeQuery(ImplicitLocOpBuilder &b,
 /// tile's copy on; what precedes them (setmaxnreg, ping-pong's first turn)
 /// runs once. The producer thus loads the next tile's K and V while the
 /// computing warpgroups store the current tile's output.
-LogicalResult walkTilesPersistently(gpu::GPUFuncOp kernel, scf::IfOp roles,
-                                    scf::ForOp producerKeys,
-                                    CopyTileAsyncOp queryCopy,
-                                    Value consumerKeyTiles,
-                                    BlockArgument queryMap, int64_t blockM,
-                                    bool causal, int64_t computeThreads,
-                                    StringRef pass) {
+LogicalResult walkTilesPersistently(
+    gpu::GPUFuncOp kernel, scf::IfOp roles, scf::ForOp producerKeys,
+    CopyTileAsyncOp queryCopy, Value consumerKeyTiles, BlockArgument queryMap,
+    int64_t blockM, bool causal, int64_t computeThreads, StringRef pass) {
   ImplicitLocOpBuilder b(roles.getLoc(), roles);
   TileWalk walk = planTileWalk(b, roles, queryCopy.getSource(), blockM, causal);
   b.setInsertionPoint(roles);
@@ -664,9 +660,9 @@ LogicalResult walkTilesPersistently(gpu::GPUFuncOp kernel, scf::IfOp roles,
   Block *issuer = producerKeys->getBlock();
   b.setInsertionPoint(producerKeys);
   produceQuery(b, queryRing, queryCopy, queryMap);
-  scf::ForOp producerTiles = loopOverTiles(
-      b, issuer->begin(), issuer->getTerminator()->getIterator(), walk,
-      producerKeys.getUpperBound(), queryRing.ring);
+  scf::ForOp producerTiles =
+      loopOverTiles(b, issuer->begin(), issuer->getTerminator()->getIterator(),
+                    walk, producerKeys.getUpperBound(), queryRing.ring);
   setLocalTile(b, producerTiles, queryRing);
 
   Block *consumer = queryCopy->getBlock();
@@ -817,28 +813,28 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
                                    queryCopy->getIterator(),
                                    body.getTerminator()->getIterator());
   b.setInsertionPointToStart(consumer);
-  NVVM::SetMaxRegisterOp::create(
-      b,
-      config.getPersistent() ? kPersistentConsumerRegisters
-                             : kConsumerRegisters,
-      NVVM::SetMaxRegisterAction::increase);
+  NVVM::SetMaxRegisterOp::create(b,
+                                 config.getPersistent()
+                                     ? kPersistentConsumerRegisters
+                                     : kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
   if (config.getPingPong())
     schedulePingPong(consumer, queryCopy);
   b.setInsertionPointToStart(roles.thenBlock());
-  FailureOr<scf::ForOp> producerKeys = buildProducer(
-      b,
-      config.getPersistent() ? kPersistentProducerRegisters
-                             : kProducerRegisters,
-      computeThreads, streams, maps, batch, head, tilesEnd);
+  FailureOr<scf::ForOp> producerKeys =
+      buildProducer(b,
+                    config.getPersistent() ? kPersistentProducerRegisters
+                                           : kProducerRegisters,
+                    computeThreads, streams, maps, batch, head, tilesEnd);
   if (failed(producerKeys))
     return emitPassError(kernel, pass)
            << "cannot compute the end of the key tiles in the producer";
   SmallVector<GridDim> grid(entry.getGrid());
   if (config.getPersistent()) {
-    if (failed(walkTilesPersistently(
-            kernel, roles, *producerKeys, queryCopy, tilesEnd, queryMap,
-            *config.getBlockM(), entry.getCausal().value_or(false),
-            computeThreads, pass)))
+    if (failed(walkTilesPersistently(kernel, roles, *producerKeys, queryCopy,
+                                     tilesEnd, queryMap, *config.getBlockM(),
+                                     entry.getCausal().value_or(false),
+                                     computeThreads, pass)))
       return failure();
     grid = {GridDim::PersistentQueryTiles, GridDim::One, GridDim::One};
   }
@@ -847,14 +843,13 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   kernel->setAttr(kProducerThreadsAttr, b.getI64IntegerAttr(kProducerThreads));
-  setKernelEntry(kernel,
-                 KernelAttr::get(context, entry.getOp(), entry.getDtype(),
-                                 entry.getHeadDim(), entry.getCausal(),
-                                 entry.getScale(), entry.getConfig(),
-                                 {threads, 1, 1}, grid, params,
-                                 entry.getDeltaKernel(), entry.getDkdvKernel(),
-                                 entry.getParamsKernel(),
-                                 entry.getDsinksKernel(), entry.getVariant()));
+  setKernelEntry(
+      kernel, KernelAttr::get(
+                  context, entry.getOp(), entry.getDtype(), entry.getHeadDim(),
+                  entry.getCausal(), entry.getScale(), entry.getConfig(),
+                  {threads, 1, 1}, grid, params, entry.getDeltaKernel(),
+                  entry.getDkdvKernel(), entry.getParamsKernel(),
+                  entry.getDsinksKernel(), entry.getVariant()));
   return success();
 }
 
