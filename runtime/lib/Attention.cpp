@@ -101,12 +101,8 @@ std::int64_t attentionQueryTiles(const KernelSpec &kernel,
 std::int64_t persistentAttentionBlocks(const KernelSpec &kernel,
                                        const AttentionShape &shape,
                                        std::int64_t residentBlocks) {
-  if (residentBlocks < 1)
-    throw Error(
-        "kernel " + kernel.name + ": not one block of " +
-        std::to_string(kernel.block.x * kernel.block.y * kernel.block.z) +
-        " threads fits on this GPU (occupancy 0)");
-  return std::min(attentionQueryTiles(kernel, shape), residentBlocks);
+  return persistentGridBlocks(kernel, attentionQueryTiles(kernel, shape),
+                              residentBlocks);
 }
 
 namespace {

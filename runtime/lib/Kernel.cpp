@@ -8,6 +8,7 @@
 
 #include "ReadFile.h"
 
+#include <algorithm>
 #include <limits>
 #include <regex>
 
@@ -51,6 +52,16 @@ Dim3 resolveGrid(const KernelSpec &spec, const GridSymbolValues &values) {
   return {gridExtent(spec.grid[0], spec, values, kMaxGridX),
           gridExtent(spec.grid[1], spec, values, kMaxGridYZ),
           gridExtent(spec.grid[2], spec, values, kMaxGridYZ)};
+}
+
+std::int64_t persistentGridBlocks(const KernelSpec &kernel, std::int64_t tiles,
+                                  std::int64_t residentBlocks) {
+  if (residentBlocks < 1)
+    throw Error(
+        "kernel " + kernel.name + ": not one block of " +
+        std::to_string(kernel.block.x * kernel.block.y * kernel.block.z) +
+        " threads fits on this GPU (occupancy 0)");
+  return std::min(tiles, residentBlocks);
 }
 
 void checkTargetRunsOn(const std::string &target, const DeviceInfo &device,

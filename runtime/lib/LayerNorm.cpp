@@ -252,12 +252,8 @@ std::int64_t layerNormRowTiles(const KernelSpec &spec,
 std::int64_t persistentBlocks(const KernelSpec &kernel,
                               const LayerNormShape &shape,
                               std::int64_t residentBlocks) {
-  if (residentBlocks < 1)
-    throw Error(
-        "kernel " + kernel.name + ": not one block of " +
-        std::to_string(kernel.block.x * kernel.block.y * kernel.block.z) +
-        " threads fits on this GPU (occupancy 0)");
-  return std::min(layerNormRowTiles(kernel, shape), residentBlocks);
+  return persistentGridBlocks(kernel, layerNormRowTiles(kernel, shape),
+                              residentBlocks);
 }
 
 ArgBindings layerNormForwardBindings(DType dtype, const LayerNormShape &shape,

@@ -110,10 +110,8 @@ Dim3 attentionGrid(const Kernel &kernel, const AttentionShape &shape);
 std::int64_t attentionQueryTiles(const KernelSpec &kernel,
                                  const AttentionShape &shape);
 
-/// The blocks of a persistent forward (grid persistent_query_tiles): its
-/// tiles (attentionQueryTiles), but no more than the `residentBlocks` the GPU
-/// runs at once (Kernel::residentBlocks). Throws, naming the kernel, when
-/// `residentBlocks` < 1 (not one block fits).
+/// The blocks of a persistent forward (grid persistent_query_tiles):
+/// persistentGridBlocks of its tiles (attentionQueryTiles).
 std::int64_t persistentAttentionBlocks(const KernelSpec &kernel,
                                        const AttentionShape &shape,
                                        std::int64_t residentBlocks);

@@ -27,6 +27,13 @@ using GridSymbolValues = std::map<std::string, std::int64_t>;
 /// the kernel, for a symbol without a value or an extent beyond CUDA's limits.
 Dim3 resolveGrid(const KernelSpec &spec, const GridSymbolValues &values);
 
+/// The blocks of a persistent kernel, whose blocks loop over `tiles`: all of
+/// them, but no more than the `residentBlocks` the GPU runs at once
+/// (Kernel::residentBlocks). Throws, naming the kernel, when
+/// `residentBlocks` < 1 (not one block fits).
+std::int64_t persistentGridBlocks(const KernelSpec &kernel, std::int64_t tiles,
+                                  std::int64_t residentBlocks);
+
 /// A kernel from the library: its PTX loaded into the current context, its
 /// dynamic shared memory allowed.
 class Kernel {
