@@ -462,19 +462,23 @@ TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split, Value query,
   return walk;
 }
 
+/// The iteration operand of a fa.ring_produce, _consume or _release, else
+/// null.
+OpOperand *ringIteration(Operation *op) {
+  if (auto produce = dyn_cast<RingProduceOp>(op))
+    return &produce.getIterationMutable();
+  if (auto consume = dyn_cast<RingConsumeOp>(op))
+    return &consume.getIterationMutable();
+  if (auto release = dyn_cast<RingReleaseOp>(op))
+    return &release.getIterationMutable();
+  return nullptr;
+}
+
 /// Gives the ring op `op` iteration `base + its own`: each role numbers the
 /// key tiles of all its query tiles in one sequence, so the rings' slots and
 /// phases run on across tiles exactly as the other role's do.
 void rebaseRingIteration(OpBuilder &b, Operation *op, Value base) {
-  OpOperand *iteration = nullptr;
-  if (auto produce = dyn_cast<RingProduceOp>(op))
-    iteration = &produce.getIterationMutable();
-  else if (auto consume = dyn_cast<RingConsumeOp>(op))
-    iteration = &consume.getIterationMutable();
-  else if (auto release = dyn_cast<RingReleaseOp>(op))
-    iteration = &release.getIterationMutable();
-  if (!iteration)
-    return;
+  OpOperand *iteration = ringIteration(op);
   b.setInsertionPoint(op);
   iteration->set(
       arith::AddIOp::create(b, op->getLoc(), base, iteration->get()));
@@ -534,8 +538,7 @@ scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
 
   SmallVector<Operation *> ringOps;
   loop.walk([&](Operation *op) {
-    if (isa<RingProduceOp, RingConsumeOp, RingReleaseOp>(op) &&
-        op->getOperand(0) != queryRing)
+    if (ringIteration(op) && op->getOperand(0) != queryRing)
       ringOps.push_back(op);
   });
   for (Operation *op : ringOps)
@@ -604,7 +607,7 @@ void setLocalTile(ImplicitLocOpBuilder &b, scf::ForOp loop,
   Value count = arith::DivUIOp::create(b, walked, loop.getStep());
   for (Operation *op : queryRing.users)
     if (loop->isProperAncestor(op))
-      op->setOperand(1, count);
+      ringIteration(op)->set(count);
 }
 
 /// Replaces the query tile's copy and wait by a wait on the ring, reads the
