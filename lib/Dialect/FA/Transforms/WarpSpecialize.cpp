@@ -40,25 +40,26 @@ using namespace mlir::fa;
 namespace {
 /// One warpgroup of producer threads (setmaxnreg acts on whole warpgroups).
 constexpr int64_t kProducerThreads = kThreadsPerWarpgroup;
-/// Registers per thread after setmaxnreg, as FlashAttention-3 gives them to
-/// one producer and two computing warpgroups. setmaxnreg only moves
-/// registers within the block's launch allocation (ptxas gives 384 threads
-/// at most 168 each: 64512 of the SM's 65536); an increase that does not fit
-/// waits forever. 24 * 128 + 240 * 256 = 64512.
-constexpr int32_t kLaunchRegisters = 168;
-constexpr int32_t kProducerRegisters = 24;
-constexpr int32_t kConsumerRegisters = 240;
+/// Registers per thread after setmaxnreg: the producer warpgroup's and each
+/// of the two computing warpgroups'.
+struct RegisterSplit {
+  int32_t producer, consumer;
+
+  /// setmaxnreg only moves registers within the block's launch allocation
+  /// (ptxas gives 384 threads at most 168 each: 64512 of the SM's 65536);
+  /// an increase that does not fit waits forever.
+  constexpr bool fitsTheBlock() const {
+    return producer * kProducerThreads + consumer * 2 * kThreadsPerWarpgroup <=
+           168 * 384;
+  }
+};
+/// As FlashAttention-3 gives them: 24 * 128 + 240 * 256 = 64512.
+constexpr RegisterSplit kRegisters = {24, 240};
 /// A persistent producer also walks the tiles, whose indices spill at 24
 /// (4 bytes); at 32 the computing warpgroups keep 232: 32 * 128 + 232 * 256
 /// = 63488.
-constexpr int32_t kPersistentProducerRegisters = 32;
-constexpr int32_t kPersistentConsumerRegisters = 232;
-static_assert(kProducerRegisters * 128 + kConsumerRegisters * 256 <=
-                  kLaunchRegisters * 384,
-              "setmaxnreg beyond the block's registers");
-static_assert(kPersistentProducerRegisters * 128 +
-                      kPersistentConsumerRegisters * 256 <=
-                  kLaunchRegisters * 384,
+constexpr RegisterSplit kPersistentRegisters = {32, 232};
+static_assert(kRegisters.fitsTheBlock() && kPersistentRegisters.fitsTheBlock(),
               "setmaxnreg beyond the block's registers");
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
 constexpr int64_t kPanelBytes = 128;
@@ -199,6 +200,24 @@ FailureOr<Value> valueAt(OpBuilder &b, Value value, Operation *at,
       ->getResult(cast<OpResult>(value).getResultNumber());
 }
 
+/// Releases `tile` of `ring` at the insertion point, once per warp (the
+/// rings count warps): each warp's wgmma wait covers its share of the
+/// products reading the slot, and no lane reads it otherwise.
+RingReleaseOp releaseByFirstLanes(OpBuilder &b, Location loc,
+                                  TypedValue<RingType> ring, Value tile) {
+  Value lane = arith::RemUIOp::create(
+      b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+      arith::ConstantIndexOp::create(b, loc, kThreadsPerWarp));
+  Value isFirstLane =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  auto firstLane = scf::IfOp::create(b, loc, isFirstLane,
+                                     /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(firstLane.thenBlock());
+  return RingReleaseOp::create(b, loc, ring, tile);
+}
+
 /// Releases `tile` of `ring` once `product`, which reads its slot, has
 /// completed: right after its wait point. When that is the terminator of an
 /// scf.if region (the result leaves the region, waited for just before), the
@@ -239,18 +258,7 @@ LogicalResult releaseAfter(TileMatmulOp product, TypedValue<RingType> ring,
       valueAt(b, tile, &*b.getInsertionPoint(), dominance);
   if (failed(tileThere))
     return failure();
-  // One arrival per warp (the ring counts warps): each warp's wgmma wait
-  // covers its share of the product, and no lane reads the slot otherwise.
-  Value lane = arith::RemUIOp::create(
-      b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-      arith::ConstantIndexOp::create(b, loc, kThreadsPerWarp));
-  Value isFirstLane =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  auto firstLane = scf::IfOp::create(b, loc, isFirstLane,
-                                     /*withElseRegion=*/false);
-  b.setInsertionPointToStart(firstLane.thenBlock());
-  RingReleaseOp::create(b, loc, ring, *tileThere);
+  releaseByFirstLanes(b, loc, ring, *tileThere);
   return success();
 }
 
@@ -633,14 +641,8 @@ FailureOr<Operation *> consumeQuery(ImplicitLocOpBuilder &b,
            block->findAncestorOpInBlock(*use.getOwner());
   });
   b.setInsertionPoint(*stores.begin());
-  Value lane = arith::RemUIOp::create(
-      b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
-      arith::ConstantIndexOp::create(b, kThreadsPerWarp));
-  Value isFirstLane = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq, lane, arith::ConstantIndexOp::create(b, 0));
-  auto firstLane = scf::IfOp::create(b, isFirstLane, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(firstLane.thenBlock());
-  queryRing.users.push_back(RingReleaseOp::create(b, queryRing.ring, zero));
+  queryRing.users.push_back(
+      releaseByFirstLanes(b, b.getLoc(), queryRing.ring, zero));
   wait.erase();
   queryCopy.erase();
   return consume.getOperation();
@@ -816,19 +818,16 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
                                    queryCopy->getIterator(),
                                    body.getTerminator()->getIterator());
   b.setInsertionPointToStart(consumer);
-  NVVM::SetMaxRegisterOp::create(b,
-                                 config.getPersistent()
-                                     ? kPersistentConsumerRegisters
-                                     : kConsumerRegisters,
+  RegisterSplit registers =
+      config.getPersistent() ? kPersistentRegisters : kRegisters;
+  NVVM::SetMaxRegisterOp::create(b, registers.consumer,
                                  NVVM::SetMaxRegisterAction::increase);
   if (config.getPingPong())
     schedulePingPong(consumer, queryCopy);
   b.setInsertionPointToStart(roles.thenBlock());
   FailureOr<scf::ForOp> producerKeys =
-      buildProducer(b,
-                    config.getPersistent() ? kPersistentProducerRegisters
-                                           : kProducerRegisters,
-                    computeThreads, streams, maps, batch, head, tilesEnd);
+      buildProducer(b, registers.producer, computeThreads, streams, maps, batch,
+                    head, tilesEnd);
   if (failed(producerKeys))
     return emitPassError(kernel, pass)
            << "cannot compute the end of the key tiles in the producer";
