@@ -4,8 +4,6 @@
 
 #include "fa/runtime/Error.h"
 
-#include <algorithm>
-
 namespace fa {
 namespace {
 
@@ -125,13 +123,6 @@ GridSymbolValues attentionGridValues(const KernelSpec &spec,
   return values;
 }
 
-/// Whether one of `spec`'s grid dimensions is `symbol`.
-bool gridHas(const KernelSpec &spec, const char *symbol) {
-  return std::any_of(
-      spec.grid.begin(), spec.grid.end(),
-      [&](const GridExtent &extent) { return extent.symbol == symbol; });
-}
-
 /// The grid of `kernel`, an attention_fwd kernel checked for `shape`.
 Dim3 forwardGrid(const Kernel &kernel, const AttentionShape &shape) {
   checkedAttentionSpec(kernel, kAttentionForwardOp, shape);
@@ -148,7 +139,7 @@ Dim3 attentionGrid(const Kernel &kernel, const AttentionShape &shape) {
   const KernelSpec &spec = kernel.spec();
   GridSymbolValues values = attentionGridValues(spec, shape);
   // The occupancy query only for a kernel that needs it.
-  if (gridHas(spec, "persistent_query_tiles"))
+  if (gridUses(spec, "persistent_query_tiles"))
     values["persistent_query_tiles"] =
         persistentAttentionBlocks(spec, shape, kernel.residentBlocks());
   return resolveGrid(spec, values);

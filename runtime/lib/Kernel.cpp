@@ -54,6 +54,12 @@ Dim3 resolveGrid(const KernelSpec &spec, const GridSymbolValues &values) {
           gridExtent(spec.grid[2], spec, values, kMaxGridYZ)};
 }
 
+bool gridUses(const KernelSpec &spec, const std::string &symbol) {
+  return std::any_of(
+      spec.grid.begin(), spec.grid.end(),
+      [&](const GridExtent &extent) { return extent.symbol == symbol; });
+}
+
 std::int64_t persistentGridBlocks(const KernelSpec &kernel, std::int64_t tiles,
                                   std::int64_t residentBlocks) {
   if (residentBlocks < 1)

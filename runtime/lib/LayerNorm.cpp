@@ -106,10 +106,9 @@ Dim3 layerNormForwardGrid(const Kernel &kernel, const LayerNormShape &shape) {
   const KernelSpec &spec =
       checkedLayerNormSpec(kernel, kLayerNormForwardOp, shape);
   GridSymbolValues values = {{"row_tiles", layerNormRowTiles(spec, shape)}};
-  for (const GridExtent &extent : spec.grid)
-    if (extent.symbol == "persistent_row_tiles")
-      values[extent.symbol] =
-          persistentBlocks(spec, shape, kernel.residentBlocks());
+  if (gridUses(spec, "persistent_row_tiles"))
+    values["persistent_row_tiles"] =
+        persistentBlocks(spec, shape, kernel.residentBlocks());
   return resolveGrid(spec, values);
 }
 

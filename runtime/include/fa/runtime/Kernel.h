@@ -27,6 +27,9 @@ using GridSymbolValues = std::map<std::string, std::int64_t>;
 /// the kernel, for a symbol without a value or an extent beyond CUDA's limits.
 Dim3 resolveGrid(const KernelSpec &spec, const GridSymbolValues &values);
 
+/// Whether one of `spec`'s grid dimensions is the symbol `symbol`.
+bool gridUses(const KernelSpec &spec, const std::string &symbol);
+
 /// The blocks of a persistent kernel, whose blocks loop over `tiles`: all of
 /// them, but no more than the `residentBlocks` the GPU runs at once
 /// (Kernel::residentBlocks). Throws, naming the kernel, when
