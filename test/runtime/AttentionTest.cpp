@@ -3,9 +3,12 @@
 #include "fa/runtime/Attention.h"
 #include "fa/runtime/Error.h"
 
+#include "../ErrorTesting.h"
+
 #include <gtest/gtest.h>
 
 using namespace fa;
+using fa::errortest::errorOf;
 
 namespace {
 
@@ -151,28 +154,20 @@ TEST(AttentionGridTest, PersistentBlocksAreTheTilesUpToTheResidentBlocks) {
       persistentAttentionBlocks(spec, AttentionShape{1, 1, 1, 1, 1, 64}, 264),
       1);
   EXPECT_EQ(persistentAttentionBlocks(spec, large, 1024), 1024);
-  try {
-    persistentAttentionBlocks(spec, large, 0);
-    FAIL() << "expected an error";
-  } catch (const Error &error) {
-    EXPECT_EQ(std::string(error.what()),
-              "kernel k: not one block of 256 threads fits on this GPU "
-              "(occupancy 0)");
-  }
+  EXPECT_EQ(errorOf([&] { persistentAttentionBlocks(spec, large, 0); }),
+            "kernel k: not one block of 256 threads fits on this GPU "
+            "(occupancy 0)");
 }
 
 TEST(AttentionGridTest, QueryTilesNeedBlockM) {
   KernelSpec spec = specWithGrid(
       {GridExtent{"heads"}, GridExtent{"one"}, GridExtent{"one"}}, 0);
   spec.op = "attention_bwd_dsinks";
-  try {
-    attentionQueryTiles(spec, AttentionShape{1, 1, 1, 1, 1, 64});
-    FAIL() << "expected an error";
-  } catch (const Error &error) {
-    EXPECT_EQ(std::string(error.what()),
-              "kernel k (attention_bwd_dsinks) has no block_m to count query "
-              "tiles in");
-  }
+  EXPECT_EQ(errorOf([&] {
+              attentionQueryTiles(spec, AttentionShape{1, 1, 1, 1, 1, 64});
+            }),
+            "kernel k (attention_bwd_dsinks) has no block_m to count query "
+            "tiles in");
 }
 
 TEST(AttentionBindingsTest, TensorsHaveTheirShapesAndTypes) {
