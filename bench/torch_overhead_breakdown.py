@@ -7,7 +7,8 @@ call, since 200 launches never fill the launch queue (the wall time with the
 synchronize is printed beside it; it cannot drop below the GPU's time per
 kernel). Layers of the call, innermost first:
 
-  C launch            fa_attention_forward through ctypes, buffers made once
+  C launch            fa_attention_forward through ctypes, buffers (and the
+                      forward's workspace, if it needs one) made once
   launch function     ops._attention_forward: outputs, plan lookup, launch
   torch.ops.fa        the registered custom op through the dispatcher
   fa.attention        the public wrapper: checks, then the eager fast path
@@ -46,8 +47,14 @@ def main():
     stream = torch.cuda.current_stream().cuda_stream
     api = library.api
     byref = ctypes.byref(tensors)
+    # The forward's workspace (a dynamically scheduled kernel's tile counter),
+    # made once like the buffers; 0 bytes for most kernels.
+    workspace_bytes = plan.forward_workspace
+    workspace = torch.empty(max(workspace_bytes, 256), device=device, dtype=torch.uint8)
+    workspace_ptr = workspace.data_ptr() if workspace_bytes else 0
     rows = [
-        ("C launch (ctypes)", lambda: api.fa_attention_forward(plan.handle, byref, stream)),
+        ("C launch (ctypes)", lambda: api.fa_attention_forward(
+            plan.handle, byref, workspace_ptr, workspace_bytes, stream)),
         ("launch function", lambda: ops._attention_forward(q, k, v, None, None, None, 1, -1, -1,
                                                            0.0, 0.0)),
         ("torch.ops.fa.attention", lambda: torch.ops.fa.attention.default(

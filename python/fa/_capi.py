@@ -31,7 +31,7 @@ FA_CAUSAL_TOP_LEFT = 1
 FA_CAUSAL_BOTTOM_RIGHT = 2
 
 # The FA_API_VERSION these bindings were written against.
-API_VERSION = 1
+API_VERSION = 2
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -121,13 +121,17 @@ _SIGNATURES = {
     "fa_attention_plan_forward_kernel": (ctypes.c_char_p, [_handle]),
     "fa_attention_plan_backward_kernel": (ctypes.c_char_p, [_handle]),
     "fa_attention_plan_scale": (ctypes.c_double, [_handle]),
+    "fa_attention_forward_workspace_size": (
+        _status,
+        [_handle, ctypes.POINTER(_size)],
+    ),
     "fa_attention_backward_workspace_size": (
         _status,
         [_handle, ctypes.POINTER(_size)],
     ),
     "fa_attention_forward": (
         _status,
-        [_handle, ctypes.POINTER(fa_attention_tensors), _stream],
+        [_handle, ctypes.POINTER(fa_attention_tensors), _ptr, _size, _stream],
     ),
     "fa_attention_backward": (
         _status,

@@ -20,24 +20,35 @@ _libraries = {}
 _lock = threading.Lock()
 
 
+def _workspace_size(api, query, handle, where):
+    size = ctypes.c_size_t()
+    api.check(query(handle, ctypes.byref(size)), where)
+    return size.value
+
+
 class AttentionPlan:
-    __slots__ = ("handle", "forward_kernel", "backward_kernel", "scale", "_workspace")
+    """forward_workspace: bytes fa_attention_forward needs (0 for most
+    kernels; a dynamically scheduled forward's tile counter), asked once
+    here since every forward launch needs it."""
+
+    __slots__ = ("handle", "forward_kernel", "backward_kernel", "scale", "forward_workspace",
+                 "_workspace")
 
     def __init__(self, api, handle):
         self.handle = handle
         self.forward_kernel = api.fa_attention_plan_forward_kernel(handle).decode()
         self.backward_kernel = api.fa_attention_plan_backward_kernel(handle).decode()
         self.scale = api.fa_attention_plan_scale(handle)
+        self.forward_workspace = _workspace_size(
+            api, api.fa_attention_forward_workspace_size, handle, "fa.attention")
         self._workspace = None
 
     def workspace_bytes(self, api):
+        """Bytes of the backward's workspace, asked on first use."""
         if self._workspace is None:
-            size = ctypes.c_size_t()
-            api.check(
-                api.fa_attention_backward_workspace_size(self.handle, ctypes.byref(size)),
-                "fa.attention backward",
-            )
-            self._workspace = size.value
+            self._workspace = _workspace_size(
+                api, api.fa_attention_backward_workspace_size, self.handle,
+                "fa.attention backward")
         return self._workspace
 
 
@@ -50,12 +61,9 @@ class LayerNormPlan:
 
     def workspace_bytes(self, api):
         if self._workspace is None:
-            size = ctypes.c_size_t()
-            api.check(
-                api.fa_layer_norm_backward_workspace_size(self.handle, ctypes.byref(size)),
-                "fa.layer_norm backward",
-            )
-            self._workspace = size.value
+            self._workspace = _workspace_size(
+                api, api.fa_layer_norm_backward_workspace_size, self.handle,
+                "fa.layer_norm backward")
         return self._workspace
 
 
@@ -117,13 +125,18 @@ class Library:
         api = self.api
         status = api.fa_attention_plan_create(self.handle, ctypes.byref(problem), ctypes.byref(handle))
         api.check(status, "fa.attention")
+        try:
+            created = AttentionPlan(api, handle.value)
+        except BaseException:
+            api.fa_attention_plan_destroy(handle)
+            raise
         with _lock:
             plan = self.attention_plans.get(key)
             if plan is None:
-                plan = self.attention_plans[key] = AttentionPlan(api, handle.value)
-                handle = None
-        if handle is not None:  # another thread won the race
-            api.fa_attention_plan_destroy(handle)
+                plan = self.attention_plans[key] = created
+                created = None
+        if created is not None:  # another thread won the race
+            api.fa_attention_plan_destroy(created.handle)
         return plan
 
     def layer_norm_plan(self, dtype, rows, cols):

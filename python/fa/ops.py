@@ -176,7 +176,12 @@ def _attention_forward(q, k, v, alibi_slopes, sinks, document_ids, causal, windo
     tensors.dropout_seed = seed
     tensors.dropout_offset = 0
     api = library.api
-    status = api.fa_attention_forward(plan.handle, _thread_state.tensors_ref, _current_stream(index))
+    workspace_bytes = plan.forward_workspace
+    workspace = None
+    if workspace_bytes:  # a dynamically scheduled kernel's tile counter
+        workspace = torch.empty((max(workspace_bytes, 256),), dtype=torch.uint8, device=q.device)
+    status = api.fa_attention_forward(plan.handle, _thread_state.tensors_ref, _address(workspace),
+                                      workspace_bytes, _current_stream(index))
     if status:
         _raise_status(api, status, "fa.attention")
     return out, lse, seed

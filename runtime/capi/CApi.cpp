@@ -9,10 +9,12 @@
 
 #include "CApiInternal.h"
 
+#include "fa/runtime/Attention.h"
 #include "fa/runtime/Driver.h"
 
 #include <exception>
 #include <new>
+#include <string_view>
 
 using namespace fa;
 using namespace fa::capi;
@@ -113,11 +115,12 @@ void requirePointers(
 }
 
 void requireWorkspace(CUdeviceptr workspace, std::size_t bytes,
-                      std::size_t needed, const char *sizeQuery) {
+                      std::size_t needed, const char *launch,
+                      const char *sizeQuery) {
   if (bytes < needed)
     throw StatusError(FA_ERROR_WORKSPACE,
                       "the workspace has " + std::to_string(bytes) +
-                          " bytes; the backward needs " +
+                          " bytes; " + launch + " needs " +
                           std::to_string(needed) + " (" + sizeQuery + ")");
   if (!workspace || workspace % kWorkspaceAlignment != 0)
     throw StatusError(FA_ERROR_INVALID_ARGUMENT,
@@ -178,6 +181,8 @@ void PreparedLaunches::add(const Kernel &kernel, const Dim3 &grid,
   prepared.grid = grid;
   try {
     prepared.args.emplace(kernel.spec(), bindings);
+    if (takesTileCounter(kernel.spec()))
+      prepared.tileCounter = valueIndex("tile_counter", kernel.spec());
   } catch (const Error &) {
     prepared.error = std::current_exception();
   }
@@ -199,6 +204,15 @@ void PreparedLaunches::add(const Kernel &kernel, const Dim3 &grid,
   kernels.push_back(std::move(prepared));
 }
 
+std::uint32_t PreparedLaunches::valueIndex(const char *param,
+                                           const KernelSpec &kernel) const {
+  for (std::size_t value = 0; value < valueCount; ++value)
+    if (std::string_view(values[value].param) == param)
+      return static_cast<std::uint32_t>(value);
+  throw Error("kernel " + kernel.name + " takes " + param +
+              ", which no launch of this plan gives");
+}
+
 void PreparedLaunches::patch(const Prepared &prepared, KernelArgs &args,
                              const std::uint64_t *values) {
   for (const Patch &patch : prepared.patches)
@@ -208,6 +222,15 @@ void PreparedLaunches::patch(const Prepared &prepared, KernelArgs &args,
   // about them, so what the encoding refuses is the caller's pointer (one
   // not a multiple of 16 bytes).
   withStatus(FA_ERROR_INVALID_ARGUMENT, [&] { args.refreshTensorMaps(); });
+}
+
+void PreparedLaunches::launchOne(const Prepared &prepared, KernelArgs &args,
+                                 const std::uint64_t *values, CUstream stream) {
+  // The kernel counts its tiles from zero and never resets the counter.
+  if (prepared.tileCounter)
+    zeroTileCounter(values[*prepared.tileCounter], prepared.kernel->spec(),
+                    stream);
+  prepared.kernel->launch(prepared.grid, args, stream);
 }
 
 void PreparedLaunches::launch(CUcontext context, const std::uint64_t *values,
@@ -223,7 +246,7 @@ void PreparedLaunches::launch(CUcontext context, const std::uint64_t *values,
     for (Prepared &prepared : kernels)
       patch(prepared, *prepared.scratch, values);
     for (Prepared &prepared : kernels)
-      prepared.kernel->launch(prepared.grid, *prepared.scratch, stream);
+      launchOne(prepared, *prepared.scratch, values, stream);
     return;
   }
   // Another thread is launching this plan: patch copies instead of waiting
@@ -235,7 +258,7 @@ void PreparedLaunches::launch(CUcontext context, const std::uint64_t *values,
     patch(prepared, copies.back(), values);
   }
   for (std::size_t i = 0; i < kernels.size(); ++i)
-    kernels[i].kernel->launch(kernels[i].grid, copies[i], stream);
+    launchOne(kernels[i], copies[i], values, stream);
 }
 
 } // namespace fa::capi

@@ -5,7 +5,8 @@
 // kernels loaded and their arguments packed (PreparedLaunches); a launch
 // then only checks the caller's pointers, writes them and the per-call
 // scalars into the packed arguments, and launches. Nothing here allocates
-// device memory: the backward's delta lives in the caller's workspace.
+// device memory: the backward's delta, and the tile counter of a forward
+// that schedules its tiles dynamically, live in the caller's workspace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +48,8 @@ enum AttentionValue : std::size_t {
   kDk,
   kDv,
   kDsinks,
-  kDelta, // The workspace.
+  kDelta,       // The backward's workspace.
+  kTileCounter, // The forward's workspace.
   kAlibiSlopes,
   kDocIds,
   kSinks,
@@ -68,6 +70,7 @@ constexpr PerCallValue kAttentionValues[kAttentionValueCount] = {
     {"dv", true},
     {"dsinks", true},
     {"delta", true},
+    {"tile_counter", true},
     {"alibi_slopes", true},
     {"doc_ids", true},
     {"sinks", true},
@@ -81,8 +84,10 @@ struct fa_attention_plan_t {
   fa_attention_problem problem{};
   DType dtype = DType::BF16;
   AttentionShape shape;
-  /// The backward's workspace (delta) size.
-  std::size_t workspaceBytes = 0;
+  /// The forward's workspace (its tile counter, or none) and the
+  /// backward's (delta) sizes.
+  std::size_t forwardWorkspaceBytes = 0;
+  std::size_t backwardWorkspaceBytes = 0;
   /// The problem as messages name it.
   std::string description;
   const Kernel *forward = nullptr;
@@ -261,6 +266,7 @@ void checkBindings(const fa_attention_plan_t &plan,
   ArgBindings all = attentionBackwardBindings(
       plan.dtype, plan.shape, AttentionBackwardBuffers{}, 0, variant);
   all["dsinks"] = MemrefArg{0, DType::F32, {plan.shape.heads}};
+  all["tile_counter"] = tileCounterArg(0);
   for (const KernelSpec *kernel : kernels)
     withStatus(FA_ERROR_LIBRARY, [&] { KernelArgs(*kernel, all); });
   const KernelSpec &forward = *kernels.front();
@@ -339,9 +345,11 @@ std::size_t deltaBytes(const AttentionShape &shape) {
 void prepareLaunches(fa_attention_plan_t &plan) {
   ArgBindings variant =
       variantBindings(plan.problem, plan.shape, fa_attention_tensors{});
-  plan.forwardLaunch.add(
-      *plan.forward, plan.forwardGrid,
-      attentionBindings(plan.dtype, plan.shape, AttentionBuffers{}, variant));
+  ArgBindings forward =
+      attentionBindings(plan.dtype, plan.shape, AttentionBuffers{}, variant);
+  // The forward's workspace, for a kernel that takes a tile counter.
+  forward["tile_counter"] = tileCounterArg(0);
+  plan.forwardLaunch.add(*plan.forward, plan.forwardGrid, forward);
   if (!plan.backward)
     return;
   const BackwardPlan &backward = *plan.backward;
@@ -368,7 +376,7 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
   plan->problem = problem;
   plan->dtype = dtypeOf(problem.dtype);
   plan->shape = shapeOf(problem);
-  plan->workspaceBytes = deltaBytes(plan->shape);
+  plan->backwardWorkspaceBytes = deltaBytes(plan->shape);
   plan->description = describeProblem(problem);
   KernelQuery query = queryOf(problem, kAttentionForwardOp);
   if (library.library.candidates(query).empty())
@@ -376,6 +384,9 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
                       "the library has no " + query.describe() +
                           " kernel: " + whatLibraryHas(library.library, query));
   const KernelSpec &forward = choose(library, query, problem.seq_kv);
+  plan->forwardWorkspaceBytes = withStatus(FA_ERROR_LIBRARY, [&] {
+    return takesTileCounter(forward) ? kTileCounterBytes : 0;
+  });
   BackwardSpecs backward = chooseBackward(library, problem, forward);
   std::vector<const KernelSpec *> specs = {&forward};
   if (backward.kernels)
@@ -418,10 +429,12 @@ std::string describePlan(const fa_attention_plan_t *plan) {
   return plan ? plan->description : std::string("(null plan)");
 }
 
-/// The launch's values in kAttentionValues' order (KernelArgs' slot bits).
-/// The kernels take the u64 seed and u32 offset as i64 and i32: the same
-/// bits.
-void launchValues(const fa_attention_tensors &tensors, CUdeviceptr workspace,
+/// The launch's values in kAttentionValues' order (KernelArgs' slot bits),
+/// `workspace` as the value at `workspaceValue` (kDelta or kTileCounter;
+/// the other 0). The kernels take the u64 seed and u32 offset as i64 and
+/// i32: the same bits.
+void launchValues(const fa_attention_tensors &tensors,
+                  AttentionValue workspaceValue, CUdeviceptr workspace,
                   std::uint64_t (&values)[kAttentionValueCount]) {
   values[kQ] = tensors.q;
   values[kK] = tensors.k;
@@ -433,7 +446,9 @@ void launchValues(const fa_attention_tensors &tensors, CUdeviceptr workspace,
   values[kDk] = tensors.dk;
   values[kDv] = tensors.dv;
   values[kDsinks] = tensors.dsinks;
-  values[kDelta] = workspace;
+  values[kDelta] = 0;
+  values[kTileCounter] = 0;
+  values[workspaceValue] = workspace;
   values[kAlibiSlopes] = tensors.alibi_slopes;
   values[kDocIds] = tensors.doc_ids;
   values[kSinks] = tensors.sinks;
@@ -444,15 +459,20 @@ void launchValues(const fa_attention_tensors &tensors, CUdeviceptr workspace,
 }
 
 void launchForward(fa_attention_plan_t &plan,
-                   const fa_attention_tensors &tensors, CUstream stream) {
+                   const fa_attention_tensors &tensors, CUdeviceptr workspace,
+                   std::size_t workspaceBytes, CUstream stream) {
   requirePointers("tensors->", {{"q", tensors.q},
                                 {"k", tensors.k},
                                 {"v", tensors.v},
                                 {"out", tensors.out},
                                 {"lse", tensors.lse}});
   requireVariantPointers(plan.problem, tensors);
+  // A forward without a tile counter needs no workspace (it may be 0).
+  if (plan.forwardWorkspaceBytes)
+    requireWorkspace(workspace, workspaceBytes, plan.forwardWorkspaceBytes,
+                     "the forward", "fa_attention_forward_workspace_size");
   std::uint64_t values[kAttentionValueCount];
-  launchValues(tensors, 0, values);
+  launchValues(tensors, kTileCounter, workspace, values);
   plan.forwardLaunch.launch(plan.library->context, values, stream);
 }
 
@@ -474,10 +494,10 @@ void launchBackward(fa_attention_plan_t &plan,
   requireVariantPointers(plan.problem, tensors);
   if (backward.dsinks)
     requirePointers("tensors->", {{"dsinks", tensors.dsinks}});
-  requireWorkspace(workspace, workspaceBytes, plan.workspaceBytes,
-                   "fa_attention_backward_workspace_size");
+  requireWorkspace(workspace, workspaceBytes, plan.backwardWorkspaceBytes,
+                   "the backward", "fa_attention_backward_workspace_size");
   std::uint64_t values[kAttentionValueCount];
-  launchValues(tensors, workspace, values);
+  launchValues(tensors, kDelta, workspace, values);
   plan.backwardLaunch.launch(plan.library->context, values, stream);
 }
 
@@ -515,6 +535,18 @@ double fa_attention_plan_scale(fa_attention_plan plan) {
   return plan ? plan->forward->spec().softmaxScale() : 0.0;
 }
 
+fa_status fa_attention_forward_workspace_size(fa_attention_plan plan,
+                                              size_t *bytes) {
+  auto doing = [&] {
+    return "sizing the attention forward's workspace for " + describePlan(plan);
+  };
+  return guard(doing, FA_ERROR_INTERNAL, [&] {
+    requireNonNull(plan, "plan");
+    requireNonNull(bytes, "bytes");
+    *bytes = plan->forwardWorkspaceBytes;
+  });
+}
+
 fa_status fa_attention_backward_workspace_size(fa_attention_plan plan,
                                                size_t *bytes) {
   auto doing = [&] {
@@ -524,12 +556,13 @@ fa_status fa_attention_backward_workspace_size(fa_attention_plan plan,
   return guard(doing, FA_ERROR_INTERNAL, [&] {
     requireNonNull(plan, "plan");
     requireNonNull(bytes, "bytes");
-    *bytes = plan->workspaceBytes;
+    *bytes = plan->backwardWorkspaceBytes;
   });
 }
 
 fa_status fa_attention_forward(fa_attention_plan plan,
                                const fa_attention_tensors *tensors,
+                               CUdeviceptr workspace, size_t workspace_bytes,
                                CUstream stream) {
   auto doing = [&] {
     return "launching the attention forward for " + describePlan(plan);
@@ -537,7 +570,7 @@ fa_status fa_attention_forward(fa_attention_plan plan,
   return guard(doing, FA_ERROR_CUDA, [&] {
     requireNonNull(plan, "plan");
     requireNonNull(tensors, "tensors");
-    launchForward(*plan, *tensors, stream);
+    launchForward(*plan, *tensors, workspace, workspace_bytes, stream);
   });
 }
 

@@ -105,14 +105,16 @@ void requirePointers(
     const char *prefix,
     std::initializer_list<std::pair<const char *, CUdeviceptr>> pointers);
 
-/// The alignment fa.h asks of a backward's workspace.
+/// The alignment fa.h asks of a workspace.
 constexpr std::size_t kWorkspaceAlignment = 256;
 
 /// Throws FA_ERROR_WORKSPACE when the caller's `bytes` are fewer than
-/// `needed` (naming `sizeQuery`, the function that tells the size), and
-/// FA_ERROR_INVALID_ARGUMENT for a null or misaligned workspace.
+/// `needed` by `launch` ("the backward"; naming `sizeQuery`, the function
+/// that tells the size), and FA_ERROR_INVALID_ARGUMENT for a null or
+/// misaligned workspace.
 void requireWorkspace(CUdeviceptr workspace, std::size_t bytes,
-                      std::size_t needed, const char *sizeQuery);
+                      std::size_t needed, const char *launch,
+                      const char *sizeQuery);
 
 /// The runtime's DType; throws FA_ERROR_INVALID_ARGUMENT for a value outside
 /// fa_dtype.
@@ -152,6 +154,10 @@ struct PerCallValue {
 /// (KernelArgs::refreshTensorMaps): a host-side cuTensorMapEncodeTiled, no
 /// allocation.
 ///
+/// A kernel that takes a tile counter (takesTileCounter, Attention.h) gets
+/// the per-call pointer "tile_counter" as its counter, which each launch
+/// zeroes on the stream right before that kernel.
+///
 /// Plans may launch from several threads at once: a launch patches the
 /// plan's own scratch copy of the arguments under a mutex and, when another
 /// thread holds it, a copy of its own of the (unchanging) packed arguments.
@@ -166,13 +172,15 @@ public:
 
   /// Appends `kernel`, launched on `grid`, its arguments packed from
   /// `bindings` (the per-call values' placeholders among them). A packing
-  /// error (fa::Error: a parameter without a value or of another kind) is
-  /// kept and thrown by every launch, as packing at each launch would.
+  /// error (fa::Error: a parameter without a value or of another kind, a
+  /// tile counter that is malformed or no per-call value) is kept and
+  /// thrown by every launch, as packing at each launch would.
   void add(const Kernel &kernel, const Dim3 &grid, const ArgBindings &bindings);
 
   /// Launches every kernel, in order, on `stream` with `values` (one slot's
   /// bits per PerCallValue: KernelArgs::slotValue) written into their
-  /// slots and their derived tensor maps refreshed, `context` current.
+  /// slots and their derived tensor maps refreshed, `context` current; a
+  /// kernel's tile counter is zeroed on `stream` right before it.
   /// Throws the first kernel's packing error before making the context
   /// current or launching anything, and a pointer a tensor map refuses
   /// (FA_ERROR_INVALID_ARGUMENT) before launching anything.
@@ -189,12 +197,21 @@ private:
     std::optional<KernelArgs> args; // Packed; unchanged after add.
     std::exception_ptr error;       // Why there are no args.
     std::vector<Patch> patches;
+    /// The per-call value that is the kernel's tile counter, if it takes
+    /// one (index into launch's `values`).
+    std::optional<std::uint32_t> tileCounter;
     std::optional<KernelArgs> scratch; // Patched per launch under `mutex`.
   };
 
+  /// The index of the per-call value `param`; throws fa::Error, naming
+  /// `kernel`, when there is none.
+  std::uint32_t valueIndex(const char *param, const KernelSpec &kernel) const;
   /// Writes `values` into `args`' slots, then refreshes its tensor maps.
   static void patch(const Prepared &prepared, KernelArgs &args,
                     const std::uint64_t *values);
+  /// Zeroes the kernel's tile counter, if any, then launches it.
+  static void launchOne(const Prepared &prepared, KernelArgs &args,
+                        const std::uint64_t *values, CUstream stream);
 
   const PerCallValue *values;
   std::size_t valueCount;

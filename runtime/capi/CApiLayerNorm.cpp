@@ -270,7 +270,7 @@ fa_status fa_layer_norm_backward(fa_layer_norm_plan plan, CUdeviceptr x,
                          {"dweight", dweight},
                          {"dbias", dbias}});
     requireWorkspace(workspace, workspace_bytes, 2 * backward.partialBytes,
-                     "fa_layer_norm_backward_workspace_size");
+                     "the backward", "fa_layer_norm_backward_workspace_size");
     std::uint64_t values[kLayerNormValueCount] = {};
     values[kX] = x;
     values[kWeight] = weight;

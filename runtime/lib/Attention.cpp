@@ -2,6 +2,7 @@
 
 #include "fa/runtime/Attention.h"
 
+#include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
 
 namespace fa {
@@ -129,7 +130,57 @@ Dim3 forwardGrid(const Kernel &kernel, const AttentionShape &shape) {
   return attentionGrid(kernel, shape);
 }
 
+/// A tile counter for `kernel` if it takes one.
+std::optional<DeviceBuffer> tileCounterFor(const KernelSpec &kernel) {
+  if (!takesTileCounter(kernel))
+    return std::nullopt;
+  return DeviceBuffer("the tile counter of kernel " + kernel.name,
+                      kTileCounterBytes);
+}
+
+/// attentionBindings, and the tile counter's when there is one.
+ArgBindings forwardBindings(const KernelSpec &kernel,
+                            const AttentionShape &shape,
+                            const AttentionBuffers &buffers,
+                            const ArgBindings &variant,
+                            const std::optional<DeviceBuffer> &tileCounter) {
+  ArgBindings bindings =
+      attentionBindings(kernel.dtype, shape, buffers, variant);
+  if (tileCounter)
+    bindings["tile_counter"] = tileCounterArg(tileCounter->get());
+  return bindings;
+}
+
 } // namespace
+
+bool takesTileCounter(const KernelSpec &kernel) {
+  for (const KernelParam &param : kernel.params) {
+    if (param.name != "tile_counter")
+      continue;
+    if (param.kind == ParamKind::I32Memref && param.rank == 1)
+      return true;
+    bool memref =
+        param.kind == ParamKind::Memref || param.kind == ParamKind::I32Memref;
+    throw Error("kernel " + kernel.name + ": parameter 'tile_counter' is " +
+                paramKindName(param.kind) +
+                (memref ? " of rank " + std::to_string(param.rank) : "") +
+                "; a tile counter is memref<i32> of rank 1 (memref<1xi32>)");
+  }
+  return false;
+}
+
+I32MemrefArg tileCounterArg(CUdeviceptr counter) { return {counter, {1}}; }
+
+void zeroTileCounter(CUdeviceptr counter, const KernelSpec &kernel,
+                     CUstream stream) {
+  // Zero in bytes is zero in i32: the byte memset every driver table has.
+  CUresult result =
+      driver().cuMemsetD8Async(counter, 0, kTileCounterBytes, stream);
+  // The message is built only on failure: this runs before every launch.
+  if (result != CUDA_SUCCESS)
+    checkCu(result, "zeroing the tile counter of kernel " + kernel.name +
+                        " before its launch");
+}
 
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
   return resolveGrid(spec, attentionGridValues(spec, shape));
@@ -205,10 +256,13 @@ AttentionLaunch::AttentionLaunch(const Kernel &kernel,
                                  const AttentionBuffers &buffers,
                                  const ArgBindings &variant)
     : kernel(kernel), grid(forwardGrid(kernel, shape)),
-      args(kernel.spec(),
-           attentionBindings(kernel.spec().dtype, shape, buffers, variant)) {}
+      tileCounter(tileCounterFor(kernel.spec())),
+      args(kernel.spec(), forwardBindings(kernel.spec(), shape, buffers,
+                                          variant, tileCounter)) {}
 
 void AttentionLaunch::enqueue(const Stream &stream) {
+  if (tileCounter)
+    zeroTileCounter(tileCounter->get(), kernel.spec(), stream.get());
   kernel.launch(grid, args, stream.get());
 }
 

@@ -253,4 +253,77 @@ TEST(AttentionBindingsTest, ViewsMustKeepTheKernelsChunksAligned) {
   EXPECT_EQ(bindingsError(shape, buffers), "no error");
 }
 
+/// A forward's parameters (q, k, v, out, lse), then `extra`.
+KernelSpec forwardSpecWith(std::vector<KernelParam> extra) {
+  KernelSpec spec;
+  spec.name = "fwd";
+  spec.op = kAttentionForwardOp;
+  for (const char *tensor : {"q", "k", "v", "out"})
+    spec.params.push_back({tensor, ParamKind::Memref, DType::BF16, 4});
+  spec.params.push_back({"lse", ParamKind::Memref, DType::F32, 3});
+  spec.params.insert(spec.params.end(), extra.begin(), extra.end());
+  return spec;
+}
+
+TEST(AttentionTileCounterTest, OnlyKernelsWithTheParameterTakeOne) {
+  EXPECT_FALSE(takesTileCounter(forwardSpecWith({})));
+  EXPECT_FALSE(takesTileCounter(
+      forwardSpecWith({{"doc_ids", ParamKind::I32Memref, DType::F32, 2}})));
+  EXPECT_TRUE(takesTileCounter(forwardSpecWith(
+      {{"tile_counter", ParamKind::I32Memref, DType::F32, 1}})));
+  EXPECT_EQ(kTileCounterBytes, 4u);
+}
+
+TEST(AttentionTileCounterTest, ACounterOfAnotherKindOrRankIsRefused) {
+  const std::string expected =
+      "; a tile counter is memref<i32> of rank 1 (memref<1xi32>)";
+  EXPECT_EQ(errorOf([] {
+              takesTileCounter(forwardSpecWith(
+                  {{"tile_counter", ParamKind::I32Memref, DType::F32, 2}}));
+            }),
+            "kernel fwd: parameter 'tile_counter' is memref<i32> of rank 2" +
+                expected);
+  EXPECT_EQ(errorOf([] {
+              takesTileCounter(forwardSpecWith(
+                  {{"tile_counter", ParamKind::Memref, DType::F32, 1}}));
+            }),
+            "kernel fwd: parameter 'tile_counter' is memref of rank 1" +
+                expected);
+  EXPECT_EQ(errorOf([] {
+              takesTileCounter(forwardSpecWith(
+                  {{"tile_counter", ParamKind::I32, DType::F32, 0}}));
+            }),
+            "kernel fwd: parameter 'tile_counter' is i32" + expected);
+}
+
+TEST(AttentionTileCounterTest, TheCounterIsBoundAsOneI32AfterTheTensors) {
+  KernelSpec spec =
+      forwardSpecWith({{"tile_counter", ParamKind::I32Memref, DType::F32, 1}});
+  AttentionShape shape{1, 2, 2, 10, 10, 64};
+  ArgBindings bindings = attentionBindings(DType::BF16, shape,
+                                           {0x100, 0x200, 0x300, 0x400, 0x500});
+  bindings["tile_counter"] = tileCounterArg(0x600);
+  const auto &counter = std::get<I32MemrefArg>(bindings.at("tile_counter"));
+  EXPECT_EQ(counter.data, 0x600u);
+  EXPECT_EQ(counter.shape, (Shape{1}));
+  KernelArgs args(spec, bindings);
+  // Four rank-4 memrefs (11 slots each) and lse (rank 3, 9 slots) first;
+  // then the counter's descriptor: both pointers, offset 0, size 1, stride 1.
+  std::size_t slot = args.slotOf("tile_counter");
+  EXPECT_EQ(slot, 4u * 11 + 9);
+  EXPECT_EQ(args.count(), slot + 5);
+  EXPECT_EQ(args.slot(slot), 0x600u);
+  EXPECT_EQ(args.slot(slot + 1), 0x600u);
+  EXPECT_EQ(args.slot(slot + 2), 0u);
+  EXPECT_EQ(args.slot(slot + 3), 1u);
+  EXPECT_EQ(args.slot(slot + 4), 1u);
+  // A kernel that takes a counter cannot be packed without one.
+  bindings.erase("tile_counter");
+  EXPECT_EQ(errorOf([&] { KernelArgs(spec, bindings); })
+                .rfind("passing arguments to kernel fwd: parameter "
+                       "'tile_counter' ",
+                       0),
+            0u);
+}
+
 } // namespace

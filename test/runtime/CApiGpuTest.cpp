@@ -5,8 +5,9 @@
 // AttentionBackwardLaunch / the LayerNorm launches produce from the same
 // inputs with the same kernels, and match the fp64 references; GQA, the
 // variants (window+softcap causal, sinks with dsinks, dropout, documents
-// with ALiBi, which has no backward), workspaces too small, problems the
-// library has no kernel for, and the caller's current context left as it
+// with ALiBi, which has no backward), workspaces too small, a forward whose
+// kernel takes a tile counter (zeroed in the forward's workspace), problems
+// the library has no kernel for, and the caller's current context left as it
 // was (a non-primary one, or none). Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -26,12 +27,18 @@
 #include "fa/runtime/TuningCache.h"
 #include "fa/runtime/fa.h"
 
+#include <nlohmann/json.hpp>
+
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <vector>
 
 using namespace fa;
 using namespace fa::gputest;
@@ -165,7 +172,14 @@ void CApiGpuTest::checkAttention(const fa_attention_problem &problem,
     tensors.dropout_seed = variant.dropout->seed;
     tensors.dropout_offset = variant.dropout->offset;
   }
-  ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+  // The fixture's forwards take no tile counter: no workspace.
+  size_t forwardWorkspace = 1;
+  ASSERT_EQ(fa_attention_forward_workspace_size(plan, &forwardWorkspace),
+            FA_SUCCESS)
+      << lastError();
+  EXPECT_EQ(forwardWorkspace, 0u);
+  ASSERT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
       << lastError();
   Kernel forward(*forwardSpec, context->device());
   AttentionLaunch(forward, shape,
@@ -336,7 +350,7 @@ TEST_F(CApiGpuTest, DocumentsWithAlibiRunForwardAndHaveNoBackward) {
             std::string::npos)
       << lastError();
   // The forward's variant tensors must be given.
-  EXPECT_EQ(fa_attention_forward(plan, &tensors, stream->get()),
+  EXPECT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
             FA_ERROR_INVALID_ARGUMENT);
   fa_attention_plan_destroy(plan);
 }
@@ -431,6 +445,171 @@ TEST_F(CApiGpuTest, ASmallWorkspaceIsAWorkspaceErrorAndSuccessClearsIt) {
   fa_attention_plan_destroy(plan);
 }
 
+/// A copy of the fixture library in a fresh directory `name` whose
+/// forwards also take a tile counter of rank `rank` (the last parameter, as
+/// the compiler lists a dynamically scheduled forward's). The fixture
+/// kernels ignore the extra arguments (the driver reads only the parameters
+/// a kernel declares), so their results are the plain library's, while the
+/// runtime must handle the counter as it would for such a kernel.
+std::string tileCounterLibrary(const std::string &name, int rank) {
+  const std::filesystem::path fixture = FA_FIXTURE_KERNELS_DIR;
+  nlohmann::json manifest =
+      nlohmann::json::parse(std::ifstream(fixture / "manifest.json"));
+  for (nlohmann::json &kernel : manifest["kernels"]) {
+    kernel["ptx"] = (fixture / kernel["ptx"].get<std::string>()).string();
+    if (kernel["op"] == kAttentionForwardOp)
+      kernel["params"].push_back({{"dtype", "i32"},
+                                  {"kind", "memref"},
+                                  {"name", "tile_counter"},
+                                  {"rank", rank}});
+  }
+  std::filesystem::path directory =
+      std::filesystem::path(::testing::TempDir()) / ("fa_capi_" + name);
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  std::ofstream(directory / "manifest.json") << manifest.dump(2);
+  return directory.string();
+}
+
+TEST_F(CApiGpuTest, AForwardWithATileCounterZeroesItInTheWorkspace) {
+  const AttentionShape shape{1, 2, 2, 40, 40, 64};
+  const fa_attention_problem problem =
+      problemOf(DType::BF16, shape, FA_CAUSAL_NONE);
+  const std::string directory = tileCounterLibrary("tile_counter", 1);
+  fa_library counterLibrary = nullptr;
+  ASSERT_EQ(fa_library_open(directory.c_str(), 0, "", &counterLibrary),
+            FA_SUCCESS)
+      << lastError();
+  fa_attention_plan plain = attentionPlan(problem), counted = nullptr;
+  ASSERT_EQ(fa_attention_plan_create(counterLibrary, &problem, &counted),
+            FA_SUCCESS)
+      << lastError();
+  ASSERT_NE(plain, nullptr);
+  ASSERT_STREQ(fa_attention_plan_forward_kernel(counted),
+               fa_attention_plan_forward_kernel(plain));
+  size_t bytes = 0;
+  ASSERT_EQ(fa_attention_forward_workspace_size(plain, &bytes), FA_SUCCESS);
+  EXPECT_EQ(bytes, 0u);
+  ASSERT_EQ(fa_attention_forward_workspace_size(counted, &bytes), FA_SUCCESS);
+  EXPECT_EQ(bytes, kTileCounterBytes);
+
+  HostTensor q = randomTensor(shape.query(), DType::BF16, 1);
+  HostTensor k = randomTensor(shape.keyValue(), DType::BF16, 2);
+  DeviceBuffer qDevice = upload("q", q, DType::BF16),
+               kDevice = upload("k", k, DType::BF16);
+  const std::size_t queryBytes = tensorBytes(shape.query(), DType::BF16);
+  const std::size_t lseBytes = tensorBytes(shape.logSumExp(), DType::F32);
+  DeviceBuffer plainOut = poisoned("plain out", queryBytes, *stream),
+               plainLse = poisoned("plain lse", lseBytes, *stream),
+               out = poisoned("out", queryBytes, *stream),
+               lse = poisoned("lse", lseBytes, *stream),
+               workspace = poisoned("workspace", 256, *stream);
+  fa_attention_tensors tensors{};
+  tensors.q = qDevice.get();
+  tensors.k = tensors.v = kDevice.get();
+  tensors.out = plainOut.get();
+  tensors.lse = plainLse.get();
+  ASSERT_EQ(fa_attention_forward(plain, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
+      << lastError();
+
+  // Workspaces the counter does not fit are refused, nothing launched.
+  tensors.out = out.get();
+  tensors.lse = lse.get();
+  EXPECT_EQ(fa_attention_forward(counted, &tensors, 0, 0, stream->get()),
+            FA_ERROR_WORKSPACE);
+  EXPECT_NE(lastError().find("launching the attention forward for bf16 "),
+            std::string::npos)
+      << lastError();
+  EXPECT_NE(lastError().find("the workspace has 0 bytes; the forward needs 4 "
+                             "(fa_attention_forward_workspace_size)"),
+            std::string::npos)
+      << lastError();
+  EXPECT_EQ(fa_attention_forward(counted, &tensors, workspace.get(), 3,
+                                 stream->get()),
+            FA_ERROR_WORKSPACE);
+  EXPECT_EQ(fa_attention_forward(counted, &tensors, 0, 4, stream->get()),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("the workspace must be a device pointer aligned "
+                             "to 256 bytes"),
+            std::string::npos)
+      << lastError();
+  EXPECT_EQ(fa_attention_forward(counted, &tensors, workspace.get() + 4, 4,
+                                 stream->get()),
+            FA_ERROR_INVALID_ARGUMENT);
+  stream->synchronize();
+  const Bytes poison(256, kNaNBytes);
+  EXPECT_TRUE(workspace.download() == poison);
+  EXPECT_TRUE(out.download() == Bytes(queryBytes, kNaNBytes));
+
+  // The launch zeroes the counter (the workspace's first 4 bytes, nothing
+  // past them), then runs the kernel.
+  ASSERT_EQ(fa_attention_forward(counted, &tensors, workspace.get(), bytes,
+                                 stream->get()),
+            FA_SUCCESS)
+      << lastError();
+  stream->synchronize();
+  Bytes expected = poison;
+  std::fill_n(expected.begin(), kTileCounterBytes, 0);
+  EXPECT_TRUE(workspace.download() == expected);
+  expectSameBytes(out, plainOut, "out");
+  expectSameBytes(lse, plainLse, "lse");
+
+  // AttentionLaunch owns a counter for such a kernel (and allocates nothing
+  // for the plain one); launches kept in a vector, as fa-run keeps them.
+  KernelLibrary counterKernels = KernelLibrary::load(directory);
+  const KernelSpec *counterSpec =
+      counterKernels.named(fa_attention_plan_forward_kernel(counted));
+  ASSERT_NE(counterSpec, nullptr);
+  ASSERT_TRUE(takesTileCounter(*counterSpec));
+  Kernel counterKernel(*counterSpec, context->device());
+  Kernel plainKernel(*kernels.named(fa_attention_plan_forward_kernel(plain)),
+                     context->device());
+  DeviceBuffer launchOut = poisoned("launch out", queryBytes, *stream),
+               launchLse = poisoned("launch lse", lseBytes, *stream);
+  const AttentionBuffers buffers{qDevice.get(), kDevice.get(), kDevice.get(),
+                                 launchOut.get(), launchLse.get()};
+  const std::size_t live = DeviceBuffer::allocated().live();
+  std::vector<AttentionLaunch> launches;
+  launches.emplace_back(plainKernel, shape, buffers);
+  EXPECT_EQ(DeviceBuffer::allocated().live(), live);
+  launches.emplace_back(counterKernel, shape, buffers);
+  EXPECT_EQ(DeviceBuffer::allocated().live(), live + kTileCounterBytes);
+  launches.emplace_back(counterKernel, shape, buffers);
+  EXPECT_EQ(DeviceBuffer::allocated().live(), live + 2 * kTileCounterBytes);
+  for (AttentionLaunch &launch : launches)
+    launch.enqueue(*stream);
+  stream->synchronize();
+  expectSameBytes(launchOut, plainOut, "launch out");
+  expectSameBytes(launchLse, plainLse, "launch lse");
+  launches.clear();
+  EXPECT_EQ(DeviceBuffer::allocated().live(), live);
+
+  fa_attention_plan_destroy(plain);
+  fa_attention_plan_destroy(counted);
+  fa_library_close(counterLibrary);
+}
+
+TEST_F(CApiGpuTest, ATileCounterOfAnotherRankIsALibraryError) {
+  const std::string directory = tileCounterLibrary("tile_counter_rank2", 2);
+  fa_library counterLibrary = nullptr;
+  ASSERT_EQ(fa_library_open(directory.c_str(), 0, "", &counterLibrary),
+            FA_SUCCESS)
+      << lastError();
+  const fa_attention_problem problem =
+      problemOf(DType::BF16, {1, 2, 2, 40, 40, 64}, FA_CAUSAL_NONE);
+  fa_attention_plan plan = nullptr;
+  EXPECT_EQ(fa_attention_plan_create(counterLibrary, &problem, &plan),
+            FA_ERROR_LIBRARY);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(lastError().find(": parameter 'tile_counter' is memref<i32> of "
+                             "rank 2; a tile counter is memref<i32> of rank 1 "
+                             "(memref<1xi32>)"),
+            std::string::npos)
+      << lastError();
+  fa_library_close(counterLibrary);
+}
+
 /// cuCtxCreate and cuCtxDestroy, which the runtime never needs: looked up
 /// here, by the symbols every driver since CUDA 4 has.
 struct ContextFunctions {
@@ -475,7 +654,8 @@ TEST_F(CApiGpuTest, TheCallersCurrentContextIsLeftAsItWas) {
   const CUcontext primary = currentContext();
   fa_attention_plan plan = attentionPlan(problem);
   ASSERT_NE(plan, nullptr);
-  ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+  ASSERT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
       << lastError();
   EXPECT_EQ(currentContext(), primary);
 
@@ -494,7 +674,8 @@ TEST_F(CApiGpuTest, TheCallersCurrentContextIsLeftAsItWas) {
       << lastError();
   EXPECT_EQ(currentContext(), other);
   tensors.out = second.get();
-  EXPECT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+  EXPECT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
       << lastError();
   EXPECT_EQ(currentContext(), other);
   CUcontext popped = nullptr;
@@ -506,7 +687,8 @@ TEST_F(CApiGpuTest, TheCallersCurrentContextIsLeftAsItWas) {
   checkCu(driver().cuCtxSetCurrent(nullptr), "clearing the current context");
   ASSERT_EQ(currentContext(), nullptr);
   tensors.out = third.get();
-  EXPECT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+  EXPECT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
       << lastError();
   EXPECT_EQ(currentContext(), nullptr);
   fa_attention_plan_destroy(plan);
@@ -828,7 +1010,8 @@ TEST_F(CApiDerivedTensorMapGpuTest, EachLaunchReadsItsOwnKeysAndValues) {
   ForwardTensors first(shape, 10, *stream), second(shape, 20, *stream);
   for (ForwardTensors *run : {&first, &second}) {
     fa_attention_tensors tensors = run->tensors();
-    ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+    ASSERT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+              FA_SUCCESS)
         << lastError();
   }
   // The first buffers again, into a fresh output: the maps follow back.
@@ -836,7 +1019,8 @@ TEST_F(CApiDerivedTensorMapGpuTest, EachLaunchReadsItsOwnKeysAndValues) {
       poisoned("out again", tensorBytes(shape.query(), DType::BF16), *stream);
   fa_attention_tensors tensors = first.tensors();
   tensors.out = again.get();
-  ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+  ASSERT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
       << lastError();
   stream->synchronize();
   const double tolerance = defaultRelativeTolerance(DType::BF16);
@@ -859,7 +1043,7 @@ TEST_F(CApiDerivedTensorMapGpuTest, EachLaunchReadsItsOwnKeysAndValues) {
   tensors = second.tensors();
   tensors.k += 8;
   tensors.out = untouched.get();
-  EXPECT_EQ(fa_attention_forward(plan, &tensors, stream->get()),
+  EXPECT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
             FA_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(lastError().find("must be a multiple of 16 bytes"),
             std::string::npos)
@@ -868,7 +1052,8 @@ TEST_F(CApiDerivedTensorMapGpuTest, EachLaunchReadsItsOwnKeysAndValues) {
   EXPECT_TRUE(untouched.download() == poison);
   // The plan still works after the refusal.
   tensors.k -= 8;
-  ASSERT_EQ(fa_attention_forward(plan, &tensors, stream->get()), FA_SUCCESS)
+  ASSERT_EQ(fa_attention_forward(plan, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
       << lastError();
   stream->synchronize();
   EXPECT_TRUE(untouched.download() == second.out.download());

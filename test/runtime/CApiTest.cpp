@@ -80,10 +80,22 @@ TEST(CApi, EveryEntryPointRejectsNullHandles) {
       << lastError();
   EXPECT_EQ(fa_attention_plan_create(nullptr, nullptr, nullptr),
             FA_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(fa_attention_forward(nullptr, &tensors, nullptr),
+  EXPECT_EQ(fa_attention_forward(nullptr, &tensors, 0, 0, nullptr),
             FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("launching the attention forward for (null "
+                             "plan): plan is null"),
+            std::string::npos)
+      << lastError();
   EXPECT_EQ(fa_attention_backward(nullptr, &tensors, 0, 0, nullptr),
             FA_ERROR_INVALID_ARGUMENT);
+  bytes = 7;
+  EXPECT_EQ(fa_attention_forward_workspace_size(nullptr, &bytes),
+            FA_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lastError().find("sizing the attention forward's workspace for "
+                             "(null plan): plan is null"),
+            std::string::npos)
+      << lastError();
+  EXPECT_EQ(bytes, 7u) << "a failed query writes nothing";
   EXPECT_EQ(fa_attention_backward_workspace_size(nullptr, &bytes),
             FA_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(
@@ -172,7 +184,9 @@ TEST(CApi, TheLastErrorIsPerThreadAndReplacedByEachCall) {
   std::string otherThread = "unset";
   std::thread([&] { otherThread = fa_last_error(); }).join();
   EXPECT_EQ(otherThread, "") << "another thread has no error of its own";
-  std::thread([] { fa_attention_forward(nullptr, nullptr, nullptr); }).join();
+  std::thread([] {
+    fa_attention_forward(nullptr, nullptr, 0, 0, nullptr);
+  }).join();
   EXPECT_EQ(lastError(), first) << "another thread's failure is its own";
   size_t bytes = 0;
   EXPECT_EQ(fa_layer_norm_backward_workspace_size(nullptr, &bytes),

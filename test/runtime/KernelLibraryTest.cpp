@@ -694,6 +694,35 @@ TEST(KernelLibraryTest, PersistentQueryTilesAreTheForwardsOnly) {
       (std::vector<std::string>{"row_tiles", "persistent_row_tiles", "one"}));
 }
 
+TEST(KernelLibraryTest, ATileCounterIsAnI32MemrefOfRankOne) {
+  // As fa-export-kernels lists a dynamically scheduled forward's counter:
+  // after the other parameters.
+  json kernel = sampleKernel();
+  kernel["grid"] = {"persistent_query_tiles", "one", "one"};
+  kernel["params"].push_back({{"dtype", "i32"},
+                              {"kind", "memref"},
+                              {"name", "tile_counter"},
+                              {"rank", 1}});
+  KernelLibrary library = parseManifest(manifestWith({kernel}));
+  const KernelSpec &spec = library.kernels()[0];
+  ASSERT_EQ(spec.params.size(), 6u);
+  EXPECT_EQ(spec.params[5].name, "tile_counter");
+  EXPECT_EQ(spec.params[5].kind, ParamKind::I32Memref);
+  EXPECT_EQ(spec.params[5].rank, 1);
+  EXPECT_TRUE(takesTileCounter(spec));
+  EXPECT_FALSE(takesTileCounter(
+      parseManifest(manifestWith({sampleKernel()})).kernels()[0]));
+  // Another rank parses (a manifest says what the kernel takes) but is no
+  // counter the runtime can bind.
+  kernel["params"][5]["rank"] = 2;
+  KernelLibrary wrongRank = parseManifest(manifestWith({kernel}));
+  EXPECT_EQ(
+      errortest::errorOf([&] { takesTileCounter(wrongRank.kernels()[0]); }),
+      "kernel attention_fwd_bf16_d64_causal: parameter 'tile_counter' "
+      "is memref<i32> of rank 2; a tile counter is memref<i32> of rank "
+      "1 (memref<1xi32>)");
+}
+
 /// A fresh library directory holding `text` as its manifest.json.
 std::string libraryWithManifest(const std::string &name,
                                 const std::string &text) {

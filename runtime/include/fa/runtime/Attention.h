@@ -3,9 +3,11 @@
 // The forward is one attention_fwd kernel: out and lse (natural log) from q,
 // k and v. Grid: query_tiles x batch_heads, or persistent_query_tiles (a
 // persistent kernel whose blocks loop over the query_tiles * batch_heads
-// tiles; the runtime launches min(tiles, blocks resident on the GPU)). The
-// backward is the three kernels of an attention_bwd entry, launched in this
-// order on one stream (shapes as AttentionShape.h says):
+// tiles; the runtime launches min(tiles, blocks resident on the GPU)), whose
+// blocks may instead take their tiles from a tile counter zeroed before each
+// launch (takesTileCounter). The backward is the three kernels of an
+// attention_bwd entry, launched in this order on one stream (shapes as
+// AttentionShape.h says):
 //
 //   attention_bwd_delta  delta[b,h,i] = sum_d dout[b,h,i,d] * out[b,h,i,d],
 //                        in f32. Grid: query_tiles x batch_heads.
@@ -34,6 +36,7 @@
 #include "fa/runtime/Kernel.h"
 #include "fa/runtime/Stream.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -105,6 +108,26 @@ Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape);
 /// persistentAttentionBlocks does.
 Dim3 attentionGrid(const Kernel &kernel, const AttentionShape &shape);
 
+/// The bytes of a forward's tile counter: one i32.
+constexpr std::size_t kTileCounterBytes = sizeof(std::int32_t);
+
+/// Whether `kernel` takes a tile counter: a parameter "tile_counter", an
+/// i32 memref of rank 1 (memref<1xi32>), from which a persistent forward's
+/// blocks take their next tile by atomic increment (a dynamic tile
+/// scheduler). The kernel never resets it: every launch must find it zero,
+/// so each is preceded on its stream by zeroTileCounter. Throws, naming the
+/// kernel, for a tile_counter of another kind or rank.
+bool takesTileCounter(const KernelSpec &kernel);
+
+/// The binding of the tile counter at `counter`: one i32.
+I32MemrefArg tileCounterArg(CUdeviceptr counter);
+
+/// Zeroes the tile counter at `counter` on `stream`, asynchronously, for
+/// `kernel`'s next launch on that stream. Throws, naming the kernel, when
+/// the driver refuses.
+void zeroTileCounter(CUdeviceptr counter, const KernelSpec &kernel,
+                     CUstream stream);
+
 /// The tiles of a forward, query_tiles * batch_heads: ceil(seq_q / block_m)
 /// * batch * heads. Throws, naming the kernel, for one without block_m.
 std::int64_t attentionQueryTiles(const KernelSpec &kernel,
@@ -150,7 +173,9 @@ AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
                                                   const KernelSpec &dq);
 
 /// An attention kernel bound to one problem and one set of buffers. Packing
-/// happens once, so repeated launches (benchmarks) cost only the launch.
+/// happens once, so repeated launches (benchmarks) cost only the launch. A
+/// kernel that takes a tile counter (takesTileCounter) gets one the launch
+/// owns, zeroed on the stream before each launch.
 class AttentionLaunch {
 public:
   /// Throws unless `kernel` is an attention_fwd kernel for this head_dim.
@@ -170,6 +195,9 @@ public:
 private:
   const Kernel &kernel;
   Dim3 grid;
+  /// The kernel's tile counter, when it takes one; before `args`, which
+  /// binds it.
+  std::optional<DeviceBuffer> tileCounter;
   KernelArgs args;
 };
 

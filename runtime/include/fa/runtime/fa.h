@@ -9,9 +9,12 @@
  *  - A library is opened for one device. Its kernels run in that device's
  *    primary context, the one PyTorch and the CUDA runtime use: a call makes
  *    that context current for its launches and restores the caller's.
- *  - Nothing allocates device memory behind the caller's back. The backward
- *    passes need scratch memory: query its size (fa_*_workspace_size) and pass
- *    a buffer of at least that many bytes, aligned to 256 bytes.
+ *  - Nothing allocates device memory behind the caller's back. Launches that
+ *    need scratch memory (the backward passes; the attention forward when its
+ *    kernel takes its tiles from a counter) take a workspace: query its size
+ *    (fa_*_workspace_size) and pass a buffer of at least that many bytes,
+ *    aligned to 256 bytes. Launches that may run at once (other streams,
+ *    other threads) need workspaces of their own.
  *  - Tensors are contiguous row-major (shapes below); pointers are CUdeviceptr
  *    values on the library's device. A launch is asynchronous on `stream`
  *    (0: the legacy default stream); errors the kernels hit surface on the
@@ -49,7 +52,7 @@
 extern "C" {
 #endif
 
-#define FA_API_VERSION 1
+#define FA_API_VERSION 2
 
 typedef enum fa_status {
   FA_SUCCESS = 0,
@@ -171,12 +174,23 @@ const char *fa_attention_plan_backward_kernel(fa_attention_plan plan);
 /* The softmax scale the plan's kernels were compiled with. */
 double fa_attention_plan_scale(fa_attention_plan plan);
 
+/* Bytes of workspace fa_attention_forward needs: 0 for most kernels; a
+   persistent forward that schedules its tiles dynamically keeps its tile
+   counter (an int32) there. */
+fa_status fa_attention_forward_workspace_size(fa_attention_plan plan,
+                                              size_t *bytes);
+
 /* Bytes of workspace fa_attention_backward needs (delta: f32 per query row). */
 fa_status fa_attention_backward_workspace_size(fa_attention_plan plan,
                                                size_t *bytes);
 
+/* Launches the forward on `stream`. `workspace` (workspace_bytes long) may
+   be 0 when fa_attention_forward_workspace_size says 0; otherwise the launch
+   first zeroes the tile counter there on `stream` (the kernel counts from
+   zero), so the workspace needs no initialisation. */
 fa_status fa_attention_forward(fa_attention_plan plan,
                                const fa_attention_tensors *tensors,
+                               CUdeviceptr workspace, size_t workspace_bytes,
                                CUstream stream);
 
 /* Launches the backward's kernels in order on `stream`. Deterministic: two
