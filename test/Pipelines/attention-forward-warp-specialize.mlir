@@ -117,23 +117,27 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // -----
 
 // persistent = true: a block per resident slot (grid persistent_query_tiles)
-// walks the tiles t = block_id.x, + grid_dim.x, ... of the old grid
-// [query_tiles, batch_heads]: t % query_tiles is the query tile, t /
-// query_tiles the (batch, head) row; causal odd rows walk their query tiles
-// backwards (snake order, so that fewer blocks take only heavy tiles), then
-// reversed as before. Both roles loop; each numbers the K/V rings' tiles on from
-// the key tiles of its earlier query tiles (base + j), so slots and phases
-// stay matched. The query tile comes by TMA too (q_tma), through a ring of
-// one slot over a buffer of its own, at the block's tile count k: the
-// producer loads tile k + 1's while the computing warpgroups, which release
-// it before storing their output, finish tile k. The producer's index math
-// takes 32 registers, which leave the computing warpgroups 232 each of the
-// block's 168 per thread. They give the first turn once, before the loop.
+// walks tiles of the old grid [query_tiles, batch_heads]: t % query_tiles
+// is the query tile (reversed as before: the heaviest of a row first), t /
+// query_tiles the (batch, head) row. Causal tiles are taken dynamically: the
+// producer's thread starts at block_id.x and, at the start of each tile,
+// asks the tile counter (a new parameter, tile_counter) for the next one
+// (grid_dim.x + the counter's old value). It publishes each tile in the
+// workgroup's two tile slots (k % 2, k the block's tile count) before
+// loading its query tile by TMA (q_tma) into a ring of one slot over a
+// buffer of its own; past the last tile it publishes the tile count, with
+// one more query load that tells the computing warpgroups to stop. They
+// wait for the query ring in the loop's condition, read the tile there and
+// release the slot before storing their output. Both roles number the K/V
+// rings' tiles on from the key tiles of their earlier query tiles (base +
+// j), so slots and phases stay matched. The producer's index math takes 32
+// registers, which leave the computing warpgroups 232 each of the block's
+// 168 per thread. They give the first turn once, before the loop.
 // CHECK: persistent = #fa.kernel<{{.*}}persistent = true>, block = [384, 1, 1], grid = [persistent_query_tiles, one, one]
-// CHECK-SAME: #fa.param<"k_tma" {{.*}} #fa.param<"v_tma" {{.*}} #fa.param<"q_tma" : !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>>
+// CHECK-SAME: #fa.param<"k_tma" {{.*}} #fa.param<"v_tma" {{.*}} #fa.param<"q_tma" : !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>>, #fa.param<"tile_counter" : memref<1xi32>>]
 // CHECK-LABEL: gpu.func @persistent
-// CHECK-SAME: %[[QMAP:[^:]*]]: !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>) workgroup(
-// CHECK-SAME: %[[QSLOTS:[^ ]+]] : memref<1x128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+// CHECK-SAME: %[[QMAP:[^:]*]]: !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>, %[[COUNTER:[^:]*]]: memref<1xi32>) workgroup(
+// CHECK-SAME: %[[QSLOTS:[^ ]+]] : memref<1x128x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %[[IDS:[^ ]+]] : memref<2xi32, #gpu.address_space<workgroup>>)
 // CHECK: %[[SEQ:.*]] = memref.dim %arg0, %c2
 // CHECK-NEXT: %[[QT:.*]] = arith.ceildivui %[[SEQ]], %c128
 // CHECK-NOT: gpu.block_id y
@@ -143,46 +147,64 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // CHECK-NEXT: %[[QRING:.*]] = fa.ring_create %[[QSLOTS]] consumers(8)
 // CHECK: nvvm.setmaxregister decrease 32
 // CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[PRODUCED:.*]]:3 = scf.while (%[[T:.*]] = %[[BX]], %[[K:.*]] = %c0, %[[BASE:.*]] = %c0) : (index, index, index) -> (index, index, index) {
+// CHECK-NEXT: %[[MORE:.*]] = arith.cmpi ult, %[[T]], %[[TILES]]
+// CHECK-NEXT: scf.condition(%[[MORE]]) %[[T]], %[[K]], %[[BASE]]
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[T:.*]]: index, %[[K:.*]]: index, %[[BASE:.*]]: index):
+// CHECK: %[[TAKEN:.*]] = memref.atomic_rmw addi %c1_i32, %[[COUNTER]][%c0]
+// CHECK-NEXT: %[[TAKEN_INDEX:.*]] = arith.index_castui %[[TAKEN]]
 // CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
-// CHECK-NEXT: scf.for %[[T:.*]] = %[[BX]] to %[[TILES]] step %[[GRID]] iter_args(%[[BASE:.*]] = %c0) -> (index) {
-// CHECK-NEXT: %[[WALKED:.*]] = arith.subi %[[T]], %[[BX]]
-// CHECK-NEXT: %[[K:.*]] = arith.divui %[[WALKED]], %[[GRID]]
+// CHECK-NEXT: %[[NEXT_TILE:.*]] = arith.addi %[[GRID]], %[[TAKEN_INDEX]]
 // CHECK-NEXT: %[[QTILE:.*]] = arith.remui %[[T]], %[[QT]]
 // CHECK-NEXT: %[[ROW:.*]] = arith.divui %[[T]], %[[QT]]
-// CHECK-NEXT: %[[PARITY:.*]] = arith.andi %[[ROW]], %c1
-// CHECK-NEXT: %[[ODD:.*]] = arith.cmpi ne, %[[PARITY]], %c0
-// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[QT]], %c1
-// CHECK-NEXT: %[[BACKWARDS:.*]] = arith.subi %[[LAST]], %[[QTILE]]
-// CHECK-NEXT: %[[SNAKE:.*]] = arith.select %[[ODD]], %[[BACKWARDS]], %[[QTILE]]
-// CHECK-NEXT: %[[REVERSED:.*]] = arith.subi %[[QT]], %[[SNAKE]]
-// CHECK: %[[B:.*]] = arith.divui %[[ROW]], %{{.*}}
+// CHECK-NEXT: %[[FROM_END:.*]] = arith.subi %[[QT]], %[[QTILE]]
+// CHECK-NEXT: %[[REVERSED:.*]] = arith.subi %[[FROM_END]], %c1
+// CHECK-NEXT: %[[B:.*]] = arith.divui %[[ROW]], %{{.*}}
 // CHECK-NEXT: %[[H:.*]] = arith.remui %[[ROW]], %{{.*}}
-// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c128
+// CHECK: %[[ROW0:.*]] = arith.muli %[[REVERSED]], %c128
 // CHECK: %[[END:.*]] = arith.minui
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[K]], %c2
+// CHECK-NEXT: %[[T32:.*]] = arith.index_castui %[[T]] : index to i32
+// CHECK-NEXT: memref.store %[[T32]], %[[IDS]][%[[SLOT]]]
 // CHECK-NEXT: fa.ring_produce %[[QRING]][%[[K]]] from %[[QMAP]][%[[B]], %[[H]], %[[ROW0]], %c0]
 // CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 {
 // CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[J]]
 // CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
 // CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
-// CHECK: %[[NEXT:.*]] = arith.addi %[[BASE]], %[[END]]
-// CHECK-NEXT: scf.yield %[[NEXT]] : index
+// CHECK: %[[NEXT_K:.*]] = arith.addi %[[K]], %c1
+// CHECK-NEXT: %[[NEXT_BASE:.*]] = arith.addi %[[BASE]], %[[END]]
+// CHECK-NEXT: scf.yield %[[NEXT_TILE]], %[[NEXT_K]], %[[NEXT_BASE]] : index, index, index
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[LAST_SLOT:.*]] = arith.remui %[[PRODUCED]]#1, %c2
+// CHECK-NEXT: %[[STOP:.*]] = arith.index_castui %[[TILES]] : index to i32
+// CHECK-NEXT: memref.store %[[STOP]], %[[IDS]][%[[LAST_SLOT]]]
+// CHECK-NEXT: fa.ring_produce %[[QRING]][%[[PRODUCED]]#1] from %[[QMAP]][%c0, %c0, %c0, %c0]
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: nvvm.barrier.arrive id = %c2_i32
-// CHECK: scf.for %[[CT:.*]] = %[[CBX:.*]] to %[[TILES]] step %[[CGRID:.*]] iter_args(%[[CBASE:.*]] = %c0) -> (index) {
+// CHECK: scf.while (%[[CK:.*]] = %c0, %[[CBASE:.*]] = %c0) : (index, index) -> (index, index, index, memref<128x128xbf16, {{.*}}>) {
+// CHECK-NEXT: %[[Q:.*]] = fa.ring_consume %[[QRING]][%[[CK]]]
+// CHECK-NEXT: %[[CSLOT:.*]] = arith.remui %[[CK]], %c2
+// CHECK-NEXT: %[[PUBLISHED:.*]] = memref.load %[[IDS]][%[[CSLOT]]]
+// CHECK-NEXT: %[[CT:.*]] = arith.index_castui %[[PUBLISHED]] : i32 to index
+// CHECK-NEXT: %[[CMORE:.*]] = arith.cmpi ult, %[[CT]], %[[TILES]]
+// CHECK-NEXT: scf.condition(%[[CMORE]]) %[[CT]], %[[CK]], %[[CBASE]], %[[Q]]
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[CT:.*]]: index, %[[CK:.*]]: index, %[[CBASE:.*]]: index, %[[QSLOT:.*]]: memref<128x128xbf16, {{.*}}>):
 // CHECK-NOT: nvvm.barrier.arrive id = %c2_i32
 // CHECK-NOT: fa.copy_tile_async
-// CHECK: %[[CK:.*]] = arith.divui %{{.*}}, %[[CGRID]]
-// CHECK: %[[Q:.*]] = fa.ring_consume %[[QRING]][%[[CK]]]
+// CHECK-NOT: gpu.block_id
 // CHECK-NOT: fa.wait_tiles
 // CHECK: %[[FIRST:.*]] = arith.addi %[[CBASE]], %c0
 // CHECK-NEXT: %[[K0:.*]] = fa.ring_consume %{{.*}}[%[[FIRST]]]
-// CHECK-NEXT: fa.tile_matmul %[[Q]], %[[K0]]
+// CHECK-NEXT: fa.tile_matmul %[[QSLOT]], %[[K0]]
 // CHECK: fa.ring_release %[[QRING]][%[[CK]]]
 // CHECK-NEXT: }
 // CHECK-NEXT: fa.store_tile
+// CHECK-NEXT: %[[CNEXT_K:.*]] = arith.addi %[[CK]], %c1
 // CHECK-NEXT: %[[CNEXT:.*]] = arith.addi %[[CBASE]], %{{.*}}
-// CHECK-NEXT: scf.yield %[[CNEXT]] : index
+// CHECK-NEXT: scf.yield %[[CNEXT_K]], %[[CNEXT]] : index, index
 // CHECK: } {fa.warp_roles}
 func.func @persistent(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
                       %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {
@@ -193,8 +215,11 @@ func.func @persistent(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v
 
 // -----
 
-// Without the mask every query tile weighs the same: no snake order.
+// Without the mask every query tile weighs the same: the static walk
+// t = block_id.x, + grid_dim.x, ..., no tile counter.
+// CHECK-NOT: tile_counter
 // CHECK-LABEL: gpu.func @persistent_plain
+// CHECK-NOT: memref<1xi32>
 // CHECK: %[[SEQ:.*]] = memref.dim %arg0, %c2
 // CHECK-NEXT: %[[QT:.*]] = arith.ceildivui %[[SEQ]], %c128
 // CHECK: %[[TILES:.*]] = arith.muli %[[QT]], %{{.*}}

@@ -1,13 +1,15 @@
 // REQUIRES: ptxas
-// persistent = true through fa-to-ptx: the producer keeps 32 registers
-// (setmaxnreg.dec 32: it walks the tiles too), which leaves the computing
-// warpgroups 232 of the block's 168 * 384 (asking for more waits forever:
-// the GPU hung at 240). Both roles loop from %ctaid.x in steps of
-// %nctaid.x; per tile the producer loads the query tile by TMA (two
-// 128-byte panels into the one-slot ring, full barrier __mbarrier_3) before
-// K and V, and the computing warpgroups copy nothing with cp.async. ptxas
-// assembles it for sm_90a without spilling (at 24 producer registers the
-// tile loop spilled 4 bytes).
+// persistent = true through fa-to-ptx, causal: the producer keeps 32
+// registers (setmaxnreg.dec 32: it walks the tiles too), which leaves the
+// computing warpgroups 232 of the block's 168 * 384 (asking for more waits
+// forever: the GPU hung at 240). The producer starts at %ctaid.x and asks
+// the tile counter (the last parameter) for each next tile with one atomic
+// add; per tile it publishes the tile in shared memory and loads the query
+// tile by TMA (two 128-byte panels into the one-slot ring, full barrier
+// __mbarrier_3) before K and V. The computing warpgroups never read a block
+// id: each waits for the query ring, then reads the published tile. No
+// cp.async copies. ptxas assembles it for sm_90a without spilling (at 24
+// producer registers the tile loop spilled 4 bytes).
 // RUN: fa-opt %s --fa-to-ptx -o %t.mlir
 // RUN: python3 %fa_src_root/test/runtime/fixtures/extract_ptx.py %t.mlir %t.ptx
 // RUN: FileCheck %s < %t.ptx
@@ -16,16 +18,19 @@
 
 // CHECK: setmaxnreg.dec.sync.aligned.u32 32;
 // CHECK: mov.u32 %r{{[0-9]+}}, %ctaid.x;
-// CHECK: mov.u32 %r{{[0-9]+}}, %nctaid.x;
+// CHECK: atom.global.add.u32 %r{{[0-9]+}}, [%rd{{[0-9]+}}], 1;
+// CHECK: st.shared.b32
 // CHECK: mbarrier.arrive.expect_tx.shared.b64 %rd{{[0-9]+}}, [__mbarrier_3], %r{{[0-9]+}};
 // CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK: bar.arrive 2, 256;
-// CHECK: mov.u32 %r{{[0-9]+}}, %ctaid.x;
-// CHECK: mov.u32 %r{{[0-9]+}}, %nctaid.x;
+// CHECK-NOT: ctaid
+// CHECK: mbarrier.try_wait.parity.shared.b64
+// CHECK-NOT: ctaid
+// CHECK: ld.shared.b32 %rd{{[0-9]+}}, [__wg_attn_{{[0-9]+}}];
 // CHECK-NOT: cp.async.cg
-// CHECK-NOT: ctaid.y
+// CHECK-NOT: ctaid
 func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
                 %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, stage_output = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {
   fa.attention ins(%q, %k, %v : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)

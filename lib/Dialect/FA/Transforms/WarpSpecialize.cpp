@@ -416,37 +416,44 @@ void schedulePingPong(Block *consumer, Operation *firstOp) {
 }
 
 /// A persistent kernel's tiles, each a (query tile, (batch, head) row) that
-/// was (block_id x, block_id y) of the grid [query_tiles, batch_heads, one]:
-/// tile t is query tile t % query_tiles of row t / query_tiles, so that
-/// blocks running at once share rows, whose K and V stay in L2 (rows
-/// fastest lost up to 26% at causal N=1024 on an H100: each tile read its
-/// K and V from memory). Causal tiles weigh more the later they come (their
-/// block_id x is reversed), and a block stepping through them by the grid's
-/// size takes the same few query tiles of every row it meets, some blocks
-/// only heavy ones (N=16384: 685 -> 445 TFLOP/s). So odd causal rows walk
-/// their query tiles backwards (snake order). That balances the blocks
-/// where the grid moves a block on by an odd number of rows per tile (H100,
-/// N <= 4096: +6-11% over the non-persistent kernel), not where it is even
-/// (N=8192: 466 against 623 TFLOP/s). Alternating by groups of
-/// grid / query_tiles rows fixed N=8192 but lost 13-22% at N <= 4096: a
-/// static order cannot balance every shape, which a dynamic scheduler
-/// (tiles taken from a global counter) would.
+/// was (block_id x, block_id y) of the grid [query_tiles, batch_heads, one],
+/// numbered row by row so that tiles taken at about the same time share
+/// rows, whose K and V stay in L2 (rows fastest lost up to 26% at causal
+/// N=1024 on an H100: each tile read its K and V from memory).
+///
+/// Without a mask every tile weighs the same and block b walks tiles
+/// b, b + grid, b + 2 grid, ... Causal tiles weigh more the later their
+/// query tile, and no static order balanced every shape: stepping by the
+/// grid's size gave some blocks only heavy tiles (N=16384: 685 -> 445
+/// TFLOP/s), alternating rows (snake) lost N=8192 (466 against 623), and
+/// alternating groups of rows lost 13-22% at N <= 4096. So causal kernels
+/// take tiles dynamically, as FlashAttention-3 does: a block's first tile is
+/// its block id, each next one grid + the value of a global counter it
+/// increments (the kernel's `tile_counter`, which the runtime zeroes before
+/// each launch). Within a row the heaviest query tile comes first (a causal
+/// kernel reverses its block id x), so the last tiles handed out are the
+/// lightest.
 struct TileWalk {
   Value queryTiles;
   /// query_tiles * batch_heads.
   Value count;
-  bool snake = false;
+  /// The dynamic schedule's counter (a memref<1xi32> parameter) and the
+  /// workgroup memref<2xi32> through which the producer tells the computing
+  /// warpgroups its tiles (slot k % 2 for the block's k-th tile); null for
+  /// the static walk.
+  Value counter, tileIds;
   /// The entry block's ops that compute a tile's indices from its block
   /// ids, in order: each role computes them again for every tile it walks.
   SmallVector<Operation *> perTileOps;
+
+  bool isDynamic() const { return static_cast<bool>(counter); }
 };
 
 /// Counts the tiles (before `split`) and finds the index computations of the
 /// entry block that depend on gpu.block_id.
 TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split, Value query,
-                      int64_t blockM, bool causal) {
+                      int64_t blockM) {
   TileWalk walk;
-  walk.snake = causal;
   llvm::SmallPtrSet<Value, 16> perTile;
   for (Operation &op :
        llvm::make_range(split->getBlock()->begin(), split->getIterator())) {
@@ -492,37 +499,21 @@ void rebaseRingIteration(OpBuilder &b, Operation *op, Value base) {
       arith::AddIOp::create(b, op->getLoc(), base, iteration->get()));
 }
 
-/// Moves the ops [begin, end) of a role into a loop over the tiles
-/// `for t = block_id.x; t < count; t += grid_dim.x`, in which the tile's
-/// indices are computed again from t (block ids replaced) and the rings'
-/// iterations continue from the key tiles of the role's earlier tiles
-/// (`keyTiles` per tile, a value of the moved ops or defined before them),
-/// but for `queryRing`'s, which count tiles (setLocalTile).
-scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
-                         Block::iterator end, const TileWalk &walk,
-                         Value keyTiles, Value queryRing) {
-  b.setInsertionPoint(&*begin);
-  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  Value zero = arith::ConstantIndexOp::create(b, 0);
-  auto loop = scf::ForOp::create(b, first, walk.count, stride, zero);
-  Block *body = loop.getBody();
+/// Moves the ops [begin, end) to the end of `body`, the body of `loop` (a
+/// role's loop over tiles) on tile `tile`: the tile's indices are computed
+/// again from it at the body's start (block ids replaced), and the rings'
+/// iterations continue from `base`, but for `queryRing`'s, which count tiles
+/// (setLocalTile). Returns `keyTiles` (the tile's key tiles, a value of the
+/// moved ops or defined before them) as the body sees it.
+Value moveIntoTileLoop(ImplicitLocOpBuilder &b, Operation *loop, Block *body,
+                       Block::iterator begin, Block::iterator end,
+                       const TileWalk &walk, Value tile, Value base,
+                       Value keyTiles, Value queryRing) {
   body->getOperations().splice(body->end(), begin->getBlock()->getOperations(),
                                begin, end);
-  Value tile = loop.getInductionVar(), base = loop.getRegionIterArg(0);
-
   b.setInsertionPointToStart(body);
   Value queryTile = arith::RemUIOp::create(b, tile, walk.queryTiles);
   Value row = arith::DivUIOp::create(b, tile, walk.queryTiles);
-  if (walk.snake) {
-    Value one = arith::ConstantIndexOp::create(b, 1);
-    Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
-                                      arith::AndIOp::create(b, row, one),
-                                      arith::ConstantIndexOp::create(b, 0));
-    Value backwards = arith::SubIOp::create(
-        b, arith::SubIOp::create(b, walk.queryTiles, one), queryTile);
-    queryTile = arith::SelectOp::create(b, odd, backwards, queryTile);
-  }
   auto blockIdOf = [&](gpu::BlockIdOp id) {
     return id.getDimension() == gpu::Dimension::x ? queryTile : row;
   };
@@ -539,23 +530,115 @@ scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
   for (Operation *op : walk.perTileOps)
     for (Value result : op->getResults())
       result.replaceUsesWithIf(mapping.lookup(result), inLoop);
-  loop.walk([&](gpu::BlockIdOp id) {
+  body->walk([&](gpu::BlockIdOp id) {
     if (id.getDimension() != gpu::Dimension::z)
       id.getResult().replaceAllUsesWith(blockIdOf(id));
   });
 
   SmallVector<Operation *> ringOps;
-  loop.walk([&](Operation *op) {
+  body->walk([&](Operation *op) {
     if (ringIteration(op) && op->getOperand(0) != queryRing)
       ringOps.push_back(op);
   });
   for (Operation *op : ringOps)
     rebaseRingIteration(b, op, base);
+  return mapping.lookupOrDefault(keyTiles);
+}
+
+/// The static walk: moves the ops [begin, end) of a role into a loop
+/// `for t = block_id.x; t < count; t += grid_dim.x` (moveIntoTileLoop),
+/// carrying the key tiles walked before the tile.
+scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
+                         Block::iterator end, const TileWalk &walk,
+                         Value keyTiles, Value queryRing) {
+  b.setInsertionPoint(&*begin);
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  auto loop = scf::ForOp::create(b, first, walk.count, stride, zero);
+  Block *body = loop.getBody();
+  Value base = loop.getRegionIterArg(0);
+  Value tileKeys =
+      moveIntoTileLoop(b, loop, body, begin, end, walk, loop.getInductionVar(),
+                       base, keyTiles, queryRing);
   b.setInsertionPointToEnd(body);
-  Value next =
-      arith::AddIOp::create(b, base, mapping.lookupOrDefault(keyTiles));
-  scf::YieldOp::create(b, next);
+  scf::YieldOp::create(b, arith::AddIOp::create(b, base, tileKeys).getResult());
   return loop;
+}
+
+/// A dynamic walk's loop carries (tile, k, key tiles walked): the tile, the
+/// block's count of tiles before it (the query ring's iteration) and the
+/// rings' base.
+enum DynamicLoopValue { kTile, kLocalTile, kBase, kDynamicLoopValues };
+
+/// The dynamic walk's producer: moves the issuer's ops [begin, end) (the
+/// query tile's load, then the key loop) into
+/// `while (t < count) { next = grid + atomic_add(counter, 1); ...; t = next }`
+/// from t = block_id.x, publishing each tile in the ids' slot k % 2 before
+/// its query tile's load (whose completion the computing warpgroups wait
+/// for before they read it). Past the last tile, it publishes `count` with
+/// one more load of the query ring (at tile 0, never read), which tells the
+/// computing warpgroups to stop. Returns the loop.
+scf::WhileOp produceTilesDynamically(ImplicitLocOpBuilder &b,
+                                     Block::iterator begin, Block::iterator end,
+                                     const TileWalk &walk, Value keyTiles,
+                                     RingProduceOp queryProduce) {
+  b.setInsertionPoint(&*begin);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value two = arith::ConstantIndexOp::create(b, 2);
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Type index = b.getIndexType();
+  SmallVector<Type> types(kDynamicLoopValues, index);
+  SmallVector<Location> locs(kDynamicLoopValues, b.getLoc());
+  auto loop = scf::WhileOp::create(b, types, ValueRange{first, zero, zero});
+  Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+  Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                     before->getArgument(kTile), walk.count);
+  scf::ConditionOp::create(b, more, before->getArguments());
+  Block *body = b.createBlock(&loop.getAfter(), {}, types, locs);
+  Value tile = body->getArgument(kTile), k = body->getArgument(kLocalTile),
+        base = body->getArgument(kBase);
+  Value tileKeys = moveIntoTileLoop(b, loop, body, begin, end, walk, tile, base,
+                                    keyTiles, queryProduce.getRing());
+  // The next tile asked for first: the atomic's latency passes under this
+  // tile's loads.
+  b.setInsertionPointToStart(body);
+  Value taken = memref::AtomicRMWOp::create(
+      b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
+      walk.counter, ValueRange{zero});
+  Value next =
+      arith::AddIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                            arith::IndexCastUIOp::create(b, index, taken));
+  auto publish = [&](Value tileIndex, Value localTile) {
+    Value slot = arith::RemUIOp::create(b, localTile, two);
+    memref::StoreOp::create(
+        b, arith::IndexCastUIOp::create(b, b.getI32Type(), tileIndex),
+        walk.tileIds, ValueRange{slot});
+  };
+  b.setInsertionPoint(queryProduce);
+  publish(tile, k);
+  queryProduce.getIterationMutable().set(k);
+  b.setInsertionPointToEnd(body);
+  scf::YieldOp::create(b, ValueRange{next, arith::AddIOp::create(b, k, one),
+                                     arith::AddIOp::create(b, base, tileKeys)});
+
+  b.setInsertionPointAfter(loop);
+  Value last = loop.getResult(kLocalTile);
+  publish(walk.count, last);
+  SmallVector<Value> origin(queryProduce.getCoordinates().size(), zero);
+  RingProduceOp::create(b, queryProduce.getRing(), last,
+                        queryProduce.getDescriptor(), origin);
+  return loop;
+}
+/// A new workgroup buffer of `kernel`, aligned to `align` bytes if given.
+BlockArgument addWorkgroupBuffer(gpu::GPUFuncOp kernel, MemRefType type,
+                                 Attribute align = {}) {
+  BlockArgument buffer = kernel.addWorkgroupAttribution(type, kernel.getLoc());
+  if (align)
+    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
+                                       "llvm.align", align);
+  return buffer;
 }
 
 /// A persistent kernel's query tile comes through a ring of one slot (a
@@ -579,10 +662,7 @@ QueryRing createQueryRing(ImplicitLocOpBuilder &b, gpu::GPUFuncOp kernel,
   Attribute align = kernel.getWorkgroupAttributionAttr(
       old.getArgNumber() - kernel.getFirstWorkgroupAttributionIndex(),
       "llvm.align");
-  BlockArgument buffer = kernel.addWorkgroupAttribution(slots, kernel.getLoc());
-  if (align)
-    kernel.setWorkgroupAttributionAttr(kernel.getNumWorkgroupAttributions() - 1,
-                                       "llvm.align", align);
+  BlockArgument buffer = addWorkgroupBuffer(kernel, slots, align);
   auto ringType = RingType::get(
       b.getContext(), 1,
       MemRefType::get(tile.getShape(), tile.getElementType(),
@@ -648,27 +728,102 @@ FailureOr<Operation *> consumeQuery(ImplicitLocOpBuilder &b,
   return consume.getOperation();
 }
 
+/// The dynamic walk's computing warpgroups: move the ops [begin, end) (from
+/// the query tile's wait, `queryConsume`, on) into
+/// `while ((t = ids[k % 2]) < count) { ... }`, the wait moved into the
+/// condition's region, before the tile is read, and its slot passed on.
+/// Returns the loop.
+scf::WhileOp consumeTilesDynamically(ImplicitLocOpBuilder &b,
+                                     Block::iterator begin, Block::iterator end,
+                                     const TileWalk &walk, Value keyTiles,
+                                     RingConsumeOp queryConsume,
+                                     const QueryRing &queryRing) {
+  b.setInsertionPoint(&*begin);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value two = arith::ConstantIndexOp::create(b, 2);
+  Type index = b.getIndexType();
+  Type slotType = queryConsume.getSlot().getType();
+  // Carried: (k, base); passed to the body: (tile, k, base, slot).
+  SmallVector<Type> carried = {index, index};
+  SmallVector<Type> passed = {index, index, index, slotType};
+  auto loop = scf::WhileOp::create(b, passed, ValueRange{zero, zero});
+  Block *before =
+      b.createBlock(&loop.getBefore(), {}, carried, {b.getLoc(), b.getLoc()});
+  Value k = before->getArgument(0);
+  queryConsume->moveBefore(before, before->end());
+  queryConsume.getIterationMutable().set(k);
+  b.setInsertionPointToEnd(before);
+  Value published = memref::LoadOp::create(
+      b, walk.tileIds, ValueRange{arith::RemUIOp::create(b, k, two)});
+  Value tile = arith::IndexCastUIOp::create(b, index, published);
+  Value more =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, walk.count);
+  scf::ConditionOp::create(
+      b, more,
+      ValueRange{tile, k, before->getArgument(1), queryConsume.getSlot()});
+
+  SmallVector<Location> locs(passed.size(), b.getLoc());
+  Block *body = b.createBlock(&loop.getAfter(), {}, passed, locs);
+  Value base = body->getArgument(2);
+  Value tileKeys =
+      moveIntoTileLoop(b, loop, body, begin, end, walk, body->getArgument(0),
+                       base, keyTiles, queryRing.ring);
+  queryConsume.getSlot().replaceUsesWithIf(
+      body->getArgument(3), [&](OpOperand &use) {
+        return loop.getAfter().isAncestor(use.getOwner()->getParentRegion());
+      });
+  for (Operation *op : queryRing.users)
+    if (loop.getAfter().isAncestor(op->getParentRegion()))
+      ringIteration(op)->set(body->getArgument(1));
+  b.setInsertionPointToEnd(body);
+  scf::YieldOp::create(
+      b, ValueRange{arith::AddIOp::create(b, body->getArgument(1), one),
+                    arith::AddIOp::create(b, base, tileKeys)});
+  return loop;
+}
+
 /// persistent = true: both roles walk the tiles of the grid
-/// [query_tiles, batch_heads, one] in a loop, the producer's issuer around
-/// its key loop (`producerKeys`) and the computing warpgroups from the query
-/// tile's copy on; what precedes them (setmaxnreg, ping-pong's first turn)
-/// runs once. The producer thus loads the next tile's K and V while the
-/// computing warpgroups store the current tile's output.
-LogicalResult walkTilesPersistently(
-    gpu::GPUFuncOp kernel, scf::IfOp roles, scf::ForOp producerKeys,
-    CopyTileAsyncOp queryCopy, Value consumerKeyTiles, BlockArgument queryMap,
-    int64_t blockM, bool causal, int64_t computeThreads, StringRef pass) {
+/// [query_tiles, batch_heads, one] in a loop, statically or (causal, with
+/// `counter`) dynamically (TileWalk), the producer's issuer around its key
+/// loop (`producerKeys`) and the computing warpgroups from the query tile's
+/// copy on; what precedes them (setmaxnreg, ping-pong's first turn) runs
+/// once. The producer thus loads the next tile's K and V while the computing
+/// warpgroups store the current tile's output.
+LogicalResult walkTilesPersistently(gpu::GPUFuncOp kernel, scf::IfOp roles,
+                                    scf::ForOp producerKeys,
+                                    CopyTileAsyncOp queryCopy,
+                                    Value consumerKeyTiles,
+                                    BlockArgument queryMap,
+                                    BlockArgument counter, int64_t blockM,
+                                    int64_t computeThreads, StringRef pass) {
   ImplicitLocOpBuilder b(roles.getLoc(), roles);
-  TileWalk walk = planTileWalk(b, roles, queryCopy.getSource(), blockM, causal);
+  TileWalk walk = planTileWalk(b, roles, queryCopy.getSource(), blockM);
   b.setInsertionPoint(roles);
   QueryRing queryRing = createQueryRing(b, kernel, queryCopy, computeThreads);
+  if (counter) {
+    walk.counter = counter;
+    walk.tileIds = addWorkgroupBuffer(
+        kernel,
+        MemRefType::get({2}, b.getI32Type(), MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)));
+  }
   Block *issuer = producerKeys->getBlock();
   b.setInsertionPoint(producerKeys);
   produceQuery(b, queryRing, queryCopy, queryMap);
-  scf::ForOp producerTiles =
-      loopOverTiles(b, issuer->begin(), issuer->getTerminator()->getIterator(),
-                    walk, producerKeys.getUpperBound(), queryRing.ring);
-  setLocalTile(b, producerTiles, queryRing);
+  auto queryProduce = cast<RingProduceOp>(queryRing.users.back());
+  Block::iterator issuerBegin = issuer->begin(),
+                  issuerEnd = issuer->getTerminator()->getIterator();
+  if (walk.isDynamic()) {
+    produceTilesDynamically(b, issuerBegin, issuerEnd, walk,
+                            producerKeys.getUpperBound(), queryProduce);
+  } else {
+    scf::ForOp producerTiles =
+        loopOverTiles(b, issuerBegin, issuerEnd, walk,
+                      producerKeys.getUpperBound(), queryRing.ring);
+    setLocalTile(b, producerTiles, queryRing);
+  }
 
   Block *consumer = queryCopy->getBlock();
   FailureOr<Operation *> queryWait = consumeQuery(b, queryRing, queryCopy);
@@ -676,10 +831,18 @@ LogicalResult walkTilesPersistently(
     return emitPassError(queryCopy, pass)
            << "expects the query tile's copy followed by its fa.wait_tiles and "
               "the tile's output stored (fa.store_tile) in the same block";
-  scf::ForOp consumerTiles = loopOverTiles(
-      b, (*queryWait)->getIterator(), consumer->getTerminator()->getIterator(),
-      walk, consumerKeyTiles, queryRing.ring);
-  setLocalTile(b, consumerTiles, queryRing);
+  Block::iterator consumerEnd = consumer->getTerminator()->getIterator();
+  if (walk.isDynamic()) {
+    auto queryConsume = cast<RingConsumeOp>(*queryWait);
+    consumeTilesDynamically(b, std::next(queryConsume->getIterator()),
+                            consumerEnd, walk, consumerKeyTiles, queryConsume,
+                            queryRing);
+  } else {
+    scf::ForOp consumerTiles =
+        loopOverTiles(b, (*queryWait)->getIterator(), consumerEnd, walk,
+                      consumerKeyTiles, queryRing.ring);
+    setLocalTile(b, consumerTiles, queryRing);
+  }
   // The block's own indices are left unused but for the loops' start.
   for (Operation *op : llvm::reverse(walk.perTileOps))
     if (op->use_empty())
@@ -766,13 +929,22 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
       return failure();
     maps.push_back(*map);
   }
-  BlockArgument queryMap;
+  BlockArgument queryMap, tileCounter;
   if (config.getPersistent()) {
     FailureOr<BlockArgument> map =
         addTensorMap("q", query, *config.getBlockM());
     if (failed(map))
       return failure();
     queryMap = *map;
+  }
+  // Causal tiles are taken dynamically (TileWalk), from this counter.
+  if (config.getPersistent() && entry.getCausal().value_or(false)) {
+    auto type = MemRefType::get({1}, IntegerType::get(context, 32));
+    unsigned index = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
+      return emitPassError(kernel, pass) << "cannot add the tile counter";
+    params.push_back(KernelParamAttr::get(context, kTileCounterParam, type));
+    tileCounter = kernel.getArgument(index);
   }
 
   // Rings over the existing buffers, before the split (every thread).
@@ -833,10 +1005,9 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
            << "cannot compute the end of the key tiles in the producer";
   SmallVector<GridDim> grid(entry.getGrid());
   if (config.getPersistent()) {
-    if (failed(walkTilesPersistently(kernel, roles, *producerKeys, queryCopy,
-                                     tilesEnd, queryMap, *config.getBlockM(),
-                                     entry.getCausal().value_or(false),
-                                     computeThreads, pass)))
+    if (failed(walkTilesPersistently(
+            kernel, roles, *producerKeys, queryCopy, tilesEnd, queryMap,
+            tileCounter, *config.getBlockM(), computeThreads, pass)))
       return failure();
     grid = {GridDim::PersistentQueryTiles, GridDim::One, GridDim::One};
   }

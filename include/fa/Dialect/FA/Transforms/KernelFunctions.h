@@ -65,6 +65,11 @@ StringAttr getExtraParamName(func::FuncOp func, BlockArgument arg,
 /// kernel's memref parameter `<t>`, from which the runtime encodes it.
 inline constexpr llvm::StringLiteral kTensorMapParamSuffix = "_tma";
 
+/// The kernel parameter (memref<1xi32>) from which a persistent causal
+/// forward takes its tiles (fa-warp-specialize); the runtime zeroes it
+/// before each launch.
+inline constexpr llvm::StringLiteral kTileCounterParam = "tile_counter";
+
 /// The manifest's name of a kernel element type: "bf16", "f16", "f32", and
 /// for tables a region reads, "i32" or "i64".
 StringRef dtypeName(Type element);
