@@ -467,8 +467,11 @@ void checkDocumentIds(const std::vector<std::int32_t> &ids, std::int64_t batch,
 }
 
 bool isAttentionTensorParam(const std::string &name) {
+  // tile_counter: the launch's own buffer (AttentionLaunch, the C API's
+  // workspace), never the user's.
   static const std::set<std::string> names = {
-      "q", "k", "v", "out", "lse", "dout", "delta", "dq", "dk", "dv", "dsinks"};
+      "q",     "k",  "v",  "out", "lse",    "dout",
+      "delta", "dq", "dk", "dv",  "dsinks", "tile_counter"};
   return names.count(name) != 0;
 }
 

@@ -507,6 +507,20 @@ TEST(VariantParamsTest, UserParamsTakeTheKernelsKinds) {
   EXPECT_EQ(second, 3);
 }
 
+TEST(VariantParamsTest, TheTileCounterIsTheLaunchsOwn) {
+  // A persistent causal forward's tile_counter is bound by its launch
+  // (AttentionLaunch, the C API's workspace): fa-run must not ask for it.
+  AttentionShape shape{1, 2, 2, 4, 4, 64};
+  KernelSpec kernel =
+      kernelTaking({{"tile_counter", ParamKind::I32Memref, DType::F32, 1}});
+  AttentionVariant variant;
+  VariantParams params = variantParams(variant, shape, {&kernel});
+  EXPECT_TRUE(params.tensors.empty());
+  EXPECT_TRUE(params.scalars.empty());
+  variant.params = {{"tile_counter", "c.npy"}};
+  EXPECT_NE(errorOf([&] { variantParams(variant, shape, {&kernel}); }), "");
+}
+
 TEST(VariantParamsTest, MistakesAreNamed) {
   AttentionShape shape{1, 2, 2, 4, 4, 64};
   KernelSpec kernel = kernelTaking({{"prefix", ParamKind::I64, DType::F32, 0}});
