@@ -117,9 +117,10 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // -----
 
 // persistent = true: a block per resident slot (grid persistent_query_tiles)
-// walks tiles of the old grid [query_tiles, batch_heads]: t % query_tiles
-// is the query tile (reversed as before: the heaviest of a row first), t /
-// query_tiles the (batch, head) row. Causal tiles are taken dynamically: the
+// walks tiles of the old grid [query_tiles, batch_heads]. Causal tiles are
+// numbered in groups of R = ceil(2 grid / query_tiles) (batch, head) rows,
+// by query tile first within a group (reversed as before: the heaviest
+// first), and taken dynamically: the
 // producer's thread starts at block_id.x and, at the start of each tile,
 // asks the tile counter (a new parameter, tile_counter) for the next one
 // (grid_dim.x + the counter's old value). It publishes each tile in the
@@ -156,8 +157,17 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // CHECK-NEXT: %[[TAKEN_INDEX:.*]] = arith.index_castui %[[TAKEN]]
 // CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
 // CHECK-NEXT: %[[NEXT_TILE:.*]] = arith.addi %[[GRID]], %[[TAKEN_INDEX]]
-// CHECK-NEXT: %[[QTILE:.*]] = arith.remui %[[T]], %[[QT]]
-// CHECK-NEXT: %[[ROW:.*]] = arith.divui %[[T]], %[[QT]]
+// CHECK-NEXT: %[[TWO_WAVES:.*]] = arith.muli %[[GRID]], %c2
+// CHECK-NEXT: %[[ROWS:.*]] = arith.ceildivui %[[TWO_WAVES]], %[[QT]]
+// CHECK-NEXT: %[[GROUP_TILES:.*]] = arith.muli %[[ROWS]], %[[QT]]
+// CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[T]], %[[GROUP_TILES]]
+// CHECK-NEXT: %[[FIRST_ROW:.*]] = arith.muli %[[GROUP]], %[[ROWS]]
+// CHECK-NEXT: %[[WITHIN:.*]] = arith.remui %[[T]], %[[GROUP_TILES]]
+// CHECK-NEXT: %[[LEFT:.*]] = arith.subi %[[BH]], %[[FIRST_ROW]]
+// CHECK-NEXT: %[[GROUP_ROWS:.*]] = arith.minui %[[ROWS]], %[[LEFT]]
+// CHECK-NEXT: %[[QTILE:.*]] = arith.divui %[[WITHIN]], %[[GROUP_ROWS]]
+// CHECK-NEXT: %[[IN_GROUP:.*]] = arith.remui %[[WITHIN]], %[[GROUP_ROWS]]
+// CHECK-NEXT: %[[ROW:.*]] = arith.addi %[[FIRST_ROW]], %[[IN_GROUP]]
 // CHECK-NEXT: %[[FROM_END:.*]] = arith.subi %[[QT]], %[[QTILE]]
 // CHECK-NEXT: %[[REVERSED:.*]] = arith.subi %[[FROM_END]], %c1
 // CHECK-NEXT: %[[B:.*]] = arith.divui %[[ROW]], %{{.*}}

@@ -430,11 +430,9 @@ void schedulePingPong(Block *consumer, Operation *firstOp) {
 /// take tiles dynamically, as FlashAttention-3 does: a block's first tile is
 /// its block id, each next one grid + the value of a global counter it
 /// increments (the kernel's `tile_counter`, which the runtime zeroes before
-/// each launch). Within a row the heaviest query tile comes first (a causal
-/// kernel reverses its block id x), so the last tiles handed out are the
-/// lightest.
+/// each launch), in the order tileCoordinates gives.
 struct TileWalk {
-  Value queryTiles;
+  Value queryTiles, batchHeads;
   /// query_tiles * batch_heads.
   Value count;
   /// The dynamic schedule's counter (a memref<1xi32> parameter) and the
@@ -472,8 +470,8 @@ TileWalk planTileWalk(ImplicitLocOpBuilder &b, Operation *split, Value query,
   };
   walk.queryTiles = arith::CeilDivUIOp::create(
       b, dim(2), arith::ConstantIndexOp::create(b, blockM));
-  Value batchHeads = arith::MulIOp::create(b, dim(0), dim(1));
-  walk.count = arith::MulIOp::create(b, walk.queryTiles, batchHeads);
+  walk.batchHeads = arith::MulIOp::create(b, dim(0), dim(1));
+  walk.count = arith::MulIOp::create(b, walk.queryTiles, walk.batchHeads);
   return walk;
 }
 
@@ -499,6 +497,33 @@ void rebaseRingIteration(OpBuilder &b, Operation *op, Value base) {
       arith::AddIOp::create(b, op->getLoc(), base, iteration->get()));
 }
 
+/// The (query tile, row) of tile `tile`, as (block_id x, block_id y) of the
+/// old grid. The static walk numbers tiles row by row. The dynamic one
+/// numbers them in groups of R = ceil(2 grid / query_tiles) rows (about two
+/// waves of tiles), by query tile first within a group: a causal kernel
+/// reverses its block id x, so each group's heaviest tiles come first and
+/// the last tiles handed out are the lightest, while the tiles in flight
+/// share few enough rows for their K and V to stay in L2.
+std::pair<Value, Value> tileCoordinates(ImplicitLocOpBuilder &b,
+                                        const TileWalk &walk, Value tile) {
+  if (!walk.isDynamic())
+    return {arith::RemUIOp::create(b, tile, walk.queryTiles),
+            arith::DivUIOp::create(b, tile, walk.queryTiles)};
+  Value twoWaves =
+      arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                            arith::ConstantIndexOp::create(b, 2));
+  Value rows = arith::CeilDivUIOp::create(b, twoWaves, walk.queryTiles);
+  Value groupTiles = arith::MulIOp::create(b, rows, walk.queryTiles);
+  Value firstRow = arith::MulIOp::create(
+      b, arith::DivUIOp::create(b, tile, groupTiles), rows);
+  Value within = arith::RemUIOp::create(b, tile, groupTiles);
+  Value groupRows = arith::MinUIOp::create(
+      b, rows, arith::SubIOp::create(b, walk.batchHeads, firstRow));
+  return {arith::DivUIOp::create(b, within, groupRows),
+          arith::AddIOp::create(b, firstRow,
+                                arith::RemUIOp::create(b, within, groupRows))};
+}
+
 /// Moves the ops [begin, end) to the end of `body`, the body of `loop` (a
 /// role's loop over tiles) on tile `tile`: the tile's indices are computed
 /// again from it at the body's start (block ids replaced), and the rings'
@@ -512,8 +537,7 @@ Value moveIntoTileLoop(ImplicitLocOpBuilder &b, Operation *loop, Block *body,
   body->getOperations().splice(body->end(), begin->getBlock()->getOperations(),
                                begin, end);
   b.setInsertionPointToStart(body);
-  Value queryTile = arith::RemUIOp::create(b, tile, walk.queryTiles);
-  Value row = arith::DivUIOp::create(b, tile, walk.queryTiles);
+  auto [queryTile, row] = tileCoordinates(b, walk, tile);
   auto blockIdOf = [&](gpu::BlockIdOp id) {
     return id.getDimension() == gpu::Dimension::x ? queryTile : row;
   };
