@@ -123,13 +123,13 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // first), and taken dynamically: the
 // producer's thread starts at block_id.x and, at the start of each tile,
 // asks the tile counter (a new parameter, tile_counter) for the next one
-// (grid_dim.x + the counter's old value). It publishes each tile in the
-// workgroup's two tile slots (k % 2, k the block's tile count) before
-// loading its query tile by TMA (q_tma) into a ring of one slot over a
-// buffer of its own; past the last tile it publishes the tile count, with
-// one more query load that tells the computing warpgroups to stop. They
-// wait for the query ring in the loop's condition, read the tile there and
-// release the slot before storing their output. Both roles number the K/V
+// (grid_dim.x + the counter's old value). Before loading its k-th query
+// tile by TMA (q_tma) into a ring of one slot over a buffer of its own, it
+// publishes that next tile, k + 1, in the workgroup's tile slot
+// (k + 1) % 2, which the computing warpgroups read right after that query
+// tile arrived: they start at block_id.x too, know each next tile before
+// they wait for its query tile, stop at a tile past the end, and release
+// the query slot before storing their output. Both roles number the K/V
 // rings' tiles on from the key tiles of their earlier query tiles (base +
 // j), so slots and phases stay matched. The producer's index math takes 32
 // registers, which leave the computing warpgroups 232 each of the block's
@@ -148,15 +148,12 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // CHECK-NEXT: %[[QRING:.*]] = fa.ring_create %[[QSLOTS]] consumers(8)
 // CHECK: nvvm.setmaxregister decrease 32
 // CHECK: %[[BX:.*]] = gpu.block_id x
-// CHECK-NEXT: %[[PRODUCED:.*]]:3 = scf.while (%[[T:.*]] = %[[BX]], %[[K:.*]] = %c0, %[[BASE:.*]] = %c0) : (index, index, index) -> (index, index, index) {
+// CHECK-NEXT: scf.while (%[[T:.*]] = %[[BX]], %[[K:.*]] = %c0, %[[BASE:.*]] = %c0) : (index, index, index) -> (index, index, index) {
 // CHECK-NEXT: %[[MORE:.*]] = arith.cmpi ult, %[[T]], %[[TILES]]
 // CHECK-NEXT: scf.condition(%[[MORE]]) %[[T]], %[[K]], %[[BASE]]
 // CHECK-NEXT: } do {
 // CHECK-NEXT: ^bb0(%[[T:.*]]: index, %[[K:.*]]: index, %[[BASE:.*]]: index):
-// CHECK: %[[TAKEN:.*]] = memref.atomic_rmw addi %c1_i32, %[[COUNTER]][%c0]
-// CHECK-NEXT: %[[TAKEN_INDEX:.*]] = arith.index_castui %[[TAKEN]]
 // CHECK-NEXT: %[[GRID:.*]] = gpu.grid_dim x
-// CHECK-NEXT: %[[NEXT_TILE:.*]] = arith.addi %[[GRID]], %[[TAKEN_INDEX]]
 // CHECK-NEXT: %[[TWO_WAVES:.*]] = arith.muli %[[GRID]], %c2
 // CHECK-NEXT: %[[ROWS:.*]] = arith.ceildivui %[[TWO_WAVES]], %[[QT]]
 // CHECK-NEXT: %[[GROUP_TILES:.*]] = arith.muli %[[ROWS]], %[[QT]]
@@ -174,47 +171,48 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // CHECK-NEXT: %[[H:.*]] = arith.remui %[[ROW]], %{{.*}}
 // CHECK: %[[ROW0:.*]] = arith.muli %[[REVERSED]], %c128
 // CHECK: %[[END:.*]] = arith.minui
-// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[K]], %c2
-// CHECK-NEXT: %[[T32:.*]] = arith.index_castui %[[T]] : index to i32
-// CHECK-NEXT: memref.store %[[T32]], %[[IDS]][%[[SLOT]]]
+// CHECK: %[[TAKEN:.*]] = memref.atomic_rmw addi %c1_i32, %[[COUNTER]][%c0]
+// CHECK-NEXT: %[[TAKEN_INDEX:.*]] = arith.index_castui %[[TAKEN]]
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[GRID]], %[[TAKEN_INDEX]]
+// CHECK-NEXT: %[[NEXT_K:.*]] = arith.addi %[[K]], %c1
+// CHECK-NEXT: %[[SLOT:.*]] = arith.remui %[[NEXT_K]], %c2
+// CHECK-NEXT: %[[NEXT32:.*]] = arith.index_castui %[[NEXT]] : index to i32
+// CHECK-NEXT: memref.store %[[NEXT32]], %[[IDS]][%[[SLOT]]]
 // CHECK-NEXT: fa.ring_produce %[[QRING]][%[[K]]] from %[[QMAP]][%[[B]], %[[H]], %[[ROW0]], %c0]
 // CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %[[END]] step %c1 {
 // CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[J]]
 // CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
 // CHECK-NEXT: fa.ring_produce %{{.*}}[%[[AT]]]
-// CHECK: %[[NEXT_K:.*]] = arith.addi %[[K]], %c1
-// CHECK-NEXT: %[[NEXT_BASE:.*]] = arith.addi %[[BASE]], %[[END]]
-// CHECK-NEXT: scf.yield %[[NEXT_TILE]], %[[NEXT_K]], %[[NEXT_BASE]] : index, index, index
+// CHECK: %[[NEXT_BASE:.*]] = arith.addi %[[BASE]], %[[END]]
+// CHECK-NEXT: scf.yield %[[NEXT]], %[[NEXT_K]], %[[NEXT_BASE]] : index, index, index
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[LAST_SLOT:.*]] = arith.remui %[[PRODUCED]]#1, %c2
-// CHECK-NEXT: %[[STOP:.*]] = arith.index_castui %[[TILES]] : index to i32
-// CHECK-NEXT: memref.store %[[STOP]], %[[IDS]][%[[LAST_SLOT]]]
-// CHECK-NEXT: fa.ring_produce %[[QRING]][%[[PRODUCED]]#1] from %[[QMAP]][%c0, %c0, %c0, %c0]
+// CHECK-NEXT: }
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: nvvm.barrier.arrive id = %c2_i32
-// CHECK: scf.while (%[[CK:.*]] = %c0, %[[CBASE:.*]] = %c0) : (index, index) -> (index, index, index, memref<128x128xbf16, {{.*}}>) {
-// CHECK-NEXT: %[[Q:.*]] = fa.ring_consume %[[QRING]][%[[CK]]]
-// CHECK-NEXT: %[[CSLOT:.*]] = arith.remui %[[CK]], %c2
-// CHECK-NEXT: %[[PUBLISHED:.*]] = memref.load %[[IDS]][%[[CSLOT]]]
-// CHECK-NEXT: %[[CT:.*]] = arith.index_castui %[[PUBLISHED]] : i32 to index
+// CHECK: %[[CBX:.*]] = gpu.block_id x
+// CHECK-NEXT: scf.while (%[[CT:.*]] = %[[CBX]], %[[CK:.*]] = %c0, %[[CBASE:.*]] = %c0) : (index, index, index) -> (index, index, index) {
 // CHECK-NEXT: %[[CMORE:.*]] = arith.cmpi ult, %[[CT]], %[[TILES]]
-// CHECK-NEXT: scf.condition(%[[CMORE]]) %[[CT]], %[[CK]], %[[CBASE]], %[[Q]]
+// CHECK-NEXT: scf.condition(%[[CMORE]]) %[[CT]], %[[CK]], %[[CBASE]]
 // CHECK-NEXT: } do {
-// CHECK-NEXT: ^bb0(%[[CT:.*]]: index, %[[CK:.*]]: index, %[[CBASE:.*]]: index, %[[QSLOT:.*]]: memref<128x128xbf16, {{.*}}>):
+// CHECK-NEXT: ^bb0(%[[CT:.*]]: index, %[[CK:.*]]: index, %[[CBASE:.*]]: index):
 // CHECK-NOT: nvvm.barrier.arrive id = %c2_i32
 // CHECK-NOT: fa.copy_tile_async
 // CHECK-NOT: gpu.block_id
+// CHECK: %[[Q:.*]] = fa.ring_consume %[[QRING]][%[[CK]]]
+// CHECK-NEXT: %[[CNEXT_K:.*]] = arith.addi %[[CK]], %c1
+// CHECK-NEXT: %[[CSLOT:.*]] = arith.remui %[[CNEXT_K]], %c2
+// CHECK-NEXT: %[[PUBLISHED:.*]] = memref.load %[[IDS]][%[[CSLOT]]]
+// CHECK-NEXT: %[[CNEXT:.*]] = arith.index_castui %[[PUBLISHED]] : i32 to index
 // CHECK-NOT: fa.wait_tiles
 // CHECK: %[[FIRST:.*]] = arith.addi %[[CBASE]], %c0
 // CHECK-NEXT: %[[K0:.*]] = fa.ring_consume %{{.*}}[%[[FIRST]]]
-// CHECK-NEXT: fa.tile_matmul %[[QSLOT]], %[[K0]]
+// CHECK-NEXT: fa.tile_matmul %[[Q]], %[[K0]]
 // CHECK: fa.ring_release %[[QRING]][%[[CK]]]
 // CHECK-NEXT: }
 // CHECK-NEXT: fa.store_tile
-// CHECK-NEXT: %[[CNEXT_K:.*]] = arith.addi %[[CK]], %c1
-// CHECK-NEXT: %[[CNEXT:.*]] = arith.addi %[[CBASE]], %{{.*}}
-// CHECK-NEXT: scf.yield %[[CNEXT_K]], %[[CNEXT]] : index, index
+// CHECK-NEXT: %[[CNEXT_BASE:.*]] = arith.addi %[[CBASE]], %{{.*}}
+// CHECK-NEXT: scf.yield %[[CNEXT]], %[[CNEXT_K]], %[[CNEXT_BASE]] : index, index, index
 // CHECK: } {fa.warp_roles}
 func.func @persistent(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
                       %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {

@@ -4,12 +4,13 @@
 // computing warpgroups 232 of the block's 168 * 384 (asking for more waits
 // forever: the GPU hung at 240). The producer starts at %ctaid.x and asks
 // the tile counter (the last parameter) for each next tile with one atomic
-// add; per tile it publishes the tile in shared memory and loads the query
-// tile by TMA (two 128-byte panels into the one-slot ring, full barrier
-// __mbarrier_3) before K and V. The computing warpgroups never read a block
-// id: each waits for the query ring, then reads the published tile. No
-// cp.async copies. ptxas assembles it for sm_90a without spilling (at 24
-// producer registers the tile loop spilled 4 bytes).
+// add; per tile it publishes that next tile in shared memory, then loads
+// the query tile by TMA (two 128-byte panels into the one-slot ring, full
+// barrier __mbarrier_3) before K and V. The computing warpgroups start at
+// %ctaid.x too and read each next tile, published with the query tile,
+// right after waiting for it. No cp.async copies. ptxas assembles it for
+// sm_90a without spilling (at 24 producer registers the tile loop spilled
+// 4 bytes).
 // RUN: fa-opt %s --fa-to-ptx -o %t.mlir
 // RUN: python3 %fa_src_root/test/runtime/fixtures/extract_ptx.py %t.mlir %t.ptx
 // The roles' code may come in either order: one FileCheck for each.
@@ -31,10 +32,10 @@
 // CONSUMER: setmaxnreg.inc.sync.aligned.u32 232;
 // CONSUMER: bar.arrive 2, 256;
 // CONSUMER: mbarrier.try_wait.parity.shared.b64
-// CONSUMER: ld.shared.b32 %rd{{[0-9]+}}, [__wg_attn_{{[0-9]+}}];
+// CONSUMER: ld.shared.b32 %rd{{[0-9]+}}, [%rd{{[0-9]+}}];
 
-// The producer's first tile is the only block id read.
-// ONE-BLOCK-ID: %ctaid.x
+// Each role reads its block id once: its first tile.
+// ONE-BLOCK-ID-COUNT-2: %ctaid.x
 // ONE-BLOCK-ID-NOT: %ctaid
 func.func @attn(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>,
                 %o: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 128, num_warps = 8, num_stages = 2, q_in_shared = true, stage_output = true, wgmma = true, overlap_softmax = true, warp_specialize = true, ping_pong = true, persistent = true>} {

@@ -590,71 +590,6 @@ scf::ForOp loopOverTiles(ImplicitLocOpBuilder &b, Block::iterator begin,
   return loop;
 }
 
-/// A dynamic walk's loop carries (tile, k, key tiles walked): the tile, the
-/// block's count of tiles before it (the query ring's iteration) and the
-/// rings' base.
-enum DynamicLoopValue { kTile, kLocalTile, kBase, kDynamicLoopValues };
-
-/// The dynamic walk's producer: moves the issuer's ops [begin, end) (the
-/// query tile's load, then the key loop) into
-/// `while (t < count) { next = grid + atomic_add(counter, 1); ...; t = next }`
-/// from t = block_id.x, publishing each tile in the ids' slot k % 2 before
-/// its query tile's load (whose completion the computing warpgroups wait
-/// for before they read it). Past the last tile, it publishes `count` with
-/// one more load of the query ring (at tile 0, never read), which tells the
-/// computing warpgroups to stop. Returns the loop.
-scf::WhileOp produceTilesDynamically(ImplicitLocOpBuilder &b,
-                                     Block::iterator begin, Block::iterator end,
-                                     const TileWalk &walk, Value keyTiles,
-                                     RingProduceOp queryProduce) {
-  b.setInsertionPoint(&*begin);
-  Value zero = arith::ConstantIndexOp::create(b, 0);
-  Value one = arith::ConstantIndexOp::create(b, 1);
-  Value two = arith::ConstantIndexOp::create(b, 2);
-  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Type index = b.getIndexType();
-  SmallVector<Type> types(kDynamicLoopValues, index);
-  SmallVector<Location> locs(kDynamicLoopValues, b.getLoc());
-  auto loop = scf::WhileOp::create(b, types, ValueRange{first, zero, zero});
-  Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
-  Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                     before->getArgument(kTile), walk.count);
-  scf::ConditionOp::create(b, more, before->getArguments());
-  Block *body = b.createBlock(&loop.getAfter(), {}, types, locs);
-  Value tile = body->getArgument(kTile), k = body->getArgument(kLocalTile),
-        base = body->getArgument(kBase);
-  Value tileKeys = moveIntoTileLoop(b, loop, body, begin, end, walk, tile, base,
-                                    keyTiles, queryProduce.getRing());
-  // The next tile asked for first: the atomic's latency passes under this
-  // tile's loads.
-  b.setInsertionPointToStart(body);
-  Value taken = memref::AtomicRMWOp::create(
-      b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
-      walk.counter, ValueRange{zero});
-  Value next =
-      arith::AddIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
-                            arith::IndexCastUIOp::create(b, index, taken));
-  auto publish = [&](Value tileIndex, Value localTile) {
-    Value slot = arith::RemUIOp::create(b, localTile, two);
-    memref::StoreOp::create(
-        b, arith::IndexCastUIOp::create(b, b.getI32Type(), tileIndex),
-        walk.tileIds, ValueRange{slot});
-  };
-  b.setInsertionPoint(queryProduce);
-  publish(tile, k);
-  queryProduce.getIterationMutable().set(k);
-  b.setInsertionPointToEnd(body);
-  scf::YieldOp::create(b, ValueRange{next, arith::AddIOp::create(b, k, one),
-                                     arith::AddIOp::create(b, base, tileKeys)});
-
-  b.setInsertionPointAfter(loop);
-  Value last = loop.getResult(kLocalTile);
-  publish(walk.count, last);
-  SmallVector<Value> origin(queryProduce.getCoordinates().size(), zero);
-  RingProduceOp::create(b, queryProduce.getRing(), last,
-                        queryProduce.getDescriptor(), origin);
-  return loop;
-}
 /// A new workgroup buffer of `kernel`, aligned to `align` bytes if given.
 BlockArgument addWorkgroupBuffer(gpu::GPUFuncOp kernel, MemRefType type,
                                  Attribute align = {}) {
@@ -752,59 +687,106 @@ FailureOr<Operation *> consumeQuery(ImplicitLocOpBuilder &b,
   return consume.getOperation();
 }
 
-/// The dynamic walk's computing warpgroups: move the ops [begin, end) (from
-/// the query tile's wait, `queryConsume`, on) into
-/// `while ((t = ids[k % 2]) < count) { ... }`, the wait moved into the
-/// condition's region, before the tile is read, and its slot passed on.
-/// Returns the loop.
-scf::WhileOp consumeTilesDynamically(ImplicitLocOpBuilder &b,
-                                     Block::iterator begin, Block::iterator end,
-                                     const TileWalk &walk, Value keyTiles,
-                                     RingConsumeOp queryConsume,
-                                     const QueryRing &queryRing) {
+/// Builds `while (t < count)` over `inits` (t first), the condition's
+/// region only comparing t, and leaves the builder at the start of the
+/// (empty) body.
+scf::WhileOp whileTilesLeft(ImplicitLocOpBuilder &b, const TileWalk &walk,
+                            ValueRange inits) {
+  SmallVector<Type> types(inits.getTypes());
+  SmallVector<Location> locs(inits.size(), b.getLoc());
+  auto loop = scf::WhileOp::create(b, types, inits);
+  Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+  Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                     before->getArgument(0), walk.count);
+  scf::ConditionOp::create(b, more, before->getArguments());
+  b.createBlock(&loop.getAfter(), {}, types, locs);
+  return loop;
+}
+
+/// The tile after the ones taken so far: grid + the counter's old value.
+Value takeTile(ImplicitLocOpBuilder &b, const TileWalk &walk) {
+  Value taken = memref::AtomicRMWOp::create(
+      b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
+      walk.counter, ValueRange{arith::ConstantIndexOp::create(b, 0)});
+  return arith::AddIOp::create(
+      b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+      arith::IndexCastUIOp::create(b, b.getIndexType(), taken));
+}
+
+/// The slot of `walk.tileIds` that holds the block's tile `localTile`.
+Value tileIdSlot(ImplicitLocOpBuilder &b, Value localTile) {
+  return arith::RemUIOp::create(b, localTile,
+                                arith::ConstantIndexOp::create(b, 2));
+}
+
+/// The loops over tiles carry (tile, k, key tiles walked): k is the block's
+/// count of tiles before this one (the query ring's iteration).
+enum TileLoopValue { kTile, kLocalTile, kBase };
+
+/// The dynamic walk's producer: moves the issuer's ops [begin, end) (the
+/// query tile's load, then the key loop) into a loop over its tiles from
+/// t = block_id.x. At the start of tile k it takes tile k + 1 from the
+/// counter and publishes it in the ids' slot (k + 1) % 2 just before loading
+/// query tile k, so that the computing warpgroups know their next tile, and
+/// compute its indices, before they wait for its query tile. (The atomic's
+/// latency passes while the thread would wait for the query slot anyway:
+/// the computing warpgroups free it only near the end of tile k - 1.) The
+/// slot it overwrites held tile k - 1, which they read when they got query
+/// tile k - 2, before they released it for the load of query tile k - 1.
+void produceTilesDynamically(ImplicitLocOpBuilder &b, Block::iterator begin,
+                             Block::iterator end, const TileWalk &walk,
+                             Value keyTiles, RingProduceOp queryProduce) {
   b.setInsertionPoint(&*begin);
   Value zero = arith::ConstantIndexOp::create(b, 0);
-  Value one = arith::ConstantIndexOp::create(b, 1);
-  Value two = arith::ConstantIndexOp::create(b, 2);
-  Type index = b.getIndexType();
-  Type slotType = queryConsume.getSlot().getType();
-  // Carried: (k, base); passed to the body: (tile, k, base, slot).
-  SmallVector<Type> carried = {index, index};
-  SmallVector<Type> passed = {index, index, index, slotType};
-  auto loop = scf::WhileOp::create(b, passed, ValueRange{zero, zero});
-  Block *before =
-      b.createBlock(&loop.getBefore(), {}, carried, {b.getLoc(), b.getLoc()});
-  Value k = before->getArgument(0);
-  queryConsume->moveBefore(before, before->end());
-  queryConsume.getIterationMutable().set(k);
-  b.setInsertionPointToEnd(before);
-  Value published = memref::LoadOp::create(
-      b, walk.tileIds, ValueRange{arith::RemUIOp::create(b, k, two)});
-  Value tile = arith::IndexCastUIOp::create(b, index, published);
-  Value more =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile, walk.count);
-  scf::ConditionOp::create(
-      b, more,
-      ValueRange{tile, k, before->getArgument(1), queryConsume.getSlot()});
-
-  SmallVector<Location> locs(passed.size(), b.getLoc());
-  Block *body = b.createBlock(&loop.getAfter(), {}, passed, locs);
-  Value base = body->getArgument(2);
-  Value tileKeys =
-      moveIntoTileLoop(b, loop, body, begin, end, walk, body->getArgument(0),
-                       base, keyTiles, queryRing.ring);
-  queryConsume.getSlot().replaceUsesWithIf(
-      body->getArgument(3), [&](OpOperand &use) {
-        return loop.getAfter().isAncestor(use.getOwner()->getParentRegion());
-      });
-  for (Operation *op : queryRing.users)
-    if (loop.getAfter().isAncestor(op->getParentRegion()))
-      ringIteration(op)->set(body->getArgument(1));
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  scf::WhileOp loop = whileTilesLeft(b, walk, ValueRange{first, zero, zero});
+  Block *body = &loop.getAfter().front();
+  Value k = body->getArgument(kLocalTile), base = body->getArgument(kBase);
+  Value tileKeys = moveIntoTileLoop(b, loop, body, begin, end, walk,
+                                    body->getArgument(kTile), base, keyTiles,
+                                    queryProduce.getRing());
+  b.setInsertionPoint(queryProduce);
+  Value next = takeTile(b, walk);
+  Value nextK =
+      arith::AddIOp::create(b, k, arith::ConstantIndexOp::create(b, 1));
+  memref::StoreOp::create(b,
+                          arith::IndexCastUIOp::create(b, b.getI32Type(), next),
+                          walk.tileIds, ValueRange{tileIdSlot(b, nextK)});
+  queryProduce.getIterationMutable().set(k);
   b.setInsertionPointToEnd(body);
   scf::YieldOp::create(
-      b, ValueRange{arith::AddIOp::create(b, body->getArgument(1), one),
-                    arith::AddIOp::create(b, base, tileKeys)});
-  return loop;
+      b, ValueRange{next, nextK, arith::AddIOp::create(b, base, tileKeys)});
+}
+
+/// The dynamic walk's computing warpgroups: move the ops [begin, end) (from
+/// the query tile's wait, `queryConsume`, on) into a loop over their tiles
+/// from t = block_id.x, reading the next tile, which the producer published
+/// with the query tile, right after the wait.
+void consumeTilesDynamically(ImplicitLocOpBuilder &b, Block::iterator begin,
+                             Block::iterator end, const TileWalk &walk,
+                             Value keyTiles, RingConsumeOp queryConsume,
+                             const QueryRing &queryRing) {
+  b.setInsertionPoint(&*begin);
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  scf::WhileOp loop = whileTilesLeft(b, walk, ValueRange{first, zero, zero});
+  Block *body = &loop.getAfter().front();
+  Value k = body->getArgument(kLocalTile), base = body->getArgument(kBase);
+  Value tileKeys = moveIntoTileLoop(b, loop, body, begin, end, walk,
+                                    body->getArgument(kTile), base, keyTiles,
+                                    queryRing.ring);
+  for (Operation *op : queryRing.users)
+    if (loop->isProperAncestor(op))
+      ringIteration(op)->set(k);
+  b.setInsertionPointAfter(queryConsume);
+  Value nextK =
+      arith::AddIOp::create(b, k, arith::ConstantIndexOp::create(b, 1));
+  Value published =
+      memref::LoadOp::create(b, walk.tileIds, ValueRange{tileIdSlot(b, nextK)});
+  Value next = arith::IndexCastUIOp::create(b, b.getIndexType(), published);
+  b.setInsertionPointToEnd(body);
+  scf::YieldOp::create(
+      b, ValueRange{next, nextK, arith::AddIOp::create(b, base, tileKeys)});
 }
 
 /// persistent = true: both roles walk the tiles of the grid
@@ -857,9 +839,8 @@ LogicalResult walkTilesPersistently(gpu::GPUFuncOp kernel, scf::IfOp roles,
               "the tile's output stored (fa.store_tile) in the same block";
   Block::iterator consumerEnd = consumer->getTerminator()->getIterator();
   if (walk.isDynamic()) {
-    auto queryConsume = cast<RingConsumeOp>(*queryWait);
-    consumeTilesDynamically(b, std::next(queryConsume->getIterator()),
-                            consumerEnd, walk, consumerKeyTiles, queryConsume,
+    consumeTilesDynamically(b, (*queryWait)->getIterator(), consumerEnd, walk,
+                            consumerKeyTiles, cast<RingConsumeOp>(*queryWait),
                             queryRing);
   } else {
     scf::ForOp consumerTiles =
