@@ -284,11 +284,16 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
 
     With `persistent = true` the grid becomes `[persistent_query_tiles, one,
     one]` (the runtime launches min(tiles, resident blocks)) and both roles
-    loop over the tiles of the grid `[query_tiles, batch_heads]`, tile t =
-    block_id.x, + grid_dim.x, ...: t % query_tiles the query tile (causal
-    odd rows backwards), t / query_tiles the (batch, head). Each role
-    computes the tile's indices from t, and numbers the K/V rings' tiles on
-    across its query tiles. The query tile comes by TMA too (a third
+    loop over the tiles of the grid `[query_tiles, batch_heads]`. Without a
+    mask tile t = block_id.x, + grid_dim.x, ...: t % query_tiles the query
+    tile, t / query_tiles the (batch, head). Causal kernels take tiles
+    dynamically: a new parameter `tile_counter` (memref<1xi32>, zeroed by
+    the runtime before each launch) gives tile grid_dim.x + its old value
+    to each atomic add of the producer, which publishes the next tile in a
+    two-slot workgroup buffer before loading the current query tile; tiles
+    are numbered in groups of ceil(2 grid / query_tiles) rows, query tile
+    first. Each role computes the tile's indices from t, and numbers the
+    K/V rings' tiles on across its query tiles. The query tile comes by TMA too (a third
     parameter, `q_tma`): a one-slot ring over a buffer of its own, filled by
     the producer for the block's next tile once the computing warpgroups
     released the current one before their epilogue (the old query buffer
