@@ -723,70 +723,83 @@ Value tileIdSlot(ImplicitLocOpBuilder &b, Value localTile) {
 /// count of tiles before this one (the query ring's iteration).
 enum TileLoopValue { kTile, kLocalTile, kBase };
 
-/// The dynamic walk's producer: moves the issuer's ops [begin, end) (the
-/// query tile's load, then the key loop) into a loop over its tiles from
-/// t = block_id.x. At the start of tile k it takes tile k + 1 from the
-/// counter and publishes it in the ids' slot (k + 1) % 2 just before loading
-/// query tile k, so that the computing warpgroups know their next tile, and
-/// compute its indices, before they wait for its query tile. (The atomic's
-/// latency passes while the thread would wait for the query slot anyway:
-/// the computing warpgroups free it only near the end of tile k - 1.) The
-/// slot it overwrites held tile k - 1, which they read when they got query
-/// tile k - 2, before they released it for the load of query tile k - 1.
-void produceTilesDynamically(ImplicitLocOpBuilder &b, Block::iterator begin,
-                             Block::iterator end, const TileWalk &walk,
-                             Value keyTiles, RingProduceOp queryProduce) {
+/// The dynamic walk's loop of a role: moves its ops [begin, end) into
+/// `while (t < count)` from t = block_id.x (moveIntoTileLoop), carrying
+/// (tile, k, key tiles walked). `nextTile(k)` builds, where the role gets
+/// it, the block's next tile and k + 1.
+scf::WhileOp loopOverTilesDynamically(
+    ImplicitLocOpBuilder &b, Block::iterator begin, Block::iterator end,
+    const TileWalk &walk, Value keyTiles, Value queryRing,
+    function_ref<std::pair<Value, Value>(Value)> nextTile) {
   b.setInsertionPoint(&*begin);
   Value zero = arith::ConstantIndexOp::create(b, 0);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   scf::WhileOp loop = whileTilesLeft(b, walk, ValueRange{first, zero, zero});
   Block *body = &loop.getAfter().front();
-  Value k = body->getArgument(kLocalTile), base = body->getArgument(kBase);
-  Value tileKeys = moveIntoTileLoop(b, loop, body, begin, end, walk,
-                                    body->getArgument(kTile), base, keyTiles,
-                                    queryProduce.getRing());
-  b.setInsertionPoint(queryProduce);
-  Value next = takeTile(b, walk);
-  Value nextK =
-      arith::AddIOp::create(b, k, arith::ConstantIndexOp::create(b, 1));
-  memref::StoreOp::create(b,
-                          arith::IndexCastUIOp::create(b, b.getI32Type(), next),
-                          walk.tileIds, ValueRange{tileIdSlot(b, nextK)});
-  queryProduce.getIterationMutable().set(k);
+  Value base = body->getArgument(kBase);
+  Value tileKeys =
+      moveIntoTileLoop(b, loop, body, begin, end, walk,
+                       body->getArgument(kTile), base, keyTiles, queryRing);
+  auto [next, nextK] = nextTile(body->getArgument(kLocalTile));
   b.setInsertionPointToEnd(body);
   scf::YieldOp::create(
       b, ValueRange{next, nextK, arith::AddIOp::create(b, base, tileKeys)});
+  return loop;
+}
+
+/// k + 1.
+Value nextLocalTile(ImplicitLocOpBuilder &b, Value k) {
+  return arith::AddIOp::create(b, k, arith::ConstantIndexOp::create(b, 1));
+}
+
+/// The dynamic walk's producer: moves the issuer's ops [begin, end) (the
+/// query tile's load, then the key loop) into its loop over tiles. At the
+/// start of tile k it takes tile k + 1 from the counter and publishes it in
+/// the ids' slot (k + 1) % 2 just before loading query tile k, so that the
+/// computing warpgroups know their next tile, and compute its indices,
+/// before they wait for its query tile. (The atomic's latency passes while
+/// the thread would wait for the query slot anyway: the computing
+/// warpgroups free it only near the end of tile k - 1.) The slot it
+/// overwrites held tile k - 1, which they read when they got query tile
+/// k - 2, before they released it for the load of query tile k - 1.
+void produceTilesDynamically(ImplicitLocOpBuilder &b, Block::iterator begin,
+                             Block::iterator end, const TileWalk &walk,
+                             Value keyTiles, RingProduceOp queryProduce) {
+  loopOverTilesDynamically(
+      b, begin, end, walk, keyTiles, queryProduce.getRing(), [&](Value k) {
+        b.setInsertionPoint(queryProduce);
+        queryProduce.getIterationMutable().set(k);
+        Value next = takeTile(b, walk);
+        Value nextK = nextLocalTile(b, k);
+        memref::StoreOp::create(
+            b, arith::IndexCastUIOp::create(b, b.getI32Type(), next),
+            walk.tileIds, ValueRange{tileIdSlot(b, nextK)});
+        return std::make_pair(next, nextK);
+      });
 }
 
 /// The dynamic walk's computing warpgroups: move the ops [begin, end) (from
-/// the query tile's wait, `queryConsume`, on) into a loop over their tiles
-/// from t = block_id.x, reading the next tile, which the producer published
-/// with the query tile, right after the wait.
+/// the query tile's wait, `queryConsume`, on) into their loop over tiles,
+/// reading the next tile, which the producer published with the query
+/// tile, right after the wait.
 void consumeTilesDynamically(ImplicitLocOpBuilder &b, Block::iterator begin,
                              Block::iterator end, const TileWalk &walk,
                              Value keyTiles, RingConsumeOp queryConsume,
                              const QueryRing &queryRing) {
-  b.setInsertionPoint(&*begin);
-  Value zero = arith::ConstantIndexOp::create(b, 0);
-  Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  scf::WhileOp loop = whileTilesLeft(b, walk, ValueRange{first, zero, zero});
-  Block *body = &loop.getAfter().front();
-  Value k = body->getArgument(kLocalTile), base = body->getArgument(kBase);
-  Value tileKeys = moveIntoTileLoop(b, loop, body, begin, end, walk,
-                                    body->getArgument(kTile), base, keyTiles,
-                                    queryRing.ring);
-  for (Operation *op : queryRing.users)
-    if (loop->isProperAncestor(op))
-      ringIteration(op)->set(k);
-  b.setInsertionPointAfter(queryConsume);
-  Value nextK =
-      arith::AddIOp::create(b, k, arith::ConstantIndexOp::create(b, 1));
-  Value published =
-      memref::LoadOp::create(b, walk.tileIds, ValueRange{tileIdSlot(b, nextK)});
-  Value next = arith::IndexCastUIOp::create(b, b.getIndexType(), published);
-  b.setInsertionPointToEnd(body);
-  scf::YieldOp::create(
-      b, ValueRange{next, nextK, arith::AddIOp::create(b, base, tileKeys)});
+  loopOverTilesDynamically(
+      b, begin, end, walk, keyTiles, queryRing.ring, [&](Value k) {
+        for (Operation *op : queryRing.users)
+          if (k.getParentBlock()->findAncestorOpInBlock(*op))
+            ringIteration(op)->set(k);
+        b.setInsertionPointAfter(queryConsume);
+        Value nextK = nextLocalTile(b, k);
+        Value published = memref::LoadOp::create(
+            b, walk.tileIds, ValueRange{tileIdSlot(b, nextK)});
+        return std::make_pair(
+            arith::IndexCastUIOp::create(b, b.getIndexType(), published)
+                .getResult(),
+            nextK);
+      });
 }
 
 /// persistent = true: both roles walk the tiles of the grid
