@@ -606,7 +606,8 @@ BlockArgument addWorkgroupBuffer(gpu::GPUFuncOp kernel, MemRefType type,
 /// their epilogue; the query tile's old buffer only stages the output.
 struct QueryRing {
   TypedValue<RingType> ring;
-  /// The ops whose operand is the block's tile count k, for setLocalTile.
+  /// The ops whose operand is the block's tile count k: setLocalTile, or a
+  /// dynamic walk's loop (which carries k), sets it.
   SmallVector<Operation *> users;
 };
 
@@ -928,15 +929,18 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   // V; Q too where a persistent producer loads it).
   MLIRContext *context = kernel.getContext();
   SmallVector<KernelParamAttr> params(entry.getParams());
-  auto addTensorMap = [&](StringRef name, Value tensor,
-                          int64_t rows) -> FailureOr<BlockArgument> {
-    auto type = tensorMapType(cast<MemRefType>(tensor.getType()), rows);
+  auto addParam = [&](const std::string &name,
+                      Type type) -> FailureOr<BlockArgument> {
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
-      return emitPassError(kernel, pass) << "cannot add a tensor map parameter";
-    params.push_back(KernelParamAttr::get(
-        context, (name + kTensorMapParamSuffix).str(), type));
+      return emitPassError(kernel, pass)
+             << "cannot add the parameter '" << name << "'";
+    params.push_back(KernelParamAttr::get(context, name, type));
     return kernel.getArgument(index);
+  };
+  auto addTensorMap = [&](StringRef name, Value tensor, int64_t rows) {
+    return addParam((name + kTensorMapParamSuffix).str(),
+                    tensorMapType(cast<MemRefType>(tensor.getType()), rows));
   };
   SmallVector<BlockArgument> maps;
   for (StreamedTensor &stream : streams) {
@@ -957,12 +961,12 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   }
   // Causal tiles are taken dynamically (TileWalk), from this counter.
   if (config.getPersistent() && entry.getCausal().value_or(false)) {
-    auto type = MemRefType::get({1}, IntegerType::get(context, 32));
-    unsigned index = kernel.getNumArguments();
-    if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
-      return emitPassError(kernel, pass) << "cannot add the tile counter";
-    params.push_back(KernelParamAttr::get(context, kTileCounterParam, type));
-    tileCounter = kernel.getArgument(index);
+    FailureOr<BlockArgument> counter =
+        addParam(kTileCounterParam.str(),
+                 MemRefType::get({1}, IntegerType::get(context, 32)));
+    if (failed(counter))
+      return failure();
+    tileCounter = *counter;
   }
 
   // Rings over the existing buffers, before the split (every thread).
