@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 #include <utility>
 
 namespace fa::train {
@@ -73,6 +74,31 @@ std::int64_t shardSizeOf(const ParameterLayout &layout,
 
 } // namespace
 
+void checkCudaGraphOptions(const TrainOptions &options, bool dataParallel,
+                           bool profile) {
+  if (!options.cudaGraph)
+    return;
+  if (options.dropout > 0) {
+    std::ostringstream p;
+    p << options.dropout;
+    throw Error("--cuda-graph with --dropout " + p.str() +
+                ": dropout's masks follow from the step, which the dropout "
+                "kernels take as an argument, and a CUDA graph replays the "
+                "captured step's arguments: leave out --dropout or "
+                "--cuda-graph");
+  }
+  if (dataParallel && options.sync == SyncMode::Overlap)
+    throw Error("--cuda-graph with --ddp overlap: overlap starts its "
+                "all-reduces from inside the backward, on a communication "
+                "stream, which the graph of the backward cannot hold: use "
+                "--ddp flat or zero1 (they average the gradients after the "
+                "backward), or leave out --cuda-graph");
+  if (profile)
+    throw Error("--cuda-graph with --profile: the profile times each phase "
+                "between CUDA events, and a graph launches the phases as one: "
+                "leave out one of the two");
+}
+
 Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
                  const Context &context, const KernelLibrary &library,
                  const TuningCache *cache, Communicator *comm)
@@ -100,6 +126,7 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
                     TrainKernels::reductionWorkspaceFloats(std::max(
                         paddedSize, options.batch * options.model.seq)))) {
   NvtxRange range{"set up training"};
+  checkCudaGraphOptions(options, comm != nullptr);
   sampler =
       std::make_unique<BatchSampler>(data, options.batch, options.model.seq,
                                      options.seed, rank(), worldSize());
@@ -262,8 +289,31 @@ void Trainer::optimizerStep(float lr) {
   }
 }
 
+void Trainer::forwardBackward() {
+  // Without dropout (checkCudaGraphOptions) the forward ignores the step:
+  // nothing the graph captures depends on it.
+  auto launches = [&] {
+    model->forward(tokens.get(), targets.get(), true, stream,
+                   static_cast<std::uint32_t>(stepIndex));
+    model->backward(tokens.get(), stream, ddp ? ddp->listener() : nullptr);
+  };
+  // The first step runs eagerly: cuBLASLt's plans (their algorithms and
+  // buffers) are made, and the driver loads what it loads lazily, outside
+  // the capture, which refuses allocations and synchronous copies.
+  if (!options.cudaGraph || !tookStep)
+    return launches();
+  if (!graph) {
+    Graph captured = Graph::capture(stream, launches,
+                                    "the training step's forward and backward");
+    graph = std::make_unique<GraphExec>(captured);
+    graphInfo = StepGraphInfo{stepIndex, captured.nodeCount()};
+  }
+  graph->launch(stream);
+}
+
 StepResult Trainer::step(bool profile) {
   NvtxRange range{"training step"};
+  checkCudaGraphOptions(options, comm != nullptr, profile);
   // The step's wall time on the host clock: the previous step ended waiting
   // for its loss, so the GPU starts idle and the step ends on the host.
   const auto started = std::chrono::steady_clock::now();
@@ -274,12 +324,11 @@ StepResult Trainer::step(bool profile) {
   result.lr = learningRate(options.schedule, stepIndex);
   sampler->trainBatch(stepIndex, hostTokens, hostTargets);
   uploadBatch(hostTokens, hostTargets);
-  model->forward(tokens.get(), targets.get(), true, stream,
-                 static_cast<std::uint32_t>(stepIndex));
-  model->backward(tokens.get(), stream, ddp ? ddp->listener() : nullptr);
+  forwardBackward();
   averageGradients();
   optimizerStep(result.lr);
   result.loss = meanLoss(true, "the training loss");
+  tookStep = true;
   // meanLoss downloaded every step scalar, the gradient norm's too.
   result.gradNorm = std::sqrt(hostScalars[kGradNormSquared]);
   if (profile)

@@ -394,6 +394,14 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command->add_flag(
+      "--cuda-graph", o.train.cudaGraph,
+      "Capture the forward and backward (attention, LayerNorm, matmuls, "
+      "elementwise kernels) into a CUDA graph on the second step and replay "
+      "it every later step: one launch instead of hundreds. The first step, "
+      "AdamW, the loss and validation run as without it. Not with --dropout "
+      "(its per-step seeds are kernel arguments), --profile (events between "
+      "phases) or --ddp overlap (all-reduces inside the backward)");
+  command->add_flag(
       "--profile", o.profile,
       "Print where the step's time goes, phase by phase (attention, "
       "LayerNorm, matmuls, embedding, heads layout, bias grad, GELU, "
@@ -505,6 +513,8 @@ int runTrain(TrainCommandOptions &o) {
   t.schedule.validate();
 
   train::WorldInfo world = train::worldFromEnvironment();
+  train::checkCudaGraphOptions(
+      t, o.nprocPerNode > 1 || world.worldSize > 1 || o.ddpGiven, o.profile);
   if (o.nprocPerNode > 1) {
     // The launcher checks for all the ranks it starts on this host.
     world.worldSize = o.nprocPerNode;
@@ -635,6 +645,10 @@ int trainRank(TrainCommandOptions &o, train::TrainingData data,
                   o.profile ? ", profiled steps left out" : "");
     std::cout << line << std::endl;
   }
+  if (const auto graph = trainer.stepGraph())
+    std::cout << "cuda graph: the forward and backward (" << graph->nodes
+              << " nodes) captured at step " << graph->capturedAt + 1
+              << ", replayed through step " << lastStep << std::endl;
   if (o.profile && trainer.profile().steps > 0) {
     const train::ProfileSummary summary =
         train::summarizeProfile(trainer.profile());

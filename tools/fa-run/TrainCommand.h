@@ -18,6 +18,8 @@
 // --profile prints where the time of --profile-steps steps (after up to 10
 // warm-up steps) went, phase by phase (StepProfile.h); the throughput line
 // leaves those steps out.
+// --cuda-graph replays each step's forward and backward from a CUDA graph
+// captured on the second step (Trainer.h).
 // Data: the bytes of --data, or with `--data-format u16 --vocab N` nanoGPT's
 // or llm.c's uint16 token shards; --val-data, or the last --val-fraction.
 //

@@ -22,6 +22,17 @@
 // and their losses averaged. state() and restore() are collective (every
 // rank calls them).
 //
+// With TrainOptions::cudaGraph the forward and backward, the bulk of a
+// step's launches, are captured into a CUDA graph (Graph.h) on the second
+// step this Trainer takes and replayed by every later step: the first runs
+// eagerly, so that what a capture forbids (cuBLASLt's plans and their
+// buffers, the driver's lazy loading) happens outside it. Each batch is
+// copied into the same buffers before the replay; the optimizer (its
+// per-step learning rate is an argument), the loss and the gradient norm
+// are launched as without the graph, and so are evaluate()'s forwards. The
+// graph repeats the eager step's kernels on the same buffers, so the losses
+// are the same bit for bit.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_TRAIN_TRAINER_H
@@ -29,6 +40,7 @@
 
 #include "fa/runtime/Context.h"
 #include "fa/runtime/DeviceBuffer.h"
+#include "fa/runtime/Graph.h"
 #include "fa/runtime/KernelLibrary.h"
 #include "fa/runtime/MemoryBudget.h"
 #include "fa/runtime/Stream.h"
@@ -77,6 +89,26 @@ struct TrainOptions {
   /// How gradients are averaged over ranks (ignored without a communicator).
   SyncMode sync = SyncMode::Flat;
   double bucketMegabytes = 25; // SyncMode::Overlap's buckets.
+  /// Replay the forward and backward from a CUDA graph (see above); needs
+  /// what checkCudaGraphOptions accepts.
+  bool cudaGraph = false;
+};
+
+/// Throws, naming the fa-run option to change, when options.cudaGraph is
+/// set with what a graph cannot replay: dropout (its masks follow from the
+/// step, which the dropout kernels take as an argument, and a graph replays
+/// the captured step's arguments); with `dataParallel`, the overlapped
+/// gradient sync (its all-reduces start from inside the backward, on a
+/// communication stream; flat, naive and ZeRO-1 average the gradients after
+/// the backward, outside the graph); with `profile`, steps timed phase by
+/// phase (StepProfile.h: events between the phases' launches).
+void checkCudaGraphOptions(const TrainOptions &options, bool dataParallel,
+                           bool profile = false);
+
+/// The CUDA graph of the forward and backward, once captured.
+struct StepGraphInfo {
+  std::int64_t capturedAt = 0; // The step (0-based) that captured it.
+  std::size_t nodes = 0;       // Its kernel launches, memsets, ...
 };
 
 /// What one step measured.
@@ -106,6 +138,8 @@ public:
   /// Mean validation loss over options.evalBatches batches (forward only).
   double evaluate();
   std::int64_t nextStep() const { return stepIndex; }
+  /// With options.cudaGraph, the graph once a step has captured it.
+  std::optional<StepGraphInfo> stepGraph() const { return graphInfo; }
 
   /// The state a checkpoint holds (downloads the weights and moments).
   TrainState state();
@@ -144,6 +178,10 @@ private:
   /// The f32 master weights (this rank's shard) and the whole working copy
   /// from the flat `weights`.
   void loadWeights(const std::vector<float> &weights);
+  /// The model's forward and backward of step stepIndex on the batch in
+  /// tokens and targets: launched, or (options.cudaGraph) from the second
+  /// step on the graph that step captured, launched.
+  void forwardBackward();
   void averageGradients();
   void optimizerStep(float lr);
   /// Waits for the stream; bounded by the communicator's timeout when there
@@ -176,6 +214,10 @@ private:
   std::unique_ptr<GptModel> model;
   std::unique_ptr<DdpSync> ddp;
   std::int64_t stepIndex = 0;
+  // A step ran in this Trainer (from a checkpoint too): the next may capture.
+  bool tookStep = false;
+  std::unique_ptr<GraphExec> graph;
+  std::optional<StepGraphInfo> graphInfo;
   std::vector<std::int32_t> hostTokens, hostTargets;
   std::vector<float> hostScalars; // The step scalars, as meanLoss read them.
   StepProfiler profiler;
