@@ -146,7 +146,7 @@ func.func @ping_pong(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v:
 // CHECK-NEXT: %[[BH:.*]] = arith.muli %[[BATCH]], %{{.*}}
 // CHECK-NEXT: %[[TILES:.*]] = arith.muli %[[QT]], %[[BH]]
 // CHECK-NEXT: %[[QRING:.*]] = fa.ring_create %[[QSLOTS]] consumers(8)
-// CHECK: nvvm.setmaxregister decrease 32
+// CHECK: nvvm.setmaxregister decrease 40
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK-NEXT: scf.while (%[[T:.*]] = %[[BX]], %[[K:.*]] = %c0, %[[BASE:.*]] = %c0) : (index, index, index) -> (index, index, index) {
 // CHECK-NEXT: %[[MORE:.*]] = arith.cmpi ult, %[[T]], %[[TILES]]
@@ -231,7 +231,7 @@ func.func @persistent(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v
 // CHECK: %[[SEQ:.*]] = memref.dim %arg0, %c2
 // CHECK-NEXT: %[[QT:.*]] = arith.ceildivui %[[SEQ]], %c128
 // CHECK: %[[TILES:.*]] = arith.muli %[[QT]], %{{.*}}
-// CHECK: nvvm.setmaxregister decrease 32
+// CHECK: nvvm.setmaxregister decrease 40
 // CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[TILES]] step
 // CHECK-NEXT: arith.subi %[[T]]
 // CHECK-NEXT: arith.divui

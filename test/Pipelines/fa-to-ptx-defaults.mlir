@@ -2,7 +2,8 @@
 // include/fa/Dialect/FA/Transforms/DefaultTiles.def, the one the kernel
 // library ships as each group's default: on sm_90a, wgmma (and, at D=128,
 // the warp-specialised kernel: TMA producer, ping-pong, the softmax
-// overlapped with P @ V, the output staged; without the mask, persistent). A tile option or
+// overlapped with P @ V, the output staged; without the mask, persistent;
+// at D=64 the causal one, persistent too). A tile option or
 // fa.tile wins; another chip, or a kernel the table has no entry for, keeps
 // the generic 64 x 64 mma.sync configuration.
 // RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx | FileCheck %s --check-prefix=EXAMPLE
@@ -52,6 +53,30 @@
 // MANIFEST-NEXT: "block_n": 128,
 // MANIFEST-NEXT: "num_stages": 2,
 // MANIFEST: "name": "fwd_d64_softcap",
+// D=64 causal is warp-specialised and persistent, its tiles taken from a
+// counter; its variants keep their own default (forward_variant), 64 x 128 on
+// one warpgroup.
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 128,
+// MANIFEST-NEXT: "block_n": 128,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 8,
+// MANIFEST-NEXT: "overlap_softmax": 1,
+// MANIFEST-NEXT: "persistent": 1,
+// MANIFEST-NEXT: "ping_pong": 1,
+// MANIFEST: "warp_specialize": 1,
+// MANIFEST: "name": "fwd_d64_causal",
+// MANIFEST: "name": "tile_counter",
+// MANIFEST: "config": {
+// MANIFEST-NEXT: "block_m": 64,
+// MANIFEST-NEXT: "block_n": 128,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 4,
+// MANIFEST-NEXT: "overlap_softmax": 0,
+// MANIFEST-NEXT: "persistent": 0,
+// MANIFEST-NEXT: "ping_pong": 0,
+// MANIFEST: "warp_specialize": 0,
+// MANIFEST: "name": "fwd_d64_causal_softcap",
 // MANIFEST: "config": {
 // MANIFEST-NEXT: "block_m": 64,
 // MANIFEST-NEXT: "block_n": 16,
@@ -116,6 +141,16 @@ func.func @fwd_d64(%q: !d, %k: !d, %v: !d, %o: !d) {
 
 func.func @fwd_d64_softcap(%q: !d, %k: !d, %v: !d, %o: !d, %cap: f32) {
   fa.attention ins(%q, %k, %v : !d, !d, !d) outs(%o : !d) softcap(%cap)
+  return
+}
+
+func.func @fwd_d64_causal(%q: !d, %k: !d, %v: !d, %o: !d) {
+  fa.attention ins(%q, %k, %v : !d, !d, !d) outs(%o : !d) causal
+  return
+}
+
+func.func @fwd_d64_causal_softcap(%q: !d, %k: !d, %v: !d, %o: !d, %cap: f32) {
+  fa.attention ins(%q, %k, %v : !d, !d, !d) outs(%o : !d) causal softcap(%cap)
   return
 }
 

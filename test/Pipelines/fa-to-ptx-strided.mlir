@@ -46,15 +46,19 @@
 // MANIFEST-NEXT: "rank": 4,
 // MANIFEST-NEXT: "strided": true
 
+// The forwards take the tile that reads q, k and v through their
+// descriptors (the warp-specialised default loads them by TMA, through
+// tensor maps the runtime encodes with the views' strides).
+#one_warpgroup = #fa.tile<block_m = 64, block_n = 128, num_warps = 4, q_in_shared = true, num_stages = 2, skip_unit_rescale = false, wgmma = true>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !c = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-func.func @strided(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !s) {
+func.func @strided(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !s) attributes {fa.tile = #one_warpgroup} {
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) lse(%lse : !s) causal
   return
 }
 
-func.func @contiguous(%q: !c, %k: !c, %v: !c, %o: !c, %lse: !s) {
+func.func @contiguous(%q: !c, %k: !c, %v: !c, %o: !c, %lse: !s) attributes {fa.tile = #one_warpgroup} {
   fa.attention ins(%q, %k, %v : !c, !c, !c) outs(%o : !c) lse(%lse : !s) causal
   return
 }

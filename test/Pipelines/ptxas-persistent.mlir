@@ -1,6 +1,6 @@
 // REQUIRES: ptxas
-// persistent = true through fa-to-ptx, causal: the producer keeps 32
-// registers (setmaxnreg.dec 32: it walks the tiles too), which leaves the
+// persistent = true through fa-to-ptx, causal: the producer keeps 40
+// registers (setmaxnreg.dec 40: it walks the tiles too), which leaves the
 // computing warpgroups 232 of the block's 168 * 384 (asking for more waits
 // forever: the GPU hung at 240). The producer starts at %ctaid.x and asks
 // the tile counter (the last parameter) for each next tile with one atomic
@@ -21,7 +21,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin > %t.txt 2>&1
 // RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill stores|spill loads)|error" %t.txt
 
-// PRODUCER: setmaxnreg.dec.sync.aligned.u32 32;
+// PRODUCER: setmaxnreg.dec.sync.aligned.u32 40;
 // PRODUCER: mov.u32 %r{{[0-9]+}}, %ctaid.x;
 // PRODUCER: atom.global.add.u32 %r{{[0-9]+}}, [%rd{{[0-9]+}}], 1;
 // PRODUCER: st.shared.b32

@@ -6,6 +6,7 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace mlir::fa;
@@ -24,13 +25,23 @@ const DefaultTile kDefaultTiles[] = {
 #include "fa/Dialect/FA/Transforms/DefaultTiles.def"
 };
 
+StringRef directionName(AttentionDirection direction) {
+  switch (direction) {
+  case AttentionDirection::Forward:
+    return "forward";
+  case AttentionDirection::ForwardVariant:
+    return "forward_variant";
+  case AttentionDirection::Backward:
+    return "backward";
+  }
+  llvm_unreachable("unknown attention direction");
+}
+
 bool matches(const DefaultTile &tile, StringRef chip,
              AttentionDirection direction, Type element, int64_t headDim,
              bool causal) {
   StringRef dtypes = element.isF32() ? "f32" : "half";
-  StringRef directionName =
-      direction == AttentionDirection::Forward ? "forward" : "backward";
-  return tile.chip == chip && tile.direction == directionName &&
+  return tile.chip == chip && tile.direction == directionName(direction) &&
          tile.dtypes == dtypes && tile.headDim == headDim &&
          (tile.causal == "any" || tile.causal == (causal ? "yes" : "no"));
 }
@@ -43,8 +54,15 @@ FailureOr<TileAttr> mlir::fa::lookupDefaultTile(Operation *op, StringRef chip,
   const DefaultTile *tile = llvm::find_if(kDefaultTiles, [&](auto &entry) {
     return matches(entry, chip, direction, element, headDim, causal);
   });
-  if (tile == std::end(kDefaultTiles))
-    return TileAttr();
+  if (tile == std::end(kDefaultTiles)) {
+    if (direction != AttentionDirection::ForwardVariant)
+      return TileAttr();
+    FailureOr<TileAttr> plain = lookupDefaultTile(
+        op, chip, AttentionDirection::Forward, element, headDim, causal);
+    if (failed(plain) || !*plain)
+      return plain;
+    return plain->forVariants();
+  }
   auto config = dyn_cast_or_null<TileAttr>(
       parseAttribute(tile->config, op->getContext()));
   if (!config)

@@ -401,21 +401,20 @@ struct FATileAttentionPass
   /// option was given, takes the chip's default (DefaultTiles.def), as the
   /// library's kernels do.
   FailureOr<TileConfig> configFor(func::FuncOp func, AttentionOp op) {
-    FailureOr<TileAttr> tile = getFunctionTileConfig(
-        func, chip,
-        blockM.hasValue() || blockN.hasValue() || numWarps.hasValue() ||
-            numStages.hasValue(),
-        AttentionDirection::Forward, op.getQuery().getType().getElementType(),
-        op.getHeadDim(), op.getCausal());
+    // A variant (mask or score regions, dropout) taking the chip's default
+    // gets its own (lookupDefaultTile: the structure before warp
+    // specialisation).
+    bool variant = !getKernelVariant(func, op).empty();
+    FailureOr<TileAttr> tile =
+        getFunctionTileConfig(func, chip,
+                              blockM.hasValue() || blockN.hasValue() ||
+                                  numWarps.hasValue() || numStages.hasValue(),
+                              variant ? AttentionDirection::ForwardVariant
+                                      : AttentionDirection::Forward,
+                              op.getQuery().getType().getElementType(),
+                              op.getHeadDim(), op.getCausal());
     if (failed(tile))
       return failure();
-    // A variant (mask or score regions, dropout) taking the chip's default
-    // keeps the structure before warp specialisation, which
-    // fa-warp-specialize does not split yet (the documented fallback), and
-    // leaves the plain kernel's register cap (TileAttr::forVariants).
-    bool variant = !getKernelVariant(func, op).empty();
-    if (variant && !func->hasAttr(kTileConfigAttr))
-      tile = tile->forVariants();
     auto fail = [&](const Twine &message) {
       emitPassError(func, getArgument()) << message;
       return failure();

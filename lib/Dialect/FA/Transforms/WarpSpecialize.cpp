@@ -56,9 +56,10 @@ struct RegisterSplit {
 /// As FlashAttention-3 gives them: 24 * 128 + 240 * 256 = 64512.
 constexpr RegisterSplit kRegisters = {24, 240};
 /// A persistent producer also walks the tiles, whose indices spill at 24
-/// (4 bytes); at 32 the computing warpgroups keep 232: 32 * 128 + 232 * 256
-/// = 63488.
-constexpr RegisterSplit kPersistentRegisters = {32, 232};
+/// (4 bytes), and those of strided views (the tensors' strides) at 32 (D=64
+/// causal, 4 bytes); at 40 the computing warpgroups keep 232: 40 * 128 + 232
+/// * 256 = 64512.
+constexpr RegisterSplit kPersistentRegisters = {40, 232};
 static_assert(kRegisters.fitsTheBlock() && kPersistentRegisters.fitsTheBlock(),
               "setmaxnreg beyond the block's registers");
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.

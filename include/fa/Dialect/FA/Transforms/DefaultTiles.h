@@ -16,13 +16,19 @@
 
 namespace mlir::fa {
 
-/// Which kernels of an attention a default configures.
-enum class AttentionDirection { Forward, Backward };
+/// Which kernels of an attention a default configures: ForwardVariant is
+/// the forward of an attention with a variant (mask or score regions,
+/// dropout).
+enum class AttentionDirection { Forward, ForwardVariant, Backward };
 
 /// The fa.tile DefaultTiles.def gives the attention kernels of `op`
 /// (`direction`, operands of `element`, `headDim`, `causal`) on `chip`, or a
-/// null attribute when it has none. Fails, reporting on `op`, for an entry
-/// that does not parse as a #fa.tile.
+/// null attribute when it has none. A variant's forward without an entry of
+/// its own takes the plain forward's, without the warp-specialisation flags
+/// and the register cap (TileAttr::forVariants): fa-warp-specialize does
+/// not split variants yet (the documented fallback), and their regions
+/// spill under the plain kernel's cap. Fails, reporting on `op`, for an
+/// entry that does not parse as a #fa.tile.
 FailureOr<TileAttr> lookupDefaultTile(Operation *op, StringRef chip,
                                       AttentionDirection direction,
                                       Type element, int64_t headDim,

@@ -297,8 +297,9 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     parameter, `q_tma`): a one-slot ring over a buffer of its own, filled by
     the producer for the block's next tile once the computing warpgroups
     released the current one before their epilogue (the old query buffer
-    only stages the output). The producer keeps 32 registers (its tile loop
-    spills at 24), the computing warpgroups 232.
+    only stages the output). The producer keeps 40 registers (its tile loop
+    spills at 24, with strided views' strides at 32), the computing
+    warpgroups 232.
 
     Only forwards with `overlap_softmax = true` (whose every product is
     waited for inside its iteration), plain or causal, without mask or score
