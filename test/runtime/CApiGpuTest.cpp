@@ -1003,6 +1003,12 @@ TEST_F(CApiDerivedTensorMapGpuTest, EachLaunchReadsItsOwnKeysAndValues) {
   ASSERT_EQ(fa_attention_plan_create(library, &problem, &plan), FA_SUCCESS)
       << lastError();
   ASSERT_STREQ(fa_attention_plan_forward_kernel(plan), kKernel);
+  // The launches below pass no workspace: the kernel takes no tile counter.
+  size_t workspaceBytes = 1;
+  ASSERT_EQ(fa_attention_forward_workspace_size(plan, &workspaceBytes),
+            FA_SUCCESS)
+      << lastError();
+  ASSERT_EQ(workspaceBytes, 0u);
   const double scale = fa_attention_plan_scale(plan);
   // Two launches of one plan on different buffers: were the maps those of
   // the first launch's k and v (or of the placeholder), the second's
