@@ -175,7 +175,10 @@ AttentionBackwardKernels attentionBackwardKernels(const KernelLibrary &library,
 /// An attention kernel bound to one problem and one set of buffers. Packing
 /// happens once, so repeated launches (benchmarks) cost only the launch. A
 /// kernel that takes a tile counter (takesTileCounter) gets one the launch
-/// owns, zeroed on the stream before each launch.
+/// owns, zeroed on the stream before each launch. One counter per launch:
+/// enqueue one AttentionLaunch on one stream at a time (two streams at once
+/// would share the counter; the C API takes it from each call's workspace
+/// instead).
 class AttentionLaunch {
 public:
   /// Throws unless `kernel` is an attention_fwd kernel for this head_dim.
