@@ -2,8 +2,8 @@
 // include/fa/Dialect/FA/Transforms/DefaultTiles.def, the one the kernel
 // library ships as each group's default: on sm_90a, wgmma (and, at D=128,
 // the warp-specialised kernel: TMA producer, ping-pong, the softmax
-// overlapped with P @ V, the output staged; without the mask, persistent;
-// at D=64 the causal one, persistent too). A tile option or
+// overlapped with P @ V, the output staged; persistent, causal ones taking
+// their tiles from a counter, except D=128 causal). A tile option or
 // fa.tile wins; another chip, or a kernel the table has no entry for, keeps
 // the generic 64 x 64 mma.sync configuration.
 // RUN: fa-opt %fa_src_root/examples/attention.mlir --fa-to-ptx | FileCheck %s --check-prefix=EXAMPLE
@@ -40,18 +40,26 @@
 // MANIFEST-NEXT: "warp_specialize": 1,
 // MANIFEST-NEXT: "wgmma": 1
 // MANIFEST: "name": "fwd_d128",
-// D=64 without a mask is compiled for two blocks per multiprocessor
-// (.minnctapersm 2: ptxas keeps it to 128 registers); a variant taking the
-// same default is not (its regions would spill under the cap).
+// D=64 without a mask is persistent and warp-specialised as well; a variant
+// takes its own default (forward_variant): 128 x 128 on two warpgroups with
+// neither the split nor a register cap (its regions would spill under one).
 // MANIFEST: "config": {
 // MANIFEST-NEXT: "block_m": 128,
 // MANIFEST-NEXT: "block_n": 128,
-// MANIFEST-NEXT: "blocks_per_sm": 2,
+// MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 8,
+// MANIFEST-NEXT: "overlap_softmax": 1,
+// MANIFEST-NEXT: "persistent": 1,
+// MANIFEST: "warp_specialize": 1,
 // MANIFEST: "name": "fwd_d64",
 // MANIFEST: "config": {
 // MANIFEST-NEXT: "block_m": 128,
 // MANIFEST-NEXT: "block_n": 128,
 // MANIFEST-NEXT: "num_stages": 2,
+// MANIFEST-NEXT: "num_warps": 8,
+// MANIFEST-NEXT: "overlap_softmax": 0,
+// MANIFEST-NEXT: "persistent": 0,
+// MANIFEST: "warp_specialize": 0,
 // MANIFEST: "name": "fwd_d64_softcap",
 // D=64 causal is warp-specialised and persistent, its tiles taken from a
 // counter; its variants keep their own default (forward_variant), 64 x 128 on
@@ -121,7 +129,7 @@
 // ex2.approx.ftz.f32 (fa-fast-exp2).
 // EX2: ex2.approx.ftz.f32
 // OCCUPANCY: .visible .entry fwd_d64(
-// OCCUPANCY: .minnctapersm 2
+// OCCUPANCY: setmaxnreg.dec.sync.aligned.u32 40;
 // VARIANT: .visible .entry fwd_d64_softcap(
 
 !h = memref<?x?x?x128xbf16>
