@@ -1,6 +1,7 @@
 // block-m=64: the generic (mma.sync) configuration, not sm_90a's default.
 // RUN: rm -rf %t && fa-opt %s --fa-to-ptx="block-m=64 export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=DKDV < %t/g_dkdv.ptx
+// RUN: FileCheck %s --check-prefix=DKDV-ROWS --implicit-check-not=ld.global < %t/g_dkdv.ptx
 // RUN: FileCheck %s --check-prefix=DQ < %t/g.ptx
 // RUN: FileCheck %s --check-prefix=DELTA < %t/g_delta.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
@@ -12,10 +13,16 @@
 // kernels on tensor cores, operands from shared memory with ldmatrix (plain
 // and transposed), exp2 for P.
 // DKDV: .visible .entry g_dkdv(
-// DKDV: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// DKDV: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// DKDV: ex2.approx
-// DKDV: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// DKDV-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// DKDV-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// DKDV-DAG: ex2.approx
+// DKDV-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// The pipelined dK/dV loop (two stages) copies its queries' lse and delta
+// ahead with Q and dO, 4 bytes a thread (zero-filled past the sequence), and
+// reads them from shared memory: no global load is left in the kernel.
+// DKDV-ROWS: .visible .entry g_dkdv(
+// DKDV-ROWS-DAG: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4, %r{{[0-9]+}};
+// DKDV-ROWS-DAG: ld.shared.v2.b32
 // DQ: .visible .entry g(
 // DQ: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // DQ: ex2.approx

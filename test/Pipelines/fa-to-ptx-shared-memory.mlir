@@ -12,8 +12,8 @@
 
 // SM90A: error: fa-tile-attention: the kernel's shared tiles take 262144 bytes of static shared memory (K and V: 2 x 256 x 128 bf16 each), more than the 232448 bytes a block of sm_90a may use; use smaller tiles or fewer stages
 // SM80: error: fa-tile-attention: the kernel's shared tiles take 65536 bytes of static shared memory (K and V: 2 x 64 x 128 bf16 each), more than the 49152 bytes a block of sm_80 may use
-// GRAD-SM90A: error: fa-tile-attention-grad: the dK/dV kernel's shared tiles take 262144 bytes of static shared memory (K and V: 256 x 128 bf16 each, Q and dO: 2 x 128 x 128 each), more than the 232448 bytes a block of sm_90a may use
-// GRAD-SM80: error: fa-tile-attention-grad: the dK/dV kernel's shared tiles take 131072 bytes of static shared memory (K and V: 128 x 128 bf16 each, Q and dO: 2 x 64 x 128 each), more than the 49152 bytes a block of sm_80 may use
+// GRAD-SM90A: error: fa-tile-attention-grad: the dK/dV kernel's shared tiles take 264192 bytes of static shared memory (K and V: 256 x 128 bf16 each, Q and dO: 2 x 128 x 128 each, lse and delta: 2 x 128 f32 each), more than the 232448 bytes a block of sm_90a may use
+// GRAD-SM80: error: fa-tile-attention-grad: the dK/dV kernel's shared tiles take 132096 bytes of static shared memory (K and V: 128 x 128 bf16 each, Q and dO: 2 x 64 x 128 each, lse and delta: 2 x 64 f32 each), more than the 49152 bytes a block of sm_80 may use
 // ANY: error: fa-tile-attention: the kernel's shared tiles take 262144 bytes of static shared memory (K and V: 2 x 256 x 128 bf16 each), more than the 232448 bytes a block of any supported chip may use
 // CHIP: error: fa-tile-attention: unsupported chip 'sm_8O' (supported: sm_80,
 !t = memref<?x?x?x128xbf16>

@@ -28,9 +28,11 @@
 // D=256: 64 keys per tile, the accumulator as wide as wgmma goes.
 // SHAPES: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // SHAPES: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
-// D=96 dK/dV kernel: 32 queries per step, dK and dV 96 wide.
-// SHAPES: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16
-// SHAPES: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16
+// D=96 dK/dV kernel: 32 queries per step, dK and dV 96 wide (in either
+// order: the layout of the pipelined loop's blocks is LLVM's).
+// SHAPES: .entry attention_bwd_f16_d96_dkdv(
+// SHAPES-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16
+// SHAPES-DAG: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16
 // D=256 dK/dV kernel: the branch on the block's z; S^T (and dP^T) over 32
 // queries, dV or dK 256 wide; the dQ kernel 64 queries over 32 keys.
 // SHAPES: .entry attention_bwd_bf16_d256_dkdv(

@@ -65,6 +65,8 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   patterns.add<ConvertLoadRows>(converter, context);
   // fa.column_broadcast: each lane loads its columns' values.
   patterns.add<ConvertColumnBroadcast>(converter, context);
+  // fa.column_broadcast_shared: the same from rows staged in shared memory.
+  patterns.add<ConvertColumnBroadcastShared>(converter, context);
   // fa.wait_tiles: cp.async wait, then a barrier.
   patterns.add<ConvertWaitTiles>(converter, context, options);
   // fa.store_tile: per-lane stores, or block-wide through a staging tile.
@@ -73,6 +75,9 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   patterns.add<ConvertStageTile>(converter, context, options);
   // fa.copy_tile_async: the same copies as cp.async, one commit group.
   patterns.add<ConvertCopyTileAsync>(converter, context, options);
+  // fa.stage_rows, fa.copy_rows_async: a value per thread, into shared.
+  patterns.add<ConvertStageRows, ConvertCopyRowsAsync>(converter, context,
+                                                       options);
   // Products (TileMatmul.cpp).
   // fa.tile_matmul: split TF32 for f32, else wgmma or mma.sync.
   patterns.add<ConvertTileMatmul>(converter, context, options);

@@ -223,6 +223,27 @@ Value loadStat(ImplicitLocOpBuilder &b, Value source, Value batch, Value head,
   return arith::SelectOp::create(
       b, inside, value, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)));
 }
+
+/// Calls `copyValue(i)` for each value `i` of a copy of `count` per-row
+/// values this thread makes: thread t copies t, t + threads, ...
+void forEachRowValue(ImplicitLocOpBuilder &b, int64_t count, int64_t numThreads,
+                     function_ref<void(Value)> copyValue) {
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  for (int64_t first = 0; first < count; first += numThreads) {
+    Value i = arith::AddIOp::create(b, tid, index(b, first));
+    if (first + numThreads <= count) {
+      copyValue(i);
+      continue;
+    }
+    // The last step: only the threads with a value left.
+    Value has =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, i, index(b, count));
+    auto ifOp = scf::IfOp::create(b, has, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copyValue(i);
+  }
+}
 } // namespace
 
 LogicalResult
@@ -304,6 +325,51 @@ LogicalResult ConvertCopyTileAsync::matchAndRewrite(
                        arith::MinUIOp::create(b, srcRow, lastRow), srcCol},
             b.getIndexAttr(copy->perChunk),
             arith::SelectOp::create(b, valid, full, none), b.getUnitAttr());
+      });
+  NVVM::CpAsyncCommitGroupOp::create(b);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult
+ConvertStageRows::matchAndRewrite(StageRowsOp op, OpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  gpu::BarrierOp::create(b);
+  forEachRowValue(b, op.getDest().getType().getDimSize(0), options.numThreads,
+                  [&](Value i) {
+                    Value value =
+                        loadStat(b, adaptor.getSource(), adaptor.getBatch(),
+                                 adaptor.getHead(),
+                                 arith::AddIOp::create(b, adaptor.getRow(), i));
+                    memref::StoreOp::create(b, value, adaptor.getDest(), i);
+                  });
+  gpu::BarrierOp::create(b);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult ConvertCopyRowsAsync::matchAndRewrite(
+    CopyRowsAsyncOp op, OpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  Value source = adaptor.getSource();
+  Value seq = memref::DimOp::create(b, source, 2);
+  Value last = arith::SubIOp::create(b, seq, index(b, 1));
+  Value full = index(b, 1), none = index(b, 0);
+  forEachRowValue(
+      b, op.getDest().getType().getDimSize(0), options.numThreads,
+      [&](Value i) {
+        Value position = arith::AddIOp::create(b, adaptor.getRow(), i);
+        Value valid =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq);
+        // 4 bytes: cp.async.ca (only 16-byte copies may bypass L1).
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, adaptor.getDest(), ValueRange{i}, source,
+            ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                       arith::MinUIOp::create(b, position, last)},
+            b.getIndexAttr(1), arith::SelectOp::create(b, valid, full, none),
+            /*bypassL1=*/UnitAttr());
       });
   NVVM::CpAsyncCommitGroupOp::create(b);
   rewriter.eraseOp(op);
@@ -457,6 +523,34 @@ LogicalResult ConvertColumnBroadcast::matchAndRewrite(
       llvm::append_range(values,
                          ArrayRef<Value>{pair[0], pair[1], pair[0], pair[1]});
     }
+  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
+  return success();
+}
+
+LogicalResult ConvertColumnBroadcastShared::matchAndRewrite(
+    ColumnBroadcastSharedOp op, OpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+  int64_t cols = op.getType().getDimSize(1);
+  int64_t rowBlocks = rowBlocksOf(type, cols);
+  int64_t blocks = cols / kColsPerBlock;
+  Lane lane = laneOf(b, rowBlocks);
+  // No bounds: fa.stage_rows wrote zeros past the sequence end.
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  SmallVector<Value> block; // Per block: the lane's pair, for both rows.
+  for (int64_t n = 0; n < blocks; ++n) {
+    Value col =
+        arith::AddIOp::create(b, lane.pairColumn, index(b, kColsPerBlock * n));
+    Value pair = alignedLoad(b, pairType, adaptor.getRows(), col);
+    Value first = vector::ExtractOp::create(b, pair, int64_t{0});
+    Value second = vector::ExtractOp::create(b, pair, int64_t{1});
+    // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
+    llvm::append_range(block, ArrayRef<Value>{first, second, first, second});
+  }
+  SmallVector<Value> values;
+  for (int64_t m = 0; m < rowBlocks; ++m)
+    llvm::append_range(values, block);
   rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
   return success();
 }

@@ -135,6 +135,35 @@ struct ConvertCopyTileAsync : KernelPattern<CopyTileAsyncOp> {
                   ConversionPatternRewriter &rewriter) const override;
 };
 
+/// Each lane loads its columns' values from the staged rows (two adjacent
+/// ones per 8-column block, one 8-byte load).
+struct ConvertColumnBroadcastShared
+    : OpConversionPattern<ColumnBroadcastSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ColumnBroadcastSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+/// Thread t copies value t (and t + threads, ...), zero past the sequence
+/// end, between barriers as for fa.stage_tile.
+struct ConvertStageRows : KernelPattern<StageRowsOp> {
+  using KernelPattern::KernelPattern;
+  LogicalResult
+  matchAndRewrite(StageRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+/// cp.async of 4 bytes per value (a row of a [batch, heads, seq] buffer is
+/// 16-byte aligned only when seq is a multiple of 4), zero-filled past the
+/// sequence end, then one commit group.
+struct ConvertCopyRowsAsync : KernelPattern<CopyRowsAsyncOp> {
+  using KernelPattern::KernelPattern;
+  LogicalResult
+  matchAndRewrite(CopyRowsAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
 /// All of this thread's copies landed, then everyone's (a barrier).
 struct ConvertWaitTiles : KernelPattern<WaitTilesOp> {
   using KernelPattern::KernelPattern;

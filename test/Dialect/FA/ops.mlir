@@ -100,10 +100,16 @@ func.func @row_blocks(%x: memref<?x?xbf16>, %w: memref<?xbf16>, %y: memref<?x?xf
 // CHECK: fa.load_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32> -> vector<64xf32>
 // CHECK: fa.column_broadcast %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf32> -> vector<64x32xf32>
 // CHECK: fa.apply_mask %{{.*}} rows(%{{.*}}) cols(%{{.*}}) kv_len(%{{.*}}) causal transposed : vector<64x32xf32>
-func.func @backward_tiles(%lse: memref<?x?x?xf32>, %i: index) {
+// CHECK: fa.stage_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] into %{{.*}} : memref<?x?x?xf32>, memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: fa.copy_rows_async %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] into %{{.*}} : memref<?x?x?xf32>, memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: fa.column_broadcast_shared %{{.*}} : memref<32xf32, #gpu.address_space<workgroup>> -> vector<64x32xf32>
+func.func @backward_tiles(%lse: memref<?x?x?xf32>, %i: index, %rows: memref<32xf32, #gpu.address_space<workgroup>>) {
   %r = fa.load_rows %lse[%i, %i, %i] : memref<?x?x?xf32> -> vector<64xf32>
   %c = fa.column_broadcast %lse[%i, %i, %i] : memref<?x?x?xf32> -> vector<64x32xf32>
   %m = fa.apply_mask %c rows(%i) cols(%i) kv_len(%i) causal transposed : vector<64x32xf32>
+  fa.stage_rows %lse[%i, %i, %i] into %rows : memref<?x?x?xf32>, memref<32xf32, #gpu.address_space<workgroup>>
+  fa.copy_rows_async %lse[%i, %i, %i] into %rows : memref<?x?x?xf32>, memref<32xf32, #gpu.address_space<workgroup>>
+  %s = fa.column_broadcast_shared %rows : memref<32xf32, #gpu.address_space<workgroup>> -> vector<64x32xf32>
   return
 }
 

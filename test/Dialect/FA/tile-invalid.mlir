@@ -34,6 +34,38 @@ func.func @stage_tile_global(%k: memref<1x1x128x64xbf16>, %buf: memref<64x64xbf1
 
 // -----
 
+func.func @stage_rows_global(%lse: memref<?x?x?xf32>, %buf: memref<64xf32>, %i: index) {
+  // expected-error @+1 {{expects dest in the workgroup (shared) address space}}
+  fa.stage_rows %lse[%i, %i, %i] into %buf : memref<?x?x?xf32>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @copy_rows_async_global(%lse: memref<?x?x?xf32>, %buf: memref<64xf32>, %i: index) {
+  // expected-error @+1 {{expects dest in the workgroup (shared) address space}}
+  fa.copy_rows_async %lse[%i, %i, %i] into %buf : memref<?x?x?xf32>, memref<64xf32>
+  return
+}
+
+// -----
+
+func.func @column_broadcast_shared_global(%buf: memref<64xf32>) {
+  // expected-error @+1 {{expects rows in the workgroup (shared) address space}}
+  %c = fa.column_broadcast_shared %buf : memref<64xf32> -> vector<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @column_broadcast_shared_columns(%buf: memref<32xf32, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{expects rows to hold one value per result column (64), got 32}}
+  %c = fa.column_broadcast_shared %buf : memref<32xf32, #gpu.address_space<workgroup>> -> vector<64x64xf32>
+  return
+}
+
+// -----
+
 func.func @store_tile_columns(%t: vector<64x128xbf16>, %o: memref<1x1x128x64xbf16>, %i: index) {
   // expected-error @+1 {{expects value to have 64 columns (the buffer's head_dim), got 128}}
   fa.store_tile %t, %o[%i, %i, %i] : vector<64x128xbf16>, memref<1x1x128x64xbf16>

@@ -59,6 +59,34 @@ LogicalResult CopyTileAsyncOp::verify() {
   return verifyRowsTile(*this, dest, "dest", getSource().getType());
 }
 
+/// A buffer of per-row statistics staged for the block to read.
+static LogicalResult verifySharedRows(Operation *op, StringRef name,
+                                      MemRefType rows) {
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(rows))
+    return op->emitOpError()
+           << "expects " << name << " in the workgroup (shared) address space";
+  return success();
+}
+
+LogicalResult StageRowsOp::verify() {
+  return verifySharedRows(*this, "dest", getDest().getType());
+}
+
+LogicalResult CopyRowsAsyncOp::verify() {
+  return verifySharedRows(*this, "dest", getDest().getType());
+}
+
+LogicalResult ColumnBroadcastSharedOp::verify() {
+  MemRefType rows = getRows().getType();
+  if (failed(verifySharedRows(*this, "rows", rows)))
+    return failure();
+  int64_t cols = getResult().getType().getDimSize(1);
+  if (rows.getDimSize(0) != cols)
+    return emitOpError() << "expects rows to hold one value per result column ("
+                         << cols << "), got " << rows.getDimSize(0);
+  return success();
+}
+
 LogicalResult StoreTileOp::verify() {
   if (Value staging = getStaging()) {
     auto type = cast<MemRefType>(staging.getType());

@@ -10,7 +10,9 @@
 // The backward's loops (marked fa.copy_loop) read their two tiles anywhere
 // in the body (Q in the scores and in dK += dS^T Q), so a tile cannot be
 // refilled before the iteration ends: they only take the double-buffered
-// form.
+// form. The dK/dV loop also stages its queries' lse and delta
+// (fa.stage_rows): they travel with the tiles, two slots each, so that the
+// loop reads them from shared memory instead of stalling on global loads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,36 +53,42 @@ void pipelineSingleBuffered(LoopCopies copies) {
       [&](Value next) { copyTileAhead(b, loop, copies.key, next, keyTile); });
 }
 
-/// Two slots per tile (`keyStaged`, `valueStaged`: `[2][R][C]`): iteration j
-/// computes on slot j % 2 while K[j+1] and V[j+1] land in the other one.
+/// Two slots per tile (`keyStaged`, `valueStaged`: `[2][R][C]`) and per row
+/// copy (its dest: `[2][R]`): iteration j computes on slot j % 2 while K[j+1],
+/// V[j+1] and the rows of j + 1 land in the other one.
 void pipelineDoubleBuffered(LoopCopies copies, Value keyStaged,
                             Value valueStaged) {
   scf::ForOp loop = copies.loop;
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
-  // Prologue: both tiles of the first iteration.
-  Value lb = loop.getLowerBound();
-  copyTileAhead(b, loop, copies.key, lb, tileSlot(b, keyStaged, lb));
-  copyTileAhead(b, loop, copies.value, lb, tileSlot(b, valueStaged, lb));
+  auto copyAhead = [&](Value j) {
+    copyTileAhead(b, loop, copies.key, j, tileSlot(b, keyStaged, j));
+    copyTileAhead(b, loop, copies.value, j, tileSlot(b, valueStaged, j));
+    for (StageRowsOp rows : copies.rows)
+      copyRowsAhead(b, loop, rows, j, tileSlot(b, rows.getDest(), j));
+  };
+  // Prologue: the copies of the first iteration.
+  copyAhead(loop.getLowerBound());
 
   // Top of the body: K[j] and V[j] landed and, by the wait's barrier, every
   // warp is done with iteration j - 1, whose slot the next copies overwrite.
   b.setInsertionPointToStart(loop.getBody());
   WaitTilesOp::create(b);
   ifNextIteration(b, loop.getInductionVar(), loop.getStep(),
-                  loop.getUpperBound(), [&](Value next) {
-                    copyTileAhead(b, loop, copies.key, next,
-                                  tileSlot(b, keyStaged, next));
-                    copyTileAhead(b, loop, copies.value, next,
-                                  tileSlot(b, valueStaged, next));
-                  });
-  // The body's readers take this iteration's slot.
-  for (Value staged : std::initializer_list<Value>{keyStaged, valueStaged}) {
+                  loop.getUpperBound(), copyAhead);
+  // The body's readers take this iteration's slot: the tiles' products and
+  // the rows' broadcasts.
+  auto readSlot = [&](Value staged, function_ref<bool(Operation *)> isReader) {
     Value slot = tileSlot(b, staged, loop.getInductionVar());
     staged.replaceUsesWithIf(slot, [&](OpOperand &use) {
       Operation *user = use.getOwner();
-      return isa<TileMatmulOp>(user) && loop->isAncestor(user);
+      return isReader(user) && loop->isAncestor(user);
     });
-  }
+  };
+  for (Value staged : std::initializer_list<Value>{keyStaged, valueStaged})
+    readSlot(staged, [](Operation *op) { return isa<TileMatmulOp>(op); });
+  for (StageRowsOp rows : copies.rows)
+    readSlot(rows.getDest(),
+             [](Operation *op) { return isa<ColumnBroadcastSharedOp>(op); });
 }
 
 /// Pipelines `copies`' loop with `stages` buffers per tile.
@@ -92,6 +100,8 @@ void pipelineLoop(LoopCopies &copies, int64_t stages) {
     Value keyTile = copies.key.getDest(), valueTile = copies.value.getDest();
     for (Value tile : std::initializer_list<Value>{keyTile, valueTile})
       multiBufferTile(tile, stages);
+    for (StageRowsOp rows : copies.rows)
+      multiBufferRows(rows.getDest(), stages);
     pipelineDoubleBuffered(copies, keyTile, valueTile);
   }
   // Epilogue: the buffers are quiet again for whatever follows.
@@ -100,6 +110,8 @@ void pipelineLoop(LoopCopies &copies, int64_t stages) {
   WaitTilesOp::create(b);
   copies.key.erase();
   copies.value.erase();
+  for (StageRowsOp rows : copies.rows)
+    rows.erase();
   loop->setAttr(kPipelinedAttr, b.getUnitAttr());
 }
 
@@ -118,7 +130,15 @@ LogicalResult pipelineKernel(gpu::GPUFuncOp kernel, StringRef pass) {
   };
   return rewriteCopyLoops<LoopCopies>(
       kernel, isPipelined,
-      [&](scf::ForOp loop) { return findLoopCopies(loop, pass); },
+      [&](scf::ForOp loop) -> FailureOr<LoopCopies> {
+        FailureOr<LoopCopies> copies = findLoopCopies(loop, pass);
+        // The single-buffered form refills a buffer in the middle of the
+        // body; the rows are read all through it.
+        if (succeeded(copies) && stages == 1 && !copies->rows.empty())
+          return emitPassError(loop, pass)
+                 << "expects no row copies (fa.stage_rows) with one stage";
+        return copies;
+      },
       [&](LoopCopies &copies) { pipelineLoop(copies, stages); });
 }
 

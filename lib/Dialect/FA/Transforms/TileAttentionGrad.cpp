@@ -76,6 +76,20 @@ struct GradConfig {
   /// dP^T is dK's alone. Each gradient is still one block's sum over its own
   /// loop: no atomics.
   bool splitDkdv = false;
+
+  /// Whether fa-pipeline-kv-copies makes the copies of the kernels' loops
+  /// asynchronous and double-buffered (two stages; the backward keeps
+  /// pipeline_copies at its default). The dK/dV loop then stages its
+  /// queries' lse and delta with Q and dO (fa.stage_rows), so that they load
+  /// ahead with the tiles and the loop reads them from shared memory: read
+  /// from global memory in the loop, they stalled the warps (latency bound
+  /// at 2 warps per scheduler), and hoisted they cost registers. Not under
+  /// split_dkdv (head_dim 256): its causal kernels sit at ptxas's 255
+  /// registers and spilled 32 bytes with the rows' copies.
+  bool stagesRows(MLIRContext *context) const {
+    return numStages == 2 && TileAttr::get(context).getPipelineCopies() &&
+           !splitDkdv;
+  }
 };
 
 /// The probabilities' exponentials may be approximate (afn: fa-fast-exp2
@@ -254,6 +268,9 @@ void buildDelta(GradKernel &k, Value out, Value dout, Value delta) {
 
 struct DkDvBuffers {
   Value key, value, query, dout; // shared tiles
+  /// The query tile's lse and delta, block_n values each (null unless the
+  /// configuration stagesRows).
+  Value lseRows, deltaRows;
 };
 
 /// What a dK/dV loop nest accumulates: both gradients, or under split_dkdv
@@ -301,6 +318,19 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
               Value q0 = arith::MulIOp::create(b, j, index(b, c.blockN));
               StageTileOp::create(b, query, batch, head, q0, shared.query);
               StageTileOp::create(b, k.dout, batch, head, q0, shared.dout);
+              if (shared.lseRows) {
+                StageRowsOp::create(b, lse, batch, head, q0, shared.lseRows);
+                if (withDk)
+                  StageRowsOp::create(b, delta, batch, head, q0,
+                                      shared.deltaRows);
+              }
+              // The queries' lse or delta down every row of a scores tile.
+              auto columns = [&](Value stats, Value staged) -> Value {
+                if (staged)
+                  return ColumnBroadcastSharedOp::create(b, scoresType, staged);
+                return ColumnBroadcastOp::create(b, scoresType, stats, batch,
+                                                 head, q0);
+              };
               // Both score-like products first: with wgmma the second runs
               // while the warps compute the probabilities, and dV's while
               // they compute dS (see warpgroupWaitPoint).
@@ -320,8 +350,7 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                               head,
                               /*transposed=*/true};
               scores = k.maskScores(scores, place);
-              Value lseCols = ColumnBroadcastOp::create(b, scoresType, lse,
-                                                        batch, head, q0);
+              Value lseCols = columns(lse, shared.lseRows);
               Value probs = k.probabilities(scores, lseCols);
               Value valueWeights = probs;
               if (dropout) {
@@ -339,8 +368,7 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                     b, accType, k.operand(valueWeights), shared.dout,
                     acc.back(), /*transpose_b=*/false);
               if (withDk) {
-                Value deltaCols = ColumnBroadcastOp::create(
-                    b, scoresType, delta, batch, head, q0);
+                Value deltaCols = columns(delta, shared.deltaRows);
                 Value dscores = k.scoreGradient(probs, dprobs, deltaCols);
                 next.push_back(TileMatmulOp::create(
                     b, accType, k.operand(dscores), shared.query, acc[0],
@@ -592,6 +620,14 @@ struct GradFunction {
         gpu::AddressSpaceAttr::get(
             func.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace()));
   }
+  /// A shared buffer of `rows` f32 statistics (staged lse or delta).
+  Type sharedRows(int64_t rows) {
+    return MemRefType::get(
+        {rows}, Float32Type::get(func.getContext()),
+        MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(
+            func.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace()));
+  }
   /// The delta, lse and partial statistics: [batch, heads, seq] in f32.
   Type statsType() {
     return MemRefType::get(
@@ -603,14 +639,17 @@ struct GradFunction {
 /// Builds kernel `name` of `g` computing `kernelOp` on `params` with
 /// configuration `c` over `grid`, and records its manifest entry in
 /// `kernels`. A kernel that stages tiles (`stagesTiles`: the dK/dV and dQ
-/// kernels) gets four shared tiles, two of block_m rows and two of block_n.
+/// kernels) gets four shared tiles, two of block_m rows and two of block_n,
+/// and one that stages rows (`stagesRows`: the dK/dV kernel where
+/// c.stagesRows) two shared buffers of block_n f32 after them (lse, delta).
 /// The builder is left in its body.
 gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
                                 StringRef name, KernelOp kernelOp,
                                 const GradConfig &c, ArrayRef<GridDim> grid,
                                 ArrayRef<KernelParam> params, bool stagesTiles,
                                 SmallVectorImpl<NamedAttribute> &kernels,
-                                KernelCompanions companions = {}) {
+                                KernelCompanions companions = {},
+                                bool stagesRows = false) {
   MemRefType query = g.op.getQuery().getType();
   KernelAttr entry =
       getKernelEntry(b.getContext(), kernelOp, query.getElementType(),
@@ -623,6 +662,8 @@ gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
   if (stagesTiles)
     sharedTiles = {g.sharedTile(c.blockM), g.sharedTile(c.blockM),
                    g.sharedTile(c.blockN), g.sharedTile(c.blockN)};
+  if (stagesRows)
+    sharedTiles.append(2, g.sharedRows(c.blockN));
   return createKernel(b, g.func, name, entry, kernels, sharedTiles,
                       sharedTileAlignment(c.warpgroupMma));
 }
@@ -715,27 +756,36 @@ struct FATileAttentionGradPass
             "the dQ kernel's S, dP (block_m x block_n) and dQ (block_m x "
             "head_dim)",
             element, dq.blockM * (2 * dq.blockN + headDim), dq.numWarps)) &&
-        succeeded(checkKernelSharedMemory(func, "dK/dV kernel", "K and V",
-                                          "Q and dO", element, headDim,
-                                          dkdv)) &&
+        succeeded(checkKernelSharedMemory(
+            func, "dK/dV kernel", "K and V", "Q and dO", element, headDim, dkdv,
+            dkdv.stagesRows(func.getContext()))) &&
         succeeded(checkKernelSharedMemory(func, "dQ kernel", "Q and dO",
-                                          "K and V", element, headDim, dq)));
+                                          "K and V", element, headDim, dq,
+                                          /*stagesRows=*/false)));
   }
 
   /// Both kernels stage four tiles: two of block_m rows (`blockMTiles`)
   /// once, two of block_n rows (`blockNTiles`) in the loop, num_stages slots
-  /// each (fa-pipeline-kv-copies).
+  /// each (fa-pipeline-kv-copies); a kernel that stages rows (`stagesRows`:
+  /// the dK/dV kernel where c.stagesRows) also lse and delta of block_n
+  /// queries, num_stages slots each.
   LogicalResult checkKernelSharedMemory(func::FuncOp func, StringRef kernel,
                                         StringRef blockMTiles,
                                         StringRef blockNTiles, Type element,
-                                        int64_t headDim, const GradConfig &c) {
+                                        int64_t headDim, const GradConfig &c,
+                                        bool stagesRows) {
     int64_t rowBytes = headDim * element.getIntOrFloatBitWidth() / 8;
     int64_t bytes = 2 * (c.blockM + c.numStages * c.blockN) * rowBytes;
+    if (stagesRows)
+      bytes += 2 * c.numStages * c.blockN * 4;
     std::string config;
     llvm::raw_string_ostream os(config);
     os << blockMTiles << ": " << c.blockM << " x " << headDim << " " << element
        << " each, " << blockNTiles << ": " << c.numStages << " x " << c.blockN
        << " x " << headDim << " each";
+    if (stagesRows)
+      os << ", lse and delta: " << c.numStages << " x " << c.blockN
+         << " f32 each";
     return checkSharedMemory(func, getArgument(), kernel, config, bytes, chip,
                              sharedBudget);
   }
@@ -905,13 +955,19 @@ struct FATileAttentionGradPass
         {GridDim::KeyTiles, GridDim::BatchKvHeads,
          k.config.splitDkdv ? GridDim::DkdvParts : GridDim::One},
         dkdvParams,
-        /*stagesTiles=*/true, kernels);
+        /*stagesTiles=*/true, kernels, /*companions=*/{},
+        k.config.stagesRows(b.getContext()));
     auto [key, value, query, dout] = sharedBuffers(dkdvKernel);
+    DkDvBuffers dkdvShared{key, value, query, dout};
+    if (k.config.stagesRows(b.getContext())) {
+      dkdvShared.lseRows = dkdvKernel.getWorkgroupAttributions()[4];
+      dkdvShared.deltaRows = dkdvKernel.getWorkgroupAttributions()[5];
+    }
     GradKernel kk = withOperands(dkdvKernel, k.config);
     bindDropout(kk, dkdvKernel, dkdvDropout);
     SmallVector<Value> dkdvCaptures = kernelCaptures(b, g, dkdvKernel);
     kk.regions.captures = dkdvCaptures;
-    buildDkDv(kk, {key, value, query, dout}, dkdvKernel.getArgument(4),
+    buildDkDv(kk, dkdvShared, dkdvKernel.getArgument(4),
               dkdvKernel.getArgument(5), dkdvKernel.getArgument(6),
               dkdvKernel.getArgument(7));
     gpu::ReturnOp::create(b);

@@ -198,6 +198,65 @@ gpu.module @m {
 
 // -----
 
+// The dK/dV loop's lse and delta of its queries (fa.stage_rows) travel with
+// Q and dO: two slots each, the first iteration's copied before the loop,
+// the next one's into the other slot after the wait, and the broadcasts read
+// this iteration's slot.
+// CHECK-LABEL: gpu.func @copy_loop_rows
+// CHECK-SAME: workgroup(%[[QB:[^ ]+]] : memref<2x16x64xf16, {{.*}}, %[[DOB:[^ ]+]] : memref<2x16x64xf16, {{.*}}, %[[LB:[^ ]+]] : memref<2x16xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: fa.stage_rows
+// CHECK: fa.copy_tile_async
+// CHECK: fa.copy_tile_async
+// CHECK: %[[FIRST:.*]] = memref.subview %[[LB]][0, 0] [1, 16] [1, 1] : memref<2x16xf32, #gpu.address_space<workgroup>> to memref<16xf32, strided<[1]>, #gpu.address_space<workgroup>>
+// CHECK: %[[FIRST_CAST:.*]] = memref.cast %[[FIRST]]
+// CHECK: fa.copy_rows_async %arg2[%arg4, %arg5, %c0] into %[[FIRST_CAST]]
+// CHECK: scf.for %[[J:[^ ]+]] =
+// CHECK-NEXT: fa.wait_tiles
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[J]], %c1
+// CHECK: scf.if
+// CHECK: fa.copy_tile_async
+// CHECK: fa.copy_tile_async
+// CHECK: %[[NEXT_INDEX:.*]] = arith.remui %[[NEXT]], %c2
+// CHECK-NEXT: %[[NEXT_SLOT:.*]] = memref.subview %[[LB]][%[[NEXT_INDEX]], 0] [1, 16] [1, 1]
+// CHECK-NEXT: %[[NEXT_ROW:.*]] = arith.muli %[[NEXT]], %c16
+// CHECK-NEXT: fa.copy_rows_async %arg2[%arg4, %arg5, %[[NEXT_ROW]]] into %[[NEXT_SLOT]]
+// CHECK-NEXT: }
+// CHECK: memref.subview %[[DOB]]
+// CHECK-NEXT: %[[L_INDEX:.*]] = arith.remui %[[J]], %c2
+// CHECK-NEXT: %[[L_SLOT:.*]] = memref.subview %[[LB]][%[[L_INDEX]], 0] [1, 16] [1, 1]
+// CHECK-NOT: fa.copy_rows_async
+// CHECK: fa.column_broadcast_shared %[[L_SLOT]] : memref<16xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> -> vector<16x16xf32>
+// CHECK: } {fa.copy_loop, fa.pipelined}
+// CHECK-NEXT: fa.wait_tiles
+!kv = memref<?x?x?x64xf16>
+!smem = memref<16x64xf16, #gpu.address_space<workgroup>>
+!rows = memref<16xf32, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @copy_loop_rows(%q: !kv, %do: !kv, %lse: memref<?x?x?xf32>, %kt: vector<16x64xf16>, %b: index, %h: index, %tiles: index)
+      workgroup(%qb : !smem, %dob : !smem, %lb : !rows) kernel attributes {fa.tile = #fa.tile<num_stages = 2>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %zero_s = arith.constant dense<0.0> : vector<16x16xf32>
+    %zero = arith.constant dense<0.0> : vector<16x64xf32>
+    %r = scf.for %j = %c0 to %tiles step %c1 iter_args(%dk = %zero) -> (vector<16x64xf32>) {
+      %row = arith.muli %j, %c16 : index
+      fa.stage_tile %q[%b, %h, %row] into %qb : !kv, !smem
+      fa.stage_tile %do[%b, %h, %row] into %dob : !kv, !smem
+      fa.stage_rows %lse[%b, %h, %row] into %lb : memref<?x?x?xf32>, !rows
+      %st = fa.tile_matmul %kt, %qb, %zero_s transpose_b : vector<16x64xf16>, !smem, vector<16x16xf32>
+      %cols = fa.column_broadcast_shared %lb : !rows -> vector<16x16xf32>
+      %p = arith.subf %st, %cols : vector<16x16xf32>
+      %pt = arith.truncf %p : vector<16x16xf32> to vector<16x16xf16>
+      %dk_new = fa.tile_matmul %pt, %dob, %dk : vector<16x16xf16>, !smem, vector<16x64xf32>
+      scf.yield %dk_new : vector<16x64xf32>
+    } {fa.copy_loop}
+    gpu.return
+  }
+}
+
+// -----
+
 // With one stage a copy loop's tile could be overwritten while the body
 // still reads it: its copies stay synchronous.
 // CHECK-LABEL: gpu.func @copy_loop_one_stage

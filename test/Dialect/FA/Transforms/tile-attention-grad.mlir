@@ -21,7 +21,7 @@
 
 // dK, dV: K and V stay in shared memory; a loop over the query heads of the
 // kv head, inside it over the query tiles from the diagonal on.
-// CHECK: gpu.func @g_dkdv(%[[Q:[^:]*]]: memref<?x?x?x64xbf16>, %[[K:[^:]*]]: memref<?x?x?x64xbf16>, %[[V:[^:]*]]: memref<?x?x?x64xbf16>, %[[DO2:[^:]*]]: memref<?x?x?x64xbf16>, %[[LSE:[^:]*]]: memref<?x?x?xf32>, %[[DL:[^:]*]]: memref<?x?x?xf32>, %[[DK:[^:]*]]: memref<?x?x?x64xbf16>, %[[DV:[^:]*]]: memref<?x?x?x64xbf16>) workgroup(%[[KB:[^ ]*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:[^ ]*]] : {{.*}}, %[[QB:[^ ]*]] : {{.*}}, %[[DOB:[^ ]*]] : {{.*}})
+// CHECK: gpu.func @g_dkdv(%[[Q:[^:]*]]: memref<?x?x?x64xbf16>, %[[K:[^:]*]]: memref<?x?x?x64xbf16>, %[[V:[^:]*]]: memref<?x?x?x64xbf16>, %[[DO2:[^:]*]]: memref<?x?x?x64xbf16>, %[[LSE:[^:]*]]: memref<?x?x?xf32>, %[[DL:[^:]*]]: memref<?x?x?xf32>, %[[DK:[^:]*]]: memref<?x?x?x64xbf16>, %[[DV:[^:]*]]: memref<?x?x?x64xbf16>) workgroup(%[[KB:[^ ]*]] : memref<64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[VB:[^ ]*]] : {{.*}}, %[[QB:[^ ]*]] : {{.*}}, %[[DOB:[^ ]*]] : {{.*}}, %[[LSEB:[^ ]*]] : memref<64xf32, #gpu.address_space<workgroup>> {{.*}}, %[[DLB:[^ ]*]] : memref<64xf32, #gpu.address_space<workgroup>> {{.*}})
 // CHECK: %[[KEY0:.*]] = arith.muli %{{.*}}, %c64
 // CHECK: fa.stage_tile %[[K]][%{{.*}}, %{{.*}}, %[[KEY0]]] into %[[KB]]
 // CHECK: fa.stage_tile %[[V]][%{{.*}}, %{{.*}}, %[[KEY0]]] into %[[VB]]
@@ -31,16 +31,20 @@
 // CHECK:     %[[Q0:.*]] = arith.muli %[[J]], %c64
 // CHECK:     fa.stage_tile %[[Q]][{{.*}}, %[[Q0]]] into %[[QB]]
 // CHECK:     fa.stage_tile %[[DO2]][{{.*}}, %[[Q0]]] into %[[DOB]]
+// With two stages the queries' lse and delta are staged with them (and
+// copied ahead with them by fa-pipeline-kv-copies).
+// CHECK:     fa.stage_rows %[[LSE]][{{.*}}, %[[Q0]]] into %[[LSEB]] : memref<?x?x?xf32>, memref<64xf32, #gpu.address_space<workgroup>>
+// CHECK:     fa.stage_rows %[[DL]][{{.*}}, %[[Q0]]] into %[[DLB]]
 // Both score-like products first (S^T, then dP^T), so that with wgmma the
 // second runs during the probabilities.
 // CHECK:     %[[ST:.*]] = fa.tile_matmul %[[KB]], %[[QB]], %{{.*}} transpose_b
 // CHECK:     %[[DPT:.*]] = fa.tile_matmul %[[VB]], %[[DOB]], %{{.*}} transpose_b
 // CHECK:     fa.apply_mask %[[ST]] rows(%[[KEY0]]) cols(%[[Q0]]) kv_len(%{{.*}}) causal transposed
-// CHECK:     fa.column_broadcast %[[LSE]][{{.*}}, %[[Q0]]] : memref<?x?x?xf32> -> vector<64x64xf32>
+// CHECK:     fa.column_broadcast_shared %[[LSEB]] : memref<64xf32, #gpu.address_space<workgroup>> -> vector<64x64xf32>
 // CHECK:     %[[PT:.*]] = math.exp2
 // CHECK:     %[[PTB:.*]] = arith.truncf %[[PT]]
 // CHECK:     %[[NEWDV:.*]] = fa.tile_matmul %[[PTB]], %[[DOB]], %[[DVACC]] :
-// CHECK:     fa.column_broadcast %[[DL]]
+// CHECK:     fa.column_broadcast_shared %[[DLB]]
 // CHECK:     arith.subf %[[DPT]]
 // CHECK:     %[[NEWDK:.*]] = fa.tile_matmul %{{.*}}, %[[QB]], %[[DKACC]] :
 // CHECK:     scf.yield %[[NEWDK]], %[[NEWDV]]
@@ -120,7 +124,10 @@ func.func @forward_flag(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: 
 // CHECK-SAME: own_dq = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 1, skip_unit_rescale = false>, block = [256, 1, 1]
 // CHECK-SAME: own_dq_delta = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, skip_unit_rescale = false>, block = [128, 1, 1]
 // CHECK-SAME: own_dq_dkdv = #fa.kernel<{{[^>]*}}config = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, skip_unit_rescale = false>, block = [128, 1, 1]
-// CHECK: gpu.func @own_dq_dkdv({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16
+// CHECK: gpu.func @own_dq_dkdv({{.*}}workgroup(%{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16, {{.*}}, %{{.*}} : memref<32x128xbf16, {{[^,]*}}) kernel
+// One stage: the loop is not pipelined, lse and delta stay in global memory.
+// CHECK-NOT: fa.stage_rows
+// CHECK: fa.column_broadcast %{{.*}} : memref<?x?x?xf32> -> vector<64x32xf32>
 // CHECK: gpu.func @own_dq({{.*}}workgroup(%{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<128x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16, {{.*}}, %{{.*}} : memref<64x128xbf16
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 func.func @own_dq(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 64, block_n = 32, num_warps = 4, num_stages = 1, dq_block_m = 128, dq_block_n = 64, dq_num_warps = 8>} {

@@ -46,7 +46,8 @@ func.func @mixed(%q: !q, %k: !c, %v: !c, %o: !c) {
 // GRAD: fa.store_rows %{{.*}}, %[[DELTA]]
 // GRAD-LABEL: gpu.func @backward_dkdv
 // GRAD-COUNT-4: fa.stage_tile {{.*}} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, memref<64x64xbf16, #gpu.address_space<workgroup>>
-// GRAD-COUNT-2: fa.column_broadcast {{.*}} : memref<?x?x?xf32> -> vector<64x64xf32>
+// GRAD-COUNT-2: fa.stage_rows {{.*}} : memref<?x?x?xf32>, memref<64xf32, #gpu.address_space<workgroup>>
+// GRAD-COUNT-2: fa.column_broadcast_shared {{.*}} : memref<64xf32, #gpu.address_space<workgroup>> -> vector<64x64xf32>
 // GRAD-COUNT-2: fa.store_tile {{.*}} : vector<64x64xbf16>, memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
 // GRAD-LABEL: gpu.func @backward(
 // GRAD-COUNT-2: fa.stage_tile {{.*}} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, memref<64x64xbf16, #gpu.address_space<workgroup>>

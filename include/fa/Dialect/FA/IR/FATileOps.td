@@ -24,6 +24,7 @@ def FA_Tile : VectorOfRankAndType<[2], [F16, BF16, F32]>;
 def FA_AccTile : VectorOfRankAndType<[2], [F32]>;
 def FA_RowVector : VectorOfRankAndType<[1], [F32]>;
 def FA_SharedTile : MemRefRankOf<[F16, BF16, F32], [2]>;
+def FA_SharedRows : MemRefRankOf<[F32], [1]>;
 
 def FA_LoadTileOp : FA_Op<"load_tile", [Pure]> {
   let summary = "loads rows of one (batch, head) slice into a register tile";
@@ -74,6 +75,45 @@ def FA_CopyTileAsyncOp : FA_Op<"copy_tile_async"> {
   let arguments = (ins Arg<FA_Tensor4D, "", [MemRead]>:$source, Index:$batch,
                        Index:$head, Index:$row,
                        Arg<FA_SharedTile, "", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
+    type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_StageRowsOp : FA_Op<"stage_rows"> {
+  let summary = "copies per-row statistics of one (batch, head) into shared memory";
+  let description = [{
+    The whole thread block copies `source[batch, head, row + i]` for
+    `i < R` (`source` a `[batch, heads, seq]` f32 buffer such as the
+    log-sum-exp) into the shared buffer `dest` of `R` values; entries at or
+    beyond `seq` are written as zero. A loop that stages a tile of queries
+    stages their statistics with it, so that fa-pipeline-kv-copies loads
+    both ahead together and the loop reads the values from shared memory
+    (`fa.column_broadcast_shared`) instead of waiting on global loads.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32], [3]>, "", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$row,
+                       Arg<FA_SharedRows, "", [MemWrite]>:$dest);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
+    type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_CopyRowsAsyncOp : FA_Op<"copy_rows_async"> {
+  let summary = "starts copying per-row statistics of one (batch, head) into shared memory";
+  let description = [{
+    The asynchronous half of `fa.stage_rows`, as `fa.copy_tile_async` is of
+    `fa.stage_tile`: threads start copying `source[batch, head, row + i]`
+    into `dest[i]` (zero at or beyond `seq`) and return at once; `dest` may
+    be read only after a later `fa.wait_tiles`.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32], [3]>, "", [MemRead]>:$source,
+                       Index:$batch, Index:$head, Index:$row,
+                       Arg<FA_SharedRows, "", [MemWrite]>:$dest);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]` `into` $dest attr-dict `:`
     type($source) `,` type($dest)
@@ -293,6 +333,21 @@ def FA_ColumnBroadcastOp : FA_Op<"column_broadcast"> {
     $source `[` $batch `,` $head `,` $col `]` attr-dict `:` type($source)
     `->` type($result)
   }];
+}
+
+def FA_ColumnBroadcastSharedOp : FA_Op<"column_broadcast_shared"> {
+  let summary = "a tile whose every row holds the values of a shared buffer";
+  let description = [{
+    `result[i, j] = rows[j]`: `fa.column_broadcast` of values staged in
+    shared memory by `fa.stage_rows` (which wrote zeros past `seq` already),
+    one per column of the result.
+  }];
+  let arguments = (ins Arg<FA_SharedRows, "", [MemRead]>:$rows);
+  let results = (outs FA_AccTile:$result);
+  let assemblyFormat = [{
+    $rows attr-dict `:` type($rows) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def FA_StoreRowsOp : FA_Op<"store_rows"> {

@@ -20,19 +20,26 @@
 namespace mlir::fa {
 
 /// The synchronous copies of one loop, K's then V's (in the backward's dK/dV
-/// loop, Q's then dO's).
+/// loop, Q's then dO's), and the per-row statistics staged with them (the
+/// dK/dV loop's lse and delta of its queries; none elsewhere).
 struct LoopCopies {
   scf::ForOp loop;
   StageTileOp key, value;
+  SmallVector<StageRowsOp> rows;
 };
 
-/// The loop's two copies, whose source slices and buffers must be
-/// loop-invariant; otherwise an error naming `passName` on the loop.
+/// The loop's two tile copies and its row copies, whose source slices and
+/// buffers must be loop-invariant; otherwise an error naming `passName` on
+/// the loop.
 FailureOr<LoopCopies> findLoopCopies(scf::ForOp loop, StringRef passName);
 
 /// Starts, asynchronously, the copy `like` (in `loop`) did synchronously,
 /// of the tile of iteration `iv`, into `dest`.
 void copyTileAhead(ImplicitLocOpBuilder &b, scf::ForOp loop, StageTileOp like,
+                   Value iv, Value dest);
+
+/// The same for a copy of per-row statistics.
+void copyRowsAhead(ImplicitLocOpBuilder &b, scf::ForOp loop, StageRowsOp like,
                    Value iv, Value dest);
 
 /// `if (iv + step < ub) { body(iv + step) }` at the builder's position.
@@ -45,8 +52,12 @@ void ifNextIteration(ImplicitLocOpBuilder &b, Value iv, Value step, Value ub,
 /// K and V tiles) is left as it is.
 void multiBufferTile(Value tile, int64_t stages);
 
-/// Slot `j % stages` of a multi-buffered shared tile `[stages][R][C]`, as an
-/// `R x C` tile.
+/// The same for a shared buffer of per-row statistics: `[R]` becomes
+/// `[stages][R]`.
+void multiBufferRows(Value rows, int64_t stages);
+
+/// Slot `j % stages` of a multi-buffered shared buffer `[stages][...]`: an
+/// `R x C` tile, or `R` rows' statistics.
 Value tileSlot(ImplicitLocOpBuilder &b, Value staged, Value j);
 
 /// A copy made once before the key loops (the query tile, with q_in_shared)
