@@ -77,19 +77,17 @@ struct GradConfig {
   /// loop: no atomics.
   bool splitDkdv = false;
 
-  /// Whether fa-pipeline-kv-copies makes the copies of the kernels' loops
-  /// asynchronous and double-buffered (two stages; the backward keeps
-  /// pipeline_copies at its default). The dK/dV loop then stages its
-  /// queries' lse and delta with Q and dO (fa.stage_rows), so that they load
-  /// ahead with the tiles and the loop reads them from shared memory: read
-  /// from global memory in the loop, they stalled the warps (latency bound
-  /// at 2 warps per scheduler), and hoisted they cost registers. Not under
-  /// split_dkdv (head_dim 256): its causal kernels sit at ptxas's 255
+  /// Whether the dK/dV loop stages its queries' lse and delta with Q and dO
+  /// (fa.stage_rows): with two stages fa-pipeline-kv-copies loads them one
+  /// iteration ahead with the tiles (asynchronously; synchronously under
+  /// pipeline_copies = false) and the loop reads them from shared memory.
+  /// Read from global memory in the loop, they stalled the warps (latency
+  /// bound at 2 warps per scheduler; H100, bf16: the dK/dV kernel 10-16%
+  /// faster staged, bench/results/2026-11-27-h100-bwd-staged-rows), and
+  /// hoisted above the products they cost registers (D=64 12% slower). Not
+  /// under split_dkdv (head_dim 256): its causal kernels sit at ptxas's 255
   /// registers and spilled 32 bytes with the rows' copies.
-  bool stagesRows(MLIRContext *context) const {
-    return numStages == 2 && TileAttr::get(context).getPipelineCopies() &&
-           !splitDkdv;
-  }
+  bool stagesRows() const { return numStages == 2 && !splitDkdv; }
 };
 
 /// The probabilities' exponentials may be approximate (afn: fa-fast-exp2
@@ -756,9 +754,9 @@ struct FATileAttentionGradPass
             "the dQ kernel's S, dP (block_m x block_n) and dQ (block_m x "
             "head_dim)",
             element, dq.blockM * (2 * dq.blockN + headDim), dq.numWarps)) &&
-        succeeded(checkKernelSharedMemory(
-            func, "dK/dV kernel", "K and V", "Q and dO", element, headDim, dkdv,
-            dkdv.stagesRows(func.getContext()))) &&
+        succeeded(checkKernelSharedMemory(func, "dK/dV kernel", "K and V",
+                                          "Q and dO", element, headDim, dkdv,
+                                          dkdv.stagesRows())) &&
         succeeded(checkKernelSharedMemory(func, "dQ kernel", "Q and dO",
                                           "K and V", element, headDim, dq,
                                           /*stagesRows=*/false)));
@@ -956,10 +954,10 @@ struct FATileAttentionGradPass
          k.config.splitDkdv ? GridDim::DkdvParts : GridDim::One},
         dkdvParams,
         /*stagesTiles=*/true, kernels, /*companions=*/{},
-        k.config.stagesRows(b.getContext()));
+        k.config.stagesRows());
     auto [key, value, query, dout] = sharedBuffers(dkdvKernel);
     DkDvBuffers dkdvShared{key, value, query, dout};
-    if (k.config.stagesRows(b.getContext())) {
+    if (k.config.stagesRows()) {
       dkdvShared.lseRows = dkdvKernel.getWorkgroupAttributions()[4];
       dkdvShared.deltaRows = dkdvKernel.getWorkgroupAttributions()[5];
     }
