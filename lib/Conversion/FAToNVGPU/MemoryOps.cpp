@@ -244,6 +244,20 @@ void forEachRowValue(ImplicitLocOpBuilder &b, int64_t count, int64_t numThreads,
     copyValue(i);
   }
 }
+
+/// A tile whose every row holds the same values, as this lane's entries,
+/// from the lane's column pair of each 8-column block (`pairs`, in block
+/// order): entries 2h + e of a block are the pair, for rows l/4 and l/4 + 8,
+/// in every one of the `rowBlocks` row blocks.
+Value broadcastColumnPairs(ImplicitLocOpBuilder &b, VectorType type,
+                           int64_t rowBlocks,
+                           ArrayRef<std::pair<Value, Value>> pairs) {
+  SmallVector<Value> values;
+  for (int64_t m = 0; m < rowBlocks; ++m)
+    for (auto [first, second] : pairs)
+      llvm::append_range(values, ArrayRef<Value>{first, second, first, second});
+  return vector::FromElementsOp::create(b, type, values);
+}
 } // namespace
 
 LogicalResult
@@ -515,15 +529,10 @@ LogicalResult ConvertColumnBroadcast::matchAndRewrite(
     b.setInsertionPointToStart(columns.elseBlock());
     loadColumns(/*clamp=*/true);
   }
-  SmallVector<Value> values;
-  for (int64_t m = 0; m < rowBlocks; ++m)
-    for (int64_t n = 0; n < blocks; ++n) {
-      Value pair[2] = {columns.getResult(2 * n), columns.getResult(2 * n + 1)};
-      // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
-      llvm::append_range(values,
-                         ArrayRef<Value>{pair[0], pair[1], pair[0], pair[1]});
-    }
-  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
+  SmallVector<std::pair<Value, Value>> pairs;
+  for (int64_t n = 0; n < blocks; ++n)
+    pairs.push_back({columns.getResult(2 * n), columns.getResult(2 * n + 1)});
+  rewriter.replaceOp(op, broadcastColumnPairs(b, type, rowBlocks, pairs));
   return success();
 }
 
@@ -538,19 +547,14 @@ LogicalResult ConvertColumnBroadcastShared::matchAndRewrite(
   Lane lane = laneOf(b, rowBlocks);
   // No bounds: fa.stage_rows wrote zeros past the sequence end.
   auto pairType = VectorType::get({2}, b.getF32Type());
-  SmallVector<Value> block; // Per block: the lane's pair, for both rows.
+  SmallVector<std::pair<Value, Value>> pairs;
   for (int64_t n = 0; n < blocks; ++n) {
     Value col =
         arith::AddIOp::create(b, lane.pairColumn, index(b, kColsPerBlock * n));
     Value pair = alignedLoad(b, pairType, adaptor.getRows(), col);
-    Value first = vector::ExtractOp::create(b, pair, int64_t{0});
-    Value second = vector::ExtractOp::create(b, pair, int64_t{1});
-    // Entries 2h + e: the same pair for rows l/4 and l/4 + 8.
-    llvm::append_range(block, ArrayRef<Value>{first, second, first, second});
+    pairs.push_back({vector::ExtractOp::create(b, pair, int64_t{0}),
+                     vector::ExtractOp::create(b, pair, int64_t{1})});
   }
-  SmallVector<Value> values;
-  for (int64_t m = 0; m < rowBlocks; ++m)
-    llvm::append_range(values, block);
-  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, values);
+  rewriter.replaceOp(op, broadcastColumnPairs(b, type, rowBlocks, pairs));
   return success();
 }
