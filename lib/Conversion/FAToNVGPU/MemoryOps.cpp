@@ -162,6 +162,90 @@ void forEachChunk(
   }
 }
 
+/// (memref row, column) of element (`row`, `col`) of shared tile `tile`,
+/// stored as fa.stage_tile stores it (see sharedChunkPosition).
+std::pair<Value, Value> sharedElementPosition(ImplicitLocOpBuilder &b,
+                                              Value row, Value col,
+                                              MemRefType tile, int64_t panels) {
+  Value perChunk = index(b, chunkElems(tile.getElementType()));
+  auto [memrefRow, chunkStart] = sharedChunkPosition(
+      b, row, arith::DivUIOp::create(b, col, perChunk), tile, panels);
+  return {memrefRow,
+          arith::AddIOp::create(b, chunkStart,
+                                arith::RemUIOp::create(b, col, perChunk))};
+}
+
+/// This lane's pair of `share` in row block `m`, half `h`, 8-column block
+/// `n`: entries [m blocks + n][2h, 2h + 1] (see TileLayout.h).
+Value lanePair(ImplicitLocOpBuilder &b, Value share, int64_t blocks, int64_t m,
+               int64_t h, int64_t n) {
+  return vector::ExtractStridedSliceOp::create(
+      b, vector::ExtractOp::create(b, share, ArrayRef<int64_t>{m * blocks + n}),
+      ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+}
+
+/// Stores this lane's `pair` of row block `m`, half `h`, 8-column block `n`
+/// (tile row rowInTile + 16m + 8h, columns 8n + pairColumn + {0, 1}) into
+/// shared tile `tile` (of the register tile's shape) where fa.stage_tile
+/// puts those elements, the tile stored in `panels` panels. A pair never
+/// straddles a 16-byte chunk: its first column is even.
+void storePairShared(ImplicitLocOpBuilder &b, Value pair, const Lane &lane,
+                     int64_t m, int64_t h, int64_t n, Value tile,
+                     int64_t panels) {
+  auto tileType = cast<MemRefType>(tile.getType());
+  int64_t rowConst = kMmaRows * m + 8 * h;
+  if (panels > 1) {
+    auto [row, col] = sharedElementPosition(
+        b, arith::AddIOp::create(b, lane.rowInTile, index(b, rowConst)),
+        arith::AddIOp::create(b, lane.pairColumn, index(b, kColsPerBlock * n)),
+        tileType, panels);
+    alignedStore(b, pair, tile, ValueRange{row, col});
+    return;
+  }
+  // Lane part + constant, as for ldmatrix: 8 address registers instead of
+  // one per pair. An 8-column block is one chunk of f16/bf16 but two of
+  // f32, the lane's pair in the second one when pairColumn >= 4.
+  int64_t perChunk = chunkElems(tileType.getElementType());
+  int64_t chunksPerBlock = kColsPerBlock / perChunk;
+  Value chunkLane, inChunk = lane.pairColumn;
+  if (chunksPerBlock > 1) {
+    chunkLane = arith::DivUIOp::create(b, lane.pairColumn, index(b, perChunk));
+    inChunk = arith::RemUIOp::create(b, lane.pairColumn, index(b, perChunk));
+  }
+  auto [row, chunkStart] = splitSwizzledAddress(
+      b, lane.rowInTile, rowConst, chunkLane, chunksPerBlock * n, tileType);
+  alignedStore(b, pair, tile,
+               ValueRange{row, arith::AddIOp::create(b, chunkStart, inChunk)});
+}
+
+/// Stores this lane's elements transposed into shared tile `dest` (C x R
+/// for an R x C register tile): element (i, j) to row j, column i, where
+/// fa.stage_tile puts them. One element per store (st.shared.b16 for
+/// f16/bf16): the two elements of a lane's pair, (i, j) and (i, j + 1),
+/// land in two different rows. stmatrix .trans would store each 8 x 8
+/// block of a warp transposed, 16 bytes per destination row, in a quarter
+/// of the instructions (its row addresses are whole chunks, so the swizzle
+/// and panels still apply).
+void storeTransposedShared(ImplicitLocOpBuilder &b, Value share,
+                           const Lane &lane, int64_t rowBlocks, int64_t blocks,
+                           Value dest, int64_t panels) {
+  auto destType = cast<MemRefType>(dest.getType());
+  for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+    int64_t m = rowSlot / 2, h = rowSlot % 2;
+    Value tileRow = laneRow(b, lane, index(b, 0), m, h);
+    for (int64_t n = 0; n < blocks; ++n)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value tileCol = arith::AddIOp::create(b, lane.pairColumn,
+                                              index(b, kColsPerBlock * n + e));
+        auto [row, col] =
+            sharedElementPosition(b, tileCol, tileRow, destType, panels);
+        Value element = vector::ExtractOp::create(
+            b, share, ArrayRef<int64_t>{m * blocks + n, 2 * h + e});
+        memref::StoreOp::create(b, element, dest, ValueRange{row, col});
+      }
+  }
+}
+
 /// Stores each lane's pairs: into rows of the global slice (bounds-checked)
 /// or into the swizzled staging tile (tile-relative rows, all of them).
 void storePairs(ImplicitLocOpBuilder &b, StoreTileOp op,
@@ -184,27 +268,15 @@ void storePairs(ImplicitLocOpBuilder &b, StoreTileOp op,
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
     for (int64_t n = 0; n < blocks; ++n) {
-      Value pair = vector::ExtractStridedSliceOp::create(
-          b,
-          vector::ExtractOp::create(b, value,
-                                    ArrayRef<int64_t>{m * blocks + n}),
-          ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+      Value pair = lanePair(b, value, blocks, m, h, n);
+      if (toStaging) {
+        storePairShared(b, pair, lane, m, h, n, target, /*panels=*/1);
+        continue;
+      }
       Value col = arith::AddIOp::create(b, lane.pairColumn,
                                         index(b, kColsPerBlock * n));
-      if (toStaging) {
-        // Lane part + constant, as for ldmatrix: 8 address registers
-        // instead of one per pair.
-        auto [stagingRow, chunkStart] = splitSwizzledAddress(
-            b, lane.rowInTile, kMmaRows * m + 8 * h,
-            /*chunkLane=*/Value(), n, cast<MemRefType>(target.getType()));
-        alignedStore(
-            b, pair, target,
-            ValueRange{stagingRow,
-                       arith::AddIOp::create(b, chunkStart, lane.pairColumn)});
-      } else
-        alignedStore(
-            b, pair, target,
-            ValueRange{adaptor.getBatch(), adaptor.getHead(), row, col});
+      alignedStore(b, pair, target,
+                   ValueRange{adaptor.getBatch(), adaptor.getHead(), row, col});
     }
   }
 }
@@ -439,6 +511,42 @@ ConvertStoreTile::matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
                      ValueRange{adaptor.getBatch(), adaptor.getHead(), destRow,
                                 destCol});
       });
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult ConvertStoreTileShared::matchAndRewrite(
+    StoreTileSharedOp op, OpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  VectorType tileType = op.getTile().getType();
+  Value share = adaptor.getTile();
+  // Only tiles of the kernel's block rows are distributed over its warps.
+  if (share.getType() == tileType)
+    return op.emitOpError()
+           << "expects a tile of the kernel's block rows, got " << tileType;
+  int64_t rowBlocks = rowBlocksOf(share.getType(), tileType.getDimSize(1));
+  int64_t blocks = cast<VectorType>(share.getType()).getDimSize(0) / rowBlocks;
+  Value dest = adaptor.getDest();
+  int64_t panels = panelsOf(op.getDest().getType(), options.warpgroupMma);
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  // No warp still reads dest's previous contents (a wgmma reading it was
+  // waited for before its result was used).
+  gpu::BarrierOp::create(b);
+  Lane lane = laneOf(b, rowBlocks);
+  if (op.getTransposed()) {
+    storeTransposedShared(b, share, lane, rowBlocks, blocks, dest, panels);
+  } else {
+    for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot)
+      for (int64_t n = 0; n < blocks; ++n)
+        storePairShared(b,
+                        lanePair(b, share, blocks, rowSlot / 2, rowSlot % 2, n),
+                        lane, rowSlot / 2, rowSlot % 2, n, dest, panels);
+  }
+  // Every lane's values are visible to every warp's products, wgmma's
+  // async-proxy reads included.
+  if (options.warpgroupMma)
+    fenceForAsyncProxy(b);
+  gpu::BarrierOp::create(b);
   rewriter.eraseOp(op);
   return success();
 }

@@ -184,6 +184,17 @@ struct ConvertStoreTile : KernelPattern<StoreTileOp> {
                   ConversionPatternRewriter &rewriter) const override;
 };
 
+/// Between two barriers, each lane stores its values into the shared tile
+/// (pairs, or with `transposed` one element at a time) where fa.stage_tile
+/// would have put them, swizzled and in wgmma's panels; in wgmma kernels a
+/// fence.proxy.async before the second barrier.
+struct ConvertStoreTileShared : KernelPattern<StoreTileSharedOp> {
+  using KernelPattern::KernelPattern;
+  LogicalResult
+  matchAndRewrite(StoreTileSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
 //===----------------------------------------------------------------------===//
 // Products (TileMatmul.cpp)
 //===----------------------------------------------------------------------===//
