@@ -34,6 +34,9 @@ Value lowerMmaSyncMatmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
 Value lowerSplitTF32Matmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
                            TileMatmulOp::Adaptor adaptor);
 
+/// The rows (M) of a product one warpgroup multiplies on wgmma (m64).
+constexpr int64_t kWarpgroupRows = 4 * kMmaRows;
+
 /// f16/bf16 on Hopper warpgroup MMAs (WarpgroupMma.cpp): each 4-warp group
 /// multiplies its 64 rows of A by all of B, one wgmma per 16-wide k step.
 /// The accumulator layout of m64nNk16 is the m16n8 layout of each warp's 16
@@ -42,9 +45,10 @@ Value lowerSplitTF32Matmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
 /// for mma.sync. Shared tiles have 128-byte rows whose 16-byte chunks are
 /// swizzled by row % 8, which is wgmma's 128-byte swizzle: A and a
 /// transposed B (stored [N][K]) are K-major, a k step 32 bytes further
-/// along the rows; an untransposed B (stored [K][N]) is MN-major, a k step
-/// 16 rows further down. The product is issued where `op` was and waited
-/// for just before its first use.
+/// along the rows; an untransposed B (stored [K][N]) and a transposed A
+/// (stored [K][M], each warpgroup reading its 64 columns) are MN-major, a k
+/// step 16 rows further down. The product is issued where `op` was and
+/// waited for just before its first use.
 Value lowerWarpgroupMatmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
                            TileMatmulOp::Adaptor adaptor);
 

@@ -108,10 +108,9 @@ SmallVector<std::string> tiedF32(int64_t count) {
 }
 } // namespace
 
-SmallVector<Value>
-mlir::fa::issueWarpgroupMma(ImplicitLocOpBuilder &b, StringRef elementType,
-                            int64_t n, bool mnMajorB, ArrayRef<Value> acc,
-                            ArrayRef<WarpgroupMmaStep> steps) {
+SmallVector<Value> mlir::fa::issueWarpgroupMma(
+    ImplicitLocOpBuilder &b, StringRef elementType, int64_t n, bool mnMajorA,
+    bool mnMajorB, ArrayRef<Value> acc, ArrayRef<WarpgroupMmaStep> steps) {
   int64_t accValues = n / 2;
   bool accumulate = !acc.empty();
   assert((!accumulate || static_cast<int64_t>(acc.size()) == accValues) &&
@@ -154,18 +153,20 @@ mlir::fa::issueWarpgroupMma(ImplicitLocOpBuilder &b, StringRef elementType,
     accRegs.push_back("$" + std::to_string(i));
   std::string accList = "{" + llvm::join(accRegs, ", ") + "}";
   // Immediates: scale-a, scale-b (1: no negation), then transpose-a (only
-  // for a shared A) and transpose-b.
+  // for a shared A; 1: MN-major) and transpose-b.
   std::string asmText = "{\n.reg .pred first, rest;\n"
                         "setp.ne.b32 first, " +
                         firstScale + ", 0;\nsetp.ne.b32 rest, " + one +
                         ", 0;\nwgmma.fence.sync.aligned;\n";
   for (auto [i, text] : llvm::enumerate(stepText)) {
     bool sharedA = static_cast<bool>(steps[i].aDescriptor);
+    assert((sharedA || !mnMajorA) && "only a shared A is read MN-major");
+    StringRef transposeA = !sharedA ? "" : mnMajorA ? "1, " : "0, ";
     asmText += llvm::formatv(
         "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {2}, {3}, {4}, "
         "1, 1, {5}{6};\n",
-        n, elementType, accList, text, i == 0 ? "first" : "rest",
-        sharedA ? "0, " : "", mnMajorB ? 1 : 0);
+        n, elementType, accList, text, i == 0 ? "first" : "rest", transposeA,
+        mnMajorB ? 1 : 0);
   }
   asmText += "wgmma.commit_group.sync.aligned;\n}";
   return f32Asm(b, accValues, operands, asmText, constraints);
@@ -213,63 +214,111 @@ Value asI32(ImplicitLocOpBuilder &b, Value pair) {
   return vector::ExtractOp::create(b, word, ArrayRef<int64_t>{0});
 }
 
+/// Bytes of one panel of a shared tile: all its rows, one swizzle atom wide
+/// (see sharedChunkPosition).
+int64_t panelBytes(MemRefType tile) {
+  return tile.getDimSize(0) * swizzleAtomRowBytes(tile);
+}
+
+/// The byte offset of k step `kStep` of shared operand `tile` stored K-major
+/// ([M or N][K], K contiguous): 16 elements (32 bytes) along the rows; past
+/// a panel's width the step moves to the next panel.
+int64_t kMajorStepOffset(MemRefType tile, int64_t kStep) {
+  int64_t atomRowBytes = swizzleAtomRowBytes(tile);
+  int64_t bytes = kStep * 16 * tile.getElementTypeBitWidth() / 8;
+  return bytes / atomRowBytes * panelBytes(tile) + bytes % atomRowBytes;
+}
+
+/// The byte offset of k step `kStep` of shared operand `tile` stored
+/// MN-major ([K][M or N], M or N contiguous): 16 rows down.
+int64_t mnMajorStepOffset(MemRefType tile, int64_t kStep) {
+  return 16 * kStep * swizzleAtomRowBytes(tile);
+}
+
+/// The descriptor of k step `kStep` of shared operand `tile`, read from
+/// `base` bytes in (the warpgroup's share of A; null for B), K-major or
+/// MN-major.
+///
+/// The leading (LBO) and stride (SBO) byte offsets, after CUTLASS's
+/// make_gmma_desc (cute/atom/mma_traits_sm90_gmma.hpp), which describes a
+/// swizzled operand in 16-byte units as:
+///   K-major  SW128: ((8,n),2) : ((8,SBO),1)
+///   MN-major SW128: ((8,n),(8,k)) : ((1,LBO),(8,SBO))
+///   MN-major SW64:  ((4,n),(8,k)) : ((1,LBO),(4,SBO))
+/// K-major: the core matrices' 8 rows are one atom row apart, the next 8
+/// rows (of M or N) SBO = one atom (8 rows) further; the k step stays
+/// within one atom row, so LBO is not read (one 16-byte unit).
+/// MN-major: mode 0 runs along M or N, one atom row (128 or 64 bytes: 64
+/// or 32 f16/bf16 columns) contiguous, the next atom of columns LBO away:
+/// the tile's next panel, LBO = panelBytes. Mode 1 runs along K: 8 rows one
+/// atom row apart inside the swizzle atom, then the step's rows 8-15 SBO
+/// away: the next atom of the same panel, SBO = swizzleAtomBytes. The roles
+/// are thus swapped from K-major, where SBO steps along M or N. E.g. the
+/// bf16 key tile stored [128 keys][128 head_dim], read as a transposed A:
+/// two panels of 128 x 128 = 16384 bytes, warpgroup w reads panel w (its 64
+/// head_dim columns, one atom wide: LBO 16384 is not stepped over), k step
+/// s starts 16 rows = 2048 s bytes further, SBO 1024.
+Value stepDescriptor(ImplicitLocOpBuilder &b, Value tile, Value base,
+                     int64_t kStep, bool mnMajor) {
+  auto type = cast<MemRefType>(tile.getType());
+  int64_t offset =
+      mnMajor ? mnMajorStepOffset(type, kStep) : kMajorStepOffset(type, kStep);
+  Value byteOffset = index(b, offset);
+  if (base)
+    byteOffset = arith::AddIOp::create(b, base, byteOffset);
+  return sharedMatrixDescriptor(
+      b, tile, byteOffset, mnMajor ? panelBytes(type) : kDescriptorUnitBytes,
+      swizzleAtomBytes(type));
+}
+
+/// Where this warpgroup's 64 rows of the product start in shared A: rows
+/// [64w, 64w + 64) of an A stored [M][K] (64 atom rows further down each
+/// panel), or columns [64w, 64w + 64) of an A stored [K][M] (transposed):
+/// panel w with 128-byte atoms (64 f16/bf16 columns), panels 2w and 2w + 1
+/// with 64-byte atoms, which LBO (one panel) steps between. (An f16/bf16
+/// tile 64 columns per warpgroup wide has rows of a multiple of 128 bytes,
+/// hence 128-byte atoms: the 64-byte case is not reached today.)
+Value warpgroupShareOfA(ImplicitLocOpBuilder &b, MemRefType aTile,
+                        bool transposeA) {
+  Value warpgroup =
+      arith::DivUIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
+                             index(b, kThreadsPerWarpgroup));
+  int64_t atomRowBytes = swizzleAtomRowBytes(aTile);
+  int64_t shareBytes = kWarpgroupRows * atomRowBytes;
+  if (transposeA) {
+    int64_t atomColumns = atomRowBytes * 8 / aTile.getElementTypeBitWidth();
+    shareBytes = kWarpgroupRows / atomColumns * panelBytes(aTile);
+  }
+  return arith::MulIOp::create(b, warpgroup, index(b, shareBytes));
+}
+
 /// The operands of each 16-wide k step: descriptors of the shared A (the
-/// warpgroup's 64 rows) and B, or a register A's fragments.
+/// warpgroup's 64 rows, or with transpose_a its 64 columns) and B, or a
+/// register A's fragments.
 SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
                                                 TileMatmulOp op,
                                                 TileMatmulOp::Adaptor adaptor) {
   auto aType = cast<ShapedType>(op.getA().getType());
   Type element = aType.getElementType();
-  int64_t k = aType.getDimSize(1);
-  bool transposeB = op.getTransposeB();
-  auto byteOffset = [&](int64_t bytes) { return index(b, bytes); };
-  // Rows longer than one swizzle atom are stored as panels one atom wide,
-  // one after the other (see sharedChunkPosition); a K-major k step past a
-  // panel's width moves to the next panel.
-  int64_t stepBytes = 16 * element.getIntOrFloatBitWidth() / 8;
-  auto kMajorOffset = [&](Value tile, int64_t kStep) {
-    auto type = cast<MemRefType>(tile.getType());
-    int64_t atomRowBytes = swizzleAtomRowBytes(type);
-    int64_t panelBytes = type.getDimSize(0) * atomRowBytes;
-    int64_t bytes = kStep * stepBytes;
-    return bytes / atomRowBytes * panelBytes + bytes % atomRowBytes;
-  };
-  // The warpgroup's 64 rows of a shared A.
-  Value aRows;
-  if (auto aTile = dyn_cast<MemRefType>(adaptor.getA().getType())) {
-    Value warpgroup =
-        arith::DivUIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
-                               index(b, kThreadsPerWarpgroup));
-    aRows = arith::MulIOp::create(
-        b, warpgroup, index(b, 4 * kMmaRows * swizzleAtomRowBytes(aTile)));
-  }
-  auto bType = cast<MemRefType>(adaptor.getB().getType());
-  int64_t bAtomRowBytes = swizzleAtomRowBytes(bType);
+  bool transposeA = op.getTransposeA();
+  int64_t k = aType.getDimSize(transposeA ? 0 : 1);
+  Value aShare;
+  if (auto aTile = dyn_cast<MemRefType>(adaptor.getA().getType()))
+    aShare = warpgroupShareOfA(b, aTile, transposeA);
   SmallVector<WarpgroupMmaStep> steps;
   for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
     WarpgroupMmaStep step;
-    if (aRows) {
-      step.aDescriptor = sharedMatrixDescriptor(
-          b, adaptor.getA(),
-          arith::AddIOp::create(
-              b, aRows, byteOffset(kMajorOffset(adaptor.getA(), kStep))),
-          kDescriptorUnitBytes,
-          swizzleAtomBytes(cast<MemRefType>(adaptor.getA().getType())));
+    if (aShare) {
+      step.aDescriptor =
+          stepDescriptor(b, adaptor.getA(), aShare, kStep, transposeA);
     } else {
       step.aRegisters = operandRegisters(b, element, adaptor.getA(), 0, kStep);
       for (Value &reg : step.aRegisters)
         reg = asI32(b, reg);
     }
-    // K-major B: 32 bytes along the rows; MN-major B: 16 rows down, the
-    // 8-row groups of the step one atom (1024 or 512 bytes) apart and its
-    // atoms of columns (64 or 32) a panel apart.
-    int64_t panelBytes = bType.getDimSize(0) * bAtomRowBytes;
-    step.bDescriptor = sharedMatrixDescriptor(
-        b, adaptor.getB(),
-        byteOffset(transposeB ? kMajorOffset(adaptor.getB(), kStep)
-                              : 16 * kStep * bAtomRowBytes),
-        transposeB ? kDescriptorUnitBytes : panelBytes,
-        swizzleAtomBytes(bType));
+    // B stored [K][N] (not transpose_b) is MN-major.
+    step.bDescriptor = stepDescriptor(b, adaptor.getB(), Value(), kStep,
+                                      /*mnMajor=*/!op.getTransposeB());
     steps.push_back(step);
   }
   return steps;
@@ -297,7 +346,8 @@ Value mlir::fa::lowerWarpgroupMatmul(ImplicitLocOpBuilder &b, TileMatmulOp op,
   Type element = getElementTypeOrSelf(op.getA().getType());
   SmallVector<Value> issued = issueWarpgroupMma(
       b, element.isF16() ? "f16" : "bf16", op.getAcc().getType().getDimSize(1),
-      /*mnMajorB=*/!op.getTransposeB(), accValues, steps);
+      /*mnMajorA=*/op.getTransposeA(), /*mnMajorB=*/!op.getTransposeB(),
+      accValues, steps);
   auto [waitBefore, pending] = warpgroupWaitPoint(op);
   b.setInsertionPoint(waitBefore);
   SmallVector<Value> results = waitForWarpgroupMma(b, issued, pending);

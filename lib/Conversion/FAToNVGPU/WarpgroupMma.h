@@ -39,12 +39,15 @@ struct WarpgroupMmaStep {
 /// Issues acc = A @ B + acc (or A @ B when `acc` is empty) for a 64 x n f32
 /// accumulator, `acc` holding the lane's n / 2 values in wgmma's order, as
 /// one commit group: one asm block fences, issues every step and commits.
-/// `elementType` is "bf16" or "f16"; `mnMajorB` reads B as stored [K][N]
-/// (N contiguous) rather than [N][K]. The values returned are still being
-/// written: read them only through waitForWarpgroupMma.
+/// `elementType` is "bf16" or "f16"; `mnMajorA` reads a shared A (every
+/// step's aDescriptor) as stored [K][M] (M contiguous) rather than [M][K];
+/// `mnMajorB` reads B as stored [K][N] (N contiguous) rather than [N][K].
+/// The values returned are still being written: read them only through
+/// waitForWarpgroupMma.
 SmallVector<Value> issueWarpgroupMma(ImplicitLocOpBuilder &b,
                                      StringRef elementType, int64_t n,
-                                     bool mnMajorB, ArrayRef<Value> acc,
+                                     bool mnMajorA, bool mnMajorB,
+                                     ArrayRef<Value> acc,
                                      ArrayRef<WarpgroupMmaStep> steps);
 
 /// Waits until at most `pending` commit groups of this thread are in flight

@@ -57,3 +57,17 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// mma.sync reads A as [M][K]: a transposed A (wgmma's MN-major A) is refused.
+!k = memref<64x64xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @transposed_a_mma_sync() workgroup(%kb : !k, %db : !k) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<64x64xf32>
+    // expected-error @+2 {{'fa.tile_matmul' op with transpose_a is lowered only onto wgmma: it needs f16 or bf16 operands and a kernel with #fa.tile<wgmma = true>}}
+    // expected-error @+1 {{failed to legalize operation 'fa.tile_matmul'}}
+    %dq = fa.tile_matmul %kb, %db, %zero transpose_a : !k, !k, vector<64x64xf32>
+    gpu.return
+  }
+}

@@ -202,3 +202,99 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// transpose_a: the backward's dQ^T = K^T dS^T reads the key tile as staged,
+// [128 keys][128 head_dim] of bf16 (K x M), as an MN-major A (transpose-a
+// 1). Its 256-byte rows are two 128-byte panels of 128 rows x 128 bytes =
+// 16384 bytes, panel p holding head_dim columns [64p, 64p + 64). With 8 warps
+// warpgroup w multiplies rows [64w, 64w + 64) of dQ^T, i.e. head_dim columns
+// [64w, 64w + 64): panel w, 16384 w bytes in. A k step is 16 rows (keys)
+// down: 2048 bytes. A's descriptor (after CUTLASS's make_gmma_desc for
+// MN-major SW128): leading byte offset = the distance between 64-column
+// atoms = one panel, 16384 (1024 at bit 16); stride byte offset = the
+// distance between 8-row groups along K = one swizzle atom, 1024 (64 at
+// bit 32); 128-byte swizzle (1 at bit 62): 4611686293372403712. dS^T is
+// stored [64 queries][128 keys] (transpose_b): K-major (transpose-b 0), the
+// K-major fields (leading byte offset 1 unit) 4611686293305360384, k steps
+// 32 bytes along a panel, then the next panel (64 rows x 128 bytes = 8192).
+// CHECK-LABEL: gpu.func @transposed_a(
+// CHECK-SAME: workgroup(%[[KB:[^ ]+]] : memref<128x128xbf16, #gpu.address_space<workgroup>>, %[[DB:[^ ]+]] :
+// CHECK-DAG: %[[A_FIELDS:.*]] = arith.constant 4611686293372403712 : i64
+// CHECK-DAG: %[[B_FIELDS:.*]] = arith.constant 4611686293305360384 : i64
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[WARPGROUP:.*]] = arith.divui %[[TID]], %c128
+// CHECK: %[[PANEL:.*]] = arith.muli %[[WARPGROUP]], %c16384
+// CHECK: %[[K:.*]] = memref.extract_aligned_pointer_as_index %[[KB]]
+// CHECK: %[[A0:.*]] = arith.addi %[[K]], %[[PANEL]]
+// CHECK: %[[A0_I64:.*]] = arith.index_castui %[[A0]]
+// CHECK: %[[A0_LOW:.*]] = arith.andi %[[A0_I64]], %c262143_i64
+// CHECK: %[[A0_UNITS:.*]] = arith.shrui %[[A0_LOW]], %c4_i64
+// CHECK: %[[A0_DESC:.*]] = arith.ori %[[A0_UNITS]], %[[A_FIELDS]]
+// CHECK: %[[D:.*]] = memref.extract_aligned_pointer_as_index %[[DB]]
+// CHECK: %[[B0_DESC:.*]] = arith.ori %{{.*}}, %[[B_FIELDS]]
+// CHECK: %[[STEP1:.*]] = arith.addi %[[PANEL]], %c2048
+// CHECK: arith.addi %[[K]], %[[STEP1]]
+// CHECK: %[[A1_DESC:.*]] = arith.ori %{{.*}}, %[[A_FIELDS]]
+// CHECK: arith.addi %[[D]], %c32
+// CHECK: %[[B1_DESC:.*]] = arith.ori %{{.*}}, %[[B_FIELDS]]
+// CHECK: arith.addi %[[PANEL]], %c4096
+// CHECK: arith.addi %[[PANEL]], %c6144
+// CHECK: arith.addi %[[PANEL]], %c8192
+// CHECK: arith.addi %[[D]], %c8192
+// CHECK: arith.addi %[[PANEL]], %c10240
+// CHECK: arith.addi %[[PANEL]], %c12288
+// CHECK: arith.addi %[[PANEL]], %c14336
+// CHECK: arith.addi %[[D]], %c8288
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred first, rest;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $32, $33, first, 1, 1, 1, 0;
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, $34, $35, rest, 1, 1, 1, 0;
+// CHECK-SAME: $46, $47, rest, 1, 1, 1, 0;
+// CHECK-SAME: wgmma.commit_group.sync.aligned;\0A}"
+// CHECK-SAME: %[[A0_DESC]], %[[B0_DESC]], %[[A1_DESC]], %[[B1_DESC]],
+// CHECK: wgmma.wait_group.sync.aligned 0;
+!o = memref<?x?x?x64xf32>
+!k = memref<128x128xbf16, #gpu.address_space<workgroup>>
+!dst = memref<64x128xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @transposed_a(%o: !o, %b: index, %h: index, %row0: index) workgroup(%kb : !k, %db : !dst) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 256, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<128x64xf32>
+    %dq = fa.tile_matmul %kb, %db, %zero transpose_a transpose_b : !k, !dst, vector<128x64xf32>
+    fa.store_tile %dq, %o[%b, %h, %row0] : vector<128x64xf32>, !o
+    gpu.return
+  }
+}
+
+// -----
+
+// A transposed A of one panel: [128 keys][64 head_dim], one warpgroup. Its
+// descriptor's fields are the two-panel tile's (a panel is 128 rows x 128
+// bytes either way; with 64 columns the leading byte offset is never
+// stepped over). B = dS^T stored [128 keys][32 queries] (no transpose_b) is
+// MN-major too (transpose-b 1): 64-byte rows take the 64-byte swizzle (2 at
+// bit 62), stride byte offset 8 rows x 64 bytes = 512 (32 at bit 32),
+// leading byte offset one panel of 128 x 64 = 8192 bytes (512 at bit 16),
+// k steps 16 rows x 64 bytes = 1024 bytes down.
+// CHECK-LABEL: gpu.func @transposed_a_one_panel
+// CHECK-DAG: %[[A_FIELDS:.*]] = arith.constant 4611686293372403712 : i64
+// CHECK-DAG: %[[B_FIELDS:.*]] = arith.constant -9223371899382267904 : i64
+// CHECK: %[[WARPGROUP:.*]] = arith.divui %{{.*}}, %c128
+// CHECK: %[[PANEL:.*]] = arith.muli %[[WARPGROUP]], %c16384
+// CHECK: arith.ori %{{.*}}, %[[A_FIELDS]]
+// CHECK: %[[D:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK: arith.ori %{{.*}}, %[[B_FIELDS]]
+// CHECK: arith.addi %[[PANEL]], %c2048
+// CHECK: arith.addi %[[D]], %c1024
+// CHECK: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, $16, $17, first, 1, 1, 1, 1;
+!o = memref<?x?x?x32xf32>
+!k = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!ds = memref<128x32xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @transposed_a_one_panel(%o: !o, %b: index, %h: index, %row0: index) workgroup(%kb : !k, %db : !ds) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 128, 1, 1>} {
+    %zero = arith.constant dense<0.0> : vector<64x32xf32>
+    %dq = fa.tile_matmul %kb, %db, %zero transpose_a : !k, !ds, vector<64x32xf32>
+    fa.store_tile %dq, %o[%b, %h, %row0] : vector<64x32xf32>, !o
+    gpu.return
+  }
+}

@@ -122,6 +122,43 @@ func.func @matmul_shared_a_global(%a: memref<64x64xf32>, %b: memref<64x64xf32, #
 
 // -----
 
+// transpose_a reads a shared a as K x M; a register tile is distributed by
+// rows and cannot be read transposed.
+func.func @matmul_transpose_a_registers(%a: vector<64x64xbf16>, %b: memref<64x64xbf16, #gpu.address_space<workgroup>>, %c: vector<64x64xf32>) {
+  // expected-error @+1 {{expects a in shared memory with transpose_a, got a register tile}}
+  %r = fa.tile_matmul %a, %b, %c transpose_a : vector<64x64xbf16>, memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<64x64xf32>
+  return
+}
+
+// -----
+
+// With transpose_a the reduction runs over the rows of a (128 here).
+func.func @matmul_transpose_a_reduction(%a: memref<128x64xbf16, #gpu.address_space<workgroup>>, %b: memref<64x32xbf16, #gpu.address_space<workgroup>>, %c: vector<64x32xf32>) {
+  // expected-error @+1 {{expects the reduction size of b (64) to equal the rows of a (128)}}
+  %r = fa.tile_matmul %a, %b, %c transpose_a : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<64x32xbf16, #gpu.address_space<workgroup>>, vector<64x32xf32>
+  return
+}
+
+// -----
+
+// ... and M is the columns of a (64), not its rows.
+func.func @matmul_transpose_a_acc_shape(%a: memref<128x64xbf16, #gpu.address_space<workgroup>>, %b: memref<32x128xbf16, #gpu.address_space<workgroup>>, %c: vector<128x32xf32>) {
+  // expected-error @+1 {{expects acc of shape 64x32, got 128x32}}
+  %r = fa.tile_matmul %a, %b, %c transpose_a transpose_b : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<32x128xbf16, #gpu.address_space<workgroup>>, vector<128x32xf32>
+  return
+}
+
+// -----
+
+// M = 24 columns of a transposed a: not a whole number of 16-row blocks.
+func.func @matmul_transpose_a_granule(%a: memref<64x24xbf16, #gpu.address_space<workgroup>>, %b: memref<64x32xbf16, #gpu.address_space<workgroup>>, %c: vector<24x32xf32>) {
+  // expected-error @+1 {{expects M (24) to be a multiple of 16}}
+  %r = fa.tile_matmul %a, %b, %c transpose_a : memref<64x24xbf16, #gpu.address_space<workgroup>>, memref<64x32xbf16, #gpu.address_space<workgroup>>, vector<24x32xf32>
+  return
+}
+
+// -----
+
 func.func @row_broadcast_rows(%r: vector<32xf32>) {
   // expected-error @+1 {{expects one source value per result row (64), got 32}}
   %t = fa.row_broadcast %r : vector<32xf32> -> vector<64x64xf32>

@@ -149,18 +149,29 @@ LogicalResult TileMatmulOp::verify() {
   if (auto aShared = dyn_cast<MemRefType>(a)) {
     if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(aShared))
       return emitOpError("expects a in the workgroup (shared) address space");
+  } else if (getTransposeA()) {
+    // A register tile is distributed as the accumulator is, by rows: its
+    // transpose would need a shuffle between lanes. Staged in shared
+    // memory, wgmma reads it transposed (an MN-major A).
+    return emitOpError("expects a in shared memory with transpose_a, got a "
+                       "register tile");
   }
   if (b.getElementType() != a.getElementType())
     return emitOpError() << "expects b element type " << b.getElementType()
                          << " to equal a element type " << a.getElementType();
   if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(b))
     return emitOpError("expects b in the workgroup (shared) address space");
-  int64_t m = a.getDimSize(0), k = a.getDimSize(1);
+  // a holds M x K, or K x M with transpose_a.
+  bool transposeA = getTransposeA();
+  int64_t m = a.getDimSize(transposeA ? 1 : 0);
+  int64_t k = a.getDimSize(transposeA ? 0 : 1);
   int64_t bK = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
   int64_t n = getTransposeB() ? b.getDimSize(0) : b.getDimSize(1);
   if (bK != k)
     return emitOpError() << "expects the reduction size of b (" << bK
-                         << ") to equal the columns of a (" << k << ")";
+                         << ") to equal the "
+                         << (transposeA ? "rows" : "columns") << " of a (" << k
+                         << ")";
   if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
     return emitOpError() << "expects acc of shape " << m << "x" << n << ", got "
                          << acc.getDimSize(0) << "x" << acc.getDimSize(1);

@@ -132,19 +132,26 @@ def FA_WaitTilesOp : FA_Op<"wait_tiles"> {
 }
 
 def FA_TileMatmulOp : FA_Op<"tile_matmul", [AllTypesMatch<["acc", "result"]>]> {
-  let summary = "tile matrix product on tensor cores: acc + a @ b";
+  let summary = "tile matrix product on tensor cores: acc + op(a) @ op(b)";
   let description = [{
     `a` is an `M x K` tile, in registers or (to spare registers) in shared
     memory as staged by `fa.stage_tile`; `b` a shared-memory tile
     holding either `K x N` or, with `transpose_b`, `N x K` (so `q @ k^T`
     reads K as staged). Products accumulate in f32 into `acc` (`M x N`).
+
+    With `transpose_a`, `a` is a shared-memory tile holding `K x M` and the
+    product is `acc + a^T @ op(b)`: the backward's `dQ^T = K^T dS^T` reads
+    the key tile as staged (`[keys][head_dim]`). Only the wgmma lowering
+    (`#fa.tile<wgmma = true>`, f16/bf16) reads such an `a`.
   }];
   let arguments = (ins Arg<AnyTypeOf<[FA_Tile, FA_SharedTile]>, "", [MemRead]>:$a,
                        Arg<FA_SharedTile, "", [MemRead]>:$b,
-                       FA_AccTile:$acc, UnitAttr:$transpose_b);
+                       FA_AccTile:$acc, UnitAttr:$transpose_b,
+                       UnitAttr:$transpose_a);
   let results = (outs FA_AccTile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc (`transpose_b` $transpose_b^)? attr-dict `:`
+    $a `,` $b `,` $acc (`transpose_a` $transpose_a^)?
+    (`transpose_b` $transpose_b^)? attr-dict `:`
     type($a) `,` type($b) `,` type($acc)
   }];
   let hasVerifier = 1;
