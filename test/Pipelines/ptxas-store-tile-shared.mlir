@@ -2,8 +2,8 @@
 // fa.store_tile_shared through fa-to-ptx, as the fused dQ product uses it:
 // 8 warps (2 warpgroups) store a 128 x 32 bf16 tile transposed into a
 // 32 x 128 shared tile, which a wgmma then reads as B (transpose_b). Each
-// lane's 16 elements are 2-byte shared stores between a barrier and the
-// async-proxy fence + barrier, before the first wgmma; the kernel assembles
+// lane's 16 elements go out in two stmatrix .trans x4 between a barrier and
+// the async-proxy fence + barrier, before the first wgmma; the kernel assembles
 // for sm_90a without spilling. (The stores stay only because the product
 // reads the tile: LLVM deletes stores to a shared buffer nothing loads.)
 // RUN: fa-opt %s --fa-to-ptx -o %t.mlir
@@ -13,8 +13,9 @@
 // RUN: FileCheck %s < %t.txt
 // RUN: not grep -E "[1-9][0-9]* bytes spill stores|error" %t.txt
 // PTX: bar.sync 0;
-// PTX-COUNT-16: st.shared.b16
+// PTX-COUNT-2: stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-NOT: st.shared
+// PTX-NOT: stmatrix
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: bar.sync 0;
 // PTX: wgmma.fence.sync.aligned;

@@ -12,6 +12,7 @@
 #include "WarpgroupMma.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -220,15 +221,12 @@ void storePairShared(ImplicitLocOpBuilder &b, Value pair, const Lane &lane,
 
 /// Stores this lane's elements transposed into shared tile `dest` (C x R
 /// for an R x C register tile): element (i, j) to row j, column i, where
-/// fa.stage_tile puts them. One element per store (st.shared.b16 for
-/// f16/bf16): the two elements of a lane's pair, (i, j) and (i, j + 1),
-/// land in two different rows. stmatrix .trans would store each 8 x 8
-/// block of a warp transposed, 16 bytes per destination row, in a quarter
-/// of the instructions (its row addresses are whole chunks, so the swizzle
-/// and panels still apply).
-void storeTransposedShared(ImplicitLocOpBuilder &b, Value share,
-                           const Lane &lane, int64_t rowBlocks, int64_t blocks,
-                           Value dest, int64_t panels) {
+/// fa.stage_tile puts them. One element per store: the two elements of a
+/// lane's pair, (i, j) and (i, j + 1), land in two different rows. For
+/// f32; 16-bit tiles take stmatrix (storeTransposedMatrices).
+void storeTransposedElements(ImplicitLocOpBuilder &b, Value share,
+                             const Lane &lane, int64_t rowBlocks,
+                             int64_t blocks, Value dest, int64_t panels) {
   auto destType = cast<MemRefType>(dest.getType());
   for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
     int64_t m = rowSlot / 2, h = rowSlot % 2;
@@ -244,6 +242,81 @@ void storeTransposedShared(ImplicitLocOpBuilder &b, Value share,
         memref::StoreOp::create(b, element, dest, ValueRange{row, col});
       }
   }
+}
+
+/// The shared-window address of element (`row`, `col`) of memref `tile`
+/// (a buffer or a slot of one), as stmatrix takes it.
+Value sharedElementAddress(ImplicitLocOpBuilder &b, Value tile, Value row,
+                           Value col) {
+  auto type = cast<MemRefType>(tile.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, tile);
+  Value element = arith::AddIOp::create(
+      b, metadata.getOffset(),
+      arith::AddIOp::create(
+          b, arith::MulIOp::create(b, row, metadata.getStrides()[0]), col));
+  Value address = arith::AddIOp::create(
+      b, memref::ExtractAlignedPointerAsIndexOp::create(b, tile),
+      arith::MulIOp::create(b, element,
+                            index(b, type.getElementTypeBitWidth() / 8)));
+  Value address64 = arith::IndexCastUIOp::create(b, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b,
+      LLVM::LLVMPointerType::get(
+          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
+      address64);
+}
+
+/// The 16-bit elements of a lane's pair as the one 32-bit register of a
+/// matrix fragment.
+Value pairRegister(ImplicitLocOpBuilder &b, Value pair) {
+  Value word =
+      vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, word, int64_t{0});
+}
+
+/// Stores a 16-bit tile transposed into shared tile `dest` (C x R for an
+/// R x C register tile) with stmatrix .trans: a lane's pairs of row block
+/// m, half h, 8-column block n are exactly the fragment of the warp's 8 x 8
+/// block (rows 16m + 8h + [0, 8) of its rows, columns 8n + [0, 8)), and
+/// .trans writes row r of the stored matrix as column r of the block,
+/// 16 bytes: tile rows 16m + 8h + [0, 8) are one chunk of dest row 8n + r.
+/// Each x4 stores the blocks (h, n) = (0, n0), (1, n0), (0, n0 + 1),
+/// (1, n0 + 1); lane l gives the address of row l % 8 of block l / 8, its
+/// chunk placed (swizzle, panels) as fa.stage_tile places it.
+void storeTransposedMatrices(ImplicitLocOpBuilder &b, Value share,
+                             const Lane &lane, int64_t rowBlocks,
+                             int64_t blocks, Value dest, int64_t panels) {
+  auto destType = cast<MemRefType>(dest.getType());
+  Value matrix = arith::DivUIOp::create(b, lane.laneId, index(b, 8));
+  Value matrixRow = arith::RemUIOp::create(b, lane.laneId, index(b, 8));
+  // Block l / 8 is half (l / 8) % 2 of column block n0 + l / 16.
+  Value laneHalf = arith::RemUIOp::create(b, matrix, index(b, 2));
+  Value laneDestRow = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, arith::DivUIOp::create(b, matrix, index(b, 2)),
+                            index(b, 8)),
+      matrixRow);
+  // The lane's chunk of dest: its block's first tile row / 8.
+  Value laneChunk = arith::AddIOp::create(
+      b, arith::DivUIOp::create(b, lane.warpRow0, index(b, 8)), laneHalf);
+  for (int64_t m = 0; m < rowBlocks; ++m)
+    for (int64_t n0 = 0; n0 < blocks; n0 += 2) {
+      auto [row, col] = sharedChunkPosition(
+          b,
+          arith::AddIOp::create(b, laneDestRow, index(b, kColsPerBlock * n0)),
+          arith::AddIOp::create(b, laneChunk, index(b, 2 * m)), destType,
+          panels);
+      SmallVector<Value, 4> fragments;
+      for (int64_t k = 0; k < 4; ++k)
+        fragments.push_back(
+            pairRegister(b, lanePair(b, share, blocks, m, k % 2, n0 + k / 2)));
+      NVVM::StMatrixOp::create(
+          b, sharedElementAddress(b, dest, row, col), fragments,
+          NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::col),
+          NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+          NVVM::LdStMatrixEltTypeAttr::get(b.getContext(),
+                                           NVVM::LdStMatrixEltType::B16));
+    }
 }
 
 /// Stores each lane's pairs: into rows of the global slice (bounds-checked)
@@ -534,7 +607,10 @@ LogicalResult ConvertStoreTileShared::matchAndRewrite(
   gpu::BarrierOp::create(b);
   Lane lane = laneOf(b, rowBlocks);
   if (op.getTransposed()) {
-    storeTransposedShared(b, share, lane, rowBlocks, blocks, dest, panels);
+    if (tileType.getElementTypeBitWidth() == 16)
+      storeTransposedMatrices(b, share, lane, rowBlocks, blocks, dest, panels);
+    else
+      storeTransposedElements(b, share, lane, rowBlocks, blocks, dest, panels);
   } else {
     for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot)
       for (int64_t n = 0; n < blocks; ++n)
