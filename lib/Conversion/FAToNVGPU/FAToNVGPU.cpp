@@ -73,8 +73,6 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   patterns.add<ConvertStoreTile>(converter, context, options);
   // fa.store_tile_shared: each lane's values into a shared tile, as staged.
   patterns.add<ConvertStoreTileShared>(converter, context, options);
-  // fa.store_tile_shared: each lane's values into a shared tile, as staged.
-  patterns.add<ConvertStoreTileShared>(converter, context, options);
   // fa.stage_tile: block-wide 16-byte copies into a swizzled shared tile.
   patterns.add<ConvertStageTile>(converter, context, options);
   // fa.copy_tile_async: the same copies as cp.async, one commit group.

@@ -185,17 +185,6 @@ struct ConvertStoreTile : KernelPattern<StoreTileOp> {
 };
 
 /// Between two barriers, each lane stores its values into the shared tile
-/// (pairs, or with `transposed` one element at a time) where fa.stage_tile
-/// would have put them, swizzled and in wgmma's panels; in wgmma kernels a
-/// fence.proxy.async before the second barrier.
-struct ConvertStoreTileShared : KernelPattern<StoreTileSharedOp> {
-  using KernelPattern::KernelPattern;
-  LogicalResult
-  matchAndRewrite(StoreTileSharedOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override;
-};
-
-/// Between two barriers, each lane stores its values into the shared tile
 /// where fa.stage_tile would have put them, swizzled and in wgmma's panels:
 /// its pairs, or with `transposed` its 8 x 8 blocks by stmatrix .trans
 /// (f16/bf16; f32 one element at a time); in wgmma kernels a

@@ -131,34 +131,6 @@ LogicalResult StoreTileSharedOp::verify() {
   return verifyMultipleOfMmaGranule(*this, "tile columns", cols);
 }
 
-LogicalResult StoreTileSharedOp::verify() {
-  VectorType tile = getTile().getType();
-  MemRefType dest = getDest().getType();
-  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(dest))
-    return emitOpError("expects dest in the workgroup (shared) address space");
-  if (dest.getElementType() != tile.getElementType())
-    return emitOpError() << "expects dest element type "
-                         << dest.getElementType()
-                         << " to equal the tile element type "
-                         << tile.getElementType();
-  int64_t rows = tile.getDimSize(0), cols = tile.getDimSize(1);
-  SmallVector<int64_t, 2> expected = getTransposed()
-                                         ? SmallVector<int64_t, 2>{cols, rows}
-                                         : SmallVector<int64_t, 2>{rows, cols};
-  if (dest.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError() << "expects dest of shape " << expected[0] << "x"
-                         << expected[1]
-                         << (getTransposed() ? " (the tile's transpose)"
-                                             : " (the tile's)")
-                         << ", got " << dest.getDimSize(0) << "x"
-                         << dest.getDimSize(1);
-  // dest is read by fa.tile_matmul, whose every dimension is a multiple of
-  // 16.
-  if (failed(verifyMultipleOfMmaGranule(*this, "tile rows", rows)))
-    return failure();
-  return verifyMultipleOfMmaGranule(*this, "tile columns", cols);
-}
-
 Operation *TileMatmulOp::getFirstUseInBlock() {
   Block *block = getOperation()->getBlock();
   Operation *firstUse = nullptr;

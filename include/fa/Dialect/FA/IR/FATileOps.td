@@ -341,38 +341,6 @@ def FA_StoreTileSharedOp : FA_Op<"store_tile_shared"> {
   let hasVerifier = 1;
 }
 
-def FA_StoreTileSharedOp : FA_Op<"store_tile_shared"> {
-  let summary = "stores a register tile into a shared tile for fa.tile_matmul";
-  let description = [{
-    The whole thread block (every thread, in uniform control flow) writes the
-    `R x C` register tile into the shared-memory tile `dest`: `dest[i][j] =
-    tile[i][j]` (`dest` is `R x C`), or with `transposed`, `dest[j][i] =
-    tile[i][j]` (`dest` is `C x R`). `dest` gets exactly the physical layout
-    (swizzle and, in wgmma kernels, panels) that `fa.stage_tile` gives a tile
-    of its shape, so `fa.tile_matmul` may read it afterwards as `a` or `b`,
-    in either orientation. The backward's fused dQ product stores dS^T (keys
-    down, queries across) this way and reads it back as an operand.
-
-    The op synchronises the block itself:
-    1. a barrier first, so that no warp still reads `dest` from earlier
-       work. A barrier cannot wait for an asynchronous wgmma, though: a
-       `fa.tile_matmul` that read `dest` earlier must have been waited for,
-       which its lowering does at the first use of its result, so that use
-       must come before this op;
-    2. every lane writes its values;
-    3. in wgmma kernels, `fence.proxy.async` (wgmma reads shared memory
-       through the async proxy), then a barrier: afterwards every warp's
-       `fa.tile_matmul` may read `dest`.
-  }];
-  let arguments = (ins FA_Tile:$tile, Arg<FA_SharedTile, "", [MemWrite]>:$dest,
-                       UnitAttr:$transposed);
-  let assemblyFormat = [{
-    $tile `,` $dest (`transposed` $transposed^)? attr-dict `:`
-    type($tile) `,` type($dest)
-  }];
-  let hasVerifier = 1;
-}
-
 def FA_LoadRowsOp : FA_Op<"load_rows"> {
   let summary = "loads one f32 per row from a `[batch, heads, seq]` buffer";
   let description = [{
