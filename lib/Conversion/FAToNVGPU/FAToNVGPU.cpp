@@ -80,6 +80,9 @@ void mlir::fa::populateFAToNVGPUConversionPatterns(
   // fa.stage_rows, fa.copy_rows_async: a value per thread, into shared.
   patterns.add<ConvertStageRows, ConvertCopyRowsAsync>(converter, context,
                                                        options);
+  // fa.accumulate_tile, fa.ordered_wait, fa.ordered_signal: atomic adds
+  // into a global workspace, in turns over a counter (GlobalAccumulate.cpp).
+  populateGlobalAccumulatePatterns(converter, patterns, options);
   // Products (TileMatmul.cpp).
   // fa.tile_matmul: split TF32 for f32, else wgmma or mma.sync.
   patterns.add<ConvertTileMatmul>(converter, context, options);
@@ -169,6 +172,7 @@ struct ConvertFAToNVGPUPass
     TileAttr config = getTileConfig(func);
     options.skipUnitRescale = config.getSkipUnitRescale();
     options.warpgroupMma = config.getWgmma();
+    options.vectorReductions = hasVectorReductions(*targetChip);
     // wgmma exists only in sm_90a's architecture-specific instruction set.
     if (options.warpgroupMma && !targetChip->warpgroupMma)
       return emitPassError(func, getArgument())

@@ -19,6 +19,8 @@
 
 namespace mlir::fa {
 
+struct ChipInfo;
+
 /// A pattern whose lowering depends on the kernel (its thread count, whether
 /// its products run as wgmma).
 template <typename Op> struct KernelPattern : OpConversionPattern<Op> {
@@ -220,6 +222,17 @@ void populatePhiloxPatterns(const TypeConverter &converter,
 /// (RegionTiles.cpp).
 void populateRegionTilePatterns(const TypeConverter &converter,
                                 RewritePatternSet &patterns);
+
+/// fa.accumulate_tile (atomic adds into a global f32 workspace),
+/// fa.ordered_wait and fa.ordered_signal (blocks taking turns on it through
+/// a global counter) (GlobalAccumulate.cpp).
+void populateGlobalAccumulatePatterns(const TypeConverter &converter,
+                                      RewritePatternSet &patterns,
+                                      const FAToNVGPUPatternOptions &options);
+
+/// Whether `chip` has red.global.add.v2.f32 (sm_90 on, and its PTX version
+/// 8.1 on) for fa.accumulate_tile's pairs of adjacent columns.
+bool hasVectorReductions(const ChipInfo &chip);
 
 } // namespace mlir::fa
 

@@ -31,6 +31,9 @@ struct FAToNVGPUPatternOptions {
   /// Skip the online softmax's accumulator rescale in warps whose row maxima
   /// did not move (fa.tile skip_unit_rescale).
   bool skipUnitRescale = true;
+  /// fa.accumulate_tile adds a lane's two adjacent columns with one
+  /// red.global.add.v2.f32 (sm_90 and PTX 8.1 on), else one add each.
+  bool vectorReductions = false;
 };
 
 /// Adds the patterns that lower tile-level fa ops (and the arith/vector ops

@@ -237,3 +237,56 @@ LogicalResult RingConsumeOp::verify() {
                          << getSlot().getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Ordered accumulation into global memory
+//===----------------------------------------------------------------------===//
+
+/// The accumulator layout (TileLayout.h) spreads 16-row slices over warps
+/// and 8-column blocks over each warp's lanes.
+static constexpr int64_t kWarpSliceRows = 16;
+static constexpr int64_t kLaneBlockColumns = 8;
+
+/// The block-collective ops hold a barrier of the computing threads (and
+/// accumulate_tile's tile is theirs): the producer branch of a
+/// warp-specialised kernel (the `then` of its scf.if marked fa.warp_roles)
+/// has neither.
+static LogicalResult verifyNotInProducerBranch(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (parent->hasAttr(kWarpRolesAttr) && parent->getNumRegions() > 0 &&
+        parent->getRegion(0).isAncestor(op->getParentRegion()))
+      return op->emitOpError()
+             << "must not be in the producer branch of a warp-specialised "
+                "kernel (the then-region of the scf.if marked "
+             << kWarpRolesAttr << ")";
+  return success();
+}
+
+LogicalResult AccumulateTileOp::verify() {
+  VectorType value = getValue().getType();
+  int64_t rows = value.getDimSize(0), cols = value.getDimSize(1);
+  if (rows % kWarpSliceRows != 0)
+    return emitOpError() << "expects value rows (" << rows
+                         << ") to be a multiple of " << kWarpSliceRows
+                         << " (one slice per warp)";
+  if (cols % kLaneBlockColumns != 0)
+    return emitOpError() << "expects value columns (" << cols
+                         << ") to be a multiple of " << kLaneBlockColumns;
+  int64_t headDim = getAccum().getType().getDimSize(3);
+  int64_t tileHeadDim = getTransposed() ? rows : cols;
+  if (!ShapedType::isDynamic(headDim) && tileHeadDim != headDim)
+    return emitOpError() << "expects " << (getTransposed() ? "transposed " : "")
+                         << "value to have " << headDim << " "
+                         << (getTransposed() ? "rows" : "columns")
+                         << " (accum's head_dim), got " << tileHeadDim;
+  return verifyNotInProducerBranch(*this);
+}
+
+LogicalResult OrderedWaitOp::verify() {
+  return verifyNotInProducerBranch(*this);
+}
+
+LogicalResult OrderedSignalOp::verify() {
+  return verifyNotInProducerBranch(*this);
+}

@@ -188,4 +188,109 @@ def FA_RingReleaseOp : FA_Op<"ring_release"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Ordered accumulation into global memory
+//
+// Several blocks add their partial tiles into one f32 workspace tile (the
+// backward's dQ, one partial per key tile), and the sum must not depend on
+// which block got there first: the blocks take turns through an i32 counter
+// per (batch, head, tile) in global memory, each waiting until the counter
+// says it is its turn (`fa.ordered_wait`), adding (`fa.accumulate_tile`),
+// then passing the turn on (`fa.ordered_signal`). FlashAttention-3's
+// deterministic backward and CUTLASS's generic barrier work this way. The
+// counters start at 0 (the host zeroes them) and end at the number of
+// contributors.
+//
+// `fa.ordered_wait` and `fa.ordered_signal` are collective: every thread of
+// the block reaches them, in uniform control flow, since each holds a block
+// barrier (in a warp-specialised kernel, the computing branch's barrier, of
+// the computing threads; never in the producer branch). `fa.accumulate_tile`
+// is collective as the tile is: every thread adds its own elements.
+// Deadlock freedom is the caller's: a block may only wait for blocks that
+// progress without it.
+//===----------------------------------------------------------------------===//
+
+def FA_AccumWorkspace : MemRefRankOf<[F32], [4]>;
+def FA_OrderCounters : MemRefRankOf<[I32], [3]>;
+
+def FA_AccumulateTileOp : FA_Op<"accumulate_tile"> {
+  let summary = "adds a register tile into an f32 workspace in global memory";
+  let description = [{
+    `accum[batch, head, row + i, j] += value[i, j]` for the `R x D` tile
+    (`D` the workspace's head_dim): every element one atomic add
+    (`red.global.add.f32`, or `red.global.add.v2.f32` for a lane's two
+    adjacent columns where the chip has vector reductions: sm_90 and PTX
+    8.1 on). With `transposed` the tile is `D x R`, head_dim down, rows
+    across (the backward's `dQ^T`): `accum[batch, head, row + j, i] +=
+    value[i, j]`. Rows (sequence positions) at or beyond `accum`'s dimension
+    2 are skipped.
+
+    With `overwrite(%first)`, where `%first` is true the values are stored
+    (plain `st.global`) instead of added: the first contributor in the fixed
+    order writes, so the workspace needs no zeroing. `%first` must be the
+    same for every thread of the block.
+
+    The adds of one call touch every element once; that blocks' adds into
+    the same tile happen in a fixed order is `fa.ordered_wait` /
+    `fa.ordered_signal`'s job, without which the f32 sum depends on timing.
+
+    ```mlir
+    // dQ^T of a key tile (head_dim 128 down, 64 queries across) into dq_accum.
+    fa.ordered_wait %counters[%b, %h, %qt] equals %k : memref<?x?x?xi32>, index
+    fa.accumulate_tile %dqt, %dq_accum[%b, %h, %q0] transposed overwrite(%first)
+        : vector<128x64xf32>, memref<?x?x?x128xf32>
+    fa.ordered_signal %counters[%b, %h, %qt] : memref<?x?x?xi32>
+    ```
+  }];
+  let arguments = (ins FA_AccTile:$value,
+                       Arg<FA_AccumWorkspace, "", [MemRead, MemWrite]>:$accum,
+                       Index:$batch, Index:$head, Index:$row,
+                       UnitAttr:$transposed, Optional<I1>:$first);
+  let assemblyFormat = [{
+    $value `,` $accum `[` $batch `,` $head `,` $row `]`
+    (`transposed` $transposed^)? (`overwrite` `(` $first^ `)`)? attr-dict `:`
+    type($value) `,` type($accum)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_OrderedWaitOp : FA_Op<"ordered_wait"> {
+  let summary = "waits until a global counter reaches this block's turn";
+  let description = [{
+    Block-collective (see above). Thread 0 spins until
+    `counters[batch, head, tile]` equals `expected` (i32 or index), reading
+    it with `ld.acquire.gpu`, then the block synchronises: every thread's
+    memory accesses after the op see the writes that the signalling blocks
+    made before their `fa.ordered_signal`. Other threads only take the
+    barrier. No memory effects are declared: the op orders all memory, like
+    a fence.
+  }];
+  let arguments = (ins FA_OrderCounters:$counters, Index:$batch, Index:$head,
+                       Index:$tile, AnyTypeOf<[I32, Index]>:$expected);
+  let assemblyFormat = [{
+    $counters `[` $batch `,` $head `,` $tile `]` `equals` $expected attr-dict
+    `:` type($counters) `,` type($expected)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_OrderedSignalOp : FA_Op<"ordered_signal"> {
+  let summary = "passes the turn on: increments a global counter with release";
+  let description = [{
+    Block-collective (see above). The block synchronises (every thread's
+    adds and stores are done), then thread 0 adds 1 to
+    `counters[batch, head, tile]` with release semantics at gpu scope
+    (`fence.acq_rel.gpu` then a relaxed atomic add, CUTLASS's
+    `red_release`): a block whose `fa.ordered_wait` reads the new value sees
+    everything the block wrote before. No memory effects are declared: the
+    op orders all memory, like a fence.
+  }];
+  let arguments = (ins FA_OrderCounters:$counters, Index:$batch, Index:$head,
+                       Index:$tile);
+  let assemblyFormat = [{
+    $counters `[` $batch `,` $head `,` $tile `]` attr-dict `:` type($counters)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FA_DIALECT_FA_IR_FAASYNCOPS_TD

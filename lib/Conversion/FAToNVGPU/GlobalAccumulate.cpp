@@ -1,0 +1,372 @@
+//===- GlobalAccumulate.cpp - Ordered accumulation into global memory -----===//
+//
+// fa.accumulate_tile adds each lane's share of a tile (TileLayout.h) into an
+// f32 workspace in global memory; fa.ordered_wait and fa.ordered_signal make
+// the blocks that add into one workspace tile take turns through an i32
+// counter, so that every element's f32 sum is formed in the same order on
+// every run. The protocol is CUTLASS's generic barrier (barrier.h:
+// GenericBarrier::wait_eq and arrive_inc), which FlashAttention-3's
+// deterministic backward uses for its dQ.
+//
+// Why the turn order carries over to the workspace (PTX ISA, memory
+// consistency model). Block A adds (relaxed gpu-scope red/atom) or stores
+// (weak st.global) its tile, then fa.ordered_signal:
+//   1. bar.sync: every thread of A is done, and its accesses precede thread
+//      0's next ones in causality order (the barrier synchronises the CTA);
+//   2. thread 0: fence.acq_rel.gpu, then a relaxed gpu-scope atomic add of 1
+//      to the counter: a release pattern, and cumulative, so it releases
+//      everything ordered before it, the other threads' accesses included.
+// Block B, whose turn is next, in fa.ordered_wait:
+//   3. thread 0 reads the counter with ld.acquire.gpu until it sees A's
+//      increment: A's release synchronises with this acquire;
+//   4. bar.sync: B's other threads are ordered after thread 0's acquire.
+// So A's accesses to the workspace precede B's, and B's adds apply to A's
+// sums. The release is an explicit fence plus a relaxed atomic because
+// LLVM 22's NVPTX backend prints `atomicrmw add ... release` as a plain
+// (relaxed) atom.global.add, without the fence (checked with llc-22 for
+// sm_90a); the fence is also CUTLASS's form of it (red_release).
+//
+// Atomics and the counter go through LLVM ops on a global pointer: the
+// memref dialect's atomic_rmw is an acq_rel read-modify-write at system
+// scope, and memref has no acquire load.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+#include "TileLayout.h"
+
+#include "fa/Target/Chips.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+
+namespace {
+/// NVPTX's global address space.
+constexpr unsigned kGlobalAddressSpace = 1;
+/// The synchronisation scope of every atomic here: the GPU (PTX .gpu), as
+/// the blocks that share a workspace run on one device.
+constexpr StringLiteral kDeviceScope = "device";
+/// The first PTX ISA version and SM with red.global.add.v2.f32.
+constexpr int64_t kVectorReductionPtx = 81;
+constexpr int64_t kVectorReductionSm = 90;
+
+/// A memref in global memory as LLVM addresses it: a global pointer to its
+/// buffer, and its offset and strides (in elements).
+struct GlobalView {
+  Value base;
+  Value offset;
+  SmallVector<Value> strides;
+  Type element;
+};
+
+GlobalView globalViewOf(ImplicitLocOpBuilder &b, Value memref) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, memref);
+  Value address = arith::IndexCastUIOp::create(
+      b, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, memref));
+  // The kernel's buffers are generic pointers to global memory: cvta.to.global
+  // (an addrspacecast) makes the accesses .global.
+  Value generic = LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext()), address);
+  Value global = LLVM::AddrSpaceCastOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), kGlobalAddressSpace),
+      generic);
+  return {global, metadata.getOffset(),
+          SmallVector<Value>(metadata.getStrides()),
+          cast<MemRefType>(memref.getType()).getElementType()};
+}
+
+/// The global address of `view[indices]`.
+Value elementAddress(ImplicitLocOpBuilder &b, const GlobalView &view,
+                     ValueRange indices) {
+  Value linear = view.offset;
+  for (auto [index, stride] : llvm::zip_equal(indices, view.strides))
+    linear = arith::AddIOp::create(b, linear,
+                                   arith::MulIOp::create(b, index, stride));
+  Value linear64 = arith::IndexCastOp::create(b, b.getI64Type(), linear);
+  return LLVM::GEPOp::create(b, view.base.getType(), view.element, view.base,
+                             ValueRange{linear64});
+}
+
+/// Where thread 0 of the block runs `body` (the others skip it).
+void onThreadZero(ImplicitLocOpBuilder &b, function_ref<void()> body) {
+  Value isFirst = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, 0));
+  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+/// How fa.accumulate_tile writes the workspace: adds, or (the first
+/// contributor of an `overwrite`) plain stores.
+enum class TileUpdate { Add, Store };
+
+/// One f32 added at `address`: an atomicrmw fadd whose result is unused,
+/// relaxed at gpu scope (atom.global.add.f32, which ptxas turns into a
+/// reduction since nothing reads the result).
+void addScalar(ImplicitLocOpBuilder &b, Value address, Value value) {
+  LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd, address, value,
+                            LLVM::AtomicOrdering::monotonic, kDeviceScope,
+                            /*alignment=*/4);
+}
+
+/// Two adjacent f32 added at `address` (8-byte aligned) in one
+/// red.global.add.v2.f32. Inline PTX: MLIR 22's NVVM dialect has no
+/// reduction op, and LLVM 22 expands an atomicrmw fadd of <2 x float> into a
+/// compare-and-swap loop.
+void addPairAsVector(ImplicitLocOpBuilder &b, Value address, Value pair) {
+  Value first = vector::ExtractOp::create(b, pair, ArrayRef<int64_t>{0});
+  Value second = vector::ExtractOp::create(b, pair, ArrayRef<int64_t>{1});
+  LLVM::InlineAsmOp::create(
+      b, /*res=*/Type(), ValueRange{address, first, second},
+      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f,~{memory}",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+}
+
+/// The lowering of one fa.accumulate_tile on this lane's share.
+class TileAccumulation {
+public:
+  TileAccumulation(ImplicitLocOpBuilder &b, AccumulateTileOp op,
+                   AccumulateTileOp::Adaptor adaptor, bool vectorReductions)
+      : b(b), adaptor(adaptor), vectorReductions(vectorReductions),
+        share(adaptor.getValue()),
+        columns(op.getValue().getType().getDimSize(1)),
+        rowBlocks(rowBlocksOf(share.getType(), columns)),
+        lane(laneOf(b, rowBlocks)), accum(globalViewOf(b, adaptor.getAccum())),
+        seq(memref::DimOp::create(b, adaptor.getAccum(), 2)) {}
+
+  /// value[i, j] into accum[batch, head, row + i, j]: the lane's two
+  /// adjacent columns of a row are adjacent in memory, one 8-byte access.
+  void rowsDown(TileUpdate update) {
+    for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+      int64_t m = rowSlot / 2, h = rowSlot % 2;
+      Value position = laneRow(b, lane, adaptor.getRow(), m, h);
+      ifInside(position, [&] {
+        for (int64_t n = 0; n < blocksPerRow(); ++n) {
+          Value column = arith::AddIOp::create(b, lane.pairColumn,
+                                               index(b, kColsPerBlock * n));
+          Value address =
+              elementAddress(b, accum,
+                             ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                                        position, column});
+          updatePair(update, address, pairOf(m, h, n));
+        }
+      });
+    }
+  }
+
+  /// value[i, j] into accum[batch, head, row + j, i] (the tile is head_dim
+  /// down, rows across): a lane's two adjacent columns are two rows of the
+  /// workspace, so one access per element, and the bound is per column.
+  void rowsAcross(TileUpdate update) {
+    for (int64_t n = 0; n < blocksPerRow(); ++n) {
+      for (int64_t e = 0; e < 2; ++e) {
+        Value position = arith::AddIOp::create(
+            b, adaptor.getRow(),
+            arith::AddIOp::create(b, lane.pairColumn,
+                                  index(b, kColsPerBlock * n + e)));
+        ifInside(position, [&] {
+          for (int64_t rowSlot = 0; rowSlot < 2 * rowBlocks; ++rowSlot) {
+            int64_t m = rowSlot / 2, h = rowSlot % 2;
+            Value headColumn = laneRow(b, lane, index(b, 0), m, h);
+            Value address =
+                elementAddress(b, accum,
+                               ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                                          position, headColumn});
+            Value element = vector::ExtractOp::create(
+                b, share, ArrayRef<int64_t>{m * blocksPerRow() + n, 2 * h + e});
+            updateScalar(update, address, element);
+          }
+        });
+      }
+    }
+  }
+
+private:
+  int64_t blocksPerRow() const { return columns / kColsPerBlock; }
+
+  /// The lane's pair (columns 8n + 2(l%4) + {0, 1}) of row block m, half h.
+  Value pairOf(int64_t m, int64_t h, int64_t n) {
+    return vector::ExtractStridedSliceOp::create(
+        b,
+        vector::ExtractOp::create(b, share,
+                                  ArrayRef<int64_t>{m * blocksPerRow() + n}),
+        ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+  }
+
+  /// `body` only where `position` is a row of the workspace.
+  void ifInside(Value position, function_ref<void()> body) {
+    Value inside =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq);
+    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+
+  void updateScalar(TileUpdate update, Value address, Value value) {
+    if (update == TileUpdate::Store)
+      LLVM::StoreOp::create(b, value, address, /*alignment=*/4);
+    else
+      addScalar(b, address, value);
+  }
+
+  void updatePair(TileUpdate update, Value address, Value pair) {
+    if (update == TileUpdate::Store) {
+      LLVM::StoreOp::create(b, pair, address, /*alignment=*/8);
+      return;
+    }
+    if (vectorReductions) {
+      addPairAsVector(b, address, pair);
+      return;
+    }
+    // Without vector reductions (before sm_90 or PTX 8.1), one add each.
+    Value next = LLVM::GEPOp::create(b, address.getType(), accum.element,
+                                     address, ArrayRef<LLVM::GEPArg>{1});
+    Value addresses[] = {address, next};
+    for (int64_t e = 0; e < 2; ++e)
+      addScalar(b, addresses[e],
+                vector::ExtractOp::create(b, pair, ArrayRef<int64_t>{e}));
+  }
+
+  ImplicitLocOpBuilder &b;
+  AccumulateTileOp::Adaptor adaptor;
+  bool vectorReductions;
+  Value share;
+  int64_t columns, rowBlocks;
+  Lane lane;
+  GlobalView accum;
+  Value seq;
+};
+
+/// Per-element (or per-pair) atomic adds of the lane's share, stores where
+/// `overwrite` says this block comes first; rows past the workspace's end
+/// skipped.
+struct ConvertAccumulateTile : KernelPattern<AccumulateTileOp> {
+  using KernelPattern::KernelPattern;
+
+  LogicalResult
+  matchAndRewrite(AccumulateTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // A tile whose rows are not the kernel's keeps its type: it has no
+    // lane distribution to add from.
+    if (adaptor.getValue().getType() == op.getValue().getType())
+      return op.emitOpError()
+             << "expects value rows (" << op.getValue().getType().getDimSize(0)
+             << ") to be the kernel's block rows (the accumulator layout)";
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    TileAccumulation accumulation(b, op, adaptor, options.vectorReductions);
+    auto accumulate = [&](TileUpdate update) {
+      if (op.getTransposed())
+        accumulation.rowsAcross(update);
+      else
+        accumulation.rowsDown(update);
+    };
+    if (Value first = adaptor.getFirst()) {
+      // %first is uniform over the block: the branch does not diverge.
+      auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      accumulate(TileUpdate::Store);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      accumulate(TileUpdate::Add);
+    } else {
+      accumulate(TileUpdate::Add);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Thread 0 spins on an acquire load of the counter, then the block barrier.
+struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OrderedWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value expected = adaptor.getExpected();
+    if (expected.getType().isIndex())
+      expected = arith::IndexCastOp::create(b, b.getI32Type(), expected);
+    onThreadZero(b, [&] {
+      GlobalView counters = globalViewOf(b, adaptor.getCounters());
+      Value address = elementAddress(
+          b, counters,
+          ValueRange{adaptor.getBatch(), adaptor.getHead(), adaptor.getTile()});
+      auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
+      OpBuilder::InsertionGuard guard(b);
+      b.createBlock(&spin.getBefore());
+      Value seen = LLVM::LoadOp::create(
+          b, b.getI32Type(), address, /*alignment=*/4, /*isVolatile=*/false,
+          /*isNonTemporal=*/false, /*isInvariant=*/false,
+          /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire,
+          kDeviceScope);
+      Value notYet =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, seen, expected);
+      scf::ConditionOp::create(b, notYet, ValueRange{});
+      b.createBlock(&spin.getAfter());
+      scf::YieldOp::create(b);
+    });
+    rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
+    return success();
+  }
+};
+
+/// The block barrier, then thread 0's release increment of the counter.
+struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OrderedSignalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    gpu::BarrierOp::create(b);
+    onThreadZero(b, [&] {
+      GlobalView counters = globalViewOf(b, adaptor.getCounters());
+      Value address = elementAddress(
+          b, counters,
+          ValueRange{adaptor.getBatch(), adaptor.getHead(), adaptor.getTile()});
+      // fence.acq_rel.gpu: releases the block's accesses (see the top).
+      LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, kDeviceScope);
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, address,
+                                arith::ConstantIntOp::create(b, 1, 32),
+                                LLVM::AtomicOrdering::monotonic, kDeviceScope,
+                                /*alignment=*/4);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The number after `prefix` at the start of `text` (0 if none).
+int64_t numberAfter(StringRef text, StringRef prefix) {
+  int64_t number = 0;
+  if (text.consume_front(prefix))
+    (void)text.consumeInteger(10, number);
+  return number;
+}
+} // namespace
+
+bool mlir::fa::hasVectorReductions(const ChipInfo &chip) {
+  return numberAfter(chip.name, "sm_") >= kVectorReductionSm &&
+         numberAfter(chip.ptxFeature, "+ptx") >= kVectorReductionPtx;
+}
+
+void mlir::fa::populateGlobalAccumulatePatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    const FAToNVGPUPatternOptions &options) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<ConvertAccumulateTile>(converter, context, options);
+  patterns.add<ConvertOrderedWait, ConvertOrderedSignal>(converter, context);
+}

@@ -1,0 +1,34 @@
+// RUN: fa-opt %s | fa-opt | FileCheck %s
+// The ordered accumulation ops print and parse back: a block waits for its
+// turn on a query tile's counter, adds its partial dQ^T (head_dim 128 down,
+// 64 queries across) or a row-major partial into the f32 workspace, the
+// first contributor storing instead, then passes the turn on.
+
+// CHECK-LABEL: func @ordered_accumulation
+// CHECK-SAME: (%[[DQT:.*]]: vector<128x64xf32>, %[[DQ:.*]]: vector<64x128xf32>, %[[ACC:.*]]: memref<?x?x?x128xf32>, %[[CNT:.*]]: memref<?x?x?xi32>, %[[B:.*]]: index, %[[H:.*]]: index, %[[T:.*]]: index, %[[ROW:.*]]: index, %[[K:.*]]: i32, %[[KI:.*]]: index, %[[FIRST:.*]]: i1)
+func.func @ordered_accumulation(%dqt: vector<128x64xf32>, %dq: vector<64x128xf32>,
+                                %acc: memref<?x?x?x128xf32>, %counters: memref<?x?x?xi32>,
+                                %b: index, %h: index, %t: index, %row: index,
+                                %k: i32, %ki: index, %first: i1) {
+  // CHECK: fa.ordered_wait %[[CNT]][%[[B]], %[[H]], %[[T]]] equals %[[K]] : memref<?x?x?xi32>, i32
+  fa.ordered_wait %counters[%b, %h, %t] equals %k : memref<?x?x?xi32>, i32
+  // CHECK: fa.ordered_wait %[[CNT]][%[[B]], %[[H]], %[[T]]] equals %[[KI]] : memref<?x?x?xi32>, index
+  fa.ordered_wait %counters[%b, %h, %t] equals %ki : memref<?x?x?xi32>, index
+  // CHECK: fa.accumulate_tile %[[DQT]], %[[ACC]][%[[B]], %[[H]], %[[ROW]]] transposed overwrite(%[[FIRST]]) : vector<128x64xf32>, memref<?x?x?x128xf32>
+  fa.accumulate_tile %dqt, %acc[%b, %h, %row] transposed overwrite(%first) : vector<128x64xf32>, memref<?x?x?x128xf32>
+  // CHECK: fa.accumulate_tile %[[DQ]], %[[ACC]][%[[B]], %[[H]], %[[ROW]]] : vector<64x128xf32>, memref<?x?x?x128xf32>
+  fa.accumulate_tile %dq, %acc[%b, %h, %row] : vector<64x128xf32>, memref<?x?x?x128xf32>
+  // CHECK: fa.accumulate_tile %[[DQ]], %[[ACC]][%[[B]], %[[H]], %[[ROW]]] overwrite(%[[FIRST]]) : vector<64x128xf32>, memref<?x?x?x128xf32>
+  fa.accumulate_tile %dq, %acc[%b, %h, %row] overwrite(%first) : vector<64x128xf32>, memref<?x?x?x128xf32>
+  // CHECK: fa.ordered_signal %[[CNT]][%[[B]], %[[H]], %[[T]]] : memref<?x?x?xi32>
+  fa.ordered_signal %counters[%b, %h, %t] : memref<?x?x?xi32>
+  return
+}
+
+// A workspace of dynamic head_dim takes a tile of any head_dim.
+// CHECK-LABEL: func @dynamic_head_dim
+// CHECK: fa.accumulate_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] transposed : vector<64x32xf32>, memref<?x?x?x?xf32>
+func.func @dynamic_head_dim(%dqt: vector<64x32xf32>, %acc: memref<?x?x?x?xf32>, %i: index) {
+  fa.accumulate_tile %dqt, %acc[%i, %i, %i] transposed : vector<64x32xf32>, memref<?x?x?x?xf32>
+  return
+}
