@@ -15,6 +15,7 @@
 #include <exception>
 #include <new>
 #include <string_view>
+#include <variant>
 
 using namespace fa;
 using namespace fa::capi;
@@ -183,6 +184,14 @@ void PreparedLaunches::add(const Kernel &kernel, const Dim3 &grid,
     prepared.args.emplace(kernel.spec(), bindings);
     if (takesTileCounter(kernel.spec()))
       prepared.tileCounter = valueIndex("tile_counter", kernel.spec());
+    if (takesDqSemaphores(kernel.spec())) {
+      prepared.dqSemaphores = valueIndex("dq_semaphores", kernel.spec());
+      // KernelArgs took the binding: an i32 memref of the kernel's rank.
+      prepared.dqSemaphoreBytes =
+          static_cast<std::size_t>(elementCount(
+              std::get<I32MemrefArg>(bindings.at("dq_semaphores")).shape)) *
+          sizeof(std::int32_t);
+    }
   } catch (const Error &) {
     prepared.error = std::current_exception();
   }
@@ -230,6 +239,10 @@ void PreparedLaunches::launchOne(const Prepared &prepared, KernelArgs &args,
   if (prepared.tileCounter)
     zeroTileCounter(values[*prepared.tileCounter], prepared.kernel->spec(),
                     stream);
+  // A dkdv kernel that sums dQ counts its semaphores up from zero.
+  if (prepared.dqSemaphores)
+    zeroDqSemaphores(values[*prepared.dqSemaphores], prepared.dqSemaphoreBytes,
+                     prepared.kernel->spec(), stream);
   prepared.kernel->launch(prepared.grid, args, stream);
 }
 

@@ -5,8 +5,10 @@
 // kernels loaded and their arguments packed (PreparedLaunches); a launch
 // then only checks the caller's pointers, writes them and the per-call
 // scalars into the packed arguments, and launches. Nothing here allocates
-// device memory: the backward's delta, and the tile counter of a forward
-// that schedules its tiles dynamically, live in the caller's workspace.
+// device memory: the backward's delta (and, for a dK/dV kernel that sums
+// dQ, its dq_accum and dq_semaphores: attentionBackwardWorkspace), and the
+// tile counter of a forward that schedules its tiles dynamically, live in
+// the caller's workspace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +50,10 @@ enum AttentionValue : std::size_t {
   kDk,
   kDv,
   kDsinks,
-  kDelta,       // The backward's workspace.
-  kTileCounter, // The forward's workspace.
+  kDelta,        // The backward's workspace...
+  kDqAccum,      // ... with, for a dkdv kernel that sums dQ, these two.
+  kDqSemaphores, //
+  kTileCounter,  // The forward's workspace.
   kAlibiSlopes,
   kDocIds,
   kSinks,
@@ -70,6 +74,8 @@ constexpr PerCallValue kAttentionValues[kAttentionValueCount] = {
     {"dv", true},
     {"dsinks", true},
     {"delta", true},
+    {"dq_accum", true},
+    {"dq_semaphores", true},
     {"tile_counter", true},
     {"alibi_slopes", true},
     {"doc_ids", true},
@@ -84,10 +90,10 @@ struct fa_attention_plan_t {
   fa_attention_problem problem{};
   DType dtype = DType::BF16;
   AttentionShape shape;
-  /// The forward's workspace (its tile counter, or none) and the
-  /// backward's (delta) sizes.
+  /// The forward's workspace (its tile counter, or none) size and the
+  /// backward's layout (delta, and a fused dQ's scratch).
   std::size_t forwardWorkspaceBytes = 0;
-  std::size_t backwardWorkspaceBytes = 0;
+  AttentionBackwardWorkspace backwardWorkspace;
   /// The problem as messages name it.
   std::string description;
   const Kernel *forward = nullptr;
@@ -255,18 +261,30 @@ ArgBindings variantBindings(const fa_attention_problem &problem,
   return bindings;
 }
 
+/// Binds a fused dQ's dq_accum and dq_semaphores (fusesDqIntoDkDv) at
+/// `accum` and `semaphores`, shaped by `dkdv`.
+void bindFusedDq(ArgBindings &bindings, const KernelSpec &dkdv,
+                 const AttentionShape &shape, CUdeviceptr accum,
+                 CUdeviceptr semaphores) {
+  bindings["dq_accum"] = dqAccumArg(accum, shape);
+  bindings["dq_semaphores"] = dqSemaphoresArg(semaphores, dkdv, shape);
+}
+
 /// Every kernel's arguments, bound from null pointers (KernelArgs checks
 /// names, kinds and ranks, not addresses): a kernel that takes a value the
 /// problem does not give, or the forward not taking one it gives, fails at
 /// plan creation rather than at a launch.
 void checkBindings(const fa_attention_plan_t &plan,
-                   const std::vector<const KernelSpec *> &kernels) {
+                   const std::vector<const KernelSpec *> &kernels,
+                   const KernelSpec *dkdv) {
   fa_attention_tensors none{};
   ArgBindings variant = variantBindings(plan.problem, plan.shape, none);
   ArgBindings all = attentionBackwardBindings(
       plan.dtype, plan.shape, AttentionBackwardBuffers{}, 0, variant);
   all["dsinks"] = MemrefArg{0, DType::F32, {plan.shape.heads}};
   all["tile_counter"] = tileCounterArg(0);
+  if (plan.backwardWorkspace.fusedDq)
+    bindFusedDq(all, *dkdv, plan.shape, 0, 0);
   for (const KernelSpec *kernel : kernels)
     withStatus(FA_ERROR_LIBRARY, [&] { KernelArgs(*kernel, all); });
   const KernelSpec &forward = *kernels.front();
@@ -360,6 +378,9 @@ void prepareLaunches(fa_attention_plan_t &plan) {
     buffers.dsinks = 1;
   ArgBindings bindings =
       attentionBackwardBindings(plan.dtype, plan.shape, buffers, 0, variant);
+  // A fused dkdv's semaphores are zeroed before it by PreparedLaunches.
+  if (plan.backwardWorkspace.fusedDq)
+    bindFusedDq(bindings, backward.dkdv->spec(), plan.shape, 0, 0);
   // dkdv, dq and dsinks read delta: it goes first on the stream.
   plan.backwardLaunch.add(*backward.delta, backward.deltaGrid, bindings);
   plan.backwardLaunch.add(*backward.dkdv, backward.dkdvGrid, bindings);
@@ -376,7 +397,9 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
   plan->problem = problem;
   plan->dtype = dtypeOf(problem.dtype);
   plan->shape = shapeOf(problem);
-  plan->backwardWorkspaceBytes = deltaBytes(plan->shape);
+  // Without backward kernels, delta's size (the backward is refused).
+  plan->backwardWorkspace.deltaBytes = plan->backwardWorkspace.bytes =
+      deltaBytes(plan->shape);
   plan->description = describeProblem(problem);
   KernelQuery query = queryOf(problem, kAttentionForwardOp);
   if (library.library.candidates(query).empty())
@@ -395,7 +418,13 @@ createPlan(fa_library_t &library, const fa_attention_problem &problem) {
           problem.sinks ? backward.kernels->dsinks : nullptr})
       if (spec)
         specs.push_back(spec);
-  checkBindings(*plan, specs);
+  if (backward.kernels)
+    plan->backwardWorkspace = withStatus(FA_ERROR_LIBRARY, [&] {
+      return attentionBackwardWorkspace(*backward.kernels->dkdv,
+                                        *backward.kernels->dq, plan->shape);
+    });
+  checkBindings(*plan, specs,
+                backward.kernels ? backward.kernels->dkdv : nullptr);
   // Grids beyond CUDA's limits are problems too big for the kernels.
   withStatus(FA_ERROR_UNSUPPORTED, [&] {
     for (const KernelSpec *spec : specs)
@@ -430,11 +459,10 @@ std::string describePlan(const fa_attention_plan_t *plan) {
 }
 
 /// The launch's values in kAttentionValues' order (KernelArgs' slot bits),
-/// `workspace` as the value at `workspaceValue` (kDelta or kTileCounter;
-/// the other 0). The kernels take the u64 seed and u32 offset as i64 and
-/// i32: the same bits.
+/// those in the workspace (delta, dq_accum, dq_semaphores, tile_counter) 0
+/// for the caller to set. The kernels take the u64 seed and u32 offset as
+/// i64 and i32: the same bits.
 void launchValues(const fa_attention_tensors &tensors,
-                  AttentionValue workspaceValue, CUdeviceptr workspace,
                   std::uint64_t (&values)[kAttentionValueCount]) {
   values[kQ] = tensors.q;
   values[kK] = tensors.k;
@@ -447,8 +475,9 @@ void launchValues(const fa_attention_tensors &tensors,
   values[kDv] = tensors.dv;
   values[kDsinks] = tensors.dsinks;
   values[kDelta] = 0;
+  values[kDqAccum] = 0;
+  values[kDqSemaphores] = 0;
   values[kTileCounter] = 0;
-  values[workspaceValue] = workspace;
   values[kAlibiSlopes] = tensors.alibi_slopes;
   values[kDocIds] = tensors.doc_ids;
   values[kSinks] = tensors.sinks;
@@ -472,7 +501,8 @@ void launchForward(fa_attention_plan_t &plan,
     requireWorkspace(workspace, workspaceBytes, plan.forwardWorkspaceBytes,
                      "the forward", "fa_attention_forward_workspace_size");
   std::uint64_t values[kAttentionValueCount];
-  launchValues(tensors, kTileCounter, workspace, values);
+  launchValues(tensors, values);
+  values[kTileCounter] = workspace;
   plan.forwardLaunch.launch(plan.library->context, values, stream);
 }
 
@@ -494,10 +524,18 @@ void launchBackward(fa_attention_plan_t &plan,
   requireVariantPointers(plan.problem, tensors);
   if (backward.dsinks)
     requirePointers("tensors->", {{"dsinks", tensors.dsinks}});
-  requireWorkspace(workspace, workspaceBytes, plan.backwardWorkspaceBytes,
-                   "the backward", "fa_attention_backward_workspace_size");
+  const AttentionBackwardWorkspace &layout = plan.backwardWorkspace;
+  requireWorkspace(workspace, workspaceBytes, layout.bytes, "the backward",
+                   "fa_attention_backward_workspace_size");
   std::uint64_t values[kAttentionValueCount];
-  launchValues(tensors, kDelta, workspace, values);
+  launchValues(tensors, values);
+  values[kDelta] = workspace;
+  // The dkdv kernel's semaphores are zeroed on the stream before it
+  // (PreparedLaunches); dq_accum needs no initialisation.
+  if (layout.fusedDq) {
+    values[kDqAccum] = workspace + layout.dqAccumOffset;
+    values[kDqSemaphores] = workspace + layout.dqSemaphoresOffset;
+  }
   plan.backwardLaunch.launch(plan.library->context, values, stream);
 }
 
@@ -556,7 +594,7 @@ fa_status fa_attention_backward_workspace_size(fa_attention_plan plan,
   return guard(doing, FA_ERROR_INTERNAL, [&] {
     requireNonNull(plan, "plan");
     requireNonNull(bytes, "bytes");
-    *bytes = plan->backwardWorkspaceBytes;
+    *bytes = plan->backwardWorkspace.bytes;
   });
 }
 

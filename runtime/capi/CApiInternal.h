@@ -155,8 +155,10 @@ struct PerCallValue {
 /// allocation.
 ///
 /// A kernel that takes a tile counter (takesTileCounter, Attention.h) gets
-/// the per-call pointer "tile_counter" as its counter, which each launch
-/// zeroes on the stream right before that kernel.
+/// the per-call pointer "tile_counter" as its counter, and one that takes
+/// dq_semaphores (takesDqSemaphores) the per-call pointer "dq_semaphores"
+/// (as many bytes as its binding's shape): each launch zeroes them on the
+/// stream right before that kernel.
 ///
 /// Plans may launch from several threads at once: a launch patches the
 /// plan's own scratch copy of the arguments under a mutex and, when another
@@ -173,7 +175,8 @@ public:
   /// Appends `kernel`, launched on `grid`, its arguments packed from
   /// `bindings` (the per-call values' placeholders among them). A packing
   /// error (fa::Error: a parameter without a value or of another kind, a
-  /// tile counter that is malformed or no per-call value) is kept and
+  /// tile counter or dq_semaphores that is malformed or no per-call value)
+  /// is kept and
   /// thrown by every launch, as packing at each launch would.
   void add(const Kernel &kernel, const Dim3 &grid, const ArgBindings &bindings);
 
@@ -200,6 +203,10 @@ private:
     /// The per-call value that is the kernel's tile counter, if it takes
     /// one (index into launch's `values`).
     std::optional<std::uint32_t> tileCounter;
+    /// The per-call value that is the kernel's dq_semaphores, if it takes
+    /// them, and their bytes.
+    std::optional<std::uint32_t> dqSemaphores;
+    std::size_t dqSemaphoreBytes = 0;
     std::optional<KernelArgs> scratch; // Patched per launch under `mutex`.
   };
 
@@ -209,7 +216,8 @@ private:
   /// Writes `values` into `args`' slots, then refreshes its tensor maps.
   static void patch(const Prepared &prepared, KernelArgs &args,
                     const std::uint64_t *values);
-  /// Zeroes the kernel's tile counter, if any, then launches it.
+  /// Zeroes the kernel's tile counter and dq_semaphores, if any, then
+  /// launches it.
   static void launchOne(const Prepared &prepared, KernelArgs &args,
                         const std::uint64_t *values, CUstream stream);
 

@@ -182,6 +182,137 @@ void zeroTileCounter(CUdeviceptr counter, const KernelSpec &kernel,
                         " before its launch");
 }
 
+namespace {
+
+/// Throws, naming the kernel, unless parameter `param` is `kind` (of
+/// `dtype`, for a memref) of rank `rank`; `expected` describes that kind.
+void checkScratchParam(const KernelSpec &kernel, const KernelParam &param,
+                       ParamKind kind, DType dtype, int rank,
+                       const char *expected) {
+  bool memref =
+      param.kind == ParamKind::Memref || param.kind == ParamKind::I32Memref;
+  if (param.kind == kind && param.rank == rank &&
+      (kind != ParamKind::Memref || param.dtype == dtype))
+    return;
+  std::string found = paramKindName(param.kind);
+  if (param.kind == ParamKind::Memref)
+    found = std::string("memref<") + dtypeName(param.dtype) + ">";
+  throw Error("kernel " + kernel.name + ": parameter '" + param.name + "' is " +
+              found + (memref ? " of rank " + std::to_string(param.rank) : "") +
+              "; " + expected);
+}
+
+/// The parameter `name` of `kernel`, or null.
+const KernelParam *findParam(const KernelSpec &kernel, const char *name) {
+  for (const KernelParam &param : kernel.params)
+    if (param.name == name)
+      return &param;
+  return nullptr;
+}
+
+std::size_t alignedTo(std::size_t bytes, std::size_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+} // namespace
+
+bool takesDqAccum(const KernelSpec &kernel) {
+  const KernelParam *param = findParam(kernel, "dq_accum");
+  if (param)
+    checkScratchParam(kernel, *param, ParamKind::Memref, DType::F32, 4,
+                      "dq_accum is memref<f32> of rank 4 ([batch, heads, "
+                      "seq_q, head_dim])");
+  return param != nullptr;
+}
+
+bool takesDqSemaphores(const KernelSpec &kernel) {
+  const KernelParam *param = findParam(kernel, "dq_semaphores");
+  if (param)
+    checkScratchParam(kernel, *param, ParamKind::I32Memref, DType::F32, 3,
+                      "dq_semaphores is memref<i32> of rank 3 ([batch, "
+                      "heads, dq_tiles])");
+  return param != nullptr;
+}
+
+bool fusesDqIntoDkDv(const KernelSpec &dkdv, const KernelSpec &dq) {
+  bool accum = takesDqAccum(dkdv), semaphores = takesDqSemaphores(dkdv);
+  if (accum != semaphores)
+    throw Error("kernel " + dkdv.name + " takes " +
+                (accum ? "dq_accum but not dq_semaphores"
+                       : "dq_semaphores but not dq_accum") +
+                ": a dkdv kernel that sums dQ takes both");
+  if (takesDqAccum(dq) != accum)
+    throw Error("kernel " + dq.name +
+                (accum ? " takes no dq_accum, but its dkdv kernel " +
+                             dkdv.name + " sums dQ into one"
+                       : " takes dq_accum, but its dkdv kernel " + dkdv.name +
+                             " writes none"));
+  if (takesDqSemaphores(dq))
+    throw Error("kernel " + dq.name +
+                " takes dq_semaphores, which only its dkdv kernel uses");
+  return accum;
+}
+
+std::size_t dqAccumBytes(const AttentionShape &shape) {
+  return static_cast<std::size_t>(elementCount(shape.query())) * sizeof(float);
+}
+
+std::int64_t dqSemaphoreTiles(const KernelSpec &dkdv,
+                              const AttentionShape &shape) {
+  auto blockN = dkdv.config.find("block_n");
+  if (blockN == dkdv.config.end() || blockN->second < 1)
+    throw Error("kernel " + dkdv.name + " (" + dkdv.op +
+                ") has no block_n to count its dq_semaphores' query tiles in");
+  return ceilDiv(shape.seqQ, blockN->second);
+}
+
+std::size_t dqSemaphoreBytes(const KernelSpec &dkdv,
+                             const AttentionShape &shape) {
+  return static_cast<std::size_t>(shape.batch * shape.heads *
+                                  dqSemaphoreTiles(dkdv, shape)) *
+         sizeof(std::int32_t);
+}
+
+MemrefArg dqAccumArg(CUdeviceptr accum, const AttentionShape &shape) {
+  return MemrefArg{accum, DType::F32, shape.query()};
+}
+
+I32MemrefArg dqSemaphoresArg(CUdeviceptr semaphores, const KernelSpec &dkdv,
+                             const AttentionShape &shape) {
+  return {semaphores,
+          {shape.batch, shape.heads, dqSemaphoreTiles(dkdv, shape)}};
+}
+
+void zeroDqSemaphores(CUdeviceptr semaphores, std::size_t bytes,
+                      const KernelSpec &dkdv, CUstream stream) {
+  // One memset per launch; zero bytes are zero i32s.
+  CUresult result = driver().cuMemsetD8Async(semaphores, 0, bytes, stream);
+  // The message is built only on failure: this runs before every launch.
+  if (result != CUDA_SUCCESS)
+    checkCu(result, "zeroing the dq_semaphores of kernel " + dkdv.name +
+                        " before its launch");
+}
+
+AttentionBackwardWorkspace
+attentionBackwardWorkspace(const KernelSpec &dkdv, const KernelSpec &dq,
+                           const AttentionShape &shape) {
+  AttentionBackwardWorkspace workspace;
+  workspace.deltaBytes = perRowBytes(shape);
+  workspace.bytes = workspace.deltaBytes;
+  workspace.fusedDq = fusesDqIntoDkDv(dkdv, dq);
+  if (!workspace.fusedDq)
+    return workspace;
+  constexpr std::size_t align = kBackwardWorkspaceAlignment;
+  workspace.dqAccumOffset = alignedTo(workspace.deltaBytes, align);
+  workspace.dqAccumBytes = dqAccumBytes(shape);
+  workspace.dqSemaphoresOffset =
+      workspace.dqAccumOffset + alignedTo(workspace.dqAccumBytes, align);
+  workspace.dqSemaphoreBytes = dqSemaphoreBytes(dkdv, shape);
+  workspace.bytes = workspace.dqSemaphoresOffset +
+                    alignedTo(workspace.dqSemaphoreBytes, align);
+  return workspace;
+}
+
 Dim3 attentionGrid(const KernelSpec &spec, const AttentionShape &shape) {
   return resolveGrid(spec, attentionGridValues(spec, shape));
 }
@@ -270,6 +401,48 @@ void AttentionLaunch::setDropoutOffset(std::uint32_t offset) {
   args.setSlot(args.slotOf("dropout_offset"), KernelArgs::slotValue(offset));
 }
 
+namespace {
+
+/// A fused backward's dq_accum (fusesDqIntoDkDv), or none.
+std::optional<DeviceBuffer> dqAccumFor(const KernelSpec &dkdv,
+                                       const KernelSpec &dq,
+                                       const AttentionShape &shape) {
+  if (!fusesDqIntoDkDv(dkdv, dq))
+    return std::nullopt;
+  return DeviceBuffer("the dq_accum of kernel " + dkdv.name,
+                      dqAccumBytes(shape));
+}
+
+/// A fused backward's dq_semaphores, or none.
+std::optional<DeviceBuffer> dqSemaphoresFor(const KernelSpec &dkdv,
+                                            const KernelSpec &dq,
+                                            const AttentionShape &shape) {
+  if (!fusesDqIntoDkDv(dkdv, dq))
+    return std::nullopt;
+  return DeviceBuffer("the dq_semaphores of kernel " + dkdv.name,
+                      dqSemaphoreBytes(dkdv, shape));
+}
+
+/// attentionBackwardBindings for `kernel`, and a fused backward's dq_accum
+/// and dq_semaphores (shaped by `dkdv`) when the launch owns them.
+ArgBindings backwardBindings(const KernelSpec &kernel, const KernelSpec &dkdv,
+                             const AttentionShape &shape,
+                             const AttentionBackwardBuffers &buffers,
+                             CUdeviceptr delta, const ArgBindings &variant,
+                             const std::optional<DeviceBuffer> &dqAccum,
+                             const std::optional<DeviceBuffer> &dqSemaphores) {
+  ArgBindings bindings =
+      attentionBackwardBindings(kernel.dtype, shape, buffers, delta, variant);
+  if (dqAccum)
+    bindings["dq_accum"] = dqAccumArg(dqAccum->get(), shape);
+  if (dqSemaphores)
+    bindings["dq_semaphores"] =
+        dqSemaphoresArg(dqSemaphores->get(), dkdv, shape);
+  return bindings;
+}
+
+} // namespace
+
 AttentionBackwardLaunch::AttentionBackwardLaunch(
     const Kernel &delta, const Kernel &dkdv, const Kernel &dq,
     const AttentionShape &shape, const AttentionBackwardBuffers &buffers,
@@ -286,15 +459,17 @@ AttentionBackwardLaunch::AttentionBackwardLaunch(
                                               dq.spec().dkdvKernel, shape),
                              shape)),
       deltaBuffer("the attention backward's delta", perRowBytes(shape)),
-      deltaArgs(delta.spec(),
-                attentionBackwardBindings(delta.spec().dtype, shape, buffers,
-                                          deltaBuffer.get(), variant)),
-      dkdvArgs(dkdv.spec(),
-               attentionBackwardBindings(dkdv.spec().dtype, shape, buffers,
-                                         deltaBuffer.get(), variant)),
-      dqArgs(dq.spec(),
-             attentionBackwardBindings(dq.spec().dtype, shape, buffers,
-                                       deltaBuffer.get(), variant)),
+      dqAccum(dqAccumFor(dkdv.spec(), dq.spec(), shape)),
+      dqSemaphores(dqSemaphoresFor(dkdv.spec(), dq.spec(), shape)),
+      deltaArgs(delta.spec(), backwardBindings(delta.spec(), dkdv.spec(), shape,
+                                               buffers, deltaBuffer.get(),
+                                               variant, dqAccum, dqSemaphores)),
+      dkdvArgs(dkdv.spec(), backwardBindings(dkdv.spec(), dkdv.spec(), shape,
+                                             buffers, deltaBuffer.get(),
+                                             variant, dqAccum, dqSemaphores)),
+      dqArgs(dq.spec(), backwardBindings(dq.spec(), dkdv.spec(), shape, buffers,
+                                         deltaBuffer.get(), variant, dqAccum,
+                                         dqSemaphores)),
       dsinksKernel(dsinks) {
   const KernelSpec &dqSpec = dq.spec();
   if (!dsinks) {
@@ -338,6 +513,11 @@ void AttentionBackwardLaunch::enqueue(AttentionBackwardStage stage,
     deltaKernel.launch(deltaGrid, deltaArgs, stream.get());
     return;
   case AttentionBackwardStage::DkDv:
+    // A fused dkdv counts its semaphores up from zero: every launch, the
+    // stage alone included, finds them zeroed.
+    if (dqSemaphores)
+      zeroDqSemaphores(dqSemaphores->get(), dqSemaphores->bytes(),
+                       dkdvKernel.spec(), stream.get());
     dkdvKernel.launch(dkdvGrid, dkdvArgs, stream.get());
     return;
   case AttentionBackwardStage::Dq:

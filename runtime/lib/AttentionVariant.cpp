@@ -467,11 +467,12 @@ void checkDocumentIds(const std::vector<std::int32_t> &ids, std::int64_t batch,
 }
 
 bool isAttentionTensorParam(const std::string &name) {
-  // tile_counter: the launch's own buffer (AttentionLaunch, the C API's
-  // workspace), never the user's.
+  // tile_counter, dq_accum and dq_semaphores: the launch's own buffers
+  // (AttentionLaunch, AttentionBackwardLaunch, the C API's workspaces),
+  // never the user's.
   static const std::set<std::string> names = {
-      "q",     "k",  "v",  "out", "lse",    "dout",
-      "delta", "dq", "dk", "dv",  "dsinks", "tile_counter"};
+      "q",  "k",  "v",  "out",    "lse",          "dout",     "delta",
+      "dq", "dk", "dv", "dsinks", "tile_counter", "dq_accum", "dq_semaphores"};
   return names.count(name) != 0;
 }
 

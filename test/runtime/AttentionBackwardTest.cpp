@@ -375,6 +375,183 @@ TEST(AttentionDsinksManifestTest, TheDsinksKernelGetsItsTensorsByName) {
             0u);
 }
 
+/// The entries of a backward that fuses dQ into dK/dV: dkdv takes dq_accum
+/// and dq_semaphores after dv; the dq kernel only dq_accum and dq.
+std::vector<json> fusedDqEntries() {
+  std::vector<json> entries = backwardEntries();
+  entries[1]["params"].push_back(memref("dq_accum", "f32", 4));
+  entries[1]["params"].push_back(memref("dq_semaphores", "i32", 3));
+  entries[2]["params"] = {memref("dq_accum", "f32", 4),
+                          memref("dq", "bf16", 4)};
+  return entries;
+}
+
+/// The error of fusesDqIntoDkDv for the fused entries after `edit(dkdv, dq)`.
+template <typename Edit> std::string fusedDqError(Edit edit) {
+  std::vector<json> entries = fusedDqEntries();
+  edit(entries[1], entries[2]);
+  KernelLibrary library = libraryOf(entries);
+  return errorOf([&] {
+    fusesDqIntoDkDv(*library.named("bwd_dkdv"), *library.named("bwd"));
+  });
+}
+
+TEST(AttentionFusedDqTest, OnlyKernelsWithTheParametersFuseDq) {
+  KernelLibrary plain = libraryOf(backwardEntries());
+  const KernelSpec &plainDkdv = *plain.named("bwd_dkdv");
+  EXPECT_FALSE(takesDqAccum(plainDkdv));
+  EXPECT_FALSE(takesDqSemaphores(plainDkdv));
+  EXPECT_FALSE(fusesDqIntoDkDv(plainDkdv, *plain.named("bwd")));
+
+  KernelLibrary fused = libraryOf(fusedDqEntries());
+  const KernelSpec &dkdv = *fused.named("bwd_dkdv");
+  EXPECT_TRUE(takesDqAccum(dkdv));
+  EXPECT_TRUE(takesDqSemaphores(dkdv));
+  EXPECT_TRUE(takesDqAccum(*fused.named("bwd")));
+  EXPECT_TRUE(fusesDqIntoDkDv(dkdv, *fused.named("bwd")));
+}
+
+TEST(AttentionFusedDqTest, SizesCountQueryTilesInTheDkDvBlockN) {
+  KernelLibrary library = libraryOf(fusedDqEntries());
+  const KernelSpec &dkdv = *library.named("bwd_dkdv");
+  // seq_q 1000 in block_n 32 queries: 31 full tiles and one of 8.
+  AttentionShape shape{2, 4, 2, 1000, 700, 64};
+  EXPECT_EQ(dqSemaphoreTiles(dkdv, shape), 32);
+  EXPECT_EQ(dqSemaphoreBytes(dkdv, shape), 2u * 4 * 32 * 4);
+  EXPECT_EQ(dqAccumBytes(shape), 2u * 4 * 1000 * 64 * 4);
+  EXPECT_EQ(dqSemaphoreTiles(dkdv, {1, 1, 1, 32, 32, 64}), 1);
+  EXPECT_EQ(dqSemaphoreTiles(dkdv, {1, 1, 1, 33, 32, 64}), 2);
+
+  KernelSpec noBlockN = dkdv;
+  noBlockN.config.erase("block_n");
+  EXPECT_EQ(errorOf([&] { dqSemaphoreTiles(noBlockN, shape); }),
+            "kernel bwd_dkdv (attention_bwd_dkdv) has no block_n to count "
+            "its dq_semaphores' query tiles in");
+}
+
+TEST(AttentionFusedDqTest, TheWorkspaceGrowsByTheAlignedScratch) {
+  // delta: 3 * 1000 f32 = 12000 bytes, dq_accum 3 * 1000 * 64 f32 = 768000
+  // (a multiple of 256), the semaphores 3 * 32 i32 = 384 bytes.
+  AttentionShape shape{1, 3, 3, 1000, 1000, 64};
+  KernelLibrary plain = libraryOf(backwardEntries());
+  AttentionBackwardWorkspace unfused = attentionBackwardWorkspace(
+      *plain.named("bwd_dkdv"), *plain.named("bwd"), shape);
+  EXPECT_FALSE(unfused.fusedDq);
+  EXPECT_EQ(unfused.deltaBytes, 12000u);
+  EXPECT_EQ(unfused.bytes, 12000u); // As before fusion: delta alone.
+  EXPECT_EQ(unfused.dqAccumBytes, 0u);
+  EXPECT_EQ(unfused.dqSemaphoreBytes, 0u);
+
+  KernelLibrary library = libraryOf(fusedDqEntries());
+  AttentionBackwardWorkspace fused = attentionBackwardWorkspace(
+      *library.named("bwd_dkdv"), *library.named("bwd"), shape);
+  EXPECT_TRUE(fused.fusedDq);
+  EXPECT_EQ(fused.deltaBytes, 12000u);
+  EXPECT_EQ(fused.dqAccumOffset, 12032u); // 47 * 256
+  EXPECT_EQ(fused.dqAccumBytes, 768000u);
+  EXPECT_EQ(fused.dqSemaphoresOffset, 12032u + 768000u);
+  EXPECT_EQ(fused.dqSemaphoreBytes, 384u);
+  EXPECT_EQ(fused.bytes, 12032u + 768000u + 512u);
+  EXPECT_EQ(fused.bytes - unfused.bytes, 32u + 768000u + 512u);
+  for (std::size_t offset :
+       {fused.dqAccumOffset, fused.dqSemaphoresOffset, fused.bytes})
+    EXPECT_EQ(offset % kBackwardWorkspaceAlignment, 0u) << offset;
+}
+
+TEST(AttentionFusedDqTest, ScratchOfAnotherKindOrRankIsRefused) {
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) {
+              dkdv["params"][8] = memref("dq_accum", "bf16", 4);
+            }),
+            "kernel bwd_dkdv: parameter 'dq_accum' is memref<bf16> of rank "
+            "4; dq_accum is memref<f32> of rank 4 ([batch, heads, seq_q, "
+            "head_dim])");
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) {
+              dkdv["params"][8] = memref("dq_accum", "f32", 3);
+            }),
+            "kernel bwd_dkdv: parameter 'dq_accum' is memref<f32> of rank "
+            "3; dq_accum is memref<f32> of rank 4 ([batch, heads, seq_q, "
+            "head_dim])");
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) {
+              dkdv["params"][9] = memref("dq_semaphores", "i32", 2);
+            }),
+            "kernel bwd_dkdv: parameter 'dq_semaphores' is memref<i32> of "
+            "rank 2; dq_semaphores is memref<i32> of rank 3 ([batch, heads, "
+            "dq_tiles])");
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) {
+              dkdv["params"][9] = memref("dq_semaphores", "f32", 3);
+            }),
+            "kernel bwd_dkdv: parameter 'dq_semaphores' is memref<f32> of "
+            "rank 3; dq_semaphores is memref<i32> of rank 3 ([batch, heads, "
+            "dq_tiles])");
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) {
+              dkdv["params"][9] = {{"name", "dq_semaphores"}, {"kind", "i32"}};
+            }),
+            "kernel bwd_dkdv: parameter 'dq_semaphores' is i32; "
+            "dq_semaphores is memref<i32> of rank 3 ([batch, heads, "
+            "dq_tiles])");
+}
+
+TEST(AttentionFusedDqTest, HalfAFusionIsRefusedNamingTheKernel) {
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) { dkdv["params"].erase(9); }),
+            "kernel bwd_dkdv takes dq_accum but not dq_semaphores: a dkdv "
+            "kernel that sums dQ takes both");
+  EXPECT_EQ(fusedDqError([](json &dkdv, json &) { dkdv["params"].erase(8); }),
+            "kernel bwd_dkdv takes dq_semaphores but not dq_accum: a dkdv "
+            "kernel that sums dQ takes both");
+  EXPECT_EQ(fusedDqError([](json &, json &dq) { dq["params"].erase(0); }),
+            "kernel bwd takes no dq_accum, but its dkdv kernel bwd_dkdv sums "
+            "dQ into one");
+  EXPECT_EQ(fusedDqError([](json &, json &dq) {
+              dq["params"].push_back(memref("dq_semaphores", "i32", 3));
+            }),
+            "kernel bwd takes dq_semaphores, which only its dkdv kernel uses");
+  // A dq kernel reading a dq_accum that a plain dkdv never writes.
+  std::vector<json> entries = backwardEntries();
+  entries[2]["params"].push_back(memref("dq_accum", "f32", 4));
+  KernelLibrary library = libraryOf(entries);
+  EXPECT_EQ(errorOf([&] {
+              attentionBackwardWorkspace(*library.named("bwd_dkdv"),
+                                         *library.named("bwd"),
+                                         {1, 1, 1, 64, 64, 64});
+            }),
+            "kernel bwd takes dq_accum, but its dkdv kernel bwd_dkdv writes "
+            "none");
+}
+
+TEST(AttentionFusedDqTest, TheScratchIsBoundByName) {
+  KernelLibrary library = libraryOf(fusedDqEntries());
+  const KernelSpec &dkdvSpec = *library.named("bwd_dkdv");
+  AttentionShape shape{2, 4, 2, 1000, 700, 64};
+  ArgBindings bindings = attentionBackwardBindings(
+      DType::BF16, shape, {1, 2, 3, 4, 5, 6, 7, 8, 9}, 10);
+  bindings["dq_accum"] = dqAccumArg(0x1000, shape);
+  bindings["dq_semaphores"] = dqSemaphoresArg(0x2000, dkdvSpec, shape);
+
+  // After q, k, v, dout, lse, delta, dk and dv: dq_accum (11 slots), then
+  // the rank-3 i32 dq_semaphores (9 slots) with its tiles.
+  KernelArgs dkdv(dkdvSpec, bindings);
+  const std::size_t accum = 6 * 11 + 2 * 9;
+  ASSERT_EQ(dkdv.count(), accum + 11 + 9);
+  EXPECT_EQ(dkdv.slotOf("dq_accum"), accum);
+  EXPECT_EQ(dkdv.slot(accum + 1), 0x1000u);
+  EXPECT_EQ(dkdv.slot(accum + 3 + 2), 1000u); // seq_q
+  EXPECT_EQ(dkdv.slot(accum + 3 + 3), 64u);   // head_dim
+  const std::size_t semaphores = accum + 11;
+  EXPECT_EQ(dkdv.slotOf("dq_semaphores"), semaphores);
+  EXPECT_EQ(dkdv.slot(semaphores + 1), 0x2000u);
+  EXPECT_EQ(dkdv.slot(semaphores + 3 + 0), 2u);          // batch
+  EXPECT_EQ(dkdv.slot(semaphores + 3 + 1), 4u);          // heads
+  EXPECT_EQ(dkdv.slot(semaphores + 3 + 2), 32u);         // dq_tiles
+  EXPECT_EQ(dkdv.slot(semaphores + 3 + 3 + 0), 4u * 32); // row-major
+  EXPECT_EQ(dkdv.slot(semaphores + 3 + 3 + 2), 1u);
+
+  // The dq kernel reads dq_accum and writes dq, nothing else.
+  KernelArgs dq(*library.named("bwd"), bindings);
+  ASSERT_EQ(dq.count(), 2u * 11);
+  EXPECT_EQ(dq.slot(1), 0x1000u);
+  EXPECT_EQ(dq.slot(11 + 1), 7u);
+}
+
 TEST(AttentionBackwardShapeTest, FlopsAreTwoAndAHalfTimesTheForwards) {
   AttentionShape shape{2, 16, 8, 4096, 4096, 128};
   double forward = 4.0 * 2 * 16 * 4096.0 * 4096.0 * 128;

@@ -521,6 +521,25 @@ TEST(VariantParamsTest, TheTileCounterIsTheLaunchsOwn) {
   EXPECT_NE(errorOf([&] { variantParams(variant, shape, {&kernel}); }), "");
 }
 
+TEST(VariantParamsTest, AFusedDqsScratchIsTheLaunchsOwn) {
+  // A dkdv kernel that sums dQ takes dq_accum and dq_semaphores, bound by
+  // its launch (AttentionBackwardLaunch, the C API's workspace).
+  AttentionShape shape{1, 2, 2, 4, 4, 64};
+  KernelSpec kernel =
+      kernelTaking({{"dq_accum", ParamKind::Memref, DType::F32, 4},
+                    {"dq_semaphores", ParamKind::I32Memref, DType::F32, 3}});
+  AttentionVariant variant;
+  VariantParams params = variantParams(variant, shape, {&kernel});
+  EXPECT_TRUE(params.tensors.empty());
+  EXPECT_TRUE(params.scalars.empty());
+  for (const char *name : {"dq_accum", "dq_semaphores"}) {
+    variant.params = {{name, "s.npy"}};
+    EXPECT_EQ(errorOf([&] { variantParams(variant, shape, {&kernel}); }),
+              std::string("--param ") + name + ": '" + name +
+                  "' is bound by fa-run itself");
+  }
+}
+
 TEST(VariantParamsTest, MistakesAreNamed) {
   AttentionShape shape{1, 2, 2, 4, 4, 64};
   KernelSpec kernel = kernelTaking({{"prefix", ParamKind::I64, DType::F32, 0}});

@@ -6,7 +6,9 @@
 // inputs with the same kernels, and match the fp64 references; GQA, the
 // variants (window+softcap causal, sinks with dsinks, dropout, documents
 // with ALiBi, which has no backward), workspaces too small, a forward whose
-// kernel takes a tile counter (zeroed in the forward's workspace), problems
+// kernel takes a tile counter (zeroed in the forward's workspace), a
+// backward whose dkdv takes dq_accum and dq_semaphores (carved from its
+// workspace, the semaphores zeroed), problems
 // the library has no kernel for, and the caller's current context left as it
 // was (a non-primary one, or none). Skipped without a GPU.
 //
@@ -608,6 +610,179 @@ TEST_F(CApiGpuTest, ATileCounterOfAnotherRankIsALibraryError) {
             std::string::npos)
       << lastError();
   fa_library_close(counterLibrary);
+}
+
+/// A copy of the fixture library in a fresh directory `name` whose
+/// backwards fuse dQ into dK/dV as the runtime sees it: each dkdv kernel
+/// also takes dq_accum and dq_semaphores (of rank `semaphoreRank`), each
+/// attention_bwd kernel dq_accum, as their last parameters. The fixture
+/// kernels ignore them (they still compute dq in attention_bwd), so the
+/// gradients are the plain library's, while the runtime must carve, bind
+/// and zero the scratch as for a fused backward.
+std::string fusedDqLibrary(const std::string &name, int semaphoreRank) {
+  const std::filesystem::path fixture = FA_FIXTURE_KERNELS_DIR;
+  nlohmann::json manifest =
+      nlohmann::json::parse(std::ifstream(fixture / "manifest.json"));
+  const nlohmann::json accum = {
+      {"dtype", "f32"}, {"kind", "memref"}, {"name", "dq_accum"}, {"rank", 4}};
+  for (nlohmann::json &kernel : manifest["kernels"]) {
+    kernel["ptx"] = (fixture / kernel["ptx"].get<std::string>()).string();
+    if (kernel["op"] == kAttentionDkDvOp) {
+      kernel["params"].push_back(accum);
+      kernel["params"].push_back({{"dtype", "i32"},
+                                  {"kind", "memref"},
+                                  {"name", "dq_semaphores"},
+                                  {"rank", semaphoreRank}});
+    }
+    if (kernel["op"] == kAttentionBackwardOp)
+      kernel["params"].push_back(accum);
+  }
+  std::filesystem::path directory =
+      std::filesystem::path(::testing::TempDir()) / ("fa_capi_" + name);
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  std::ofstream(directory / "manifest.json") << manifest.dump(2);
+  return directory.string();
+}
+
+TEST_F(CApiGpuTest, AFusedDqBackwardCarvesItsScratchFromTheWorkspace) {
+  // seq_q 40 in the fixture dkdv's block_n 32: 2 semaphore tiles per head.
+  const AttentionShape shape{1, 2, 2, 40, 40, 64};
+  const fa_attention_problem problem =
+      problemOf(DType::BF16, shape, FA_CAUSAL_NONE);
+  const std::string directory = fusedDqLibrary("fused_dq", 3);
+  fa_library fusedLibrary = nullptr;
+  ASSERT_EQ(fa_library_open(directory.c_str(), 0, "", &fusedLibrary),
+            FA_SUCCESS)
+      << lastError();
+  fa_attention_plan plain = attentionPlan(problem), fused = nullptr;
+  ASSERT_EQ(fa_attention_plan_create(fusedLibrary, &problem, &fused),
+            FA_SUCCESS)
+      << lastError();
+  ASSERT_NE(plain, nullptr);
+
+  // delta 320 bytes (padded to 512), dq_accum 2 * 40 * 64 f32 = 20480,
+  // dq_semaphores 2 * 2 i32 = 16 (padded to 256).
+  const std::size_t lseBytes = tensorBytes(shape.logSumExp(), DType::F32);
+  size_t plainBytes = 0, bytes = 0;
+  ASSERT_EQ(fa_attention_backward_workspace_size(plain, &plainBytes),
+            FA_SUCCESS);
+  EXPECT_EQ(plainBytes, lseBytes);
+  ASSERT_EQ(fa_attention_backward_workspace_size(fused, &bytes), FA_SUCCESS);
+  EXPECT_EQ(bytes, plainBytes + (512 - 320) + 20480 + 256);
+  const std::size_t semaphores = 512 + 20480;
+
+  HostTensor q = randomTensor(shape.query(), DType::BF16, 1);
+  HostTensor k = randomTensor(shape.keyValue(), DType::BF16, 2);
+  HostTensor dout = randomTensor(shape.query(), DType::BF16, 3);
+  DeviceBuffer qDevice = upload("q", q, DType::BF16),
+               kDevice = upload("k", k, DType::BF16),
+               doutDevice = upload("dout", dout, DType::BF16);
+  const std::size_t queryBytes = tensorBytes(shape.query(), DType::BF16);
+  const std::size_t keyBytes = tensorBytes(shape.keyValue(), DType::BF16);
+  DeviceBuffer out = poisoned("out", queryBytes, *stream),
+               lse = poisoned("lse", lseBytes, *stream),
+               plainDq = poisoned("plain dq", queryBytes, *stream),
+               plainDk = poisoned("plain dk", keyBytes, *stream),
+               plainDv = poisoned("plain dv", keyBytes, *stream),
+               dq = poisoned("dq", queryBytes, *stream),
+               dk = poisoned("dk", keyBytes, *stream),
+               dv = poisoned("dv", keyBytes, *stream),
+               plainWorkspace =
+                   poisoned("plain workspace", plainBytes, *stream),
+               workspace = poisoned("workspace", bytes, *stream);
+  fa_attention_tensors tensors{};
+  tensors.q = qDevice.get();
+  tensors.k = tensors.v = kDevice.get();
+  tensors.out = out.get();
+  tensors.lse = lse.get();
+  tensors.dout = doutDevice.get();
+  ASSERT_EQ(fa_attention_forward(plain, &tensors, 0, 0, stream->get()),
+            FA_SUCCESS)
+      << lastError();
+  tensors.dq = plainDq.get();
+  tensors.dk = plainDk.get();
+  tensors.dv = plainDv.get();
+  ASSERT_EQ(fa_attention_backward(plain, &tensors, plainWorkspace.get(),
+                                  plainBytes, stream->get()),
+            FA_SUCCESS)
+      << lastError();
+
+  // The plain size is too small for the fused backward.
+  tensors.dq = dq.get();
+  tensors.dk = dk.get();
+  tensors.dv = dv.get();
+  EXPECT_EQ(fa_attention_backward(fused, &tensors, workspace.get(), bytes - 1,
+                                  stream->get()),
+            FA_ERROR_WORKSPACE);
+  ASSERT_EQ(fa_attention_backward(fused, &tensors, workspace.get(), bytes,
+                                  stream->get()),
+            FA_SUCCESS)
+      << lastError();
+  stream->synchronize();
+  expectSameBytes(dq, plainDq, "dq");
+  expectSameBytes(dk, plainDk, "dk");
+  expectSameBytes(dv, plainDv, "dv");
+  // The launch zeroed the semaphores (the fixture's dkdv leaves them) and
+  // nothing past them; dq_accum, which no fixture kernel writes, stays
+  // poisoned.
+  Bytes after = workspace.download();
+  EXPECT_TRUE(std::all_of(after.begin() + semaphores,
+                          after.begin() + semaphores + 16,
+                          [](std::uint8_t byte) { return byte == 0; }));
+  EXPECT_TRUE(std::all_of(after.begin() + semaphores + 16, after.end(),
+                          [](std::uint8_t byte) { return byte == kNaNBytes; }));
+  EXPECT_TRUE(std::all_of(after.begin() + 512, after.begin() + semaphores,
+                          [](std::uint8_t byte) { return byte == kNaNBytes; }));
+
+  // AttentionBackwardLaunch owns the scratch of a fused backward only.
+  KernelLibrary fusedKernels = KernelLibrary::load(directory);
+  AttentionBackwardKernels specs = attentionBackwardKernels(
+      fusedKernels,
+      *fusedKernels.named(fa_attention_plan_backward_kernel(fused)));
+  Kernel delta(*specs.delta, context->device()),
+      dkdv(*specs.dkdv, context->device()),
+      dqKernel(*specs.dq, context->device());
+  DeviceBuffer launchDq = poisoned("launch dq", queryBytes, *stream),
+               launchDk = poisoned("launch dk", keyBytes, *stream),
+               launchDv = poisoned("launch dv", keyBytes, *stream);
+  const std::size_t live = DeviceBuffer::allocated().live();
+  AttentionBackwardLaunch launch(
+      delta, dkdv, dqKernel, shape,
+      {qDevice.get(), kDevice.get(), kDevice.get(), out.get(), lse.get(),
+       doutDevice.get(), launchDq.get(), launchDk.get(), launchDv.get()});
+  EXPECT_TRUE(launch.fusesDq());
+  EXPECT_EQ(DeviceBuffer::allocated().live(), live + lseBytes + 20480 + 16);
+  launch.enqueue(*stream);
+  launch.enqueue(AttentionBackwardStage::DkDv, *stream);
+  stream->synchronize();
+  expectSameBytes(launchDq, plainDq, "launch dq");
+  expectSameBytes(launchDk, plainDk, "launch dk");
+  expectSameBytes(launchDv, plainDv, "launch dv");
+
+  fa_attention_plan_destroy(plain);
+  fa_attention_plan_destroy(fused);
+  fa_library_close(fusedLibrary);
+}
+
+TEST_F(CApiGpuTest, FusedDqSemaphoresOfAnotherRankAreALibraryError) {
+  const std::string directory = fusedDqLibrary("fused_dq_rank2", 2);
+  fa_library fusedLibrary = nullptr;
+  ASSERT_EQ(fa_library_open(directory.c_str(), 0, "", &fusedLibrary),
+            FA_SUCCESS)
+      << lastError();
+  const fa_attention_problem problem =
+      problemOf(DType::BF16, {1, 2, 2, 40, 40, 64}, FA_CAUSAL_NONE);
+  fa_attention_plan plan = nullptr;
+  EXPECT_EQ(fa_attention_plan_create(fusedLibrary, &problem, &plan),
+            FA_ERROR_LIBRARY);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(lastError().find(": parameter 'dq_semaphores' is memref<i32> of "
+                             "rank 2; dq_semaphores is memref<i32> of rank 3 "
+                             "([batch, heads, dq_tiles])"),
+            std::string::npos)
+      << lastError();
+  fa_library_close(fusedLibrary);
 }
 
 /// cuCtxCreate and cuCtxDestroy, which the runtime never needs: looked up

@@ -451,6 +451,13 @@ private:
     if (options.bench)
       needs.benchSets =
           benchmarkSets(problem.shape, dtype, options.grad, device);
+    if (report.backward) {
+      // The chosen backward's own scratch, when its dkdv sums dQ.
+      AttentionBackwardKernels chosen = backwardSpecs();
+      AttentionBackwardWorkspace scratch =
+          attentionBackwardWorkspace(*chosen.dkdv, *chosen.dq, problem.shape);
+      needs.fusedDqBytes = scratch.dqAccumBytes + scratch.dqSemaphoreBytes;
+    }
     return attentionBudget(problem.shape, dtype, needs);
   }
 

@@ -104,14 +104,20 @@ MemoryBudget attentionBudget(const AttentionShape &shape, DType dtype,
   const int sets = needs.backward ? 2 : 1;
 
   MemoryBudget budget;
-  // One buffer set: the working set and the backward's delta. The
-  // benchmark rotates through copies of it.
+  // One buffer set: the working set and the backward's delta (and a fused
+  // dQ's scratch). The benchmark rotates through copies of it.
   std::uint64_t set = checkedAdd<std::uint64_t>(
       workingSetBytes(shape, dtype, needs.backward),
-      needs.backward ? sum({{1, rows, f32}}) : 0, "counting the run's memory");
-  budget.addDevice(needs.backward ? "q, k, v, out, lse, dout, dq, dk, dv and "
-                                    "delta"
-                                  : "q, k, v, out and lse",
+      needs.backward
+          ? checkedAdd<std::uint64_t>(sum({{1, rows, f32}}), needs.fusedDqBytes,
+                                      "counting the run's memory")
+          : 0,
+      "counting the run's memory");
+  budget.addDevice(!needs.backward ? "q, k, v, out and lse"
+                   : needs.fusedDqBytes
+                       ? "q, k, v, out, lse, dout, dq, dk, dv, delta, "
+                         "dq_accum and dq_semaphores"
+                       : "q, k, v, out, lse, dout, dq, dk, dv and delta",
                    set);
   if (needs.benchSets > 1)
     budget.addDevice(
@@ -336,8 +342,11 @@ benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                                         : shape.backwardFlops(spec.causal),
                    stream, warmup, runs);
 
-  // Then each kernel alone. dkdv, dq and dsinks read whatever delta the runs
-  // before left in their set; their work does not depend on its values.
+  // Then each kernel alone. dkdv, dq and dsinks read whatever delta (and dq
+  // whatever dq_accum) the runs before left in their set; their work does
+  // not depend on its values. A fused dkdv alone still zeroes its
+  // dq_semaphores first (AttentionBackwardLaunch::enqueue(stage)), a memset
+  // its time includes, as the whole backward's does.
   std::vector<std::tuple<AttentionBackwardStage, const char *, const Kernel *>>
       stages = {{AttentionBackwardStage::Delta, "delta", &kernels.delta},
                 {AttentionBackwardStage::DkDv, "dkdv", &kernels.dkdv},

@@ -67,6 +67,10 @@ struct AttentionRunNeeds {
   /// a user's tensors), and for a GPU reference (slopes, doc ids, mask).
   std::uint64_t variantBytes = 0;
   std::uint64_t variantReferenceBytes = 0;
+  /// A backward whose dkdv kernel sums dQ (fusesDqIntoDkDv): the
+  /// dq_accum and dq_semaphores each backward launch (one per buffer set)
+  /// owns beside delta; 0 otherwise.
+  std::uint64_t fusedDqBytes = 0;
 };
 
 /// The device and host memory a run of `shape` will allocate, counted from

@@ -16,14 +16,23 @@
 //                        element (no zeroing). Grid: key_tiles x
 //                        batch_kv_heads (x dkdv_parts = 2 where config
 //                        split_dkdv: dv in blocks of z 0, dk in z 1).
-//   attention_bwd        dq. Grid: query_tiles x batch_heads.
+//                        A backward that fuses dQ into it (takesDqAccum)
+//                        also sums each block's part of dS k into dq_accum
+//                        (f32 [batch, heads, seq_q, head_dim]; the first
+//                        contributor stores, so it needs no zeroing),
+//                        ordered per block_n query tile by dq_semaphores
+//                        (i32 [batch, heads, dq_tiles], zeroed on the
+//                        stream before every launch; the kernel counts them
+//                        up).
+//   attention_bwd        dq. Grid: query_tiles x batch_heads. Fused: only
+//                        dq = scale * dq_accum in the dtype (no products).
 //   attention_bwd_dsinks (sinks only, when the attention_bwd entry names one)
 //                        dsinks[h] = -sum_{b,i} exp(sinks[h] - lse[b,h,i]) *
 //                        delta[b,h,i]: writes every element, in a fixed
 //                        order. Grid: heads. Launched last (it reads delta).
 //
-// The last two recompute P = exp(scale * q k^T - lse) from the forward's
-// lse; with dP = dout v^T and dS = P * (dP - delta):
+// dkdv and dq (unfused) recompute P = exp(scale * q k^T - lse) from the
+// forward's lse; with dP = dout v^T and dS = P * (dP - delta):
 //   dv = P^T dout,  dk = scale * dS^T q,  dq = scale * dS k.
 //
 //===----------------------------------------------------------------------===//
@@ -139,6 +148,79 @@ std::int64_t persistentAttentionBlocks(const KernelSpec &kernel,
                                        const AttentionShape &shape,
                                        std::int64_t residentBlocks);
 
+/// A backward that fuses dQ into its dkdv kernel: dkdv sums the partial
+/// products dS k of its key tiles into dq_accum, ordered per query tile by
+/// dq_semaphores, and the attention_bwd kernel only scales and converts
+/// dq_accum into dq.
+///
+/// Whether `kernel` takes dq_accum: a parameter "dq_accum", an f32 memref
+/// of rank 4 ([batch, heads, seq_q, head_dim]). Throws, naming the kernel,
+/// for a dq_accum of another kind, dtype or rank.
+bool takesDqAccum(const KernelSpec &kernel);
+
+/// Whether `kernel` takes dq_semaphores: a parameter "dq_semaphores", an
+/// i32 memref of rank 3 ([batch, heads, dq_tiles]). Throws, naming the
+/// kernel, for dq_semaphores of another kind or rank.
+bool takesDqSemaphores(const KernelSpec &kernel);
+
+/// Whether the backward of `dkdv` and `dq` (its attention_bwd kernel) fuses
+/// dQ into dkdv: dkdv takes both dq_accum and dq_semaphores and dq takes
+/// dq_accum. False when none of them does; throws, naming the kernels, for
+/// anything in between (a dq_accum nothing writes or nothing reads).
+bool fusesDqIntoDkDv(const KernelSpec &dkdv, const KernelSpec &dq);
+
+/// The bytes of dq_accum for `shape`: f32 [batch, heads, seq_q, head_dim].
+std::size_t dqAccumBytes(const AttentionShape &shape);
+
+/// The query tiles of `dkdv`'s dq_semaphores: ceil(seq_q / block_n), its
+/// config's block_n. Throws, naming the kernel, for one without block_n.
+std::int64_t dqSemaphoreTiles(const KernelSpec &dkdv,
+                              const AttentionShape &shape);
+
+/// The bytes of `dkdv`'s dq_semaphores for `shape`: i32 [batch, heads,
+/// dqSemaphoreTiles].
+std::size_t dqSemaphoreBytes(const KernelSpec &dkdv,
+                             const AttentionShape &shape);
+
+/// The binding of dq_accum at `accum`: contiguous f32 [batch, heads, seq_q,
+/// head_dim].
+MemrefArg dqAccumArg(CUdeviceptr accum, const AttentionShape &shape);
+
+/// The binding of `dkdv`'s dq_semaphores at `semaphores`: contiguous i32
+/// [batch, heads, dqSemaphoreTiles].
+I32MemrefArg dqSemaphoresArg(CUdeviceptr semaphores, const KernelSpec &dkdv,
+                             const AttentionShape &shape);
+
+/// Zeroes the `bytes` of dq_semaphores at `semaphores` on `stream`,
+/// asynchronously, for `dkdv`'s next launch on that stream (the kernel
+/// counts them up from zero and never resets them). Throws, naming the
+/// kernel, when the driver refuses.
+void zeroDqSemaphores(CUdeviceptr semaphores, std::size_t bytes,
+                      const KernelSpec &dkdv, CUstream stream);
+
+/// The alignment of each part of a backward's workspace (the C API's).
+constexpr std::size_t kBackwardWorkspaceAlignment = 256;
+
+/// Where a backward's scratch lies in one workspace (the C API's
+/// fa_attention_backward_workspace_size), byte offsets from its start:
+/// delta (f32 [batch, heads, seq_q]) at 0; for a backward that fuses dQ
+/// (fusesDqIntoDkDv), then dq_accum and dq_semaphores, each at the next
+/// multiple of kBackwardWorkspaceAlignment, and `bytes` rounded up to it.
+/// Without fusion `bytes` is delta's alone, as before fusion existed.
+struct AttentionBackwardWorkspace {
+  bool fusedDq = false;
+  std::size_t deltaBytes = 0;
+  std::size_t dqAccumOffset = 0, dqAccumBytes = 0;          // Fused only.
+  std::size_t dqSemaphoresOffset = 0, dqSemaphoreBytes = 0; // Fused only.
+  std::size_t bytes = 0;
+};
+
+/// The workspace of the backward of `dkdv` and `dq` for `shape`. Throws as
+/// fusesDqIntoDkDv and dqSemaphoreTiles do.
+AttentionBackwardWorkspace
+attentionBackwardWorkspace(const KernelSpec &dkdv, const KernelSpec &dq,
+                           const AttentionShape &shape);
+
 /// The kernel arguments, by parameter name: memrefs q, k, v, out (the
 /// kernel's dtype, with buffers.strides) and lse (f32), then those of
 /// `variant`. Throws, naming the tensor, for strides that are not four
@@ -208,9 +290,12 @@ private:
 enum class AttentionBackwardStage { Delta, DkDv, Dq, Dsinks };
 
 /// The backward kernels bound to one problem and one set of buffers; owns
-/// delta, the f32 [batch, heads, seq_q] between them. enqueue(stream)
-/// launches delta, dkdv and dq (then dsinks, if given), in that order, on
-/// one stream.
+/// delta, the f32 [batch, heads, seq_q] between them, and for a backward
+/// that fuses dQ into dkdv (fusesDqIntoDkDv) its dq_accum and
+/// dq_semaphores, zeroed on the stream before every launch of dkdv (alone
+/// too). enqueue(stream) launches delta, dkdv and dq (then dsinks, if
+/// given), in that order, on one stream. As AttentionLaunch's counter: one
+/// stream at a time per launch object.
 class AttentionBackwardLaunch {
 public:
   /// Throws unless `dq` is an attention_bwd kernel for this head_dim and
@@ -235,6 +320,9 @@ public:
   /// Whether the launch computes dsinks.
   bool hasDsinks() const { return dsinksKernel != nullptr; }
 
+  /// Whether dkdv sums dQ (the launch owns dq_accum and dq_semaphores).
+  bool fusesDq() const { return dqAccum.has_value(); }
+
   /// Sets every byte of delta to `value`: with 0xFF (NaN), any element the
   /// delta kernel fails to write reaches dq, dk and dv.
   void fillDelta(std::uint8_t value, const Stream &stream);
@@ -252,6 +340,10 @@ private:
   Dim3 deltaGrid;
   Dim3 dkdvGrid;
   DeviceBuffer deltaBuffer;
+  /// A fused backward's dq_accum and dq_semaphores (fusesDqIntoDkDv);
+  /// before the arguments, which bind them.
+  std::optional<DeviceBuffer> dqAccum;
+  std::optional<DeviceBuffer> dqSemaphores;
   KernelArgs deltaArgs;
   KernelArgs dkdvArgs;
   KernelArgs dqArgs;

@@ -189,8 +189,9 @@ void checkDocumentIds(const std::vector<std::int32_t> &ids, std::int64_t batch,
                       std::int64_t seq);
 
 /// Kernel parameters of the attention kernels themselves (q, k, v, out,
-/// lse, and the backward's dout, delta, dq, dk, dv, dsinks) and the launch's
-/// own tile_counter, which no variant binds.
+/// lse, and the backward's dout, delta, dq, dk, dv, dsinks) and the
+/// launches' own tile_counter, dq_accum and dq_semaphores, which no variant
+/// binds.
 bool isAttentionTensorParam(const std::string &name);
 
 /// A variant's values as host data for the kernels `kernels` (a forward,

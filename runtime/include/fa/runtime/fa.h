@@ -180,7 +180,20 @@ double fa_attention_plan_scale(fa_attention_plan plan);
 fa_status fa_attention_forward_workspace_size(fa_attention_plan plan,
                                               size_t *bytes);
 
-/* Bytes of workspace fa_attention_backward needs (delta: f32 per query row). */
+/* Bytes of workspace fa_attention_backward needs. Its layout, in byte
+   offsets from the workspace's start (the launch carves it; the caller only
+   sizes it):
+     0      delta: f32 [batch, heads, seq_q], 4 * batch * heads * seq_q bytes.
+   and, for a backward whose dK/dV kernel also sums dQ (kernels that take
+   dq_accum and dq_semaphores), each part at the next multiple of 256:
+     A = round_up(delta bytes, 256)
+            dq_accum: f32 [batch, heads, seq_q, head_dim] (partial dQ sums;
+            the kernel stores before it adds, so no initialisation).
+     S = A + round_up(4 * batch * heads * seq_q * head_dim, 256)
+            dq_semaphores: i32 [batch, heads, ceil(seq_q / block_n)], zeroed
+            by the launch on `stream` before the dK/dV kernel.
+   then the size is S + round_up(semaphore bytes, 256). Otherwise the size is
+   delta's alone. */
 fa_status fa_attention_backward_workspace_size(fa_attention_plan plan,
                                                size_t *bytes);
 
