@@ -265,9 +265,10 @@ void requireTensorMapSources(const ObjectReader &kernel,
 }
 
 /// Whether an attention kernel takes views: its q parameter is strided, or,
-/// in a kernel without q (attention_bwd_delta), its out.
+/// in a kernel without q, its out (attention_bwd_delta) or its dq (the
+/// attention_bwd of a fused dQ, which converts dq_accum into dq).
 bool takesViews(const KernelSpec &spec) {
-  for (const char *name : {"q", "out"})
+  for (const char *name : {"q", "out", "dq"})
     for (const KernelParam &param : spec.params)
       if (param.name == name)
         return param.kind == ParamKind::Memref && param.strided;

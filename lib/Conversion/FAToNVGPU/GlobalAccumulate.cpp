@@ -288,6 +288,15 @@ struct ConvertAccumulateTile : KernelPattern<AccumulateTileOp> {
   }
 };
 
+/// The address of counters[batch, head, tile] of an ordered wait or signal.
+template <typename Adaptor>
+Value counterAddress(ImplicitLocOpBuilder &b, Adaptor adaptor) {
+  GlobalView counters = globalViewOf(b, adaptor.getCounters());
+  return elementAddress(
+      b, counters,
+      ValueRange{adaptor.getBatch(), adaptor.getHead(), adaptor.getTile()});
+}
+
 /// Thread 0 spins on an acquire load of the counter, then the block barrier.
 struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -300,10 +309,7 @@ struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
     if (expected.getType().isIndex())
       expected = arith::IndexCastOp::create(b, b.getI32Type(), expected);
     onThreadZero(b, [&] {
-      GlobalView counters = globalViewOf(b, adaptor.getCounters());
-      Value address = elementAddress(
-          b, counters,
-          ValueRange{adaptor.getBatch(), adaptor.getHead(), adaptor.getTile()});
+      Value address = counterAddress(b, adaptor);
       auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
       OpBuilder::InsertionGuard guard(b);
       b.createBlock(&spin.getBefore());
@@ -333,10 +339,7 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     gpu::BarrierOp::create(b);
     onThreadZero(b, [&] {
-      GlobalView counters = globalViewOf(b, adaptor.getCounters());
-      Value address = elementAddress(
-          b, counters,
-          ValueRange{adaptor.getBatch(), adaptor.getHead(), adaptor.getTile()});
+      Value address = counterAddress(b, adaptor);
       // fence.acq_rel.gpu: releases the block's accesses (see the top).
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, kDeviceScope);
       LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, address,

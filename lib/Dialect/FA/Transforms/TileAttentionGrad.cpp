@@ -13,6 +13,15 @@
 //                 compute dV alone, those of z 1 dK alone (S^T recomputed)
 //   <name>        per query tile, over key tiles: S = Q K^T, P,
 //                 dP = dO V^T, dS = P (dP - delta), dQ += dS K
+//
+// Where the dK/dV kernel can (fusesDq: head_dim 128 on two warpgroups, no
+// mask region) it computes dQ too: per query tile, dS^T goes to shared
+// memory and dQ^T = K^T dS^T (the warpgroups 64 rows of head_dim each) is
+// added into an f32 dq_accum [batch, heads, seq_q, head_dim], the key blocks
+// taking turns per query tile in a fixed order through i32 dq_semaphores
+// [batch, heads, query tiles] that the runtime zeroes (deterministic, unlike
+// atomics in whatever order the blocks arrive); <name> then only computes
+// dq = scale * dq_accum. Five products per tile pair instead of seven.
 //   <name>_dsinks with sinks' gradient: per query head h, a row-wise kernel
 //                 dsinks_h = -sum over batch and rows of
 //                 exp(sink_h - lse) delta, in a fixed order
@@ -88,7 +97,27 @@ struct GradConfig {
   /// under split_dkdv (head_dim 256): its causal kernels sit at ptxas's 255
   /// registers and spilled 32 bytes with the rows' copies.
   bool stagesRows() const { return numStages == 2 && !splitDkdv; }
+
+  /// Whether the dK/dV kernel computes dQ too (see fusesDq): each key block
+  /// adds its dQ^T = K^T dS^T for every query tile it visits into an f32
+  /// workspace, in a fixed order, and the attention_bwd kernel only scales
+  /// and converts the sums. Without it, that kernel recomputes S and dP for
+  /// dQ: seven products per tile pair instead of five.
+  bool fusedDq = false;
 };
+
+/// Whether a backward of `config` on `headDim` fuses dQ into its dK/dV
+/// kernel. The product dQ^T = K^T dS^T has M = head_dim, which its two
+/// warpgroups split 64 rows each: head_dim 128 on 8 warps of wgmma. The
+/// order of the blocks' additions is fixed by which key blocks visit a query
+/// tile: all of them, or under a causal mask key blocks 0 up to the
+/// diagonal's; a mask region (whose empty tiles fa-eliminate-causal-tiles
+/// skips) has no such order, and keeps the three kernels, as do split_dkdv
+/// (head_dim 256) and the other head dims.
+bool fusesDq(const GradConfig &config, int64_t headDim, bool maskRegion) {
+  return config.warpgroupMma && !config.splitDkdv && config.numWarps == 8 &&
+         headDim == config.numWarps / 4 * 64 && !maskRegion;
+}
 
 /// The probabilities' exponentials may be approximate (afn: fa-fast-exp2
 /// makes each one ex2.approx.ftz.f32) in the warpgroup-MMA kernels of a
@@ -269,19 +298,59 @@ struct DkDvBuffers {
   /// The query tile's lse and delta, block_n values each (null unless the
   /// configuration stagesRows).
   Value lseRows, deltaRows;
+  /// With a fused dQ: dS of the query tile, block_n x block_m (dS^T stored
+  /// transposed, so that dQ^T = K^T dS^T reads it as a K-major B), and P
+  /// likewise for dV.
+  Value dscores, probs;
+};
+
+/// Where a fused dQ goes (GradConfig::fusedDq): the f32 [batch, heads,
+/// seq_q, head_dim] sums and the i32 [batch, heads, query tiles] counters
+/// that order the key blocks' additions.
+struct FusedDqTargets {
+  Value accum, semaphores;
+  explicit operator bool() const { return static_cast<bool>(accum); }
 };
 
 /// What a dK/dV loop nest accumulates: both gradients, or under split_dkdv
 /// one of them (the blocks of grid z 0 dV, those of z 1 dK).
 enum class DkDvPart { Both, Dv, Dk };
 
+/// Adds key block `keyBlock`'s part of query tile `j`'s dQ, dS K (up to the
+/// scale, which the attention_bwd kernel applies to the sum), into the
+/// fused-dQ workspace: with dS stored in shared memory (shared.dscores,
+/// block_n x block_m), the warpgroups each take 64 rows of dQ^T = K^T dS^T
+/// from it and the staged key tile, then the block
+/// waits for the key blocks before it (counter of tile j = keyBlock), adds
+/// or, as block 0, stores, and lets the next one go. Deterministic: every
+/// element's additions happen in key-block order whatever the schedule.
+/// The blocks of one grid row launch in order of key block, so a block only
+/// ever waits for one that already runs.
+void addDqPart(GradKernel &k, const DkDvBuffers &shared,
+               const FusedDqTargets &targets, Value keyBlock, Value batch,
+               Value head, Value j, Value q0) {
+  ImplicitLocOpBuilder &b = k.b;
+  const GradConfig &c = k.config;
+  VectorType dqType = k.tile(k.headDim, c.blockN, k.f32());
+  Value dqT = TileMatmulOp::create(b, dqType, shared.key, shared.dscores,
+                                   splatConstant(b, dqType, 0.0),
+                                   /*transpose_b=*/true, /*transpose_a=*/true);
+  OrderedWaitOp::create(b, targets.semaphores, batch, head, j, keyBlock);
+  Value first =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyBlock, index(b, 0));
+  AccumulateTileOp::create(b, dqT, targets.accum, batch, head, q0,
+                           /*transposed=*/true, first);
+  OrderedSignalOp::create(b, targets.semaphores, batch, head, j);
+}
+
 /// The loop nest of one key tile's dK and/or dV (`part`), from staging the
 /// value tile (which dV alone does not read) to storing the gradients. The
-/// key tile `key0` of kv head `kvHead` is staged already.
+/// key tile `key0` (key block `keyBlock`) of kv head `kvHead` is staged
+/// already. With `fusedDq` the nest adds each query tile's dQ part there.
 void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                    Value delta, Value dk, Value dv, DkDvPart part, Value batch,
-                   Value kvHead, Value key0, Value heads, Value group,
-                   Value seqQ) {
+                   Value kvHead, Value keyBlock, Value key0, Value heads,
+                   Value group, Value seqQ, FusedDqTargets fusedDq) {
   ImplicitLocOpBuilder &b = k.b;
   const GradConfig &c = k.config;
   Value query = k.query;
@@ -303,6 +372,21 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
   Value zeroAcc = splatConstant(b, accType, 0.0);
   // The accumulators carried: {dK, dV}, or the one the part computes.
   SmallVector<Value> zeros(part == DkDvPart::Both ? 2 : 1, zeroAcc);
+  // The query tile of an iteration. A fused dQ adds the key blocks' parts
+  // into a query tile in order of key block, each waiting for the one
+  // before: every block must reach a tile at the same iteration as its
+  // predecessor, or it waits. Under a causal mask block kb visits the query
+  // tiles from kb's diagonal on, so the blocks walk them from the last one
+  // down (all start at the last tile; a block's predecessor visits every
+  // tile it does); without one every block visits every tile, in order.
+  auto queryTileOf = [&](Value iteration) -> Value {
+    if (!fusedDq || !k.causal)
+      return iteration;
+    Value last = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, numQueryTiles, firstQueryTile),
+        index(b, 1));
+    return arith::SubIOp::create(b, last, iteration);
+  };
 
   ValueRange sums = k.loop(
       index(b, 0), group, zeros,
@@ -312,7 +396,8 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
         DropoutParams dropout = k.dropoutOf(batch, head, heads);
         ValueRange inner = k.loop(
             firstQueryTile, numQueryTiles, acc,
-            [&](Value j, ValueRange acc) -> SmallVector<Value> {
+            [&](Value iteration, ValueRange acc) -> SmallVector<Value> {
+              Value j = queryTileOf(iteration);
               Value q0 = arith::MulIOp::create(b, j, index(b, c.blockN));
               StageTileOp::create(b, query, batch, head, q0, shared.query);
               StageTileOp::create(b, k.dout, batch, head, q0, shared.dout);
@@ -361,16 +446,37 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
               }
               SmallVector<Value> next;
               Value dvNew;
-              if (withDv)
-                dvNew = TileMatmulOp::create(
-                    b, accType, k.operand(valueWeights), shared.dout,
-                    acc.back(), /*transpose_b=*/false);
+              if (withDv) {
+                // A fused dQ takes P^T's registers' room too: it goes to
+                // shared memory, where dV reads it.
+                Value weights = k.operand(valueWeights);
+                if (fusedDq) {
+                  StoreTileSharedOp::create(b, weights, shared.probs,
+                                            /*transposed=*/true);
+                  weights = shared.probs;
+                }
+                dvNew = TileMatmulOp::create(b, accType, weights, shared.dout,
+                                             acc.back(),
+                                             /*transpose_b=*/false,
+                                             /*transpose_a=*/bool(fusedDq));
+              }
               if (withDk) {
                 Value deltaCols = columns(delta, shared.deltaRows);
-                Value dscores = k.scoreGradient(probs, dprobs, deltaCols);
+                Value dscores =
+                    k.operand(k.scoreGradient(probs, dprobs, deltaCols));
+                // A fused dQ stores dS^T to shared memory for dQ^T; dK then
+                // reads it there too, which spares the registers of its A
+                // operand (the kernel is at 255 with it: 92 bytes spilled).
+                if (fusedDq) {
+                  StoreTileSharedOp::create(b, dscores, shared.dscores,
+                                            /*transposed=*/true);
+                  dscores = shared.dscores;
+                }
                 next.push_back(TileMatmulOp::create(
-                    b, accType, k.operand(dscores), shared.query, acc[0],
-                    /*transpose_b=*/false));
+                    b, accType, dscores, shared.query, acc[0],
+                    /*transpose_b=*/false, /*transpose_a=*/bool(fusedDq)));
+                if (fusedDq)
+                  addDqPart(k, shared, fusedDq, keyBlock, batch, head, j, q0);
               }
               if (withDv)
                 next.push_back(dvNew);
@@ -392,7 +498,7 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
 }
 
 void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
-               Value dk, Value dv) {
+               Value dk, Value dv, FusedDqTargets fusedDq) {
   ImplicitLocOpBuilder &b = k.b;
   const GradConfig &c = k.config;
   Value heads = memref::DimOp::create(b, k.query, 1);
@@ -401,12 +507,12 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
   Value group = arith::DivUIOp::create(b, heads, kvHeads);
   auto [batch, kvHead] =
       batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), kvHeads);
-  Value key0 = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), index(b, c.blockM));
+  Value keyBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value key0 = arith::MulIOp::create(b, keyBlock, index(b, c.blockM));
   StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
   auto nest = [&](DkDvPart part) {
-    buildDkDvNest(k, shared, lse, delta, dk, dv, part, batch, kvHead, key0,
-                  heads, group, seqQ);
+    buildDkDvNest(k, shared, lse, delta, dk, dv, part, batch, kvHead, keyBlock,
+                  key0, heads, group, seqQ, fusedDq);
   };
   if (!c.splitDkdv)
     return nest(DkDvPart::Both);
@@ -489,6 +595,23 @@ void buildDq(GradKernel &k, const DqBuffers &shared, Value lse, Value delta,
       /*keyLoop=*/true, /*copyLoop=*/true)[0];
   Value dqTile =
       arith::MulFOp::create(b, sum, splatConstant(b, accType, k.scale));
+  StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
+}
+
+/// The attention_bwd kernel of a fused dQ: dq = scale * dq_accum in the
+/// element type, one block_m x head_dim tile per block.
+void buildDqConvert(GradKernel &k, Value accum, Value dq) {
+  ImplicitLocOpBuilder &b = k.b;
+  Value heads = memref::DimOp::create(b, dq, 1);
+  auto [batch, head] =
+      batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), heads);
+  Value row0 =
+      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                            index(b, k.config.blockM));
+  VectorType tileType = k.tile(k.config.blockM, k.headDim, k.f32());
+  Value sums = LoadTileOp::create(b, tileType, accum, batch, head, row0);
+  Value dqTile =
+      arith::MulFOp::create(b, sums, splatConstant(b, tileType, k.scale));
   StoreTileOp::create(b, k.toElement(dqTile), dq, batch, head, row0, Value());
 }
 
@@ -611,10 +734,12 @@ struct GradFunction {
   StringRef variant;
   /// The kernels' shared tiles have the query's element type and head_dim.
   Type sharedTile(int64_t rows) {
+    return sharedTile(rows, op.getQuery().getType().getDimSize(3));
+  }
+  Type sharedTile(int64_t rows, int64_t cols) {
     MemRefType query = op.getQuery().getType();
     return MemRefType::get(
-        {rows, query.getDimSize(3)}, query.getElementType(),
-        MemRefLayoutAttrInterface{},
+        {rows, cols}, query.getElementType(), MemRefLayoutAttrInterface{},
         gpu::AddressSpaceAttr::get(
             func.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace()));
   }
@@ -625,6 +750,18 @@ struct GradFunction {
         MemRefLayoutAttrInterface{},
         gpu::AddressSpaceAttr::get(
             func.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace()));
+  }
+  /// A fused dQ's sums, [batch, heads, seq_q, head_dim] in f32, and the
+  /// counters ordering them, [batch, heads, query tiles] in i32.
+  Type dqAccumType() {
+    MemRefType query = op.getQuery().getType();
+    return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                            ShapedType::kDynamic, query.getDimSize(3)},
+                           Float32Type::get(func.getContext()));
+  }
+  Type dqSemaphoresType() {
+    return MemRefType::get(SmallVector<int64_t>(3, ShapedType::kDynamic),
+                           IntegerType::get(func.getContext(), 32));
   }
   /// The delta, lse and partial statistics: [batch, heads, seq] in f32.
   Type statsType() {
@@ -639,8 +776,9 @@ struct GradFunction {
 /// `kernels`. A kernel that stages tiles (`stagesTiles`: the dK/dV and dQ
 /// kernels) gets four shared tiles, two of block_m rows and two of block_n,
 /// and one that stages rows (`stagesRows`: the dK/dV kernel where
-/// c.stagesRows) two shared buffers of block_n f32 after them (lse, delta).
-/// The builder is left in its body.
+/// c.stagesRows) two shared buffers of block_n f32 after them (lse, delta),
+/// and the dK/dV kernel of a fused dQ (c.fusedDq) a block_n x block_m tile
+/// for dS last. The builder is left in its body.
 gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
                                 StringRef name, KernelOp kernelOp,
                                 const GradConfig &c, ArrayRef<GridDim> grid,
@@ -662,6 +800,8 @@ gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
                    g.sharedTile(c.blockN), g.sharedTile(c.blockN)};
   if (stagesRows)
     sharedTiles.append(2, g.sharedRows(c.blockN));
+  if (stagesTiles && c.fusedDq && kernelOp == KernelOp::AttentionBwdDkdv)
+    sharedTiles.append(2, g.sharedTile(c.blockN, c.blockM));
   return createKernel(b, g.func, name, entry, kernels, sharedTiles,
                       sharedTileAlignment(c.warpgroupMma));
 }
@@ -743,11 +883,16 @@ struct FATileAttentionGradPass
             dkdv.splitDkdv
                 ? "the dK/dV kernel's S^T, dP^T (block_m x block_n) and dK "
                   "or dV (block_m x head_dim, split_dkdv)"
+            : dkdv.fusedDq
+                ? "the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and "
+                  "dV (block_m x head_dim) and dQ^T (head_dim x block_n, "
+                  "fuse-dq)"
                 : "the dK/dV kernel's S^T, dP^T (block_m x block_n), dK and "
                   "dV (block_m x head_dim)",
             element,
             dkdv.blockM *
-                (2 * dkdv.blockN + (dkdv.splitDkdv ? 1 : 2) * headDim),
+                    (2 * dkdv.blockN + (dkdv.splitDkdv ? 1 : 2) * headDim) +
+                (dkdv.fusedDq ? headDim * dkdv.blockN : 0),
             dkdv.numWarps)) &&
         succeeded(checkTileValuesPerThread(
             func, pass,
@@ -776,6 +921,10 @@ struct FATileAttentionGradPass
     int64_t bytes = 2 * (c.blockM + c.numStages * c.blockN) * rowBytes;
     if (stagesRows)
       bytes += 2 * c.numStages * c.blockN * 4;
+    int64_t dscoresBytes =
+        c.fusedDq ? c.blockN * c.blockM * element.getIntOrFloatBitWidth() / 8
+                  : 0;
+    bytes += dscoresBytes;
     std::string config;
     llvm::raw_string_ostream os(config);
     os << blockMTiles << ": " << c.blockM << " x " << headDim << " " << element
@@ -784,6 +933,9 @@ struct FATileAttentionGradPass
     if (stagesRows)
       os << ", lse and delta: " << c.numStages << " x " << c.blockN
          << " f32 each";
+    if (dscoresBytes)
+      os << ", dS for the fused dQ: " << c.blockN << " x " << c.blockM << " "
+         << element;
     return checkSharedMemory(func, getArgument(), kernel, config, bytes, chip,
                              sharedBudget);
   }
@@ -792,8 +944,12 @@ struct FATileAttentionGradPass
                              SmallVectorImpl<NamedAttribute> &kernels) {
     MemRefType queryType = op.getQuery().getType();
     FailureOr<std::pair<GradConfig, GradConfig>> configs = configsFor(func, op);
-    if (failed(configs) ||
-        failed(checkTileSizes(func, queryType.getElementType(),
+    if (failed(configs))
+      return failure();
+    configs->first.fusedDq =
+        fuseDq &&
+        fusesDq(configs->first, queryType.getDimSize(3), !op.getMask().empty());
+    if (failed(checkTileSizes(func, queryType.getElementType(),
                               queryType.getDimSize(3), configs->first,
                               configs->second)))
       return failure();
@@ -942,9 +1098,13 @@ struct FATileAttentionGradPass
       kernel.dropoutSeed = func.getArgument(first + 1);
       kernel.dropoutOffset = func.getArgument(first + 2);
     };
+    bool fusedDq = k.config.fusedDq;
     SmallVector<KernelParam> dkdvParams = params;
     dkdvParams.append(
         {{"dk", op.getDkey().getType()}, {"dv", op.getDvalue().getType()}});
+    if (fusedDq)
+      dkdvParams.append({{"dq_accum", g.dqAccumType()},
+                         {"dq_semaphores", g.dqSemaphoresType()}});
     unsigned dkdvDropout = dkdvParams.size();
     dkdvParams.append(dropoutParams);
     dkdvParams.append(g.captureParams);
@@ -961,34 +1121,58 @@ struct FATileAttentionGradPass
       dkdvShared.lseRows = dkdvKernel.getWorkgroupAttributions()[4];
       dkdvShared.deltaRows = dkdvKernel.getWorkgroupAttributions()[5];
     }
+    FusedDqTargets dqTargets;
+    if (fusedDq) {
+      auto buffers = dkdvKernel.getWorkgroupAttributions();
+      dkdvShared.dscores = buffers[buffers.size() - 2];
+      dkdvShared.probs = buffers.back();
+      dqTargets =
+          FusedDqTargets{dkdvKernel.getArgument(8), dkdvKernel.getArgument(9)};
+    }
     GradKernel kk = withOperands(dkdvKernel, k.config);
     bindDropout(kk, dkdvKernel, dkdvDropout);
     SmallVector<Value> dkdvCaptures = kernelCaptures(b, g, dkdvKernel);
     kk.regions.captures = dkdvCaptures;
     buildDkDv(kk, dkdvShared, dkdvKernel.getArgument(4),
               dkdvKernel.getArgument(5), dkdvKernel.getArgument(6),
-              dkdvKernel.getArgument(7));
+              dkdvKernel.getArgument(7), dqTargets);
     gpu::ReturnOp::create(b);
 
-    SmallVector<KernelParam> dqParams = params;
-    dqParams.push_back({"dq", op.getDquery().getType()});
-    unsigned dqDropout = dqParams.size();
-    dqParams.append(dropoutParams);
-    dqParams.append(g.captureParams);
     std::string dsinksName = op.getDsinks() ? name + "_dsinks" : "";
-    gpu::GPUFuncOp dqKernel = createGradKernel(
-        b, g, name, KernelOp::AttentionBwd, dq,
-        {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, dqParams,
-        /*stagesTiles=*/true, kernels,
-        {deltaName, dkdvName, /*paramsKernel=*/"", dsinksName});
-    auto [dqQuery, dqDout, dqKey, dqValue] = sharedBuffers(dqKernel);
-    GradKernel kq = withOperands(dqKernel, dq);
-    bindDropout(kq, dqKernel, dqDropout);
-    SmallVector<Value> dqCaptures = kernelCaptures(b, g, dqKernel);
-    kq.regions.captures = dqCaptures;
-    buildDq(kq, {dqQuery, dqDout, dqKey, dqValue}, dqKernel.getArgument(4),
-            dqKernel.getArgument(5), dqKernel.getArgument(6));
-    gpu::ReturnOp::create(b);
+    if (fusedDq) {
+      GradConfig convert = dq;
+      convert.fusedDq = false;
+      gpu::GPUFuncOp convertKernel = createGradKernel(
+          b, g, name, KernelOp::AttentionBwd, convert,
+          {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One},
+          {{"dq_accum", g.dqAccumType()}, {"dq", op.getDquery().getType()}},
+          /*stagesTiles=*/false, kernels,
+          {deltaName, dkdvName, /*paramsKernel=*/"", dsinksName});
+      GradKernel kc = k;
+      kc.config = convert;
+      buildDqConvert(kc, convertKernel.getArgument(0),
+                     convertKernel.getArgument(1));
+      gpu::ReturnOp::create(b);
+    } else {
+      SmallVector<KernelParam> dqParams = params;
+      dqParams.push_back({"dq", op.getDquery().getType()});
+      unsigned dqDropout = dqParams.size();
+      dqParams.append(dropoutParams);
+      dqParams.append(g.captureParams);
+      gpu::GPUFuncOp dqKernel = createGradKernel(
+          b, g, name, KernelOp::AttentionBwd, dq,
+          {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One}, dqParams,
+          /*stagesTiles=*/true, kernels,
+          {deltaName, dkdvName, /*paramsKernel=*/"", dsinksName});
+      auto [dqQuery, dqDout, dqKey, dqValue] = sharedBuffers(dqKernel);
+      GradKernel kq = withOperands(dqKernel, dq);
+      bindDropout(kq, dqKernel, dqDropout);
+      SmallVector<Value> dqCaptures = kernelCaptures(b, g, dqKernel);
+      kq.regions.captures = dqCaptures;
+      buildDq(kq, {dqQuery, dqDout, dqKey, dqValue}, dqKernel.getArgument(4),
+              dqKernel.getArgument(5), dqKernel.getArgument(6));
+      gpu::ReturnOp::create(b);
+    }
 
     if (dsinksName.empty())
       return;

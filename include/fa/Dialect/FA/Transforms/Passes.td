@@ -117,6 +117,13 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "Buffers per tile the loops copy into: 2 lets "
            "fa-pipeline-kv-copies load the next tiles during this "
            "iteration, 1 keeps the copies synchronous">,
+    Option<"fuseDq", "fuse-dq", "bool", /*default=*/"false",
+           "Compute dQ in the dK/dV kernel where it can (head_dim 128 on "
+           "two warpgroups of wgmma, no mask region): ordered f32 adds into "
+           "a dq_accum workspace, and an attention_bwd kernel that only "
+           "converts. Off by default: on an H100 its blocking turns made "
+           "the backward 1.7x slower than the three kernels "
+           "(bench/results/2026-11-28-h100-fused-dq)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "The GPU the kernels are for (fa-to-ptx passes its chip): a "
            "function without fa.tile, when no tile option is given, gets "

@@ -1,0 +1,94 @@
+// RUN: fa-opt %s --fa-tile-attention-grad=fuse-dq=1 --split-input-file | FileCheck %s
+
+// head_dim 128 on two warpgroups of wgmma: the dK/dV kernel computes dQ too.
+// Per query tile it stores P and dS to shared memory (transposed: block_n x
+// block_m), reads them back for dV += P^T dO, dK += dS^T Q and
+// dQ^T = K^T dS^T, waits for
+// the key blocks before it on the tile's counter, adds (block 0 stores) and
+// signals; the attention_bwd kernel only scales and converts.
+!t = memref<?x?x?x128xbf16>
+!s = memref<?x?x?xf32>
+// CHECK: fa.kernels = {
+// CHECK-SAME: full = #fa.kernel<op = attention_bwd, {{.*}}params = [#fa.param<"dq_accum" : memref<?x?x?x128xf32>>, #fa.param<"dq" : memref<?x?x?x128xbf16>>]
+// CHECK-SAME: full_dkdv = #fa.kernel<op = attention_bwd_dkdv, {{.*}}params = [{{.*}}#fa.param<"dk" : {{[^>]*}}>>, #fa.param<"dv" : {{[^>]*}}>>, #fa.param<"dq_accum" : memref<?x?x?x128xf32>>, #fa.param<"dq_semaphores" : memref<?x?x?xi32>>]
+// CHECK: gpu.func @full_dkdv(
+// CHECK-SAME: %[[ACC:[^:]*]]: memref<?x?x?x128xf32>, %[[SEM:[^:]*]]: memref<?x?x?xi32>)
+// CHECK-SAME: workgroup(%[[KEY:[^ ]*]] : memref<128x128xbf16, {{.*}} %[[DS:[^ ]*]] : memref<32x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %[[P:[^ ]*]] : memref<32x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+// CHECK: %[[KB:.*]] = gpu.block_id x
+// CHECK: scf.for
+// CHECK: scf.for %[[J:[^ ]*]] = %c0
+// CHECK: fa.store_tile_shared %{{.*}}, %[[P]] transposed : vector<128x32xbf16>, memref<32x128xbf16
+// CHECK: fa.tile_matmul %[[P]], %{{.*}}, %{{.*}} transpose_a : memref<32x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x128xf32>
+// CHECK: fa.store_tile_shared %{{.*}}, %[[DS]] transposed : vector<128x32xbf16>, memref<32x128xbf16
+// CHECK: fa.tile_matmul %[[DS]], %{{.*}}, %{{.*}} transpose_a : memref<32x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x128xf32>
+// CHECK: %[[DQT:.*]] = fa.tile_matmul %[[KEY]], %[[DS]], %{{.*}} transpose_a transpose_b : memref<128x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x32xf32>
+// CHECK: fa.ordered_wait %[[SEM]][%{{.*}}, %{{.*}}, %[[J]]] equals %[[KB]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %c0
+// CHECK: fa.accumulate_tile %[[DQT]], %[[ACC]][%{{.*}}] transposed overwrite(%[[FIRST]]) : vector<128x32xf32>, memref<?x?x?x128xf32>
+// CHECK: fa.ordered_signal %[[SEM]][%{{.*}}, %{{.*}}, %[[J]]]
+// CHECK: gpu.func @full(%[[SUMS:[^:]*]]: memref<?x?x?x128xf32>, %[[DQ:[^:]*]]: memref<?x?x?x128xbf16>)
+// CHECK: fa.load_tile %[[SUMS]]{{.*}} -> vector<64x128xf32>
+// CHECK: arith.mulf
+// CHECK: arith.truncf
+// CHECK: fa.store_tile %{{.*}}, %[[DQ]]
+func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+// Causal: key block kb visits the query tiles from its diagonal on, so every
+// block walks them from the last one down (tile = last - iteration) and
+// reaches each tile at the same iteration as the block before it.
+!t = memref<?x?x?x128xbf16>
+!s = memref<?x?x?xf32>
+// CHECK: gpu.func @causal_dkdv(
+// CHECK: %[[KB:.*]] = gpu.block_id x
+// CHECK: %[[FIRSTTILE:.*]] = arith.divui
+// CHECK: scf.for %[[IT:[^ ]*]] = %[[FIRSTTILE]] to %[[TILES:[^ ]*]]
+// CHECK: %[[SUM:.*]] = arith.addi %[[TILES]], %[[FIRSTTILE]]
+// CHECK: %[[LAST:.*]] = arith.subi %[[SUM]], %c1
+// CHECK: %[[J:.*]] = arith.subi %[[LAST]], %[[IT]]
+// CHECK: fa.ordered_wait %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]] equals %[[KB]]
+// CHECK: fa.ordered_signal %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]]
+func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal
+  return
+}
+
+// -----
+
+// head_dim 64 (dQ^T would have 64 rows for two warpgroups) and a mask
+// region (no fixed order of the key blocks) keep the separate dQ kernel.
+!t = memref<?x?x?x64xbf16>
+!s = memref<?x?x?xf32>
+// CHECK: fa.kernels = {
+// CHECK-NOT: dq_accum
+// CHECK: gpu.func @d64_dkdv(
+// CHECK-NOT: fa.ordered_wait
+// CHECK: gpu.func @d64(
+// CHECK: fa.tile_matmul
+func.func @d64(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
+  return
+}
+
+// -----
+
+!t = memref<?x?x?x128xbf16>
+!s = memref<?x?x?xf32>
+// CHECK: fa.kernels = {
+// CHECK-NOT: dq_accum
+// CHECK: gpu.func @masked_dkdv(
+// CHECK-NOT: fa.ordered_wait
+// CHECK: gpu.func @masked(
+// CHECK: fa.mask_tile
+func.func @masked(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {
+  fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) mask {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    fa.yield %keep : i1
+  }
+  return
+}
