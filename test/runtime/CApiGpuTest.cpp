@@ -39,6 +39,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -447,23 +448,18 @@ TEST_F(CApiGpuTest, ASmallWorkspaceIsAWorkspaceErrorAndSuccessClearsIt) {
   fa_attention_plan_destroy(plan);
 }
 
-/// A copy of the fixture library in a fresh directory `name` whose
-/// forwards also take a tile counter of rank `rank` (the last parameter, as
-/// the compiler lists a dynamically scheduled forward's). The fixture
-/// kernels ignore the extra arguments (the driver reads only the parameters
-/// a kernel declares), so their results are the plain library's, while the
-/// runtime must handle the counter as it would for such a kernel.
-std::string tileCounterLibrary(const std::string &name, int rank) {
+/// A copy of the fixture library's manifest in a fresh directory `name`
+/// (its PTX read where it is), each kernel entry first passed to
+/// `editKernel`; returns the directory.
+std::string
+editedFixtureLibrary(const std::string &name,
+                     const std::function<void(nlohmann::json &)> &editKernel) {
   const std::filesystem::path fixture = FA_FIXTURE_KERNELS_DIR;
   nlohmann::json manifest =
       nlohmann::json::parse(std::ifstream(fixture / "manifest.json"));
   for (nlohmann::json &kernel : manifest["kernels"]) {
     kernel["ptx"] = (fixture / kernel["ptx"].get<std::string>()).string();
-    if (kernel["op"] == kAttentionForwardOp)
-      kernel["params"].push_back({{"dtype", "i32"},
-                                  {"kind", "memref"},
-                                  {"name", "tile_counter"},
-                                  {"rank", rank}});
+    editKernel(kernel);
   }
   std::filesystem::path directory =
       std::filesystem::path(::testing::TempDir()) / ("fa_capi_" + name);
@@ -471,6 +467,22 @@ std::string tileCounterLibrary(const std::string &name, int rank) {
   std::filesystem::create_directories(directory);
   std::ofstream(directory / "manifest.json") << manifest.dump(2);
   return directory.string();
+}
+
+/// A copy of the fixture library in a fresh directory `name` whose
+/// forwards also take a tile counter of rank `rank` (the last parameter, as
+/// the compiler lists a dynamically scheduled forward's). The fixture
+/// kernels ignore the extra arguments (the driver reads only the parameters
+/// a kernel declares), so their results are the plain library's, while the
+/// runtime must handle the counter as it would for such a kernel.
+std::string tileCounterLibrary(const std::string &name, int rank) {
+  return editedFixtureLibrary(name, [&](nlohmann::json &kernel) {
+    if (kernel["op"] == kAttentionForwardOp)
+      kernel["params"].push_back({{"dtype", "i32"},
+                                  {"kind", "memref"},
+                                  {"name", "tile_counter"},
+                                  {"rank", rank}});
+  });
 }
 
 TEST_F(CApiGpuTest, AForwardWithATileCounterZeroesItInTheWorkspace) {
@@ -620,13 +632,9 @@ TEST_F(CApiGpuTest, ATileCounterOfAnotherRankIsALibraryError) {
 /// gradients are the plain library's, while the runtime must carve, bind
 /// and zero the scratch as for a fused backward.
 std::string fusedDqLibrary(const std::string &name, int semaphoreRank) {
-  const std::filesystem::path fixture = FA_FIXTURE_KERNELS_DIR;
-  nlohmann::json manifest =
-      nlohmann::json::parse(std::ifstream(fixture / "manifest.json"));
   const nlohmann::json accum = {
       {"dtype", "f32"}, {"kind", "memref"}, {"name", "dq_accum"}, {"rank", 4}};
-  for (nlohmann::json &kernel : manifest["kernels"]) {
-    kernel["ptx"] = (fixture / kernel["ptx"].get<std::string>()).string();
+  return editedFixtureLibrary(name, [&](nlohmann::json &kernel) {
     if (kernel["op"] == kAttentionDkDvOp) {
       kernel["params"].push_back(accum);
       kernel["params"].push_back({{"dtype", "i32"},
@@ -636,13 +644,7 @@ std::string fusedDqLibrary(const std::string &name, int semaphoreRank) {
     }
     if (kernel["op"] == kAttentionBackwardOp)
       kernel["params"].push_back(accum);
-  }
-  std::filesystem::path directory =
-      std::filesystem::path(::testing::TempDir()) / ("fa_capi_" + name);
-  std::filesystem::remove_all(directory);
-  std::filesystem::create_directories(directory);
-  std::ofstream(directory / "manifest.json") << manifest.dump(2);
-  return directory.string();
+  });
 }
 
 TEST_F(CApiGpuTest, AFusedDqBackwardCarvesItsScratchFromTheWorkspace) {
