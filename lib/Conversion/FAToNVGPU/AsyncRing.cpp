@@ -10,6 +10,11 @@
 //                    nvgpu.mbarrier.arrive.expect_tx (full[slot], tile bytes),
 //                    one nvgpu.tma.async.load per panel (into the slot, on
 //                    full[slot]; one load unless the tile is swizzled panels)
+//   fa.ring_produce_rows
+//                    nvgpu.mbarrier.try_wait.parity (empty[slot]) in every
+//                    lane, one nvgpu.device_async_copy (cp.async.ca, 4
+//                    bytes, zero-filled past seq) per value of the lane,
+//                    nvvm.cp.async.mbarrier.arrive noinc (full[slot])
 //   fa.ring_consume  nvgpu.mbarrier.try_wait.parity (full[slot]), the slot
 //   fa.ring_release  nvgpu.mbarrier.arrive (empty[slot])
 //
@@ -41,6 +46,10 @@
 //    becomes) has no LLVM intrinsic; it is an inline-PTX loop that only
 //    convert-nvvm-to-llvm produces (fa-to-ptx runs it after
 //    convert-gpu-to-nvvm; without it the translation to LLVM IR fails).
+//  - nvgpu has no cp.async.mbarrier.arrive, and nvvm's takes the barrier's
+//    address, which only nvgpu's type converter can compute from a
+//    `!nvgpu.mbarrier.group`; nvgpu.mbarrier.get gives it as an integer,
+//    turned back into a shared pointer here (barrierPointer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +64,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -67,6 +77,8 @@ constexpr int64_t kWaitTicks = 10'000'000;
 /// The alignment of any TMA load's shared destination; a swizzled one needs
 /// more (RingProduceOp::getSharedAlignment).
 constexpr int64_t kTmaSharedAlignment = 128;
+/// The lanes of the warp that fills a row ring's slot.
+constexpr int64_t kWarpSize = 32;
 
 /// What a lowered ring is: its slots' buffer and its two barrier groups.
 struct LoweredRing {
@@ -99,15 +111,17 @@ RingPosition ringPosition(OpBuilder &b, Location loc, const LoweredRing &ring,
   return {slot, parity};
 }
 
-/// The `[R, C]` view of slot `slot` of the ring's buffer.
+/// The `[R, C]` (a row ring: `[R]`) view of slot `slot` of the ring's
+/// buffer.
 Value slotView(OpBuilder &b, Location loc, const LoweredRing &ring,
                Value slot) {
   MemRefType tile = ring.type.getTile();
-  SmallVector<OpFoldResult> offsets{slot, b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
-                                  b.getIndexAttr(tile.getDimSize(0)),
-                                  b.getIndexAttr(tile.getDimSize(1))};
-  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> offsets{slot}, sizes{b.getIndexAttr(1)};
+  for (int64_t size : tile.getShape()) {
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(size));
+  }
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
   return memref::SubViewOp::create(b, loc, ring.type.getSlotType(),
                                    ring.buffers, offsets, sizes, strides);
 }
@@ -124,8 +138,14 @@ void waitParity(OpBuilder &b, Location loc, Value group, Value slot,
 /// patterns, RingProduceOp's verifier): the alignment the ring's loads need
 /// (RingProduceOp::getSharedAlignment). When the buffers are a workgroup
 /// attribution of the kernel, its `llvm.align` must say so; otherwise (a
-/// view of dynamic shared memory) their maker answers for it.
+/// view of dynamic shared memory) their maker answers for it. A row ring
+/// is no TMA destination: its 4-byte cp.async needs only the f32 elements'
+/// own alignment, which any attribution of them has (wider reads of the
+/// slot, as fa.column_broadcast_shared's 8-byte pairs, are their reader's
+/// to align for).
 LogicalResult checkBufferAlignment(gpu::GPUFuncOp func, RingCreateOp op) {
+  if (op.getRing().getType().isRowRing())
+    return success();
   ArrayRef<BlockArgument> attributions = func.getWorkgroupAttributions();
   const auto *buffer = llvm::find(attributions, op.getBuffers());
   if (buffer == attributions.end())
@@ -157,8 +177,20 @@ LogicalResult checkBufferAlignment(gpu::GPUFuncOp func, RingCreateOp op) {
   return diag;
 }
 
+/// Arrivals that complete a full barrier's phase. A tile ring's producer
+/// arrives once, with expect_tx of the slot's bytes, and TMA's complete_tx
+/// does the rest. A row ring's slot is written by the 32 lanes' cp.async,
+/// which no transaction count tracks (only the async proxy's bulk copies
+/// do complete_tx), so no expect_tx: each lane instead makes the barrier
+/// track its copies with cp.async.mbarrier.arrive.noinc, an arrival that
+/// happens when the lane's copies have landed. `noinc` leaves the
+/// barrier's pending count as initialised (without it the instruction
+/// adds one pending arrival for its own, and the lane would have to arrive
+/// again), so the phase completes exactly when all 32 lanes' copies are in.
+int64_t fullArrivals(RingType type) { return type.isRowRing() ? kWarpSize : 1; }
+
 /// Two groups of S mbarriers; thread 0 initialises them (full[s] for the
-/// producer's one arrival, empty[s] for every consumer's), makes the
+/// producer's arrivals, empty[s] for every consumer's), makes the
 /// initialisation visible to the async proxy that TMA's complete_tx uses
 /// (fence.proxy.async.shared::cta, as CUDA's TMA examples do), and the block
 /// waits for it.
@@ -175,11 +207,11 @@ LoweredRing createRing(OpBuilder &b, RingCreateOp op) {
   Value isFirst =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
                             arith::ConstantIndexOp::create(b, loc, 0));
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value producers = arith::ConstantIndexOp::create(b, loc, fullArrivals(type));
   Value consumers = arith::ConstantIndexOp::create(b, loc, op.getConsumers());
   for (int64_t s = 0; s < type.getStages(); ++s) {
     Value slot = arith::ConstantIndexOp::create(b, loc, s);
-    nvgpu::MBarrierInitOp::create(b, loc, full, one, slot, isFirst);
+    nvgpu::MBarrierInitOp::create(b, loc, full, producers, slot, isFirst);
     nvgpu::MBarrierInitOp::create(b, loc, empty, consumers, slot, isFirst);
   }
   NVVM::FenceProxyOp::create(
@@ -223,19 +255,25 @@ Value panelView(OpBuilder &b, Location loc, const LoweredRing &ring,
                                            sizes, strideValues);
 }
 
-/// Producer: wait until the consumers released the slot's previous round
+/// Waits until the consumers released the slot's previous round
 /// (empty[slot], parity of round - 1 = not the round's parity; in round 0
-/// that is the fresh barrier's "phase -1", already complete), announce the
-/// whole tile's bytes on full[slot] once, start one load per panel (panel p
-/// at column + p W), all completing on full[slot]. TMA counts a box's full
-/// size in complete_tx, zero-filled elements included, so the byte count
-/// holds at the tensor's tail too.
-void produce(OpBuilder &b, const LoweredRing &ring, RingProduceOp op) {
-  Location loc = op.getLoc();
-  RingPosition at = ringPosition(b, loc, ring, op.getIteration());
+/// that is the fresh barrier's "phase -1", already complete).
+void waitForRelease(OpBuilder &b, Location loc, const LoweredRing &ring,
+                    const RingPosition &at) {
   Value previousRound = arith::XOrIOp::create(
       b, loc, at.parity, arith::ConstantIntOp::create(b, loc, 1, 1));
   waitParity(b, loc, ring.empty, at.slot, previousRound);
+}
+
+/// Producer: wait for the slot's release, announce the whole tile's bytes
+/// on full[slot] once, start one load per panel (panel p at column + p W),
+/// all completing on full[slot]. TMA counts a box's full size in
+/// complete_tx, zero-filled elements included, so the byte count holds at
+/// the tensor's tail too.
+void produce(OpBuilder &b, const LoweredRing &ring, RingProduceOp op) {
+  Location loc = op.getLoc();
+  RingPosition at = ringPosition(b, loc, ring, op.getIteration());
+  waitForRelease(b, loc, ring, at);
   Value bytes =
       arith::ConstantIndexOp::create(b, loc, ring.type.getTileBytes());
   nvgpu::MBarrierArriveExpectTxOp::create(b, loc, ring.full, bytes, at.slot,
@@ -256,6 +294,97 @@ void produce(OpBuilder &b, const LoweredRing &ring, RingProduceOp op) {
         op.getDescriptor(), coordinates, at.slot, /*multicastMask=*/Value(),
         /*predicate=*/Value());
   }
+}
+
+/// The shared-memory address of barrier `slot` of `group`, as the
+/// `!llvm.ptr<3>` NVVM's barrier ops take where nvgpu has no op of its own:
+/// nvgpu.mbarrier.get yields it as an integer (only nvgpu-to-nvvm knows the
+/// group's lowered memref), and this turns it back into a pointer.
+Value barrierPointer(ImplicitLocOpBuilder &b, Value group, Value slot) {
+  Value address = nvgpu::MBarrierGetOp::create(b, b.getI64Type(), group, slot);
+  auto shared = LLVM::LLVMPointerType::get(
+      b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  return LLVM::IntToPtrOp::create(b, shared, address);
+}
+
+/// Where `source[batch, head, position]` is, as a memref and indices that
+/// nvgpu.device_async_copy accepts: the source itself where its innermost
+/// stride is 1 (the copy's rule), else a one-element view at the value's
+/// offset (`rowStart` the offset of `source[batch, head, 0]` in `base`).
+struct RowSource {
+  Value source, batch, head;
+  /// Of a source with a non-unit innermost stride: its base buffer, the
+  /// offset of its (batch, head) row, and the stride along seq.
+  Value base, rowStart, seqStride;
+
+  RowSource(ImplicitLocOpBuilder &b, RingProduceRowsOp op)
+      : source(op.getSource()), batch(op.getBatch()), head(op.getHead()) {
+    if (cast<MemRefType>(source.getType()).isLastDimUnitStride())
+      return;
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, source);
+    ValueRange strides = metadata.getStrides();
+    base = metadata.getBaseBuffer();
+    rowStart = arith::AddIOp::create(
+        b, metadata.getOffset(),
+        arith::AddIOp::create(b, arith::MulIOp::create(b, batch, strides[0]),
+                              arith::MulIOp::create(b, head, strides[1])));
+    seqStride = strides[2];
+  }
+
+  std::pair<Value, SmallVector<Value>> at(ImplicitLocOpBuilder &b,
+                                          Value position) const {
+    if (!base)
+      return {source, {batch, head, position}};
+    Value offset = arith::AddIOp::create(
+        b, rowStart, arith::MulIOp::create(b, position, seqStride));
+    auto type = cast<MemRefType>(source.getType());
+    auto viewType = MemRefType::get(
+        {1}, type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}),
+        type.getMemorySpace());
+    Value view = memref::ReinterpretCastOp::create(
+        b, viewType, base, OpFoldResult(offset), {b.getIndexAttr(1)},
+        {b.getIndexAttr(1)});
+    return {view, {arith::ConstantIndexOp::create(b, 0)}};
+  }
+};
+
+/// Row-ring producer, run by every lane of one warp: wait for the slot's
+/// release, then lane l starts the 4-byte copies of values l, l + 32, ...
+/// of the slot (source[batch, head, row + e] into element e; past seq the
+/// source index is clamped to a valid one and no byte is read, so the
+/// value arrives as zero), and full[slot] tracks them (fullArrivals).
+void produceRows(OpBuilder &builder, const LoweredRing &ring,
+                 RingProduceRowsOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), builder);
+  RingPosition at = ringPosition(b, b.getLoc(), ring, op.getIteration());
+  waitForRelease(b, b.getLoc(), ring, at);
+  RowSource source(b, op);
+  Value seq = memref::DimOp::create(b, op.getSource(), 2);
+  Value last =
+      arith::SubIOp::create(b, seq, arith::ConstantIndexOp::create(b, 1));
+  Value whole = arith::ConstantIndexOp::create(b, 1);
+  Value none = arith::ConstantIndexOp::create(b, 0);
+  Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
+  for (int64_t first = 0, length = ring.type.getTile().getDimSize(0);
+       first < length; first += kWarpSize) {
+    Value element =
+        first == 0 ? lane
+                   : arith::AddIOp::create(
+                         b, lane, arith::ConstantIndexOp::create(b, first));
+    Value position = arith::AddIOp::create(b, op.getRow(), element);
+    Value inside =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq);
+    auto [from, indices] =
+        source.at(b, arith::MinUIOp::create(b, position, last));
+    // 4 bytes: cp.async.ca (only 16-byte copies may bypass L1).
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, ring.buffers, ValueRange{at.slot, element}, from, indices,
+        b.getIndexAttr(1), arith::SelectOp::create(b, inside, whole, none),
+        /*bypassL1=*/UnitAttr());
+  }
+  NVVM::CpAsyncMBarrierArriveOp::create(
+      b, barrierPointer(b, ring.full, at.slot), /*noinc=*/true);
 }
 
 Value consume(OpBuilder &b, const LoweredRing &ring, RingConsumeOp op) {
@@ -288,6 +417,9 @@ LogicalResult mlir::fa::lowerAsyncRings(gpu::GPUFuncOp func) {
       if (auto op = dyn_cast<RingProduceOp>(user)) {
         produce(b, ring, op);
         b.eraseOp(op);
+      } else if (auto op = dyn_cast<RingProduceRowsOp>(user)) {
+        produceRows(b, ring, op);
+        b.eraseOp(op);
       } else if (auto op = dyn_cast<RingConsumeOp>(user)) {
         b.replaceOp(op, consume(b, ring, op));
       } else if (auto op = dyn_cast<RingReleaseOp>(user)) {
@@ -296,7 +428,8 @@ LogicalResult mlir::fa::lowerAsyncRings(gpu::GPUFuncOp func) {
       } else {
         return user->emitOpError()
                << "uses a ring, which convert-fa-to-nvgpu lowers only in "
-                  "fa.ring_produce, fa.ring_consume and fa.ring_release";
+                  "fa.ring_produce, fa.ring_produce_rows, fa.ring_consume and "
+                  "fa.ring_release";
       }
     }
     b.eraseOp(create);

@@ -83,7 +83,7 @@ gpu.module @kernels {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
-    // expected-error @+1 {{'scf.for' op uses a ring, which convert-fa-to-nvgpu lowers only in fa.ring_produce, fa.ring_consume and fa.ring_release}}
+    // expected-error @+1 {{'scf.for' op uses a ring, which convert-fa-to-nvgpu lowers only in fa.ring_produce, fa.ring_produce_rows, fa.ring_consume and fa.ring_release}}
     %r = scf.for %i = %c0 to %n step %c1 iter_args(%carried = %ring) -> (!ring) {
       fa.ring_release %carried[%i] : !ring
       scf.yield %carried : !ring
@@ -203,6 +203,117 @@ gpu.module @kernels {
     %ring = fa.ring_create %buffers consumers(128) : !slots -> !ring
     // expected-note @+1 {{the swizzled load that needs it}}
     fa.ring_produce %ring[%p] from %map[%b, %h, %row, %col] : !ring, !map
+    gpu.return
+  }
+}
+
+// -----
+
+// A row ring (2 slots of 64 f32: a query tile's log-sum-exp) beside a tile
+// ring: the row ring's full barriers wait for 32 arrivals (each lane's
+// cp.async.mbarrier.arrive.noinc), the tile ring's for 1 (expect_tx). The
+// row ring's buffers need no llvm.align: no TMA writes them.
+// Produce rows at %p: every lane waits for empty[slot] in the previous
+// round's parity, then copies values lane and lane + 32 of the slot, 4
+// bytes each, from lse[%b, %h, %row + e] clamped to seq - 1, reading
+// nothing (zeros) where %row + e >= seq; then full[slot] tracks the copies.
+!tiles = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+!rbuf = memref<2x64xf32, #gpu.address_space<workgroup>>
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+!rslot = memref<64xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK-LABEL: gpu.func @row_ring
+// CHECK-SAME: (%[[LSE:.*]]: memref<?x?x?xf32>, %[[OUT:.*]]: memref<?xf32>, %[[P:.*]]: index, %[[C:.*]]: index, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index)
+// CHECK-SAME: workgroup(%[[TBUF:[^ ]*]] : memref<2x64x64xbf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[RBUF:[^ ]*]] : memref<2x64xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[TFULL:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[TEMPTY:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.mbarrier.init %[[TFULL]][%[[C0:.*]]], %[[C1:.*]], predicate
+// CHECK: nvgpu.mbarrier.init %[[TFULL]][%[[C1]]], %[[C1]], predicate
+// CHECK: %[[RFULL:.*]] = nvgpu.mbarrier.create
+// CHECK: %[[REMPTY:.*]] = nvgpu.mbarrier.create
+// CHECK: nvgpu.mbarrier.init %[[RFULL]][%[[C0]]], %c32, predicate
+// CHECK: nvgpu.mbarrier.init %[[REMPTY]][%[[C0]]], %c128, predicate
+// CHECK: nvgpu.mbarrier.init %[[RFULL]][%[[C1]]], %c32, predicate
+// CHECK: nvgpu.mbarrier.init %[[REMPTY]][%[[C1]]], %c128, predicate
+// CHECK: gpu.barrier
+// CHECK: %[[PSLOT:.*]] = arith.remui %[[P]], %[[C2:.*]] : index
+// CHECK: %[[PROUND:.*]] = arith.divui %[[P]], %[[C2]] : index
+// CHECK: %[[PPAR:.*]] = arith.remui %[[PROUND]], %[[C2]] : index
+// CHECK: %[[PBIT:.*]] = arith.index_cast %[[PPAR]] : index to i1
+// CHECK: %[[PREV:.*]] = arith.xori %[[PBIT]], %true : i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[REMPTY]][%[[PSLOT]]], %[[PREV]], %{{.*}}
+// CHECK: %[[SEQ:.*]] = memref.dim %[[LSE]], %[[C2]] : memref<?x?x?xf32>
+// CHECK: %[[LAST:.*]] = arith.subi %[[SEQ]], %[[C1]] : index
+// CHECK: %[[LANE:.*]] = gpu.lane_id
+// CHECK: %[[POS0:.*]] = arith.addi %[[ROW]], %[[LANE]] : index
+// CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[POS0]], %[[SEQ]] : index
+// CHECK: %[[SRC0:.*]] = arith.minui %[[POS0]], %[[LAST]] : index
+// CHECK: %[[N0:.*]] = arith.select %[[IN0]], %[[C1]], %[[C0]] : index
+// CHECK: nvgpu.device_async_copy %[[LSE]][%[[B]], %[[H]], %[[SRC0]]], %[[RBUF]][%[[PSLOT]], %[[LANE]]], 1, %[[N0]] : memref<?x?x?xf32> to memref<2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[E1:.*]] = arith.addi %[[LANE]], %c32 : index
+// CHECK: %[[POS1:.*]] = arith.addi %[[ROW]], %[[E1]] : index
+// CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[POS1]], %[[SEQ]] : index
+// CHECK: %[[SRC1:.*]] = arith.minui %[[POS1]], %[[LAST]] : index
+// CHECK: %[[N1:.*]] = arith.select %[[IN1]], %[[C1]], %[[C0]] : index
+// CHECK: nvgpu.device_async_copy %[[LSE]][%[[B]], %[[H]], %[[SRC1]]], %[[RBUF]][%[[PSLOT]], %[[E1]]], 1, %[[N1]]
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK-NOT: expect_tx
+// CHECK: %[[FULL_ADDR:.*]] = nvgpu.mbarrier.get %[[RFULL]][%[[PSLOT]]] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2> -> i64
+// CHECK: %[[FULL_PTR:.*]] = llvm.inttoptr %[[FULL_ADDR]] : i64 to !llvm.ptr<3>
+// CHECK: nvvm.cp.async.mbarrier.arrive %[[FULL_PTR]] {noinc = true} : !llvm.ptr<3>
+// Consume and release as a tile ring's, on the 1-D slot.
+// CHECK: %[[CSLOT:.*]] = arith.remui %[[C]], %[[C2]] : index
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[RFULL]][%[[CSLOT]]]
+// CHECK: %[[SLOT:.*]] = memref.subview %[[RBUF]][%[[CSLOT]], 0] [1, 64] [1, 1] : memref<2x64xf32, #gpu.address_space<workgroup>> to memref<64xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK: memref.load %[[SLOT]]
+// CHECK: nvgpu.mbarrier.arrive %[[REMPTY]][%[[CSLOT]]]
+// CHECK-NOT: fa.ring
+gpu.module @kernels {
+  gpu.func @row_ring(%lse: memref<?x?x?xf32>, %out: memref<?xf32>, %p: index, %c: index, %b: index, %h: index, %row: index)
+      workgroup(%tiles: !tiles {llvm.align = 128 : i64}, %buffers: !rbuf) kernel
+      attributes {known_block_size = array<i32: 160, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %tring = fa.ring_create %tiles consumers(128) : !tiles -> !ring
+    %ring = fa.ring_create %buffers consumers(128) : !rbuf -> !rows
+    fa.ring_produce_rows %ring[%p] from %lse[%b, %h, %row] : !rows, memref<?x?x?xf32>
+    %slot = fa.ring_consume %ring[%c] : !rows -> !rslot
+    %v = memref.load %slot[%c0] : !rslot
+    memref.store %v, %out[%c0] : memref<?xf32>
+    fa.ring_release %ring[%c] : !rows
+    gpu.return
+  }
+}
+
+// -----
+
+// A strided source (the innermost stride dynamic, which cp.async's
+// nvgpu op refuses to index): each value is copied from a one-element view
+// at offset + b * s0 + h * s1 + position * s2 of the base buffer.
+!rbuf = memref<2x64xf32, #gpu.address_space<workgroup>>
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+!view = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+// CHECK-LABEL: gpu.func @row_ring_view
+// CHECK-SAME: (%[[LSE:.*]]: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %[[P:.*]]: index, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index)
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: %[[BASE:.*]], %[[OFF:.*]], %{{.*}}:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %[[LSE]]
+// CHECK: %[[HOFF:.*]] = arith.muli %[[H]], %[[STRIDES]]#1 : index
+// CHECK: %[[BOFF:.*]] = arith.muli %[[B]], %[[STRIDES]]#0 : index
+// CHECK: %[[BH:.*]] = arith.addi %[[BOFF]], %[[HOFF]] : index
+// CHECK: %[[START:.*]] = arith.addi %[[OFF]], %[[BH]] : index
+// CHECK: %[[SRC0:.*]] = arith.minui
+// CHECK: %[[STEP0:.*]] = arith.muli %[[SRC0]], %[[STRIDES]]#2 : index
+// CHECK: %[[AT0:.*]] = arith.addi %[[START]], %[[STEP0]] : index
+// CHECK: %[[ONE0:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%[[AT0]]], sizes: [1], strides: [1] : memref<f32> to memref<1xf32, strided<[1], offset: ?>>
+// CHECK: nvgpu.device_async_copy %[[ONE0]][%{{.*}}], %{{.*}}, 1, %{{.*}} : memref<1xf32, strided<[1], offset: ?>> to memref<2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+gpu.module @kernels {
+  gpu.func @row_ring_view(%lse: !view, %p: index, %b: index, %h: index, %row: index)
+      workgroup(%buffers: !rbuf) kernel
+      attributes {known_block_size = array<i32: 160, 1, 1>} {
+    %ring = fa.ring_create %buffers consumers(128) : !rbuf -> !rows
+    fa.ring_produce_rows %ring[%p] from %lse[%b, %h, %row] : !rows, !view
     gpu.return
   }
 }

@@ -6,8 +6,102 @@ func.func private @no_stages(!fa.ring<0, memref<64x64xbf16, #gpu.address_space<w
 
 // -----
 
-// expected-error @+1 {{expects a static 2-D tile, got 'memref<64xbf16, #gpu.address_space<workgroup>>'}}
+// A 1-D tile is a row ring, of f32 only.
+// expected-error @+1 {{expects a 1-D tile (a row ring) of f32, got 'bf16'}}
 func.func private @one_d_tile(!fa.ring<2, memref<64xbf16, #gpu.address_space<workgroup>>>)
+
+// -----
+
+// expected-error @+1 {{expects a static 2-D tile or a static 1-D row of f32, got 'memref<2x64x64xbf16, #gpu.address_space<workgroup>>'}}
+func.func private @three_d_tile(!fa.ring<2, memref<2x64x64xbf16, #gpu.address_space<workgroup>>>)
+
+// -----
+
+// expected-error @+1 {{expects a static 2-D tile or a static 1-D row of f32, got 'memref<?xf32, #gpu.address_space<workgroup>>'}}
+func.func private @dynamic_row(!fa.ring<2, memref<?xf32, #gpu.address_space<workgroup>>>)
+
+// -----
+
+// A row is filled one value per lane of a warp per step.
+// expected-error @+1 {{expects a row ring's tile of a multiple of 32 values (one per lane of a warp) and at most 256, got 48}}
+func.func private @row_not_warp_multiple(!fa.ring<2, memref<48xf32, #gpu.address_space<workgroup>>>)
+
+// -----
+
+// expected-error @+1 {{expects a row ring's tile of a multiple of 32 values (one per lane of a warp) and at most 256, got 288}}
+func.func private @row_too_long(!fa.ring<2, memref<288xf32, #gpu.address_space<workgroup>>>)
+
+// -----
+
+// expected-error @+1 {{expects a tile in the workgroup (shared) address space, got 'memref<64xf32>'}}
+func.func private @global_row(!fa.ring<2, memref<64xf32>>)
+
+// -----
+
+// A row ring's buffers are [S, R].
+func.func @create_row_wrong_buffers(%buf: memref<2x1x64xf32, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{expects buffers of 2 slots of the ring's tile 'memref<64xf32, #gpu.address_space<workgroup>>', got 'memref<2x1x64xf32, #gpu.address_space<workgroup>>'}}
+  %ring = fa.ring_create %buf consumers(128) : memref<2x1x64xf32, #gpu.address_space<workgroup>> -> !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+  return
+}
+
+// -----
+
+// A tile ring's buffers stay rank 3.
+func.func @create_tile_rank_two_buffers(%buf: memref<64x64xbf16, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{expects buffers of 2 slots of the ring's tile 'memref<64x64xbf16, #gpu.address_space<workgroup>>', got 'memref<64x64xbf16, #gpu.address_space<workgroup>>'}}
+  %ring = fa.ring_create %buf consumers(128) : memref<64x64xbf16, #gpu.address_space<workgroup>> -> !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+  return
+}
+
+// -----
+
+// TMA does not fill a row ring.
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xf32, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+func.func @produce_row_ring(%ring: !rows, %map: !map, %i: index) {
+  // expected-error @+1 {{expects a ring of 2-D tiles (TMA); a row ring is filled by fa.ring_produce_rows}}
+  fa.ring_produce %ring[%i] from %map[%i, %i] : !rows, !map
+  return
+}
+
+// -----
+
+// cp.async rows do not fill a tile ring.
+!ring = !fa.ring<2, memref<64x64xbf16, #gpu.address_space<workgroup>>>
+func.func @produce_rows_tile_ring(%ring: !ring, %lse: memref<?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{expects a row ring (a 1-D f32 tile), got 'memref<64x64xbf16, #gpu.address_space<workgroup>>' (a ring of 2-D tiles is filled by TMA, fa.ring_produce)}}
+  fa.ring_produce_rows %ring[%i] from %lse[%i, %i, %i] : !ring, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+func.func @produce_rows_rank(%ring: !rows, %lse: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{expects a rank-3 f32 source ([batch, heads, seq]), got 'memref<?x?xf32>'}}
+  fa.ring_produce_rows %ring[%i] from %lse[%i, %i, %i] : !rows, memref<?x?xf32>
+  return
+}
+
+// -----
+
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+func.func @produce_rows_element(%ring: !rows, %lse: memref<?x?x?xf16>, %i: index) {
+  // expected-error @+1 {{expects a rank-3 f32 source ([batch, heads, seq]), got 'memref<?x?x?xf16>'}}
+  fa.ring_produce_rows %ring[%i] from %lse[%i, %i, %i] : !rows, memref<?x?x?xf16>
+  return
+}
+
+// -----
+
+// A row ring's slot is a 1-D view.
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+func.func @consume_row_slot_type(%ring: !rows, %i: index) {
+  // expected-error @+1 {{expects the slot type 'memref<64xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>', got 'memref<64xf32, #gpu.address_space<workgroup>>'}}
+  %slot = fa.ring_consume %ring[%i] : !rows -> memref<64xf32, #gpu.address_space<workgroup>>
+  return
+}
 
 // -----
 

@@ -21,6 +21,34 @@ func.func @ring_round_trip(%buf: memref<3x64x64xbf16, #gpu.address_space<workgro
   return
 }
 
+// A row ring: 2 slots of 64 f32 values (a query tile's log-sum-exp),
+// filled by one warp from a [batch, heads, seq] buffer (contiguous or a
+// strided view), consumed as a 1-D slot that fa.column_broadcast_shared
+// reads.
+!rows = !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+!row_slot = memref<64xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK-LABEL: func @row_ring_round_trip
+// CHECK-SAME: (%[[RBUF:.*]]: memref<2x64xf32, #gpu.address_space<workgroup>>, %[[LSE:.*]]: memref<?x?x?xf32>, %[[VIEW:.*]]: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %[[J:.*]]: index, %[[B:.*]]: index, %[[H:.*]]: index, %[[ROW:.*]]: index)
+// CHECK: %[[RRING:.*]] = fa.ring_create %[[RBUF]] consumers(256) : memref<2x64xf32, #gpu.address_space<workgroup>> -> !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+// CHECK: fa.ring_produce_rows %[[RRING]][%[[J]]] from %[[LSE]][%[[B]], %[[H]], %[[ROW]]] : !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>, memref<?x?x?xf32>
+// CHECK: fa.ring_produce_rows %[[RRING]][%[[J]]] from %[[VIEW]][%[[B]], %[[H]], %[[ROW]]] : !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+// CHECK: %[[RSLOT:.*]] = fa.ring_consume %[[RRING]][%[[J]]] : !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>> -> memref<64xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK: fa.column_broadcast_shared %[[RSLOT]] : memref<64xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> -> vector<128x64xf32>
+// CHECK: fa.ring_release %[[RRING]][%[[J]]] : !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>
+func.func @row_ring_round_trip(%buf: memref<2x64xf32, #gpu.address_space<workgroup>>, %lse: memref<?x?x?xf32>, %view: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, %j: index, %b: index, %h: index, %row: index) -> vector<128x64xf32> {
+  %ring = fa.ring_create %buf consumers(256) : memref<2x64xf32, #gpu.address_space<workgroup>> -> !rows
+  fa.ring_produce_rows %ring[%j] from %lse[%b, %h, %row] : !rows, memref<?x?x?xf32>
+  fa.ring_produce_rows %ring[%j] from %view[%b, %h, %row] : !rows, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+  %slot = fa.ring_consume %ring[%j] : !rows -> !row_slot
+  %lse_tile = fa.column_broadcast_shared %slot : !row_slot -> vector<128x64xf32>
+  fa.ring_release %ring[%j] : !rows
+  return %lse_tile : vector<128x64xf32>
+}
+
+// The longest row ring: 256 values.
+// CHECK: func.func private @row_ring_256(!fa.ring<4, memref<256xf32, #gpu.address_space<workgroup>>>)
+func.func private @row_ring_256(!fa.ring<4, memref<256xf32, #gpu.address_space<workgroup>>>)
+
 // A single-stage ring of f32 rows is a ring too.
 // CHECK-LABEL: func @one_stage_f32
 // CHECK: fa.ring_create %{{.*}} consumers(1) : memref<1x16x32xf32, #gpu.address_space<workgroup>> -> !fa.ring<1, memref<16x32xf32, #gpu.address_space<workgroup>>>

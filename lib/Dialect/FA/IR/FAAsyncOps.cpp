@@ -6,7 +6,8 @@
 // wide (panels, each a whole number of the swizzle's pattern); a box
 // dimension spans at most 256 elements, a box row is a whole number of 16
 // bytes, the tail of a tensor arrives zero-filled (oob = zero), and the
-// slots fit Hopper's shared memory.
+// slots fit Hopper's shared memory. A row ring's slot is what one warp's
+// cp.async fills: R f32 values, R a whole number of 32 lanes, up to 256.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,12 +50,37 @@ static constexpr int64_t kBoxRowGranule = 16;
 /// 128-byte swizzle): the CUDA programming guide's "repeats after".
 static constexpr int64_t kSwizzleRowsPerPattern = 8;
 
+/// A row ring's slot is filled by one warp, each lane copying every 32nd
+/// value, so its length is a whole number of warp widths.
+static constexpr int64_t kRowRingLanes = 32;
+/// The longest row a row ring holds: a query tile's statistics (block_m is
+/// at most 256), at most 8 copies per lane.
+static constexpr int64_t kMaxRingRow = 256;
+
+/// A row ring's tile: `R` f32 values, `R` a multiple of 32 up to 256.
+static LogicalResult verifyRowTile(function_ref<InFlightDiagnostic()> emitError,
+                                   MemRefType tile) {
+  if (!tile.getElementType().isF32())
+    return emitError() << "expects a 1-D tile (a row ring) of f32, got "
+                       << tile.getElementType();
+  int64_t length = tile.getDimSize(0);
+  if (length % kRowRingLanes != 0 || length > kMaxRingRow)
+    return emitError() << "expects a row ring's tile of a multiple of "
+                       << kRowRingLanes << " values (one per lane of a warp) "
+                       << "and at most " << kMaxRingRow << ", got " << length;
+  return success();
+}
+
 LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t stages, MemRefType tile) {
   if (stages < 1)
     return emitError() << "expects at least 1 stage, got " << stages;
-  if (tile.getRank() != 2 || !tile.hasStaticShape())
-    return emitError() << "expects a static 2-D tile, got " << tile;
+  if ((tile.getRank() != 1 && tile.getRank() != 2) || !tile.hasStaticShape())
+    return emitError()
+           << "expects a static 2-D tile or a static 1-D row of f32, got "
+           << tile;
+  if (tile.getRank() == 1 && failed(verifyRowTile(emitError, tile)))
+    return failure();
   if (!isa<Float16Type, BFloat16Type, Float32Type>(tile.getElementType()))
     return emitError() << "expects a tile of f16, bf16 or f32, got "
                        << tile.getElementType();
@@ -82,8 +108,11 @@ int64_t RingType::getTileBytes() const {
 
 MemRefType RingType::getSlotType() const {
   MemRefType tile = getTile();
-  auto layout = StridedLayoutAttr::get(getContext(), ShapedType::kDynamic,
-                                       {tile.getDimSize(1), 1});
+  SmallVector<int64_t> strides{1};
+  if (!isRowRing())
+    strides.insert(strides.begin(), tile.getDimSize(1));
+  auto layout =
+      StridedLayoutAttr::get(getContext(), ShapedType::kDynamic, strides);
   return MemRefType::get(tile.getShape(), tile.getElementType(), layout,
                          tile.getMemorySpace());
 }
@@ -201,6 +230,9 @@ static LogicalResult verifyBox(RingProduceOp op, MemRefType tile,
 }
 
 LogicalResult RingProduceOp::verify() {
+  if (getRing().getType().isRowRing())
+    return emitOpError("expects a ring of 2-D tiles (TMA); a row ring is "
+                       "filled by fa.ring_produce_rows");
   MemRefType tile = getRing().getType().getTile();
   nvgpu::TensorMapDescriptorType descriptor = getDescriptor().getType();
   if (failed(verifyBox(*this, tile, descriptor)))
@@ -228,6 +260,21 @@ int64_t RingProduceOp::getSharedAlignment() {
 int64_t RingProduceOp::getPanelCount() {
   return getRing().getType().getTile().getDimSize(1) /
          getDescriptor().getType().getTensor().getShape().back();
+}
+
+LogicalResult RingProduceRowsOp::verify() {
+  RingType ring = getRing().getType();
+  if (!ring.isRowRing())
+    return emitOpError() << "expects a row ring (a 1-D f32 tile), got "
+                         << ring.getTile()
+                         << " (a ring of 2-D tiles is filled by TMA, "
+                            "fa.ring_produce)";
+  auto source = cast<MemRefType>(getSource().getType());
+  if (source.getRank() != 3 || !source.getElementType().isF32())
+    return emitOpError() << "expects a rank-3 f32 source ([batch, heads, "
+                            "seq]), got "
+                         << source;
+  return success();
 }
 
 LogicalResult RingConsumeOp::verify() {

@@ -26,6 +26,14 @@
 // bytes (TileLayout.cpp); each panel starts where the swizzle's 8-row
 // pattern does (1024-byte aligned for swizzle_128b).
 //
+// Row rings: a ring whose slot is 1-D, `R` f32 values (per-query-tile
+// statistics such as the log-sum-exp, `[batch, heads, seq]` with any `seq`),
+// which TMA cannot describe (a tensor map needs 16-byte global strides).
+// One warp fills a slot with `fa.ring_produce_rows`: 4-byte cp.async per
+// value, each lane's copies tracked by `full[s]` through
+// `cp.async.mbarrier.arrive.noinc`. Consumers use the same
+// `fa.ring_consume` / `fa.ring_release`.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FA_DIALECT_FA_IR_FAASYNCOPS_TD
@@ -48,6 +56,11 @@ def FA_RingType : TypeDef<FA_Dialect, "Ring"> {
     and the `S` slots fit in the 227 KiB of shared memory a Hopper block may
     use. Whether a slot is row-major or swizzled panels is the tensor map's
     (`fa.ring_produce`): the ring's consumers must read it accordingly.
+
+    A row ring, `!fa.ring<S, memref<R x f32, #gpu.address_space<workgroup>>>`,
+    has a 1-D tile of `R` f32 values, `R` a multiple of 32 (one value per
+    lane of the producing warp per step) and at most 256; one warp fills
+    it by cp.async (`fa.ring_produce_rows`), not TMA.
   }];
   let parameters = (ins "int64_t":$stages, "MemRefType":$tile);
   let assemblyFormat = "`<` $stages `,` $tile `>`";
@@ -58,6 +71,9 @@ def FA_RingType : TypeDef<FA_Dialect, "Ring"> {
     int64_t getTileBytes() const;
     /// The type of one slot of the ring's buffer (a subview of it).
     MemRefType getSlotType() const;
+    /// Whether the tile is a 1-D row of f32 (filled by
+    /// `fa.ring_produce_rows`) rather than a 2-D TMA tile.
+    bool isRowRing() const { return getTile().getRank() == 1; }
   }];
 }
 
@@ -65,8 +81,10 @@ def FA_TensorMap : Type<
     CPred<"::llvm::isa<::mlir::nvgpu::TensorMapDescriptorType>($_self)">,
     "a TMA tensor map (!nvgpu.tensormap.descriptor)",
     "::mlir::nvgpu::TensorMapDescriptorType">;
-def FA_RingBuffers : MemRefRankOf<[F16, BF16, F32], [3]>;
-def FA_RingSlot : MemRefRankOf<[F16, BF16, F32], [2]>;
+// Rank 3 / 2 for tile rings, rank 2 / 1 for row rings (RingType checks
+// which the ring is).
+def FA_RingBuffers : MemRefRankOf<[F16, BF16, F32], [2, 3]>;
+def FA_RingSlot : MemRefRankOf<[F16, BF16, F32], [1, 2]>;
 
 def FA_RingCreateOp : FA_Op<"ring_create"> {
   let summary = "a TMA ring over shared buffers, with its mbarriers initialised";
@@ -77,10 +95,15 @@ def FA_RingCreateOp : FA_Op<"ring_create"> {
     spans: 1024 bytes for swizzle_128b, 512 for 64b, 256 for 32b): a
     workgroup attribution needs `llvm.align` of the largest that any
     `fa.ring_produce` of the ring needs, which convert-fa-to-nvgpu checks. Thread 0 initialises the `2 S`
-    mbarriers, `full[s]` for one arrival (the producer's `expect_tx`) and
-    `empty[s]` for `consumers` arrivals (one per thread that runs
-    `fa.ring_release`); then the block synchronises, so no thread waits on a
-    barrier before it exists.
+    mbarriers, `full[s]` for one arrival (the producer's `expect_tx`; a row
+    ring's for 32, one `cp.async.mbarrier.arrive.noinc` per lane of the
+    producing warp) and `empty[s]` for `consumers` arrivals (one per thread
+    that runs `fa.ring_release`); then the block synchronises, so no thread
+    waits on a barrier before it exists. A row ring's buffers are `[S, R]`;
+    its 4-byte copies need no alignment beyond the f32 elements' (a reader
+    with wider loads, such as `fa.column_broadcast_shared`'s 8-byte pairs,
+    needs the buffers aligned for those: the kernels' attributions carry
+    `llvm.align`).
 
     ```mlir
     %ring = fa.ring_create %buffers consumers(128)
@@ -102,7 +125,8 @@ def FA_RingProduceOp : FA_Op<"ring_produce"> {
   let summary = "fills the slot of an iteration with TMA tile loads";
   let description = [{
     Run by one thread (the caller guards it: the producer warp's elected
-    lane). For iteration `i`, slot `s = i mod S`: waits until `empty[s]` has
+    lane), on a ring of 2-D tiles (a row ring is `fa.ring_produce_rows`'s).
+    For iteration `i`, slot `s = i mod S`: waits until `empty[s]` has
     completed round `i / S - 1` (its parity `(i / S + 1) mod 2`; in round 0
     the wait passes at once, as a fresh mbarrier counts its phase "-1" as
     complete), announces the whole slot's bytes on `full[s]` (one
@@ -148,13 +172,48 @@ def FA_RingProduceOp : FA_Op<"ring_produce"> {
   }];
 }
 
+def FA_RingProduceRowsOp : FA_Op<"ring_produce_rows"> {
+  let summary = "fills the slot of an iteration of a row ring by one warp's cp.async";
+  let description = [{
+    Run by all 32 lanes of one warp, uniformly (the caller guards it to one
+    warp), on a row ring of `R` f32 values. For iteration `i`, slot
+    `s = i mod S`: every lane waits until `empty[s]` has completed round
+    `i / S - 1` (as `fa.ring_produce` does), then lane `l` copies
+    `source[batch, head, row + e]` into element `e` of the slot for
+    `e = l, l + 32, ...` with a 4-byte `cp.async.ca` (positions with
+    `row + e >= seq`, `seq` the source's dimension 2, arrive as zeros), and
+    makes `full[s]` track its copies (`cp.async.mbarrier.arrive.noinc`): the
+    slot is full once every lane's copies have landed. `source` is a
+    `[batch, heads, seq]` f32 buffer of any layout.
+
+    ```mlir
+    // The log-sum-exp of the 64 queries from %row of head %h of batch %b.
+    fa.ring_produce_rows %ring[%i] from %lse[%b, %h, %row]
+        : !fa.ring<2, memref<64xf32, #gpu.address_space<workgroup>>>,
+          memref<?x?x?xf32>
+    ```
+  }];
+  // No declared effects (as fa.ring_produce): it also writes the slot and
+  // arrives on a barrier, which `ring` (no memref) cannot say; with only
+  // the source's read declared, the op would be dead to the canonicalizer.
+  let arguments = (ins FA_RingType:$ring, Index:$iteration,
+                       AnyMemRef:$source, Index:$batch, Index:$head,
+                       Index:$row);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]` `from` $source `[` $batch `,` $head `,` $row `]`
+    attr-dict `:` qualified(type($ring)) `,` type($source)
+  }];
+  let hasVerifier = 1;
+}
+
 def FA_RingConsumeOp : FA_Op<"ring_consume"> {
   let summary = "waits for the slot of an iteration and returns it";
   let description = [{
     Run by every consumer thread. For iteration `i`, slot `s = i mod S`:
     waits until `full[s]` completes round `i / S` (parity `(i / S) mod 2`):
-    the slot's TMA load has landed and is visible to the thread. The result
-    is the slot (a `[R, C]` view of the ring's buffer) until the thread's
+    the slot's TMA load (a row ring: every lane's cp.async) has landed and
+    is visible to the thread. The result is the slot (a `[R, C]` view of the
+    ring's buffer, `[R]` for a row ring) until the thread's
     `fa.ring_release` of the same iteration. Its bytes are laid out as the
     producer's descriptor says: row-major without swizzle, else swizzled
     panels (see `fa.ring_produce`); the view's strides describe only the
