@@ -1,0 +1,516 @@
+//===- WarpSpecializeKeyBlocks.cpp - The dK/dV kernel on a producer warp --===//
+//
+// The backward's dK/dV kernel (fa-tile-attention-grad) holds one block of
+// keys and walks every query tile of the query heads of its kv head. After
+// fa-pipeline-kv-copies every warp copies its share of each tile's Q and dO
+// and of its lse and delta rows (cp.async, one tile ahead), and the block
+// waits for them at a barrier once per tile. Here one warp of a producer
+// warpgroup feeds four rings instead: Q and dO by TMA (its first lane), lse
+// and delta by cp.async (all its lanes: rows of any length, which a TMA
+// tensor map cannot describe), and the computing warpgroups wait only on the
+// mbarriers of the tile they need. setmaxnreg gives the producer's registers
+// to them.
+//
+// Both roles walk the same tiles. The producer rebuilds the computing side's
+// loop nest (the loop over the group's query heads around the loop over
+// query tiles, with the same bounds) and loads each tile at the coordinates
+// of the pipeline's copy of it. Tile j of the group's head h is ring
+// iteration h * n + (j - first), n the query loop's trip count, which does
+// not depend on h.
+//
+// Each slot is read by two products, one of which accumulates across the
+// loop (S^T = K Q^T and dK += dS^T Q read Q; dP^T = V dO^T and dV += P^T dO
+// read dO), and WarpgroupMma.cpp waits for an accumulation at the loop's
+// yield. So the slots of a tile go back to the producer at the start of the
+// next iteration, and those of a loop's last tile after the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WarpSpecialize.h"
+
+#include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/Transforms/KernelFunctions.h"
+#include "fa/Support/PassSupport.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::fa;
+using namespace mlir::fa::warp_specialize;
+
+namespace {
+/// A tensor whose per-tile copies a ring takes over.
+struct RingedStream {
+  StringRef name;
+  /// lse and delta: f32 rows, which the producer warp copies (cp.async);
+  /// else a tile, which its first lane loads by TMA.
+  bool rows;
+  BlockArgument tensor;
+  /// The slots' `[S, R, C]` (tiles) or `[S, R]` (rows) workgroup buffer.
+  Value buffer;
+  /// The pipeline's copies into the slots: fa.copy_tile_async or
+  /// fa.copy_rows_async.
+  SmallVector<Operation *> copies;
+  TypedValue<RingType> ring;
+  /// The TMA tensor map of a tile stream.
+  BlockArgument map;
+};
+
+/// The source and destination of a tile or row copy, else nothing.
+std::optional<std::pair<Value, Value>> copyEnds(Operation *op) {
+  if (auto copy = dyn_cast<CopyTileAsyncOp>(op))
+    return std::pair{copy.getSource(), copy.getDest()};
+  if (auto copy = dyn_cast<CopyRowsAsyncOp>(op))
+    return std::pair{copy.getSource(), copy.getDest()};
+  return std::nullopt;
+}
+
+/// The (batch, head, row) a tile or row copy reads at.
+SmallVector<Value, 3> copyCoordinates(Operation *op) {
+  if (auto copy = dyn_cast<CopyTileAsyncOp>(op))
+    return {copy.getBatch(), copy.getHead(), copy.getRow()};
+  auto copy = cast<CopyRowsAsyncOp>(op);
+  return {copy.getBatch(), copy.getHead(), copy.getRow()};
+}
+
+LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
+                              TileAttr config, StringRef pass) {
+  auto refuse = [&](StringRef why) {
+    return emitPassError(kernel, pass)
+           << "warp_specialize = true on a dK/dV kernel needs " << why
+           << " (kernel " << kernel.getName() << ")";
+  };
+  if (!config.getWgmma())
+    return refuse("wgmma = true: the producer feeds warpgroup MMAs");
+  if (config.getStageCount() != 2)
+    return refuse("num_stages = 2: the rings' slots are the Q/dO buffers' two "
+                  "slots");
+  if (config.getNumWarps() != 8)
+    return refuse("num_warps = 8: two computing warpgroups");
+  if (config.getSplitDkdv())
+    return refuse("split_dkdv = false");
+  if (entry.getVariant())
+    return refuse("a backward without mask or score regions (plain or "
+                  "causal), whose query tiles are one loop per query head");
+  if (paramNamed(kernel, entry, "dq_accum"))
+    return refuse("an unfused dQ (fuse-dq adds block-wide turns that the "
+                  "producer warp does not take)");
+  return success();
+}
+
+/// Finds the copies of `stream.tensor` and the buffer their slots belong to.
+LogicalResult collectCopies(gpu::GPUFuncOp kernel, RingedStream &stream,
+                            StringRef pass) {
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    std::optional<std::pair<Value, Value>> ends = copyEnds(op);
+    if (!ends || ends->first != stream.tensor)
+      return WalkResult::advance();
+    auto slot = ends->second.getDefiningOp<memref::SubViewOp>();
+    Value buffer = slot ? slot.getSource() : Value();
+    if (!buffer || (stream.buffer && buffer != stream.buffer)) {
+      emitPassError(op, pass) << "expects every copy of " << stream.name
+                              << " to fill a slot of one multi-buffered "
+                                 "buffer (fa-pipeline-kv-copies)";
+      return WalkResult::interrupt();
+    }
+    stream.buffer = buffer;
+    stream.copies.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (stream.copies.empty())
+    return emitPassError(kernel, pass)
+           << "found no copy of " << stream.name << " to move to the producer";
+  return success();
+}
+
+/// The slots of `stream` that the kernel reads (every subview of its buffer
+/// that no copy fills).
+SmallVector<memref::SubViewOp> readSlots(const RingedStream &stream) {
+  SmallVector<memref::SubViewOp> slots;
+  for (Operation *user : stream.buffer.getUsers()) {
+    auto slot = dyn_cast<memref::SubViewOp>(user);
+    if (slot && llvm::none_of(slot->getUsers(), [](Operation *op) {
+          return copyEnds(op).has_value();
+        }))
+      slots.push_back(slot);
+  }
+  return slots;
+}
+
+/// The loop nest the tiles are walked in: the loop over query tiles, which
+/// reads slot j % 2 in iteration j, and the loop over the group's query
+/// heads around it, if any.
+struct TileLoops {
+  scf::ForOp heads, tiles;
+};
+
+FailureOr<TileLoops> findTileLoops(gpu::GPUFuncOp kernel,
+                                   ArrayRef<RingedStream> streams,
+                                   int64_t stages, StringRef pass) {
+  scf::ForOp tiles;
+  for (const RingedStream &stream : streams) {
+    for (memref::SubViewOp slot : readSlots(stream)) {
+      auto loop = dyn_cast<scf::ForOp>(slot->getParentOp());
+      if (!loop || slotTileIndex(slot, stages) != loop.getInductionVar() ||
+          (tiles && loop != tiles))
+        return emitPassError(slot, pass)
+               << "expects every read of " << stream.name
+               << " in one loop over query tiles, at slot (tile mod " << stages
+               << ")";
+      tiles = loop;
+    }
+  }
+  if (!tiles)
+    return emitPassError(kernel, pass) << "found no read of the query tiles";
+  if (!matchPattern(tiles.getStep(), m_One()))
+    return emitPassError(tiles, pass) << "expects query tiles in steps of 1";
+  TileLoops loops{nullptr, tiles};
+  Operation *parent = tiles->getParentOp();
+  if (parent == kernel.getOperation())
+    return loops;
+  loops.heads = dyn_cast<scf::ForOp>(parent);
+  if (!loops.heads || loops.heads->getParentOp() != kernel.getOperation() ||
+      !loops.heads.isDefinedOutsideOfLoop(tiles.getLowerBound()) ||
+      !loops.heads.isDefinedOutsideOfLoop(tiles.getUpperBound()))
+    return emitPassError(tiles, pass)
+           << "expects the loop over query tiles in the kernel's body or in "
+              "one loop over query heads there, with bounds that do not "
+              "depend on the head";
+  return loops;
+}
+
+/// The query loop's trip count: max(end - start, 0).
+Value tripCount(ImplicitLocOpBuilder &b, Value start, Value end) {
+  Value zero = arith::ConstantIndexOp::create(b, 0);
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, end, start);
+  return arith::SelectOp::create(b, any, arith::SubIOp::create(b, end, start),
+                                 zero);
+}
+
+/// The ring iteration of query tile `tile` of the head at `head` (null
+/// without a loop over heads): ((head - first) / step) * count + (tile -
+/// start).
+Value ringIterationOf(ImplicitLocOpBuilder &b, scf::ForOp heads, Value head,
+                      Value count, Value tile, Value start) {
+  Value within = arith::SubIOp::create(b, tile, start);
+  if (!heads)
+    return within;
+  Value headIndex = arith::DivUIOp::create(
+      b, arith::SubIOp::create(b, head, heads.getLowerBound()),
+      heads.getStep());
+  return arith::AddIOp::create(b, arith::MulIOp::create(b, headIndex, count),
+                               within);
+}
+
+/// Releases iteration `iteration` of every ring, once per warp.
+void releaseAll(ImplicitLocOpBuilder &b, ArrayRef<RingedStream> streams,
+                Value iteration) {
+  for (const RingedStream &stream : streams)
+    releaseByFirstLanes(b, b.getLoc(), stream.ring, iteration);
+}
+
+/// The computing side: each read slot becomes the ring's slot of the
+/// iteration, released at the next iteration's start and after the loop.
+void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
+                      ArrayRef<RingedStream> streams) {
+  scf::ForOp tiles = loops.tiles;
+  Value start = tiles.getLowerBound();
+  b.setInsertionPoint(loops.heads ? loops.heads : tiles);
+  Value count = tripCount(b, start, tiles.getUpperBound());
+  Value head = loops.heads ? loops.heads.getInductionVar() : Value();
+
+  b.setInsertionPointToStart(tiles.getBody());
+  Value iteration = ringIterationOf(b, loops.heads, head, count,
+                                    tiles.getInductionVar(), start);
+  for (const RingedStream &stream : streams) {
+    for (memref::SubViewOp slot : readSlots(stream)) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(slot);
+      auto consume = RingConsumeOp::create(
+          b, stream.ring.getType().getSlotType(), stream.ring, iteration);
+      slot.getResult().replaceAllUsesWith(consume.getSlot());
+      slot.erase();
+    }
+  }
+  Value notFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                                         tiles.getInductionVar(), start);
+  auto previous = scf::IfOp::create(b, notFirst, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(previous.thenBlock());
+    releaseAll(b, streams,
+               arith::SubIOp::create(b, iteration,
+                                     arith::ConstantIndexOp::create(b, 1)));
+  }
+
+  b.setInsertionPointAfter(tiles);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  Value last = ringIterationOf(
+      b, loops.heads, head, count,
+      arith::SubIOp::create(b, arith::AddIOp::create(b, start, count), one),
+      start);
+  Value walked = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, count,
+                                       arith::ConstantIndexOp::create(b, 0));
+  auto lastTile = scf::IfOp::create(b, walked, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(lastTile.thenBlock());
+  releaseAll(b, streams, last);
+}
+
+/// `value` for the producer, whose region starts at `roles` in the kernel's
+/// entry block: itself when defined before `roles` there (or a kernel
+/// parameter), else mapped by `mapping`, else a clone of its side-effect-free
+/// definition (recursively) at the insertion point.
+FailureOr<Value> producerValue(OpBuilder &b, Value value, IRMapping &mapping,
+                               scf::IfOp roles) {
+  if (Value mapped = mapping.lookupOrNull(value))
+    return mapped;
+  Block *entry = roles->getBlock();
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == entry ? FailureOr<Value>(value)
+                                   : FailureOr<Value>(failure());
+  Operation *def = value.getDefiningOp();
+  if (def->getBlock() == entry && def->isBeforeInBlock(roles))
+    return value;
+  if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(producerValue(b, operand, mapping, roles)))
+      return failure();
+  b.clone(*def, mapping);
+  return mapping.lookup(value);
+}
+
+/// The copy of `stream` inside the query loop (the pipeline's copy of a
+/// later tile), whose coordinates the producer evaluates at its own tile.
+Operation *copyInLoop(const RingedStream &stream, scf::ForOp tiles) {
+  for (Operation *copy : stream.copies)
+    if (tiles->isProperAncestor(copy))
+      return copy;
+  return nullptr;
+}
+
+/// One producer role at the insertion point: walks the loop nest `loops`
+/// (the same bounds as the computing side) and fills the rings of `streams`
+/// with each tile, at the coordinates of the stream's copy in the query loop
+/// with its tile index mapped to the walker's.
+LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                               TileLoops loops,
+                               ArrayRef<const RingedStream *> streams,
+                               StringRef pass) {
+  IRMapping mapping;
+  auto mapped = [&](Value value) {
+    return producerValue(b, value, mapping, roles);
+  };
+  Value head;
+  scf::ForOp heads;
+  if (loops.heads) {
+    FailureOr<Value> first = mapped(loops.heads.getLowerBound());
+    FailureOr<Value> end = mapped(loops.heads.getUpperBound());
+    FailureOr<Value> step = mapped(loops.heads.getStep());
+    if (failed(first) || failed(end) || failed(step))
+      return emitPassError(loops.heads, pass)
+             << "cannot compute the loop over query heads in the producer";
+    heads = scf::ForOp::create(b, *first, *end, *step);
+    head = heads.getInductionVar();
+    mapping.map(loops.heads.getInductionVar(), head);
+    b.setInsertionPointToStart(heads.getBody());
+  }
+  FailureOr<Value> start = mapped(loops.tiles.getLowerBound());
+  FailureOr<Value> end = mapped(loops.tiles.getUpperBound());
+  if (failed(start) || failed(end))
+    return emitPassError(loops.tiles, pass)
+           << "cannot compute the query tiles' range in the producer";
+  Value count = tripCount(b, *start, *end);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto tiles = scf::ForOp::create(b, *start, *end, one);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value iteration =
+      ringIterationOf(b, heads, head, count, tiles.getInductionVar(), *start);
+  mapping.map(loops.tiles.getInductionVar(), tiles.getInductionVar());
+  for (const RingedStream *stream : streams) {
+    Operation *copy = copyInLoop(*stream, loops.tiles);
+    auto slot = copy ? copyEnds(copy)->second.getDefiningOp<memref::SubViewOp>()
+                     : nullptr;
+    Value copiedTile = slot ? slotTileIndex(slot, 2) : Value();
+    if (!copiedTile)
+      return emitPassError(loops.tiles, pass)
+             << "expects the pipeline's copy of a later tile of "
+             << stream->name << " in the query loop";
+    // The copy's coordinates with its tile (j + 1) as the walker's tile.
+    IRMapping tileMapping = mapping;
+    tileMapping.map(copiedTile, tiles.getInductionVar());
+    SmallVector<Value> coordinates;
+    for (Value coordinate : copyCoordinates(copy)) {
+      FailureOr<Value> value = producerValue(b, coordinate, tileMapping, roles);
+      if (failed(value))
+        return emitPassError(copy, pass) << "cannot compute the coordinates of "
+                                         << stream->name << " in the producer";
+      coordinates.push_back(*value);
+    }
+    if (stream->rows) {
+      RingProduceRowsOp::create(b, stream->ring, iteration, stream->tensor,
+                                coordinates[0], coordinates[1], coordinates[2]);
+      continue;
+    }
+    coordinates.push_back(arith::ConstantIndexOp::create(b, 0));
+    RingProduceOp::create(b, stream->ring, iteration, stream->map, coordinates);
+  }
+  return success();
+}
+
+/// The producer warpgroup: warp w walks the tiles for stream w alone, the
+/// first lane of the warp for a tile (TMA), all its lanes for rows
+/// (cp.async). Each walker then holds one stream's indices and barriers: one
+/// thread walking for all four spilled at the producer's 24 registers (24
+/// bytes, head_dim 128; two walkers, tiles and rows, 64).
+LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                            int64_t computeThreads, TileLoops loops,
+                            ArrayRef<RingedStream> streams, StringRef pass) {
+  Value producerThread =
+      arith::SubIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
+                            arith::ConstantIndexOp::create(b, computeThreads));
+  Value warp = arith::DivUIOp::create(
+      b, producerThread, arith::ConstantIndexOp::create(b, kThreadsPerWarp));
+  Value lane = arith::RemUIOp::create(
+      b, producerThread, arith::ConstantIndexOp::create(b, kThreadsPerWarp));
+  Value isFirstLane = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, lane, arith::ConstantIndexOp::create(b, 0));
+  for (auto [index, stream] : llvm::enumerate(streams)) {
+    Value walks =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp,
+                              arith::ConstantIndexOp::create(b, index));
+    if (!stream.rows)
+      walks = arith::AndIOp::create(b, walks, isFirstLane);
+    auto walker = scf::IfOp::create(b, walks, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(walker.thenBlock());
+    if (failed(produceEveryTile(b, roles, loops, {&stream}, pass)))
+      return failure();
+  }
+  return success();
+}
+} // namespace
+
+LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
+    gpu::GPUFuncOp kernel, KernelAttr entry, TileAttr config, StringRef pass) {
+  if (failed(checkSplittable(kernel, entry, config, pass)))
+    return failure();
+  std::optional<ArrayRef<int32_t>> block = kernel.getKnownBlockSize();
+  if (!block)
+    return emitPassError(kernel, pass) << "expects known_block_size";
+  int64_t computeThreads = (*block)[0];
+  int64_t stages = config.getStageCount();
+
+  // One producer warp each (buildProducer).
+  SmallVector<RingedStream> streams = {
+      {"q", false}, {"lse", true}, {"dout", false}, {"delta", true}};
+  static_assert(kProducerThreads == 4 * kThreadsPerWarp,
+                "a producer warp per stream");
+  for (RingedStream &stream : streams) {
+    stream.tensor = paramNamed(kernel, entry, stream.name);
+    if (!stream.tensor)
+      return emitPassError(kernel, pass)
+             << "expects a parameter '" << stream.name << "'";
+    if (failed(collectCopies(kernel, stream, pass)))
+      return failure();
+  }
+  FailureOr<TileLoops> loops = findTileLoops(kernel, streams, stages, pass);
+  if (failed(loops))
+    return failure();
+
+  // The split: at the first copy of K, before which the kernel only
+  // computes indices; the copies of K and V stay the computing side's.
+  BlockArgument keys = paramNamed(kernel, entry, "k");
+  BlockArgument values = paramNamed(kernel, entry, "v");
+  Block &body = kernel.getBody().front();
+  Operation *split = nullptr, *lastKeyCopy = nullptr;
+  for (Operation &op : body) {
+    auto copy = dyn_cast<CopyTileAsyncOp>(op);
+    if (copy && (copy.getSource() == keys || copy.getSource() == values)) {
+      split = split ? split : copy.getOperation();
+      lastKeyCopy = copy;
+      continue;
+    }
+    if (!split && (!isMemoryEffectFree(&op) || op.getNumRegions() != 0))
+      return emitPassError(&op, pass)
+             << "expects only index computations before the key tile's "
+                "copy, where the producer splits off";
+  }
+  if (!split)
+    return emitPassError(kernel, pass)
+           << "expects the key and value tiles' fa.copy_tile_async in the "
+              "kernel's entry block";
+
+  // The tensor maps of Q and dO, in the manifest as <name>_tma.
+  MLIRContext *context = kernel.getContext();
+  SmallVector<KernelParamAttr> params(entry.getParams());
+  for (RingedStream &stream : streams) {
+    if (stream.rows)
+      continue;
+    auto buffer = cast<MemRefType>(stream.buffer.getType());
+    auto type = tensorMapType(cast<MemRefType>(stream.tensor.getType()),
+                              buffer.getDimSize(1));
+    unsigned index = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
+      return emitPassError(kernel, pass)
+             << "cannot add the tensor map of '" << stream.name << "'";
+    std::string name = (stream.name + kTensorMapParamSuffix).str();
+    params.push_back(KernelParamAttr::get(context, name, type));
+    stream.map = kernel.getArgument(index);
+  }
+
+  // Rings over the existing buffers, before the split (every thread).
+  ImplicitLocOpBuilder b(kernel.getLoc(), split);
+  for (RingedStream &stream : streams) {
+    auto buffer = cast<MemRefType>(stream.buffer.getType());
+    auto tile =
+        MemRefType::get(buffer.getShape().drop_front(), buffer.getElementType(),
+                        MemRefLayoutAttrInterface(), buffer.getMemorySpace());
+    stream.ring =
+        RingCreateOp::create(b, RingType::get(context, stages, tile),
+                             stream.buffer, computeThreads / kThreadsPerWarp)
+            .getRing();
+  }
+
+  // The computing side: reads the rings, one wait (for K and V).
+  consumeFromRings(b, *loops, streams);
+  kernel.walk([](WaitTilesOp wait) { wait.erase(); });
+  b.setInsertionPointAfter(lastKeyCopy);
+  WaitTilesOp::create(b);
+
+  // The split: producer threads after the computing ones. The producer's
+  // walkers keep 40 registers (their loops spill at 24).
+  scf::IfOp roles = splitByRole(b, split, computeThreads, kPersistentRegisters);
+  b.setInsertionPoint(roles.thenBlock()->getTerminator());
+  if (failed(buildProducer(b, roles, computeThreads, *loops, streams, pass)))
+    return failure();
+  // The producer has taken the copies' coordinates: they go.
+  for (RingedStream &stream : streams) {
+    for (Operation *copy : stream.copies) {
+      auto slot = copyEnds(copy)->second.getDefiningOp<memref::SubViewOp>();
+      copy->erase();
+      if (slot && slot.use_empty())
+        slot.erase();
+    }
+  }
+
+  int64_t threads = computeThreads + kProducerThreads;
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  kernel->setAttr(kProducerThreadsAttr, b.getI64IntegerAttr(kProducerThreads));
+  setKernelEntry(kernel,
+                 KernelAttr::get(context, entry.getOp(), entry.getDtype(),
+                                 entry.getHeadDim(), entry.getCausal(),
+                                 entry.getScale(), entry.getConfig(),
+                                 {threads, 1, 1}, entry.getGrid(), params,
+                                 entry.getDeltaKernel(), entry.getDkdvKernel(),
+                                 entry.getParamsKernel(),
+                                 entry.getDsinksKernel(), entry.getVariant()));
+  return success();
+}
