@@ -129,18 +129,39 @@ SmallVector<Value> mlir::fa::issueWarpgroupMma(
     constraints.push_back(constraint.str());
     return "$" + std::to_string(next++);
   };
+  // Each descriptor base is one operand; a step's own descriptor is the base
+  // plus its delta, added here into a register of the block. Passed as
+  // operands, the descriptors of a tile that a loop does not change (K and
+  // V in the dK/dV kernel, Q in the forward) were hoisted out of it by LLVM,
+  // two registers each for every k step (32 at head_dim 128) held across
+  // the whole loop; a base is two.
+  llvm::DenseMap<Value, std::string> bases;
+  std::string descriptorText;
+  int64_t descriptors = 0;
+  auto descriptor = [&](Value base, int64_t delta) {
+    auto [known, inserted] = bases.try_emplace(base);
+    if (inserted)
+      known->second = operand(base, "l");
+    if (delta == 0)
+      return known->second;
+    std::string name = "desc" + std::to_string(descriptors++);
+    descriptorText += llvm::formatv(".reg .b64 {0};\nadd.s64 {0}, {1}, {2};\n",
+                                    name, known->second, delta)
+                          .str();
+    return name;
+  };
   SmallVector<std::string> stepText;
   for (const WarpgroupMmaStep &step : steps) {
     std::string a;
     if (step.aDescriptor) {
-      a = operand(step.aDescriptor, "l");
+      a = descriptor(step.aDescriptor, step.aDelta);
     } else {
       SmallVector<std::string> regs;
       for (Value reg : step.aRegisters)
         regs.push_back(operand(reg, "r"));
       a = "{" + llvm::join(regs, ", ") + "}";
     }
-    std::string bDesc = operand(step.bDescriptor, "l");
+    std::string bDesc = descriptor(step.bDescriptor, step.bDelta);
     stepText.push_back(a + ", " + bDesc);
   }
   std::string firstScale = operand(
@@ -154,9 +175,9 @@ SmallVector<Value> mlir::fa::issueWarpgroupMma(
   std::string accList = "{" + llvm::join(accRegs, ", ") + "}";
   // Immediates: scale-a, scale-b (1: no negation), then transpose-a (only
   // for a shared A; 1: MN-major) and transpose-b.
-  std::string asmText = "{\n.reg .pred first, rest;\n"
-                        "setp.ne.b32 first, " +
-                        firstScale + ", 0;\nsetp.ne.b32 rest, " + one +
+  std::string asmText = "{\n.reg .pred first, rest;\n" + descriptorText +
+                        "setp.ne.b32 first, " + firstScale +
+                        ", 0;\nsetp.ne.b32 rest, " + one +
                         ", 0;\nwgmma.fence.sync.aligned;\n";
   for (auto [i, text] : llvm::enumerate(stepText)) {
     bool sharedA = static_cast<bool>(steps[i].aDescriptor);
@@ -235,6 +256,12 @@ int64_t mnMajorStepOffset(MemRefType tile, int64_t kStep) {
   return 16 * kStep * swizzleAtomRowBytes(tile);
 }
 
+/// The byte offset of k step `kStep` of shared operand `tile`.
+int64_t stepOffset(MemRefType tile, int64_t kStep, bool mnMajor) {
+  return mnMajor ? mnMajorStepOffset(tile, kStep)
+                 : kMajorStepOffset(tile, kStep);
+}
+
 /// The descriptor of k step `kStep` of shared operand `tile`, read from
 /// `base` bytes in (the warpgroup's share of A; null for B), K-major or
 /// MN-major.
@@ -261,14 +288,22 @@ int64_t mnMajorStepOffset(MemRefType tile, int64_t kStep) {
 Value stepDescriptor(ImplicitLocOpBuilder &b, Value tile, Value base,
                      int64_t kStep, bool mnMajor) {
   auto type = cast<MemRefType>(tile.getType());
-  int64_t offset =
-      mnMajor ? mnMajorStepOffset(type, kStep) : kMajorStepOffset(type, kStep);
-  Value byteOffset = index(b, offset);
+  Value byteOffset = index(b, stepOffset(type, kStep, mnMajor));
   if (base)
     byteOffset = arith::AddIOp::create(b, base, byteOffset);
   return sharedMatrixDescriptor(
       b, tile, byteOffset, mnMajor ? panelBytes(type) : kDescriptorUnitBytes,
       swizzleAtomBytes(type));
+}
+
+/// How far k step `kStep`'s descriptor is from the first step's, in the
+/// descriptor's 16-byte units: its start address field (bits 0-13, the
+/// shared address >> 4) grows by the step's byte offset / 16 without
+/// carrying out (shared addresses stay below 2^18 bytes).
+int64_t stepDelta(Value tile, int64_t kStep, bool mnMajor) {
+  auto type = cast<MemRefType>(tile.getType());
+  return (stepOffset(type, kStep, mnMajor) - stepOffset(type, 0, mnMajor)) /
+         kDescriptorUnit;
 }
 
 /// Where this warpgroup's 64 rows of the product start in shared A: rows
@@ -305,20 +340,45 @@ SmallVector<WarpgroupMmaStep> warpgroupMmaSteps(ImplicitLocOpBuilder &b,
   Value aShare;
   if (auto aTile = dyn_cast<MemRefType>(adaptor.getA().getType()))
     aShare = warpgroupShareOfA(b, aTile, transposeA);
+  // B stored [K][N] (not transpose_b) is MN-major.
+  bool mnMajorB = !op.getTransposeB();
+  // In a warp-specialised kernel (its computing warpgroups at setmaxnreg's
+  // cap), a tile a loop does not change (a workgroup buffer of the kernel)
+  // gets one descriptor, each step's `+ delta` added in the asm block: LLVM
+  // hoisted the per-step descriptors out of the loop, two registers each
+  // held across it (32 for K and V at head_dim 128 in the dK/dV kernel,
+  // whose 128 x 64 tile then spilled). A slot that changes per iteration
+  // keeps its per-step descriptors, which the loop computes anyway. Other
+  // kernels keep them all: with deltas the dK/dV kernel without a producer
+  // took 239 -> 221 registers but ran 1-4% slower (H100,
+  // bench/results/2026-11-28-h100-bwd-warp-specialize), the forward the same.
+  auto kernel = op->getParentOfType<gpu::GPUFuncOp>();
+  bool warpSpecialized = kernel && kernel->hasAttr(kProducerThreadsAttr);
+  auto isLoopInvariantTile = [&](Value tile) {
+    auto arg = dyn_cast<BlockArgument>(tile);
+    return warpSpecialized && arg &&
+           isa<gpu::GPUFuncOp>(arg.getOwner()->getParentOp());
+  };
+  auto descriptorOf = [&](Value tile, Value share, int64_t kStep,
+                          bool mnMajor) -> std::pair<Value, int64_t> {
+    if (!isLoopInvariantTile(tile))
+      return {stepDescriptor(b, tile, share, kStep, mnMajor), 0};
+    return {stepDescriptor(b, tile, share, 0, mnMajor),
+            stepDelta(tile, kStep, mnMajor)};
+  };
   SmallVector<WarpgroupMmaStep> steps;
   for (int64_t kStep = 0; kStep < k / 16; ++kStep) {
     WarpgroupMmaStep step;
     if (aShare) {
-      step.aDescriptor =
-          stepDescriptor(b, adaptor.getA(), aShare, kStep, transposeA);
+      std::tie(step.aDescriptor, step.aDelta) =
+          descriptorOf(adaptor.getA(), aShare, kStep, transposeA);
     } else {
       step.aRegisters = operandRegisters(b, element, adaptor.getA(), 0, kStep);
       for (Value &reg : step.aRegisters)
         reg = asI32(b, reg);
     }
-    // B stored [K][N] (not transpose_b) is MN-major.
-    step.bDescriptor = stepDescriptor(b, adaptor.getB(), Value(), kStep,
-                                      /*mnMajor=*/!op.getTransposeB());
+    std::tie(step.bDescriptor, step.bDelta) =
+        descriptorOf(adaptor.getB(), Value(), kStep, mnMajorB);
     steps.push_back(step);
   }
   return steps;

@@ -29,11 +29,15 @@ Value sharedMatrixDescriptor(ImplicitLocOpBuilder &b, Value tile,
 
 /// The operands of one k=16 step of a warpgroup product: A as a descriptor
 /// or as four 32-bit registers (the m16n8k16 A fragment of each warp's 16
-/// rows), B as a descriptor.
+/// rows), B as a descriptor. A descriptor is `base + delta`: the steps of
+/// one operand share the base (the first step's descriptor) and differ by
+/// a constant, added inside the asm block (see issueWarpgroupMma).
 struct WarpgroupMmaStep {
   Value aDescriptor;
+  int64_t aDelta = 0;
   SmallVector<Value, 4> aRegisters;
   Value bDescriptor;
+  int64_t bDelta = 0;
 };
 
 /// Issues acc = A @ B + acc (or A @ B when `acc` is empty) for a 64 x n f32

@@ -104,6 +104,12 @@ struct GradConfig {
   /// and converts the sums. Without it, that kernel recomputes S and dP for
   /// dQ: seven products per tile pair instead of five.
   bool fusedDq = false;
+
+  /// The dK/dV kernel (only it) warp-specialised (fa.tile `warp_specialize`):
+  /// fa-warp-specialize moves its Q, dO, lse and delta copies to a producer
+  /// warp that feeds rings (WarpSpecializeKeyBlocks.cpp). Not with a fused
+  /// dQ, whose block-wide turns the producer would not take.
+  bool warpSpecialize = false;
 };
 
 /// Whether a backward of `config` on `headDim` fuses dQ into its dK/dV
@@ -697,7 +703,7 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        c.warpgroupMma, none.getOverlapSoftmax(),
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
                        /*dq_num_warps=*/std::nullopt, c.splitDkdv,
-                       none.getWarpSpecialize(), none.getPingPong(),
+                       c.warpSpecialize, none.getPingPong(),
                        /*blocks_per_sm=*/std::nullopt, none.getPersistent());
 }
 
@@ -712,7 +718,6 @@ SmallVector<StringRef> forwardOnlyFlags(TileAttr tile) {
        tile.getSkipUnitRescale() != none.getSkipUnitRescale()},
       {"stage_output", tile.getStageOutput() != none.getStageOutput()},
       {"overlap_softmax", tile.getOverlapSoftmax() != none.getOverlapSoftmax()},
-      {"warp_specialize", tile.getWarpSpecialize() != none.getWarpSpecialize()},
       {"ping_pong", tile.getPingPong() != none.getPingPong()},
       {"blocks_per_sm", tile.getBlocksPerSm().has_value()},
       {"persistent", tile.getPersistent() != none.getPersistent()}};
@@ -830,14 +835,15 @@ struct FATileAttentionGradPass
                  << "fa.tile " << flags.front()
                  << " configures the forward (fa-tile-attention); the "
                     "backward takes block_m, block_n, num_warps, num_stages, "
-                    "dq_block_m, dq_block_n, dq_num_warps, wgmma and "
-                    "split_dkdv",
+                    "dq_block_m, dq_block_n, dq_num_warps, wgmma, "
+                    "split_dkdv and warp_specialize",
              failure();
     TileAttr resolved =
         tile->withDefaultSizes(blockM, blockN, numWarps, numStages);
     GradConfig config{*resolved.getBlockM(),   *resolved.getBlockN(),
                       *resolved.getNumWarps(), *resolved.getNumStages(),
                       resolved.getWgmma(),     resolved.getSplitDkdv()};
+    config.warpSpecialize = resolved.getWarpSpecialize();
     GradConfig dq{resolved.getDqBlockM().value_or(config.blockM),
                   resolved.getDqBlockN().value_or(config.blockN),
                   resolved.getDqNumWarps().value_or(config.numWarps),
@@ -947,7 +953,7 @@ struct FATileAttentionGradPass
     if (failed(configs))
       return failure();
     configs->first.fusedDq =
-        fuseDq &&
+        fuseDq && !configs->first.warpSpecialize &&
         fusesDq(configs->first, queryType.getDimSize(3), !op.getMask().empty());
     if (failed(checkTileSizes(func, queryType.getElementType(),
                               queryType.getDimSize(3), configs->first,
@@ -1067,6 +1073,7 @@ struct FATileAttentionGradPass
     // split_dkdv is the dK/dV kernel's alone.
     GradConfig deltaConfig = k.config;
     deltaConfig.splitDkdv = false;
+    deltaConfig.warpSpecialize = false;
     gpu::GPUFuncOp deltaKernel = createGradKernel(
         b, g, deltaName, KernelOp::AttentionBwdDelta, deltaConfig,
         {GridDim::QueryTiles, GridDim::BatchHeads, GridDim::One},

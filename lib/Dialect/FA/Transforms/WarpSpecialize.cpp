@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "WarpSpecialize.h"
+
 #include "fa/Dialect/FA/IR/FAOps.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
@@ -36,46 +38,9 @@ namespace mlir::fa {
 
 using namespace mlir;
 using namespace mlir::fa;
+using namespace mlir::fa::warp_specialize;
 
-namespace {
-/// One warpgroup of producer threads (setmaxnreg acts on whole warpgroups).
-constexpr int64_t kProducerThreads = kThreadsPerWarpgroup;
-/// Registers per thread after setmaxnreg: the producer warpgroup's and each
-/// of the two computing warpgroups'.
-struct RegisterSplit {
-  int32_t producer, consumer;
-
-  /// setmaxnreg only moves registers within the block's launch allocation
-  /// (ptxas gives 384 threads at most 168 each: 64512 of the SM's 65536);
-  /// an increase that does not fit waits forever.
-  constexpr bool fitsTheBlock() const {
-    return producer * kProducerThreads + consumer * 2 * kThreadsPerWarpgroup <=
-           168 * 384;
-  }
-};
-/// As FlashAttention-3 gives them: 24 * 128 + 240 * 256 = 64512.
-constexpr RegisterSplit kRegisters = {24, 240};
-/// A persistent producer also walks the tiles, whose indices spill at 24
-/// (4 bytes), and those of strided views (the tensors' strides) at 32 (D=64
-/// causal, 4 bytes); at 40 the computing warpgroups keep 232: 40 * 128 + 232
-/// * 256 = 64512.
-constexpr RegisterSplit kPersistentRegisters = {40, 232};
-static_assert(kRegisters.fitsTheBlock() && kPersistentRegisters.fitsTheBlock(),
-              "setmaxnreg beyond the block's registers");
-/// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
-constexpr int64_t kPanelBytes = 128;
-
-/// What the pass needs of one of the K and V tensors.
-struct StreamedTensor {
-  StringRef name;
-  /// The kernel's memref parameter.
-  BlockArgument tensor;
-  /// The `[S, R, C]` shared buffer its copies fill (a workgroup attribution).
-  Value buffer;
-  SmallVector<CopyTileAsyncOp> copies;
-  TypedValue<RingType> ring;
-};
-
+namespace mlir::fa::warp_specialize {
 /// The kernel's manifest entry in its module's fa.kernels.
 KernelAttr kernelEntry(gpu::GPUFuncOp kernel) {
   auto module = kernel->getParentOfType<ModuleOp>();
@@ -92,6 +57,100 @@ void setKernelEntry(gpu::GPUFuncOp kernel, KernelAttr entry) {
   kernels.set(kernel.getNameAttr(), entry);
   module->setAttr(kKernelsAttr, kernels.getDictionary(module.getContext()));
 }
+
+/// The kernel's parameter `name` (by its manifest entry).
+BlockArgument paramNamed(gpu::GPUFuncOp kernel, KernelAttr entry,
+                         StringRef name) {
+  for (auto [index, param] : llvm::enumerate(entry.getParams()))
+    if (param.getName() == name)
+      return kernel.getArgument(index);
+  return {};
+}
+
+/// The tile index j of a slot `remui(j, S)`, as tileSlot makes it.
+Value slotTileIndex(memref::SubViewOp slot, int64_t stages) {
+  auto remainder =
+      slot.getOffsets().empty()
+          ? nullptr
+          : slot.getOffsets().front().getDefiningOp<arith::RemUIOp>();
+  APInt divisor;
+  if (!remainder ||
+      !matchPattern(remainder.getRhs(), m_ConstantInt(&divisor)) ||
+      divisor.getSExtValue() != stages)
+    return {};
+  return remainder.getLhs();
+}
+
+/// Releases `tile` of `ring` at the insertion point, once per warp (the
+/// rings count warps): each warp's wgmma wait covers its share of the
+/// products reading the slot, and no lane reads it otherwise.
+RingReleaseOp releaseByFirstLanes(OpBuilder &b, Location loc,
+                                  TypedValue<RingType> ring, Value tile) {
+  Value lane = arith::RemUIOp::create(
+      b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+      arith::ConstantIndexOp::create(b, loc, kThreadsPerWarp));
+  Value isFirstLane =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  auto firstLane = scf::IfOp::create(b, loc, isFirstLane,
+                                     /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(firstLane.thenBlock());
+  return RingReleaseOp::create(b, loc, ring, tile);
+}
+
+/// `!nvgpu.tensormap.descriptor` of one head's `rows` rows by one 128-byte
+/// panel of `tensor` ([batch, heads, seq, head_dim]), 128-byte swizzle, zero
+/// fill beyond the sequence.
+nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows) {
+  MLIRContext *context = tensor.getContext();
+  int64_t panelElems = kPanelBytes * 8 / tensor.getElementTypeBitWidth();
+  auto box = MemRefType::get(
+      {1, 1, rows, panelElems}, tensor.getElementType(),
+      MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  return nvgpu::TensorMapDescriptorType::get(
+      context, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+scf::IfOp splitByRole(ImplicitLocOpBuilder &b, Operation *split,
+                      int64_t computeThreads, RegisterSplit registers) {
+  Block *body = split->getBlock();
+  b.setInsertionPoint(split);
+  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value isProducer =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, thread,
+                            arith::ConstantIndexOp::create(b, computeThreads));
+  auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+  roles->setAttr(kWarpRolesAttr, b.getUnitAttr());
+  Block *consumer = roles.elseBlock();
+  consumer->getOperations().splice(consumer->begin(), body->getOperations(),
+                                   split->getIterator(),
+                                   body->getTerminator()->getIterator());
+  b.setInsertionPointToStart(consumer);
+  NVVM::SetMaxRegisterOp::create(b, registers.consumer,
+                                 NVVM::SetMaxRegisterAction::increase);
+  b.setInsertionPointToStart(roles.thenBlock());
+  NVVM::SetMaxRegisterOp::create(b, registers.producer,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  return roles;
+}
+} // namespace mlir::fa::warp_specialize
+
+namespace {
+/// What the pass needs of one of the K and V tensors.
+struct StreamedTensor {
+  StringRef name;
+  /// The kernel's memref parameter.
+  BlockArgument tensor;
+  /// The `[S, R, C]` shared buffer its copies fill (a workgroup attribution).
+  Value buffer;
+  SmallVector<CopyTileAsyncOp> copies;
+  TypedValue<RingType> ring;
+};
 
 /// Why `kernel` cannot be split, or success.
 LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
@@ -131,15 +190,6 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   return success();
 }
 
-/// The kernel's parameter `name` (by its manifest entry).
-BlockArgument paramNamed(gpu::GPUFuncOp kernel, KernelAttr entry,
-                         StringRef name) {
-  for (auto [index, param] : llvm::enumerate(entry.getParams()))
-    if (param.getName() == name)
-      return kernel.getArgument(index);
-  return {};
-}
-
 /// Finds the copies of `stream.tensor` and the buffer their slots belong to.
 LogicalResult collectCopies(gpu::GPUFuncOp kernel, StreamedTensor &stream,
                             StringRef pass) {
@@ -167,20 +217,6 @@ LogicalResult collectCopies(gpu::GPUFuncOp kernel, StreamedTensor &stream,
   return success();
 }
 
-/// The tile index j of a slot `remui(j, S)`, as tileSlot makes it.
-Value slotTileIndex(memref::SubViewOp slot, int64_t stages) {
-  auto remainder =
-      slot.getOffsets().empty()
-          ? nullptr
-          : slot.getOffsets().front().getDefiningOp<arith::RemUIOp>();
-  APInt divisor;
-  if (!remainder ||
-      !matchPattern(remainder.getRhs(), m_ConstantInt(&divisor)) ||
-      divisor.getSExtValue() != stages)
-    return {};
-  return remainder.getLhs();
-}
-
 /// `value` where `at` can use it: itself if it dominates `at`, else a clone
 /// of its side-effect-free definition (recursively).
 FailureOr<Value> valueAt(OpBuilder &b, Value value, Operation *at,
@@ -199,24 +235,6 @@ FailureOr<Value> valueAt(OpBuilder &b, Value value, Operation *at,
   }
   return b.clone(*def, mapping)
       ->getResult(cast<OpResult>(value).getResultNumber());
-}
-
-/// Releases `tile` of `ring` at the insertion point, once per warp (the
-/// rings count warps): each warp's wgmma wait covers its share of the
-/// products reading the slot, and no lane reads it otherwise.
-RingReleaseOp releaseByFirstLanes(OpBuilder &b, Location loc,
-                                  TypedValue<RingType> ring, Value tile) {
-  Value lane = arith::RemUIOp::create(
-      b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
-      arith::ConstantIndexOp::create(b, loc, kThreadsPerWarp));
-  Value isFirstLane =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  auto firstLane = scf::IfOp::create(b, loc, isFirstLane,
-                                     /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(firstLane.thenBlock());
-  return RingReleaseOp::create(b, loc, ring, tile);
 }
 
 /// Releases `tile` of `ring` once `product`, which reads its slot, has
@@ -302,23 +320,6 @@ LogicalResult consumeFromRing(StreamedTensor &stream, int64_t stages,
   return success();
 }
 
-/// `!nvgpu.tensormap.descriptor` of one head's `rows` rows by one 128-byte
-/// panel of `tensor` ([batch, heads, seq, head_dim]), 128-byte swizzle, zero
-/// fill beyond the sequence.
-nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows) {
-  MLIRContext *context = tensor.getContext();
-  int64_t panelElems = kPanelBytes * 8 / tensor.getElementTypeBitWidth();
-  auto box = MemRefType::get(
-      {1, 1, rows, panelElems}, tensor.getElementType(),
-      MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-  return nvgpu::TensorMapDescriptorType::get(
-      context, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-}
-
 /// The end of the key tiles the kernel visits: the upper bound of its last
 /// key loop (fa-eliminate-causal-tiles' "full" then "partial" loops, whose
 /// tiles run from 0 without a gap; the causal ones end at the query tile's
@@ -335,13 +336,11 @@ Value keyTilesEnd(gpu::GPUFuncOp kernel) {
 /// The producer: one thread walks the key tiles [0, `tilesEnd`) and fills
 /// both rings, tile j of K then of V, at (batch, kv head, j * R, 0). Returns
 /// that thread's key loop.
-FailureOr<scf::ForOp> buildProducer(ImplicitLocOpBuilder &b, int32_t registers,
+FailureOr<scf::ForOp> buildProducer(ImplicitLocOpBuilder &b,
                                     int64_t computeThreads,
                                     ArrayRef<StreamedTensor> streams,
                                     ArrayRef<BlockArgument> maps, Value batch,
                                     Value head, Value tilesEnd) {
-  NVVM::SetMaxRegisterOp::create(b, registers,
-                                 NVVM::SetMaxRegisterAction::decrease);
   Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value isIssuer =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, thread,
@@ -875,6 +874,8 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   if (!config.getWarpSpecialize())
     return success();
   KernelAttr entry = kernelEntry(kernel);
+  if (entry && entry.getOp() == KernelOp::AttentionBwdDkdv)
+    return warpSpecializeKeyBlocks(kernel, entry, config, pass);
   if (failed(checkSplittable(kernel, entry, config, pass)))
     return failure();
   std::optional<ArrayRef<int32_t>> block = kernel.getKnownBlockSize();
@@ -1001,28 +1002,14 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   WaitTilesOp::create(b);
 
   // The split: producer threads after the computing ones.
-  b.setInsertionPoint(queryCopy);
-  Value thread = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value isProducer =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, thread,
-                            arith::ConstantIndexOp::create(b, computeThreads));
-  auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
-  roles->setAttr(kWarpRolesAttr, b.getUnitAttr());
-  Block *consumer = roles.elseBlock();
-  consumer->getOperations().splice(consumer->begin(), body.getOperations(),
-                                   queryCopy->getIterator(),
-                                   body.getTerminator()->getIterator());
-  b.setInsertionPointToStart(consumer);
   RegisterSplit registers =
       config.getPersistent() ? kPersistentRegisters : kRegisters;
-  NVVM::SetMaxRegisterOp::create(b, registers.consumer,
-                                 NVVM::SetMaxRegisterAction::increase);
+  scf::IfOp roles = splitByRole(b, queryCopy, computeThreads, registers);
   if (config.getPingPong())
-    schedulePingPong(consumer, queryCopy);
-  b.setInsertionPointToStart(roles.thenBlock());
+    schedulePingPong(roles.elseBlock(), queryCopy);
+  b.setInsertionPoint(roles.thenBlock()->getTerminator());
   FailureOr<scf::ForOp> producerKeys =
-      buildProducer(b, registers.producer, computeThreads, streams, maps, batch,
-                    head, tilesEnd);
+      buildProducer(b, computeThreads, streams, maps, batch, head, tilesEnd);
   if (failed(producerKeys))
     return emitPassError(kernel, pass)
            << "cannot compute the end of the key tiles in the producer";

@@ -250,8 +250,8 @@ def FAOverlapSoftmax : Pass<"fa-overlap-softmax"> {
 }
 
 def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
-  let summary = "Split a forward kernel into a TMA producer and computing "
-                "warpgroups";
+  let summary = "Split a forward or dK/dV kernel into a producer warp and "
+                "computing warpgroups";
   let description = [{
     For every kernel whose `fa.tile` has `warp_specialize = true` (Hopper
     attention forward, wgmma, pipelined K/V copies in two slots each), after
@@ -308,10 +308,25 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     spills at 24, with strided views' strides at 32), the computing
     warpgroups 232.
 
+    The backward's dK/dV kernel (`warp_specialize = true` in the backward's
+    fa.tile applies to it alone; wgmma, two computing warpgroups, two
+    stages) is split the same way around its query loop: the producer's
+    first warp walks the computing side's loop nest (the group's query
+    heads, then the query tiles, same bounds) and fills four rings, Q and dO
+    by TMA (its first lane; parameters `q_tma`, `dout_tma`) and the tile's
+    lse and delta rows by cp.async (every lane, `fa.ring_produce_rows`: rows
+    of any length, which no tensor map describes). Query tile j of the
+    group's head h is ring iteration h * n + (j - first), n the query loop's
+    trip count. Both products reading a slot must complete before it goes
+    back, and the accumulating one (dK += dS^T Q, dV += P^T dO) is waited
+    for at the loop's yield, so the computing warps release a tile's slots
+    at the start of the next iteration, and the last tile's after the loop.
+    The computing side copies K and V itself, as before.
+
     Only forwards with `overlap_softmax = true` (whose every product is
-    waited for inside its iteration), plain or causal, without mask or score
-    regions are split today; other kernels asking for it are refused, naming
-    what is missing. The pass rewrites the kernels' entries in the module's
+    waited for inside its iteration) and dK/dV kernels, plain or causal,
+    without mask or score regions, are split today; other kernels asking
+    for it are refused, naming what is missing. The pass rewrites the kernels' entries in the module's
     `fa.kernels`, so it runs on the module, never nested on the gpu.modules
     (in parallel, their updates of the one attribute would race).
   }];
