@@ -138,6 +138,43 @@ scf::IfOp splitByRole(ImplicitLocOpBuilder &b, Operation *split,
                                  NVVM::SetMaxRegisterAction::decrease);
   return roles;
 }
+
+std::optional<std::pair<Value, Value>> copyEnds(Operation *op) {
+  if (auto copy = dyn_cast<CopyTileAsyncOp>(op))
+    return std::pair{copy.getSource(), copy.getDest()};
+  if (auto copy = dyn_cast<CopyRowsAsyncOp>(op))
+    return std::pair{copy.getSource(), copy.getDest()};
+  return std::nullopt;
+}
+
+LogicalResult collectSlotCopies(gpu::GPUFuncOp kernel, Value tensor,
+                                StringRef name, Value &buffer,
+                                SmallVectorImpl<Operation *> &copies,
+                                StringRef pass) {
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    std::optional<std::pair<Value, Value>> ends = copyEnds(op);
+    if (!ends || ends->first != tensor)
+      return WalkResult::advance();
+    auto slot = ends->second.getDefiningOp<memref::SubViewOp>();
+    Value slots = slot ? slot.getSource() : Value();
+    if (!slots || (buffer && slots != buffer)) {
+      emitPassError(op, pass) << "expects every copy of " << name
+                              << " to fill a slot of one multi-buffered "
+                                 "buffer (fa-pipeline-kv-copies with "
+                                 "num_stages = 2)";
+      return WalkResult::interrupt();
+    }
+    buffer = slots;
+    copies.push_back(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (copies.empty())
+    return emitPassError(kernel, pass)
+           << "found no copy of " << name << " to move to the producer";
+  return success();
+}
 } // namespace mlir::fa::warp_specialize
 
 namespace {
@@ -193,27 +230,13 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
 /// Finds the copies of `stream.tensor` and the buffer their slots belong to.
 LogicalResult collectCopies(gpu::GPUFuncOp kernel, StreamedTensor &stream,
                             StringRef pass) {
-  WalkResult walk = kernel.walk([&](CopyTileAsyncOp copy) {
-    if (copy.getSource() != stream.tensor)
-      return WalkResult::advance();
-    auto slot = copy.getDest().getDefiningOp<memref::SubViewOp>();
-    Value buffer = slot ? slot.getSource() : Value();
-    if (!buffer || (stream.buffer && buffer != stream.buffer)) {
-      emitPassError(copy, pass) << "expects every copy of " << stream.name
-                                << " to fill a slot of one multi-buffered tile "
-                                   "(fa-pipeline-kv-copies "
-                                   "with num_stages = 2)";
-      return WalkResult::interrupt();
-    }
-    stream.buffer = buffer;
-    stream.copies.push_back(copy);
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
+  SmallVector<Operation *> copies;
+  if (failed(collectSlotCopies(kernel, stream.tensor, stream.name,
+                               stream.buffer, copies, pass)))
     return failure();
-  if (stream.copies.empty())
-    return emitPassError(kernel, pass)
-           << "found no copy of " << stream.name << " to move to the producer";
+  // K and V ([batch, heads, seq, head_dim]) are tiles, never f32 rows.
+  for (Operation *copy : copies)
+    stream.copies.push_back(cast<CopyTileAsyncOp>(copy));
   return success();
 }
 

@@ -68,6 +68,18 @@ RingReleaseOp releaseByFirstLanes(OpBuilder &b, Location loc,
 /// fill beyond the sequence.
 nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows);
 
+/// The source and destination of a tile or row copy (fa.copy_tile_async,
+/// fa.copy_rows_async), else nothing.
+std::optional<std::pair<Value, Value>> copyEnds(Operation *op);
+
+/// Collects into `copies` the tile and row copies of `tensor` in `kernel`,
+/// each of which must fill a slot (a memref.subview) of one buffer, which
+/// `buffer` is set to. Errors name the tensor `name`.
+LogicalResult collectSlotCopies(gpu::GPUFuncOp kernel, Value tensor,
+                                StringRef name, Value &buffer,
+                                SmallVectorImpl<Operation *> &copies,
+                                StringRef pass);
+
 /// Splits the block at `split` (an op of the kernel's entry block, before
 /// which it only computes indices): `if (thread >= computeThreads)` the
 /// producer (then, setmaxnreg down to `registers.producer`) else the

@@ -60,15 +60,6 @@ struct RingedStream {
   BlockArgument map;
 };
 
-/// The source and destination of a tile or row copy, else nothing.
-std::optional<std::pair<Value, Value>> copyEnds(Operation *op) {
-  if (auto copy = dyn_cast<CopyTileAsyncOp>(op))
-    return std::pair{copy.getSource(), copy.getDest()};
-  if (auto copy = dyn_cast<CopyRowsAsyncOp>(op))
-    return std::pair{copy.getSource(), copy.getDest()};
-  return std::nullopt;
-}
-
 /// The (batch, head, row) a tile or row copy reads at.
 SmallVector<Value, 3> copyCoordinates(Operation *op) {
   if (auto copy = dyn_cast<CopyTileAsyncOp>(op))
@@ -105,28 +96,8 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
 /// Finds the copies of `stream.tensor` and the buffer their slots belong to.
 LogicalResult collectCopies(gpu::GPUFuncOp kernel, RingedStream &stream,
                             StringRef pass) {
-  WalkResult walk = kernel.walk([&](Operation *op) {
-    std::optional<std::pair<Value, Value>> ends = copyEnds(op);
-    if (!ends || ends->first != stream.tensor)
-      return WalkResult::advance();
-    auto slot = ends->second.getDefiningOp<memref::SubViewOp>();
-    Value buffer = slot ? slot.getSource() : Value();
-    if (!buffer || (stream.buffer && buffer != stream.buffer)) {
-      emitPassError(op, pass) << "expects every copy of " << stream.name
-                              << " to fill a slot of one multi-buffered "
-                                 "buffer (fa-pipeline-kv-copies)";
-      return WalkResult::interrupt();
-    }
-    stream.buffer = buffer;
-    stream.copies.push_back(op);
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return failure();
-  if (stream.copies.empty())
-    return emitPassError(kernel, pass)
-           << "found no copy of " << stream.name << " to move to the producer";
-  return success();
+  return collectSlotCopies(kernel, stream.tensor, stream.name, stream.buffer,
+                           stream.copies, pass);
 }
 
 /// The slots of `stream` that the kernel reads (every subview of its buffer
