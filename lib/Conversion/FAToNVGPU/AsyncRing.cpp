@@ -77,8 +77,6 @@ constexpr int64_t kWaitTicks = 10'000'000;
 /// The alignment of any TMA load's shared destination; a swizzled one needs
 /// more (RingProduceOp::getSharedAlignment).
 constexpr int64_t kTmaSharedAlignment = 128;
-/// The lanes of the warp that fills a row ring's slot.
-constexpr int64_t kWarpSize = 32;
 
 /// What a lowered ring is: its slots' buffer and its two barrier groups.
 struct LoweredRing {
@@ -187,7 +185,9 @@ LogicalResult checkBufferAlignment(gpu::GPUFuncOp func, RingCreateOp op) {
 /// barrier's pending count as initialised (without it the instruction
 /// adds one pending arrival for its own, and the lane would have to arrive
 /// again), so the phase completes exactly when all 32 lanes' copies are in.
-int64_t fullArrivals(RingType type) { return type.isRowRing() ? kWarpSize : 1; }
+int64_t fullArrivals(RingType type) {
+  return type.isRowRing() ? kThreadsPerWarp : 1;
+}
 
 /// Two groups of S mbarriers; thread 0 initialises them (full[s] for the
 /// producer's arrivals, empty[s] for every consumer's), makes the
@@ -367,7 +367,7 @@ void produceRows(OpBuilder &builder, const LoweredRing &ring,
   Value none = arith::ConstantIndexOp::create(b, 0);
   Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
   for (int64_t first = 0, length = ring.type.getTile().getDimSize(0);
-       first < length; first += kWarpSize) {
+       first < length; first += kThreadsPerWarp) {
     Value element =
         first == 0 ? lane
                    : arith::AddIOp::create(

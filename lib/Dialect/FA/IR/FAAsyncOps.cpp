@@ -50,9 +50,6 @@ static constexpr int64_t kBoxRowGranule = 16;
 /// 128-byte swizzle): the CUDA programming guide's "repeats after".
 static constexpr int64_t kSwizzleRowsPerPattern = 8;
 
-/// A row ring's slot is filled by one warp, each lane copying every 32nd
-/// value, so its length is a whole number of warp widths.
-static constexpr int64_t kRowRingLanes = 32;
 /// The longest row a row ring holds: a query tile's statistics (block_m is
 /// at most 256), at most 8 copies per lane.
 static constexpr int64_t kMaxRingRow = 256;
@@ -64,9 +61,11 @@ static LogicalResult verifyRowTile(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expects a 1-D tile (a row ring) of f32, got "
                        << tile.getElementType();
   int64_t length = tile.getDimSize(0);
-  if (length % kRowRingLanes != 0 || length > kMaxRingRow)
+  // One warp fills the slot, each lane copying every 32nd value: the length
+  // is a whole number of warp widths.
+  if (length % kThreadsPerWarp != 0 || length > kMaxRingRow)
     return emitError() << "expects a row ring's tile of a multiple of "
-                       << kRowRingLanes << " values (one per lane of a warp) "
+                       << kThreadsPerWarp << " values (one per lane of a warp) "
                        << "and at most " << kMaxRingRow << ", got " << length;
   return success();
 }

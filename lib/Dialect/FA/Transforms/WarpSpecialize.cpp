@@ -147,10 +147,15 @@ std::optional<std::pair<Value, Value>> copyEnds(Operation *op) {
   return std::nullopt;
 }
 
-LogicalResult collectSlotCopies(gpu::GPUFuncOp kernel, Value tensor,
-                                StringRef name, Value &buffer,
+LogicalResult collectSlotCopies(gpu::GPUFuncOp kernel, KernelAttr entry,
+                                StringRef name, BlockArgument &tensor,
+                                Value &buffer,
                                 SmallVectorImpl<Operation *> &copies,
                                 StringRef pass) {
+  tensor = paramNamed(kernel, entry, name);
+  if (!tensor)
+    return emitPassError(kernel, pass)
+           << "expects a parameter '" << name << "'";
   WalkResult walk = kernel.walk([&](Operation *op) {
     std::optional<std::pair<Value, Value>> ends = copyEnds(op);
     if (!ends || ends->first != tensor)
@@ -227,11 +232,12 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   return success();
 }
 
-/// Finds the copies of `stream.tensor` and the buffer their slots belong to.
-LogicalResult collectCopies(gpu::GPUFuncOp kernel, StreamedTensor &stream,
-                            StringRef pass) {
+/// Finds the parameter `stream.name`, its copies and the buffer their slots
+/// belong to.
+LogicalResult collectCopies(gpu::GPUFuncOp kernel, KernelAttr entry,
+                            StreamedTensor &stream, StringRef pass) {
   SmallVector<Operation *> copies;
-  if (failed(collectSlotCopies(kernel, stream.tensor, stream.name,
+  if (failed(collectSlotCopies(kernel, entry, stream.name, stream.tensor,
                                stream.buffer, copies, pass)))
     return failure();
   // K and V ([batch, heads, seq, head_dim]) are tiles, never f32 rows.
@@ -896,28 +902,23 @@ LogicalResult warpSpecialize(gpu::GPUFuncOp kernel, StringRef pass) {
   TileAttr config = getTileConfig(kernel);
   if (!config.getWarpSpecialize())
     return success();
-  KernelAttr entry = kernelEntry(kernel);
-  if (entry && entry.getOp() == KernelOp::AttentionBwdDkdv)
-    return warpSpecializeKeyBlocks(kernel, entry, config, pass);
-  if (failed(checkSplittable(kernel, entry, config, pass)))
-    return failure();
   std::optional<ArrayRef<int32_t>> block = kernel.getKnownBlockSize();
   if (!block)
     return emitPassError(kernel, pass) << "expects known_block_size";
   int64_t computeThreads = (*block)[0];
+  KernelAttr entry = kernelEntry(kernel);
+  if (entry && entry.getOp() == KernelOp::AttentionBwdDkdv)
+    return warpSpecializeKeyBlocks(kernel, entry, config, computeThreads, pass);
+  if (failed(checkSplittable(kernel, entry, config, pass)))
+    return failure();
   int64_t stages = config.getStageCount();
 
   // The tensors, their copies and the query tile's copy, where the block
   // splits: everything before it only computes indices.
   SmallVector<StreamedTensor> streams = {{"k"}, {"v"}};
-  for (StreamedTensor &stream : streams) {
-    stream.tensor = paramNamed(kernel, entry, stream.name);
-    if (!stream.tensor)
-      return emitPassError(kernel, pass)
-             << "expects a parameter '" << stream.name << "'";
-    if (failed(collectCopies(kernel, stream, pass)))
+  for (StreamedTensor &stream : streams)
+    if (failed(collectCopies(kernel, entry, stream, pass)))
       return failure();
-  }
   BlockArgument query = paramNamed(kernel, entry, "q");
   Block &body = kernel.getBody().front();
   CopyTileAsyncOp queryCopy;

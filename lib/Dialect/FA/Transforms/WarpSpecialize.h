@@ -72,11 +72,12 @@ nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows);
 /// fa.copy_rows_async), else nothing.
 std::optional<std::pair<Value, Value>> copyEnds(Operation *op);
 
-/// Collects into `copies` the tile and row copies of `tensor` in `kernel`,
-/// each of which must fill a slot (a memref.subview) of one buffer, which
-/// `buffer` is set to. Errors name the tensor `name`.
-LogicalResult collectSlotCopies(gpu::GPUFuncOp kernel, Value tensor,
-                                StringRef name, Value &buffer,
+/// Finds the kernel's parameter `name` (into `tensor`) and collects into
+/// `copies` its tile and row copies, each of which must fill a slot (a
+/// memref.subview) of one buffer, which `buffer` is set to.
+LogicalResult collectSlotCopies(gpu::GPUFuncOp kernel, KernelAttr entry,
+                                StringRef name, BlockArgument &tensor,
+                                Value &buffer,
                                 SmallVectorImpl<Operation *> &copies,
                                 StringRef pass);
 
@@ -90,8 +91,10 @@ scf::IfOp splitByRole(ImplicitLocOpBuilder &b, Operation *split,
                       int64_t computeThreads, RegisterSplit registers);
 
 /// Splits the backward's dK/dV kernel (WarpSpecializeKeyBlocks.cpp).
+/// `computeThreads`: the block's threads before the split.
 LogicalResult warpSpecializeKeyBlocks(gpu::GPUFuncOp kernel, KernelAttr entry,
-                                      TileAttr config, StringRef pass);
+                                      TileAttr config, int64_t computeThreads,
+                                      StringRef pass);
 } // namespace mlir::fa::warp_specialize
 
 #endif // FA_LIB_DIALECT_FA_TRANSFORMS_WARPSPECIALIZE_H

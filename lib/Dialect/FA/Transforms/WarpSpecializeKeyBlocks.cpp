@@ -93,13 +93,6 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   return success();
 }
 
-/// Finds the copies of `stream.tensor` and the buffer their slots belong to.
-LogicalResult collectCopies(gpu::GPUFuncOp kernel, RingedStream &stream,
-                            StringRef pass) {
-  return collectSlotCopies(kernel, stream.tensor, stream.name, stream.buffer,
-                           stream.copies, pass);
-}
-
 /// The slots of `stream` that the kernel reads (every subview of its buffer
 /// that no copy fills).
 SmallVector<memref::SubViewOp> readSlots(const RingedStream &stream) {
@@ -308,7 +301,9 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
     Operation *copy = copyInLoop(*stream, loops.tiles);
     auto slot = copy ? copyEnds(copy)->second.getDefiningOp<memref::SubViewOp>()
                      : nullptr;
-    Value copiedTile = slot ? slotTileIndex(slot, 2) : Value();
+    Value copiedTile =
+        slot ? slotTileIndex(slot, stream->ring.getType().getStages())
+             : Value();
     if (!copiedTile)
       return emitPassError(loops.tiles, pass)
              << "expects the pipeline's copy of a later tile of "
@@ -369,13 +364,10 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
 } // namespace
 
 LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
-    gpu::GPUFuncOp kernel, KernelAttr entry, TileAttr config, StringRef pass) {
+    gpu::GPUFuncOp kernel, KernelAttr entry, TileAttr config,
+    int64_t computeThreads, StringRef pass) {
   if (failed(checkSplittable(kernel, entry, config, pass)))
     return failure();
-  std::optional<ArrayRef<int32_t>> block = kernel.getKnownBlockSize();
-  if (!block)
-    return emitPassError(kernel, pass) << "expects known_block_size";
-  int64_t computeThreads = (*block)[0];
   int64_t stages = config.getStageCount();
 
   // One producer warp each (buildProducer).
@@ -383,14 +375,10 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
       {"q", false}, {"lse", true}, {"dout", false}, {"delta", true}};
   static_assert(kProducerThreads == 4 * kThreadsPerWarp,
                 "a producer warp per stream");
-  for (RingedStream &stream : streams) {
-    stream.tensor = paramNamed(kernel, entry, stream.name);
-    if (!stream.tensor)
-      return emitPassError(kernel, pass)
-             << "expects a parameter '" << stream.name << "'";
-    if (failed(collectCopies(kernel, stream, pass)))
+  for (RingedStream &stream : streams)
+    if (failed(collectSlotCopies(kernel, entry, stream.name, stream.tensor,
+                                 stream.buffer, stream.copies, pass)))
       return failure();
-  }
   FailureOr<TileLoops> loops = findTileLoops(kernel, streams, stages, pass);
   if (failed(loops))
     return failure();
