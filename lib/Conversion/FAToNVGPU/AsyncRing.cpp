@@ -354,15 +354,26 @@ struct RowSource {
 /// of the slot (source[batch, head, row + e] into element e; past seq the
 /// source index is clamped to a valid one and no byte is read, so the
 /// value arrives as zero), and full[slot] tracks them (fullArrivals).
+///
+/// The positions are 32-bit: the producer warp runs on few registers
+/// (setmaxnreg), and 64-bit positions and bounds made its loops spill. A
+/// sequence has fewer than 2^32 - tile rows.
 void produceRows(OpBuilder &builder, const LoweredRing &ring,
                  RingProduceRowsOp op) {
   ImplicitLocOpBuilder b(op.getLoc(), builder);
   RingPosition at = ringPosition(b, b.getLoc(), ring, op.getIteration());
   waitForRelease(b, b.getLoc(), ring, at);
   RowSource source(b, op);
-  Value seq = memref::DimOp::create(b, op.getSource(), 2);
-  Value last =
-      arith::SubIOp::create(b, seq, arith::ConstantIndexOp::create(b, 1));
+  Type i32 = b.getI32Type();
+  auto narrow = [&](Value index) {
+    return arith::IndexCastUIOp::create(b, i32, index);
+  };
+  auto constant = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, i32, value);
+  };
+  Value seq = narrow(memref::DimOp::create(b, op.getSource(), 2));
+  Value last = arith::SubIOp::create(b, seq, constant(1));
+  Value row = narrow(op.getRow());
   Value whole = arith::ConstantIndexOp::create(b, 1);
   Value none = arith::ConstantIndexOp::create(b, 0);
   Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
@@ -372,11 +383,12 @@ void produceRows(OpBuilder &builder, const LoweredRing &ring,
         first == 0 ? lane
                    : arith::AddIOp::create(
                          b, lane, arith::ConstantIndexOp::create(b, first));
-    Value position = arith::AddIOp::create(b, op.getRow(), element);
+    Value position = arith::AddIOp::create(b, row, narrow(element));
     Value inside =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq);
-    auto [from, indices] =
-        source.at(b, arith::MinUIOp::create(b, position, last));
+    Value clamped = arith::IndexCastUIOp::create(
+        b, b.getIndexType(), arith::MinUIOp::create(b, position, last));
+    auto [from, indices] = source.at(b, clamped);
     // 4 bytes: cp.async.ca (only 16-byte copies may bypass L1).
     nvgpu::DeviceAsyncCopyOp::create(
         b, ring.buffers, ValueRange{at.slot, element}, from, indices,

@@ -242,18 +242,26 @@ gpu.module @kernels {
 // CHECK: %[[PBIT:.*]] = arith.index_cast %[[PPAR]] : index to i1
 // CHECK: %[[PREV:.*]] = arith.xori %[[PBIT]], %true : i1
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[REMPTY]][%[[PSLOT]]], %[[PREV]], %{{.*}}
-// CHECK: %[[SEQ:.*]] = memref.dim %[[LSE]], %[[C2]] : memref<?x?x?xf32>
-// CHECK: %[[LAST:.*]] = arith.subi %[[SEQ]], %[[C1]] : index
+// Positions are 32-bit (the producer warp's few registers), the clamped
+// one widened back for the copy's index.
+// CHECK: %[[DIM:.*]] = memref.dim %[[LSE]], %[[C2]] : memref<?x?x?xf32>
+// CHECK: %[[SEQ:.*]] = arith.index_castui %[[DIM]] : index to i32
+// CHECK: %[[LAST:.*]] = arith.subi %[[SEQ]], %c1_i32 : i32
+// CHECK: %[[ROW32:.*]] = arith.index_castui %[[ROW]] : index to i32
 // CHECK: %[[LANE:.*]] = gpu.lane_id
-// CHECK: %[[POS0:.*]] = arith.addi %[[ROW]], %[[LANE]] : index
-// CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[POS0]], %[[SEQ]] : index
-// CHECK: %[[SRC0:.*]] = arith.minui %[[POS0]], %[[LAST]] : index
+// CHECK: %[[LANE32:.*]] = arith.index_castui %[[LANE]] : index to i32
+// CHECK: %[[POS0:.*]] = arith.addi %[[ROW32]], %[[LANE32]] : i32
+// CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[POS0]], %[[SEQ]] : i32
+// CHECK: %[[MIN0:.*]] = arith.minui %[[POS0]], %[[LAST]] : i32
+// CHECK: %[[SRC0:.*]] = arith.index_castui %[[MIN0]] : i32 to index
 // CHECK: %[[N0:.*]] = arith.select %[[IN0]], %[[C1]], %[[C0]] : index
 // CHECK: nvgpu.device_async_copy %[[LSE]][%[[B]], %[[H]], %[[SRC0]]], %[[RBUF]][%[[PSLOT]], %[[LANE]]], 1, %[[N0]] : memref<?x?x?xf32> to memref<2x64xf32, #gpu.address_space<workgroup>>
 // CHECK: %[[E1:.*]] = arith.addi %[[LANE]], %c32 : index
-// CHECK: %[[POS1:.*]] = arith.addi %[[ROW]], %[[E1]] : index
-// CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[POS1]], %[[SEQ]] : index
-// CHECK: %[[SRC1:.*]] = arith.minui %[[POS1]], %[[LAST]] : index
+// CHECK: %[[E1_32:.*]] = arith.index_castui %[[E1]] : index to i32
+// CHECK: %[[POS1:.*]] = arith.addi %[[ROW32]], %[[E1_32]] : i32
+// CHECK: %[[IN1:.*]] = arith.cmpi ult, %[[POS1]], %[[SEQ]] : i32
+// CHECK: %[[MIN1:.*]] = arith.minui %[[POS1]], %[[LAST]] : i32
+// CHECK: %[[SRC1:.*]] = arith.index_castui %[[MIN1]] : i32 to index
 // CHECK: %[[N1:.*]] = arith.select %[[IN1]], %[[C1]], %[[C0]] : index
 // CHECK: nvgpu.device_async_copy %[[LSE]][%[[B]], %[[H]], %[[SRC1]]], %[[RBUF]][%[[PSLOT]], %[[E1]]], 1, %[[N1]]
 // CHECK-NOT: nvgpu.device_async_copy
@@ -300,7 +308,8 @@ gpu.module @kernels {
 // CHECK: %[[BOFF:.*]] = arith.muli %[[B]], %[[STRIDES]]#0 : index
 // CHECK: %[[BH:.*]] = arith.addi %[[BOFF]], %[[HOFF]] : index
 // CHECK: %[[START:.*]] = arith.addi %[[OFF]], %[[BH]] : index
-// CHECK: %[[SRC0:.*]] = arith.minui
+// CHECK: %[[MIN0:.*]] = arith.minui
+// CHECK: %[[SRC0:.*]] = arith.index_castui %[[MIN0]] : i32 to index
 // CHECK: %[[STEP0:.*]] = arith.muli %[[SRC0]], %[[STRIDES]]#2 : index
 // CHECK: %[[AT0:.*]] = arith.addi %[[START]], %[[STEP0]] : index
 // CHECK: %[[ONE0:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%[[AT0]]], sizes: [1], strides: [1] : memref<f32> to memref<1xf32, strided<[1], offset: ?>>

@@ -33,6 +33,8 @@ StringRef directionName(AttentionDirection direction) {
     return "forward_variant";
   case AttentionDirection::Backward:
     return "backward";
+  case AttentionDirection::BackwardVariant:
+    return "backward_variant";
   }
   llvm_unreachable("unknown attention direction");
 }
@@ -55,10 +57,15 @@ FailureOr<TileAttr> mlir::fa::lookupDefaultTile(Operation *op, StringRef chip,
     return matches(entry, chip, direction, element, headDim, causal);
   });
   if (tile == std::end(kDefaultTiles)) {
-    if (direction != AttentionDirection::ForwardVariant)
+    std::optional<AttentionDirection> plainDirection;
+    if (direction == AttentionDirection::ForwardVariant)
+      plainDirection = AttentionDirection::Forward;
+    if (direction == AttentionDirection::BackwardVariant)
+      plainDirection = AttentionDirection::Backward;
+    if (!plainDirection)
       return TileAttr();
-    FailureOr<TileAttr> plain = lookupDefaultTile(
-        op, chip, AttentionDirection::Forward, element, headDim, causal);
+    FailureOr<TileAttr> plain =
+        lookupDefaultTile(op, chip, *plainDirection, element, headDim, causal);
     if (failed(plain) || !*plain)
       return plain;
     return plain->forVariants();

@@ -822,12 +822,16 @@ struct FATileAttentionGradPass
   FailureOr<std::pair<GradConfig, GradConfig>> configsFor(func::FuncOp func,
                                                           AttentionGradOp op) {
     Type element = op.getQuery().getType().getElementType();
+    // A variant taking the chip's default gets its own (lookupDefaultTile:
+    // the structure before warp specialisation).
+    bool variant = !getKernelVariant(func, op).empty();
     FailureOr<TileAttr> tile = getFunctionTileConfig(
         func, chip,
         blockM.hasValue() || blockN.hasValue() || numWarps.hasValue() ||
             numStages.hasValue(),
-        AttentionDirection::Backward, element,
-        op.getQuery().getType().getDimSize(3), op.getCausal());
+        variant ? AttentionDirection::BackwardVariant
+                : AttentionDirection::Backward,
+        element, op.getQuery().getType().getDimSize(3), op.getCausal());
     if (failed(tile))
       return failure();
     if (SmallVector<StringRef> flags = forwardOnlyFlags(*tile); !flags.empty())

@@ -334,7 +334,9 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
 /// first lane of the warp for a tile (TMA), all its lanes for rows
 /// (cp.async). Each walker then holds one stream's indices and barriers: one
 /// thread walking for all four spilled at the producer's 24 registers (24
-/// bytes, head_dim 128; two walkers, tiles and rows, 64).
+/// bytes, head_dim 128; two walkers, tiles and rows, 64). One switch on the
+/// warp picks the walker, so no walker keeps the warp index live (a chain of
+/// ifs kept it in two registers across the walkers and spilled them).
 LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
                             int64_t computeThreads, TileLoops loops,
                             ArrayRef<RingedStream> streams, StringRef pass) {
@@ -343,23 +345,55 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
                             arith::ConstantIndexOp::create(b, computeThreads));
   Value warp = arith::DivUIOp::create(
       b, producerThread, arith::ConstantIndexOp::create(b, kThreadsPerWarp));
-  Value lane = arith::RemUIOp::create(
-      b, producerThread, arith::ConstantIndexOp::create(b, kThreadsPerWarp));
-  Value isFirstLane = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq, lane, arith::ConstantIndexOp::create(b, 0));
-  for (auto [index, stream] : llvm::enumerate(streams)) {
-    Value walks =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp,
-                              arith::ConstantIndexOp::create(b, index));
-    if (!stream.rows)
-      walks = arith::AndIOp::create(b, walks, isFirstLane);
-    auto walker = scf::IfOp::create(b, walks, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(walker.thenBlock());
+  auto walkers = scf::IndexSwitchOp::create(
+      b, TypeRange(), warp,
+      llvm::to_vector(llvm::seq<int64_t>(0, streams.size())), streams.size());
+  auto emptyBlock = [&](Region &region) {
+    b.setInsertionPointToEnd(&region.emplaceBlock());
+    b.setInsertionPoint(scf::YieldOp::create(b));
+  };
+  OpBuilder::InsertionGuard guard(b);
+  emptyBlock(walkers.getDefaultRegion());
+  for (auto [stream, region] :
+       llvm::zip_equal(streams, walkers.getCaseRegions())) {
+    emptyBlock(region);
+    if (!stream.rows) {
+      Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
+      Value isFirstLane =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
+                                arith::ConstantIndexOp::create(b, 0));
+      auto firstLane =
+          scf::IfOp::create(b, isFirstLane, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(firstLane.thenBlock());
+    }
     if (failed(produceEveryTile(b, roles, loops, {&stream}, pass)))
       return failure();
   }
   return success();
+}
+/// Rewrites the index divisions before `split` (head counts and block
+/// indices, all below 2^32) as 32-bit ones. A 64-bit division is ptxas's
+/// 64-bit slow path, a subroutine whose registers and quotients stayed live
+/// across setmaxnreg: the producer's 24 registers spilled them.
+void narrowDivisionsBefore(Operation *split) {
+  IRRewriter rewriter(split->getContext());
+  for (Operation &op : llvm::make_early_inc_range(llvm::make_range(
+           split->getBlock()->begin(), split->getIterator()))) {
+    if (!isa<arith::DivUIOp, arith::RemUIOp>(op) ||
+        !op.getResult(0).getType().isIndex())
+      continue;
+    rewriter.setInsertionPoint(&op);
+    Type i32 = rewriter.getI32Type();
+    auto narrow = [&](Value operand) -> Value {
+      return arith::IndexCastUIOp::create(rewriter, op.getLoc(), i32, operand);
+    };
+    OperationState state(op.getLoc(), op.getName(),
+                         {narrow(op.getOperand(0)), narrow(op.getOperand(1))},
+                         {i32});
+    Value narrowed = rewriter.create(state)->getResult(0);
+    rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
+        &op, rewriter.getIndexType(), narrowed);
+  }
 }
 } // namespace
 
@@ -406,6 +440,8 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
            << "expects the key and value tiles' fa.copy_tile_async in the "
               "kernel's entry block";
 
+  narrowDivisionsBefore(split);
+
   // The tensor maps of Q and dO, in the manifest as <name>_tma.
   MLIRContext *context = kernel.getContext();
   SmallVector<KernelParamAttr> params(entry.getParams());
@@ -443,9 +479,11 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
   b.setInsertionPointAfter(lastKeyCopy);
   WaitTilesOp::create(b);
 
-  // The split: producer threads after the computing ones. The producer's
-  // walkers keep 40 registers (their loops spill at 24).
-  scf::IfOp roles = splitByRole(b, split, computeThreads, kPersistentRegisters);
+  // The split: producer threads after the computing ones, which take all
+  // the registers setmaxnreg can give (240: 128 keys x 64 queries at
+  // head_dim 128 spilled 12 bytes at 232). The walkers fit in 24 with their
+  // row positions 32-bit (AsyncRing.cpp) and the divisions narrowed above.
+  scf::IfOp roles = splitByRole(b, split, computeThreads, kRegisters);
   b.setInsertionPoint(roles.thenBlock()->getTerminator());
   if (failed(buildProducer(b, roles, computeThreads, *loops, streams, pass)))
     return failure();

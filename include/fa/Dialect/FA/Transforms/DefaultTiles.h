@@ -16,15 +16,20 @@
 
 namespace mlir::fa {
 
-/// Which kernels of an attention a default configures: ForwardVariant is
-/// the forward of an attention with a variant (mask or score regions,
-/// dropout).
-enum class AttentionDirection { Forward, ForwardVariant, Backward };
+/// Which kernels of an attention a default configures: ForwardVariant and
+/// BackwardVariant are those of an attention with a variant (mask or score
+/// regions, dropout).
+enum class AttentionDirection {
+  Forward,
+  ForwardVariant,
+  Backward,
+  BackwardVariant
+};
 
 /// The fa.tile DefaultTiles.def gives the attention kernels of `op`
 /// (`direction`, operands of `element`, `headDim`, `causal`) on `chip`, or a
-/// null attribute when it has none. A variant's forward without an entry of
-/// its own takes the plain forward's, without the warp-specialisation flags
+/// null attribute when it has none. A variant's kernels without an entry of
+/// their own take the plain kernels', without the warp-specialisation flags
 /// and the register cap (TileAttr::forVariants): fa-warp-specialize does
 /// not split variants yet (the documented fallback), and their regions
 /// spill under the plain kernel's cap. Fails, reporting on `op`, for an
