@@ -44,9 +44,12 @@
 // CHECK-NEXT: %[[LANE:.*]] = gpu.lane_id
 // CHECK: %[[FIRSTLANE:.*]] = arith.cmpi eq, %[[LANE]], %c0
 // CHECK-NEXT: scf.if %[[FIRSTLANE]] {
-// CHECK-NEXT: scf.for %[[H:.*]] = %c0 to %[[GROUP:[^ ]*]] step %c1 {
+// The walkers' loops count in 32 bits (the producer's registers).
+// CHECK: scf.for %[[H32:[^ ]*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK-NEXT: %[[H:.*]] = arith.index_castui %[[H32]] : i32 to index
 // CHECK: %[[N:.*]] = arith.select
-// CHECK: scf.for %[[J:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK: scf.for %[[J32:[^ ]*]] = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK-NEXT: %[[J:.*]] = arith.index_castui %[[J32]] : i32 to index
 // CHECK: %[[IT:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK: %[[ROW:.*]] = arith.muli %[[J]], %c32
 // CHECK-NEXT: fa.ring_produce %[[QRING]][%[[IT]]] from %[[QMAP]][%{{.*}}, %{{.*}}, %[[ROW]], %c0]
@@ -64,8 +67,10 @@
 // CHECK-NOT: fa.copy_tile_async
 // CHECK-NOT: fa.copy_rows_async
 // CHECK-NOT: fa.wait_tiles
-// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args
-// CHECK: scf.for %[[CJ:[^ ]*]] = %c0 to
+// The computing side's loops count in 32 bits too.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> ({{.*}}) : i32 {
+// CHECK: scf.for %[[CJ32:[^ ]*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> ({{.*}}) : i32 {
+// CHECK-NEXT: %[[CJ:.*]] = arith.index_castui %[[CJ32]] : i32 to index
 // CHECK: %[[CIT:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK: %[[NOTFIRST:.*]] = arith.cmpi ne, %[[CJ]], %c0
 // CHECK-NEXT: scf.if %[[NOTFIRST]] {
@@ -108,16 +113,22 @@ func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memr
 // the computing side's does, and the iteration counts from there.
 // CHECK-LABEL: gpu.func @causal_dkdv
 // CHECK: nvvm.setmaxregister decrease 24
-// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1 {
-// CHECK-NEXT: %[[FIRST:.*]] = arith.divui %{{.*}}, %c32 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK: %[[FIRST:.*]] = arith.divui %{{.*}}, %c32 : index
 // CHECK-NEXT: %[[END:.*]] = arith.ceildivui
-// CHECK: scf.for %[[J:[^ ]*]] = %[[FIRST]] to %[[END]] step %c1 {
+// CHECK: %[[END32:.*]] = arith.index_castui %[[END]] : index to i32
+// CHECK-NEXT: %[[FIRST32:.*]] = arith.index_castui %[[FIRST]] : index to i32
+// CHECK-NEXT: scf.for %[[J32:[^ ]*]] = %[[FIRST32]] to %[[END32]] step %{{.*}} : i32 {
+// CHECK-NEXT: %[[J:.*]] = arith.index_castui %[[J32]] : i32 to index
 // CHECK-NEXT: arith.subi %[[J]], %[[FIRST]]
 // CHECK: fa.ring_produce
 // CHECK: } else {
 // CHECK: %[[CEND:.*]] = arith.ceildivui
 // CHECK-NEXT: %[[CFIRST:.*]] = arith.divui %{{.*}}, %c32 : index
-// CHECK: scf.for %[[CJ:[^ ]*]] = %[[CFIRST]] to %[[CEND]] step %c1 iter_args
+// CHECK: %[[CFIRST32:.*]] = arith.index_castui %[[CFIRST]] : index to i32
+// CHECK-NEXT: %[[CEND32:.*]] = arith.index_castui %[[CEND]] : index to i32
+// CHECK-NEXT: scf.for %[[CJ32:[^ ]*]] = %[[CFIRST32]] to %[[CEND32]] step %{{.*}} iter_args
+// CHECK-NEXT: %[[CJ:.*]] = arith.index_castui %[[CJ32]] : i32 to index
 // CHECK-NEXT: arith.subi %[[CJ]], %[[CFIRST]]
 // CHECK: arith.cmpi ne, %[[CJ]], %[[CFIRST]]
 // CHECK: fa.ring_consume

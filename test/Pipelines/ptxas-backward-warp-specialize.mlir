@@ -9,7 +9,7 @@
 // .arrive.noinc, one of the 32 arrivals it expects); the computing
 // warpgroups wait on the full barriers and synchronise only among
 // themselves (bar.sync 1, 256). ptxas assembles every kernel of the
-// backward for sm_90a without spilling.
+// backward, plain and causal, for sm_90a without spilling.
 // RUN: rm -rf %t && fa-opt %s --fa-to-ptx="export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PRODUCER < %t/grad_dkdv.ptx
 // RUN: FileCheck %s --check-prefix=CONSUMER < %t/grad_dkdv.ptx
@@ -34,8 +34,14 @@
 // PTXAS-DAG: Compiling entry function 'grad_dkdv'
 // PTXAS-DAG: Compiling entry function 'grad_delta'
 // PTXAS-DAG: Compiling entry function 'grad'
+// PTXAS-DAG: Compiling entry function 'grad_causal_dkdv'
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %out: memref<?x?x?x128xbf16>, %dout: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>, %dq: memref<?x?x?x128xbf16>, %dk: memref<?x?x?x128xbf16>, %dv: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true, warp_specialize = true>} {
   fa.attention_grad ins(%q, %k, %v, %out, %dout, %lse : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?xf32>) outs(%dq, %dk, %dv : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
+  return
+}
+
+func.func @grad_causal(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %out: memref<?x?x?x128xbf16>, %dout: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>, %dq: memref<?x?x?x128xbf16>, %dk: memref<?x?x?x128xbf16>, %dv: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true, warp_specialize = true>} {
+  fa.attention_grad ins(%q, %k, %v, %out, %dout, %lse : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?xf32>) outs(%dq, %dk, %dv : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>) causal
   return
 }

@@ -158,18 +158,26 @@ Value tripCount(ImplicitLocOpBuilder &b, Value start, Value end) {
 }
 
 /// The ring iteration of query tile `tile` of the head at `head` (null
-/// without a loop over heads): ((head - first) / step) * count + (tile -
-/// start).
-Value ringIterationOf(ImplicitLocOpBuilder &b, scf::ForOp heads, Value head,
-                      Value count, Value tile, Value start) {
+/// without a loop over heads, which runs from `headFirst` by `headStep`):
+/// ((head - headFirst) / headStep) * count + (tile - start).
+Value ringIterationOf(ImplicitLocOpBuilder &b, Value head, Value headFirst,
+                      Value headStep, Value count, Value tile, Value start) {
   Value within = arith::SubIOp::create(b, tile, start);
-  if (!heads)
+  if (!head)
     return within;
   Value headIndex = arith::DivUIOp::create(
-      b, arith::SubIOp::create(b, head, heads.getLowerBound()),
-      heads.getStep());
+      b, arith::SubIOp::create(b, head, headFirst), headStep);
   return arith::AddIOp::create(b, arith::MulIOp::create(b, headIndex, count),
                                within);
+}
+/// ringIterationOf in the computing side's loops `heads` (or null) and
+/// `tiles`.
+Value ringIterationIn(ImplicitLocOpBuilder &b, scf::ForOp heads, Value count,
+                      Value tile, Value start) {
+  if (!heads)
+    return ringIterationOf(b, Value(), Value(), Value(), count, tile, start);
+  return ringIterationOf(b, heads.getInductionVar(), heads.getLowerBound(),
+                         heads.getStep(), count, tile, start);
 }
 
 /// Releases iteration `iteration` of every ring, once per warp.
@@ -187,11 +195,10 @@ void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
   Value start = tiles.getLowerBound();
   b.setInsertionPoint(loops.heads ? loops.heads : tiles);
   Value count = tripCount(b, start, tiles.getUpperBound());
-  Value head = loops.heads ? loops.heads.getInductionVar() : Value();
 
   b.setInsertionPointToStart(tiles.getBody());
-  Value iteration = ringIterationOf(b, loops.heads, head, count,
-                                    tiles.getInductionVar(), start);
+  Value iteration =
+      ringIterationIn(b, loops.heads, count, tiles.getInductionVar(), start);
   for (const RingedStream &stream : streams) {
     for (memref::SubViewOp slot : readSlots(stream)) {
       OpBuilder::InsertionGuard guard(b);
@@ -215,8 +222,8 @@ void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
 
   b.setInsertionPointAfter(tiles);
   Value one = arith::ConstantIndexOp::create(b, 1);
-  Value last = ringIterationOf(
-      b, loops.heads, head, count,
+  Value last = ringIterationIn(
+      b, loops.heads, count,
       arith::SubIOp::create(b, arith::AddIOp::create(b, start, count), one),
       start);
   Value walked = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, count,
@@ -259,6 +266,23 @@ Operation *copyInLoop(const RingedStream &stream, scf::ForOp tiles) {
   return nullptr;
 }
 
+/// A producer loop from `first` to `end` by `step` (index values below 2^32)
+/// on 32-bit bounds, at the insertion point, which moves to the start of its
+/// body; returns the loop and its induction variable as an index. The
+/// walkers' 64-bit bounds and counters spilled at the producer's 24
+/// registers.
+std::pair<scf::ForOp, Value> narrowLoop(ImplicitLocOpBuilder &b, Value first,
+                                        Value end, Value step) {
+  auto narrow = [&](Value index) -> Value {
+    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  };
+  auto loop = scf::ForOp::create(b, narrow(first), narrow(end), narrow(step));
+  b.setInsertionPointToStart(loop.getBody());
+  Value index =
+      arith::IndexCastUIOp::create(b, b.getIndexType(), loop.getInductionVar());
+  return {loop, index};
+}
+
 /// One producer role at the insertion point: walks the loop nest `loops`
 /// (the same bounds as the computing side) and fills the rings of `streams`
 /// with each tile, at the coordinates of the stream's copy in the query loop
@@ -271,7 +295,7 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
   auto mapped = [&](Value value) {
     return producerValue(b, value, mapping, roles);
   };
-  Value head;
+  Value head, headFirst, headStep;
   scf::ForOp heads;
   if (loops.heads) {
     FailureOr<Value> first = mapped(loops.heads.getLowerBound());
@@ -280,10 +304,10 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
     if (failed(first) || failed(end) || failed(step))
       return emitPassError(loops.heads, pass)
              << "cannot compute the loop over query heads in the producer";
-    heads = scf::ForOp::create(b, *first, *end, *step);
-    head = heads.getInductionVar();
+    std::tie(heads, head) = narrowLoop(b, *first, *end, *step);
+    headFirst = *first;
+    headStep = *step;
     mapping.map(loops.heads.getInductionVar(), head);
-    b.setInsertionPointToStart(heads.getBody());
   }
   FailureOr<Value> start = mapped(loops.tiles.getLowerBound());
   FailureOr<Value> end = mapped(loops.tiles.getUpperBound());
@@ -292,11 +316,10 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
            << "cannot compute the query tiles' range in the producer";
   Value count = tripCount(b, *start, *end);
   Value one = arith::ConstantIndexOp::create(b, 1);
-  auto tiles = scf::ForOp::create(b, *start, *end, one);
-  b.setInsertionPointToStart(tiles.getBody());
+  auto [tiles, tile] = narrowLoop(b, *start, *end, one);
   Value iteration =
-      ringIterationOf(b, heads, head, count, tiles.getInductionVar(), *start);
-  mapping.map(loops.tiles.getInductionVar(), tiles.getInductionVar());
+      ringIterationOf(b, head, headFirst, headStep, count, tile, *start);
+  mapping.map(loops.tiles.getInductionVar(), tile);
   for (const RingedStream *stream : streams) {
     Operation *copy = copyInLoop(*stream, loops.tiles);
     auto slot = copy ? copyEnds(copy)->second.getDefiningOp<memref::SubViewOp>()
@@ -310,7 +333,7 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
              << stream->name << " in the query loop";
     // The copy's coordinates with its tile (j + 1) as the walker's tile.
     IRMapping tileMapping = mapping;
-    tileMapping.map(copiedTile, tiles.getInductionVar());
+    tileMapping.map(copiedTile, tile);
     SmallVector<Value> coordinates;
     for (Value coordinate : copyCoordinates(copy)) {
       FailureOr<Value> value = producerValue(b, coordinate, tileMapping, roles);
@@ -328,6 +351,25 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
     RingProduceOp::create(b, stream->ring, iteration, stream->map, coordinates);
   }
   return success();
+}
+
+/// Rewrites `loop` (index bounds below 2^32) in place onto 32-bit bounds,
+/// its body reading the induction variable through an index cast.
+void narrowInductionVariable(scf::ForOp loop) {
+  OpBuilder b(loop);
+  Type i32 = b.getI32Type();
+  auto narrow = [&](Value index) -> Value {
+    return arith::IndexCastUIOp::create(b, loop.getLoc(), i32, index);
+  };
+  loop.getLowerBoundMutable().assign(narrow(loop.getLowerBound()));
+  loop.getUpperBoundMutable().assign(narrow(loop.getUpperBound()));
+  loop.getStepMutable().assign(narrow(loop.getStep()));
+  Value iv = loop.getInductionVar();
+  iv.setType(i32);
+  b.setInsertionPointToStart(loop.getBody());
+  auto index =
+      arith::IndexCastUIOp::create(b, loop.getLoc(), b.getIndexType(), iv);
+  iv.replaceAllUsesExcept(index, index);
 }
 
 /// The producer warpgroup: warp w walks the tiles for stream w alone, the
@@ -496,6 +538,12 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
         slot.erase();
     }
   }
+
+  // The computing side's loops on 32-bit counters too (after the producer
+  // has cloned their bounds).
+  narrowInductionVariable(loops->tiles);
+  if (loops->heads)
+    narrowInductionVariable(loops->heads);
 
   int64_t threads = computeThreads + kProducerThreads;
   kernel.setKnownBlockSizeAttr(
