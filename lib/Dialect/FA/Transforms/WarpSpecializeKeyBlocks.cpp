@@ -149,6 +149,13 @@ FailureOr<TileLoops> findTileLoops(gpu::GPUFuncOp kernel,
   return loops;
 }
 
+/// `index` (below 2^32: a head, block or tile count or index) as an i32.
+/// The producer's 24 registers and the computing side's 240 hold no
+/// 64-bit counters (each spilled there).
+Value toI32(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+}
+
 /// The query loop's trip count: max(end - start, 0).
 Value tripCount(ImplicitLocOpBuilder &b, Value start, Value end) {
   Value zero = arith::ConstantIndexOp::create(b, 0);
@@ -170,6 +177,7 @@ Value ringIterationOf(ImplicitLocOpBuilder &b, Value head, Value headFirst,
   return arith::AddIOp::create(b, arith::MulIOp::create(b, headIndex, count),
                                within);
 }
+
 /// ringIterationOf in the computing side's loops `heads` (or null) and
 /// `tiles`.
 Value ringIterationIn(ImplicitLocOpBuilder &b, scf::ForOp heads, Value count,
@@ -273,10 +281,9 @@ Operation *copyInLoop(const RingedStream &stream, scf::ForOp tiles) {
 /// registers.
 std::pair<scf::ForOp, Value> narrowLoop(ImplicitLocOpBuilder &b, Value first,
                                         Value end, Value step) {
-  auto narrow = [&](Value index) -> Value {
-    return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
-  };
-  auto loop = scf::ForOp::create(b, narrow(first), narrow(end), narrow(step));
+  Location loc = b.getLoc();
+  auto loop = scf::ForOp::create(b, toI32(b, loc, first), toI32(b, loc, end),
+                                 toI32(b, loc, step));
   b.setInsertionPointToStart(loop.getBody());
   Value index =
       arith::IndexCastUIOp::create(b, b.getIndexType(), loop.getInductionVar());
@@ -357,15 +364,12 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
 /// its body reading the induction variable through an index cast.
 void narrowInductionVariable(scf::ForOp loop) {
   OpBuilder b(loop);
-  Type i32 = b.getI32Type();
-  auto narrow = [&](Value index) -> Value {
-    return arith::IndexCastUIOp::create(b, loop.getLoc(), i32, index);
-  };
-  loop.getLowerBoundMutable().assign(narrow(loop.getLowerBound()));
-  loop.getUpperBoundMutable().assign(narrow(loop.getUpperBound()));
-  loop.getStepMutable().assign(narrow(loop.getStep()));
+  Location loc = loop.getLoc();
+  loop.getLowerBoundMutable().assign(toI32(b, loc, loop.getLowerBound()));
+  loop.getUpperBoundMutable().assign(toI32(b, loc, loop.getUpperBound()));
+  loop.getStepMutable().assign(toI32(b, loc, loop.getStep()));
   Value iv = loop.getInductionVar();
-  iv.setType(i32);
+  iv.setType(b.getI32Type());
   b.setInsertionPointToStart(loop.getBody());
   auto index =
       arith::IndexCastUIOp::create(b, loop.getLoc(), b.getIndexType(), iv);
@@ -413,6 +417,7 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
   }
   return success();
 }
+
 /// Rewrites the index divisions before `split` (head counts and block
 /// indices, all below 2^32) as 32-bit ones. A 64-bit division is ptxas's
 /// 64-bit slow path, a subroutine whose registers and quotients stayed live
@@ -425,13 +430,11 @@ void narrowDivisionsBefore(Operation *split) {
         !op.getResult(0).getType().isIndex())
       continue;
     rewriter.setInsertionPoint(&op);
-    Type i32 = rewriter.getI32Type();
-    auto narrow = [&](Value operand) -> Value {
-      return arith::IndexCastUIOp::create(rewriter, op.getLoc(), i32, operand);
-    };
-    OperationState state(op.getLoc(), op.getName(),
-                         {narrow(op.getOperand(0)), narrow(op.getOperand(1))},
-                         {i32});
+    Location loc = op.getLoc();
+    OperationState state(loc, op.getName(),
+                         {toI32(rewriter, loc, op.getOperand(0)),
+                          toI32(rewriter, loc, op.getOperand(1))},
+                         {rewriter.getI32Type()});
     Value narrowed = rewriter.create(state)->getResult(0);
     rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
         &op, rewriter.getIndexType(), narrowed);
@@ -524,7 +527,8 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
   // The split: producer threads after the computing ones, which take all
   // the registers setmaxnreg can give (240: 128 keys x 64 queries at
   // head_dim 128 spilled 12 bytes at 232). The walkers fit in 24 with their
-  // row positions 32-bit (AsyncRing.cpp) and the divisions narrowed above.
+  // row positions (AsyncRing.cpp), the divisions above and the loops
+  // 32-bit.
   scf::IfOp roles = splitByRole(b, split, computeThreads, kRegisters);
   b.setInsertionPoint(roles.thenBlock()->getTerminator());
   if (failed(buildProducer(b, roles, computeThreads, *loops, streams, pass)))
