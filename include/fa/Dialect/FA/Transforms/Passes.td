@@ -310,12 +310,16 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
 
     The backward's dK/dV kernel (`warp_specialize = true` in the backward's
     fa.tile applies to it alone; wgmma, two computing warpgroups, two
-    stages) is split the same way around its query loop: the producer's
-    first warp walks the computing side's loop nest (the group's query
-    heads, then the query tiles, same bounds) and fills four rings, Q and dO
-    by TMA (its first lane; parameters `q_tma`, `dout_tma`) and the tile's
-    lse and delta rows by cp.async (every lane, `fa.ring_produce_rows`: rows
-    of any length, which no tensor map describes). Query tile j of the
+    stages) is split the same way around its query loop: each of the
+    producer's four warps walks the computing side's loop nest (the group's
+    query heads, then the query tiles, same bounds) for one ring, Q and dO
+    by TMA (the warp's first lane; parameters `q_tma`, `dout_tma`), the
+    tile's lse and delta rows by cp.async (every lane,
+    `fa.ring_produce_rows`: rows of any length, which no tensor map
+    describes). setmaxnreg gives the producer 24 registers and the computing
+    warpgroups 240; the kernel's head and block divisions and both sides'
+    loop counters become 32-bit, without which 128 keys x 64 queries at
+    head_dim 128 spilled on one side or the other. Query tile j of the
     group's head h is ring iteration h * n + (j - first), n the query loop's
     trip count. Both products reading a slot must complete before it goes
     back, and the accumulating one (dK += dS^T Q, dV += P^T dO) is waited
