@@ -116,8 +116,8 @@ func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memr
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
 // CHECK: %[[FIRST:.*]] = arith.divui %{{.*}}, %c32 : index
 // CHECK-NEXT: %[[END:.*]] = arith.ceildivui
-// CHECK: %[[END32:.*]] = arith.index_castui %[[END]] : index to i32
-// CHECK-NEXT: %[[FIRST32:.*]] = arith.index_castui %[[FIRST]] : index to i32
+// CHECK: %[[FIRST32:.*]] = arith.index_castui %[[FIRST]] : index to i32
+// CHECK-NEXT: %[[END32:.*]] = arith.index_castui %[[END]] : index to i32
 // CHECK-NEXT: scf.for %[[J32:[^ ]*]] = %[[FIRST32]] to %[[END32]] step %{{.*}} : i32 {
 // CHECK-NEXT: %[[J:.*]] = arith.index_castui %[[J32]] : i32 to index
 // CHECK-NEXT: arith.subi %[[J]], %[[FIRST]]

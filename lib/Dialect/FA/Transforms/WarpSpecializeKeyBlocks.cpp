@@ -165,27 +165,18 @@ Value tripCount(ImplicitLocOpBuilder &b, Value start, Value end) {
 }
 
 /// The ring iteration of query tile `tile` of the head at `head` (null
-/// without a loop over heads, which runs from `headFirst` by `headStep`):
-/// ((head - headFirst) / headStep) * count + (tile - start).
-Value ringIterationOf(ImplicitLocOpBuilder &b, Value head, Value headFirst,
-                      Value headStep, Value count, Value tile, Value start) {
+/// without a loop over heads): ((head - first) / step) * count + (tile -
+/// start).
+Value ringIterationOf(ImplicitLocOpBuilder &b, scf::ForOp heads, Value head,
+                      Value count, Value tile, Value start) {
   Value within = arith::SubIOp::create(b, tile, start);
-  if (!head)
+  if (!heads)
     return within;
   Value headIndex = arith::DivUIOp::create(
-      b, arith::SubIOp::create(b, head, headFirst), headStep);
+      b, arith::SubIOp::create(b, head, heads.getLowerBound()),
+      heads.getStep());
   return arith::AddIOp::create(b, arith::MulIOp::create(b, headIndex, count),
                                within);
-}
-
-/// ringIterationOf in the computing side's loops `heads` (or null) and
-/// `tiles`.
-Value ringIterationIn(ImplicitLocOpBuilder &b, scf::ForOp heads, Value count,
-                      Value tile, Value start) {
-  if (!heads)
-    return ringIterationOf(b, Value(), Value(), Value(), count, tile, start);
-  return ringIterationOf(b, heads.getInductionVar(), heads.getLowerBound(),
-                         heads.getStep(), count, tile, start);
 }
 
 /// Releases iteration `iteration` of every ring, once per warp.
@@ -203,10 +194,11 @@ void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
   Value start = tiles.getLowerBound();
   b.setInsertionPoint(loops.heads ? loops.heads : tiles);
   Value count = tripCount(b, start, tiles.getUpperBound());
+  Value head = loops.heads ? loops.heads.getInductionVar() : Value();
 
   b.setInsertionPointToStart(tiles.getBody());
-  Value iteration =
-      ringIterationIn(b, loops.heads, count, tiles.getInductionVar(), start);
+  Value iteration = ringIterationOf(b, loops.heads, head, count,
+                                    tiles.getInductionVar(), start);
   for (const RingedStream &stream : streams) {
     for (memref::SubViewOp slot : readSlots(stream)) {
       OpBuilder::InsertionGuard guard(b);
@@ -230,8 +222,8 @@ void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
 
   b.setInsertionPointAfter(tiles);
   Value one = arith::ConstantIndexOp::create(b, 1);
-  Value last = ringIterationIn(
-      b, loops.heads, count,
+  Value last = ringIterationOf(
+      b, loops.heads, head, count,
       arith::SubIOp::create(b, arith::AddIOp::create(b, start, count), one),
       start);
   Value walked = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, count,
@@ -274,20 +266,22 @@ Operation *copyInLoop(const RingedStream &stream, scf::ForOp tiles) {
   return nullptr;
 }
 
-/// A producer loop from `first` to `end` by `step` (index values below 2^32)
-/// on 32-bit bounds, at the insertion point, which moves to the start of its
-/// body; returns the loop and its induction variable as an index. The
-/// walkers' 64-bit bounds and counters spilled at the producer's 24
-/// registers.
-std::pair<scf::ForOp, Value> narrowLoop(ImplicitLocOpBuilder &b, Value first,
-                                        Value end, Value step) {
-  Location loc = b.getLoc();
-  auto loop = scf::ForOp::create(b, toI32(b, loc, first), toI32(b, loc, end),
-                                 toI32(b, loc, step));
+/// Rewrites `loop` (index bounds below 2^32) in place onto 32-bit bounds,
+/// its body reading the induction variable through an index cast. Both
+/// sides' loops get it once they are built (the computing side's after the
+/// producer has cloned their bounds).
+void narrowInductionVariable(scf::ForOp loop) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  loop.getLowerBoundMutable().assign(toI32(b, loc, loop.getLowerBound()));
+  loop.getUpperBoundMutable().assign(toI32(b, loc, loop.getUpperBound()));
+  loop.getStepMutable().assign(toI32(b, loc, loop.getStep()));
+  Value iv = loop.getInductionVar();
+  iv.setType(b.getI32Type());
   b.setInsertionPointToStart(loop.getBody());
-  Value index =
-      arith::IndexCastUIOp::create(b, b.getIndexType(), loop.getInductionVar());
-  return {loop, index};
+  auto index =
+      arith::IndexCastUIOp::create(b, loop.getLoc(), b.getIndexType(), iv);
+  iv.replaceAllUsesExcept(index, index);
 }
 
 /// One producer role at the insertion point: walks the loop nest `loops`
@@ -302,7 +296,7 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
   auto mapped = [&](Value value) {
     return producerValue(b, value, mapping, roles);
   };
-  Value head, headFirst, headStep;
+  Value head;
   scf::ForOp heads;
   if (loops.heads) {
     FailureOr<Value> first = mapped(loops.heads.getLowerBound());
@@ -311,10 +305,10 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
     if (failed(first) || failed(end) || failed(step))
       return emitPassError(loops.heads, pass)
              << "cannot compute the loop over query heads in the producer";
-    std::tie(heads, head) = narrowLoop(b, *first, *end, *step);
-    headFirst = *first;
-    headStep = *step;
+    heads = scf::ForOp::create(b, *first, *end, *step);
+    head = heads.getInductionVar();
     mapping.map(loops.heads.getInductionVar(), head);
+    b.setInsertionPointToStart(heads.getBody());
   }
   FailureOr<Value> start = mapped(loops.tiles.getLowerBound());
   FailureOr<Value> end = mapped(loops.tiles.getUpperBound());
@@ -323,9 +317,10 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
            << "cannot compute the query tiles' range in the producer";
   Value count = tripCount(b, *start, *end);
   Value one = arith::ConstantIndexOp::create(b, 1);
-  auto [tiles, tile] = narrowLoop(b, *start, *end, one);
-  Value iteration =
-      ringIterationOf(b, head, headFirst, headStep, count, tile, *start);
+  auto tiles = scf::ForOp::create(b, *start, *end, one);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value tile = tiles.getInductionVar();
+  Value iteration = ringIterationOf(b, heads, head, count, tile, *start);
   mapping.map(loops.tiles.getInductionVar(), tile);
   for (const RingedStream *stream : streams) {
     Operation *copy = copyInLoop(*stream, loops.tiles);
@@ -357,23 +352,12 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
     coordinates.push_back(arith::ConstantIndexOp::create(b, 0));
     RingProduceOp::create(b, stream->ring, iteration, stream->map, coordinates);
   }
+  // 32-bit counters: the walkers' 64-bit bounds and counters spilled at the
+  // producer's 24 registers.
+  narrowInductionVariable(tiles);
+  if (heads)
+    narrowInductionVariable(heads);
   return success();
-}
-
-/// Rewrites `loop` (index bounds below 2^32) in place onto 32-bit bounds,
-/// its body reading the induction variable through an index cast.
-void narrowInductionVariable(scf::ForOp loop) {
-  OpBuilder b(loop);
-  Location loc = loop.getLoc();
-  loop.getLowerBoundMutable().assign(toI32(b, loc, loop.getLowerBound()));
-  loop.getUpperBoundMutable().assign(toI32(b, loc, loop.getUpperBound()));
-  loop.getStepMutable().assign(toI32(b, loc, loop.getStep()));
-  Value iv = loop.getInductionVar();
-  iv.setType(b.getI32Type());
-  b.setInsertionPointToStart(loop.getBody());
-  auto index =
-      arith::IndexCastUIOp::create(b, loop.getLoc(), b.getIndexType(), iv);
-  iv.replaceAllUsesExcept(index, index);
 }
 
 /// The producer warpgroup: warp w walks the tiles for stream w alone, the
