@@ -52,14 +52,16 @@ LogicalResult mlir::fa::buildFAToPTXPipeline(
       givenTileOptions(options) + "chip=" + options.chip.getValue();
   // Named variants become the regions the tiling compiles.
   pm.addPass(createFAExpandAttentionVariants());
-  auto addTiling = [&](std::unique_ptr<Pass> pass) {
-    if (failed(pass->initializeOptions(tileOptions, errorHandler)))
+  auto addTiling = [&](std::unique_ptr<Pass> pass, StringRef extra = "") {
+    if (failed(
+            pass->initializeOptions(tileOptions + extra.str(), errorHandler)))
       return failure();
     pm.addPass(std::move(pass));
     return success();
   };
   if (failed(addTiling(createFATileAttention())) ||
-      failed(addTiling(createFATileAttentionGrad())))
+      failed(addTiling(createFATileAttentionGrad(),
+                       options.fuseDq ? " fuse-dq=1" : "")))
     return failure();
   pm.addPass(createFATileLayerNorm());
   OpPassManager &tiles = pm.nest<gpu::GPUModuleOp>();

@@ -26,6 +26,11 @@ struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
       llvm::cl::desc("Buffers per tile the attention loops copy into (left "
                      "out: 1 forward, 2 backward)"),
       llvm::cl::init(1)};
+  PassOptions::Option<bool> fuseDq{
+      *this, "fuse-dq",
+      llvm::cl::desc("Compute dQ in the backward's dK/dV kernel where it can "
+                     "(fa-tile-attention-grad fuse-dq)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target GPU, sm_80 and later (an unsupported one is "

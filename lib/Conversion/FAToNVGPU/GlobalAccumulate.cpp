@@ -39,6 +39,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -104,9 +105,40 @@ void onThreadZero(ImplicitLocOpBuilder &b, function_ref<void()> body) {
   body();
 }
 
+/// Where lane 0 of the warp runs `body` (the warp's other lanes skip it).
+void onLaneZero(ImplicitLocOpBuilder &b, function_ref<void()> body) {
+  Value isFirst = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      gpu::LaneIdOp::create(b, /*upperBound=*/nullptr), index(b, 0));
+  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+/// bar.warp.sync over the whole warp: it orders the lanes' memory accesses
+/// as the block barrier orders the block's.
+void syncWarp(ImplicitLocOpBuilder &b) {
+  NVVM::SyncWarpOp::create(b, arith::ConstantIntOp::create(b, -1, 32));
+}
+
 /// How fa.accumulate_tile writes the workspace: adds, or (the first
 /// contributor of an `overwrite`) plain stores.
 enum class TileUpdate { Add, Store };
+
+/// `update(Store)` where `first` (an i1 the same for every thread) holds,
+/// else `update(Add)`; always adds without `first`.
+void storeFirstElseAdd(ImplicitLocOpBuilder &b, Value first,
+                       function_ref<void(TileUpdate)> update) {
+  if (!first)
+    return update(TileUpdate::Add);
+  auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  update(TileUpdate::Store);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  update(TileUpdate::Add);
+}
 
 /// One f32 added at `address`: an atomicrmw fadd whose result is unused,
 /// relaxed at gpu scope (atom.global.add.f32, which ptxas turns into a
@@ -272,17 +304,8 @@ struct ConvertAccumulateTile : KernelPattern<AccumulateTileOp> {
       else
         accumulation.rowsDown(update);
     };
-    if (Value first = adaptor.getFirst()) {
-      // %first is uniform over the block: the branch does not diverge.
-      auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      accumulate(TileUpdate::Store);
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      accumulate(TileUpdate::Add);
-    } else {
-      accumulate(TileUpdate::Add);
-    }
+    // %first is uniform over the block: the branch does not diverge.
+    storeFirstElseAdd(b, adaptor.getFirst(), accumulate);
     rewriter.eraseOp(op);
     return success();
   }
@@ -308,7 +331,8 @@ struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
     Value expected = adaptor.getExpected();
     if (expected.getType().isIndex())
       expected = arith::IndexCastOp::create(b, b.getI32Type(), expected);
-    onThreadZero(b, [&] {
+    auto spinner = op.getWarp() ? onLaneZero : onThreadZero;
+    spinner(b, [&] {
       Value address = counterAddress(b, adaptor);
       auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
       OpBuilder::InsertionGuard guard(b);
@@ -324,12 +348,17 @@ struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
       b.createBlock(&spin.getAfter());
       scf::YieldOp::create(b);
     });
-    rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
+    if (op.getWarp())
+      syncWarp(b);
+    else
+      gpu::BarrierOp::create(b);
+    rewriter.eraseOp(op);
     return success();
   }
 };
 
-/// The block barrier, then thread 0's release increment of the counter.
+/// The block barrier, then thread 0's release increment of the counter
+/// (with `warp`: the warp's, then lane 0's).
 struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -337,8 +366,12 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
   matchAndRewrite(OrderedSignalOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    gpu::BarrierOp::create(b);
-    onThreadZero(b, [&] {
+    if (op.getWarp())
+      syncWarp(b);
+    else
+      gpu::BarrierOp::create(b);
+    auto incrementer = op.getWarp() ? onLaneZero : onThreadZero;
+    incrementer(b, [&] {
       Value address = counterAddress(b, adaptor);
       // fence.acq_rel.gpu: releases the block's accesses (see the top).
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, kDeviceScope);
@@ -347,6 +380,162 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
                                 LLVM::AtomicOrdering::monotonic, kDeviceScope,
                                 /*alignment=*/4);
     });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Each lane's elements of the tile into the shared buffer, at [i, j] (or
+/// [j, i] transposed); the buffer's rows may be padded.
+struct ConvertStageAccumulator : KernelPattern<StageAccumulatorOp> {
+  using KernelPattern::KernelPattern;
+
+  LogicalResult
+  matchAndRewrite(StageAccumulatorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (adaptor.getValue().getType() == op.getValue().getType())
+      return op.emitOpError()
+             << "expects value rows (" << op.getValue().getType().getDimSize(0)
+             << ") to be the kernel's block rows (the accumulator layout)";
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value share = adaptor.getValue();
+    int64_t columns = op.getValue().getType().getDimSize(1);
+    int64_t blocksPerRow = columns / kColsPerBlock;
+    int64_t rowBlocks = rowBlocksOf(share.getType(), columns);
+    Lane lane = laneOf(b, rowBlocks);
+    Value buffer = adaptor.getBuffer();
+    for (int64_t m = 0; m < rowBlocks; ++m) {
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = laneRow(b, lane, index(b, 0), m, h);
+        for (int64_t n = 0; n < blocksPerRow; ++n) {
+          Value column = arith::AddIOp::create(b, lane.pairColumn,
+                                               index(b, kColsPerBlock * n));
+          Value block = vector::ExtractOp::create(
+              b, share, ArrayRef<int64_t>{m * blocksPerRow + n});
+          if (!op.getTransposed()) {
+            Value pair = vector::ExtractStridedSliceOp::create(
+                b, block, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2},
+                ArrayRef<int64_t>{1});
+            vector::StoreOp::create(b, pair, buffer, ValueRange{row, column});
+            continue;
+          }
+          // Transposed, a lane's two columns are two rows of the buffer.
+          for (int64_t e = 0; e < 2; ++e) {
+            Value element = vector::ExtractOp::create(
+                b, block, ArrayRef<int64_t>{2 * h + e});
+            Value bufferRow = arith::AddIOp::create(b, column, index(b, e));
+            memref::StoreOp::create(b, element, buffer,
+                                    ValueRange{bufferRow, row});
+          }
+        }
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// One bulk TMA transfer of `bytes` from shared `source` (a 32-bit shared
+/// address) to global `dest`: `instruction` is cp.async.bulk's store or
+/// cp.reduce.async.bulk's add. Inline PTX: MLIR 22's NVVM dialect has the
+/// store (nvvm.cp.async.bulk.global.shared.cta) but no non-tensor reduction.
+void bulkToGlobal(ImplicitLocOpBuilder &b, StringRef instruction, Value dest,
+                  Value source, Value bytes) {
+  LLVM::InlineAsmOp::create(
+      b, /*res=*/Type(), ValueRange{dest, source, bytes},
+      (instruction + " [$0], [$1], $2;").str(), "l,r,r,~{memory}",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+}
+
+/// The 32-bit shared-memory address of `buffer[row, 0]` (a row-major
+/// workgroup buffer).
+Value sharedRowAddress(ImplicitLocOpBuilder &b, Value buffer, Value row) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
+  Value offset = arith::MulIOp::create(
+      b, row, index(b, type.getDimSize(1) * type.getElementTypeBitWidth() / 8));
+  return arith::IndexCastUIOp::create(b, b.getI32Type(),
+                                      arith::AddIOp::create(b, base, offset));
+}
+
+/// Lane l moves rows l, l + 32, ... (those inside the workspace) by bulk
+/// TMA, then waits until its transfers have read the buffer (see the op).
+struct ConvertAccumulateRowsAsync : KernelPattern<AccumulateRowsAsyncOp> {
+  using KernelPattern::KernelPattern;
+
+  LogicalResult
+  matchAndRewrite(AccumulateRowsAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    MLIRContext *context = b.getContext();
+    auto proxyFence = [&](NVVM::ProxyKind kind,
+                          std::optional<NVVM::SharedSpace> space) {
+      NVVM::FenceProxyOp::create(
+          b, NVVM::ProxyKindAttr::get(context, kind),
+          space ? NVVM::SharedSpaceAttr::get(context, *space)
+                : NVVM::SharedSpaceAttr());
+    };
+    proxyFence(NVVM::ProxyKind::async_shared, NVVM::SharedSpace::shared_cta);
+    // After the turn's acquire: the TMA's accesses come after it.
+    proxyFence(NVVM::ProxyKind::async_global, std::nullopt);
+
+    MemRefType bufferType = op.getBuffer().getType();
+    int64_t headDim = op.getAccum().getType().getDimSize(3);
+    Value bytes = arith::ConstantIntOp::create(b, headDim * 4, 32);
+    GlobalView accum = globalViewOf(b, adaptor.getAccum());
+    Value seq = memref::DimOp::create(b, adaptor.getAccum(), 2);
+    Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
+    auto transfer = [&](StringRef instruction) {
+      for (int64_t r0 = 0; r0 < bufferType.getDimSize(0);
+           r0 += kThreadsPerWarp) {
+        Value row = arith::AddIOp::create(b, lane, index(b, r0));
+        Value position = arith::AddIOp::create(b, adaptor.getRow(), row);
+        Value inside = arith::AndIOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                  index(b, bufferType.getDimSize(0))),
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq));
+        auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value dest =
+            elementAddress(b, accum,
+                           ValueRange{adaptor.getBatch(), adaptor.getHead(),
+                                      position, index(b, 0)});
+        bulkToGlobal(b, instruction, dest,
+                     sharedRowAddress(b, adaptor.getBuffer(), row), bytes);
+      }
+    };
+    // %first is uniform over the warp: the branch does not diverge.
+    storeFirstElseAdd(b, adaptor.getFirst(), [&](TileUpdate update) {
+      transfer(update == TileUpdate::Store
+                   ? "cp.async.bulk.global.shared::cta.bulk_group"
+                   : "cp.reduce.async.bulk.global.shared::cta.bulk_group."
+                     "add.f32");
+    });
+    NVVM::CpAsyncBulkCommitGroupOp::create(b);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0, b.getUnitAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The lane's bulk groups complete, then the async-to-generic proxy fence.
+struct ConvertWaitRowsAsync : OpConversionPattern<WaitRowsAsyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WaitRowsAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0, /*read=*/nullptr);
+    NVVM::FenceProxyOp::create(
+        b,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_global),
+        NVVM::SharedSpaceAttr());
     rewriter.eraseOp(op);
     return success();
   }
@@ -370,6 +559,8 @@ void mlir::fa::populateGlobalAccumulatePatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     const FAToNVGPUPatternOptions &options) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<ConvertAccumulateTile>(converter, context, options);
-  patterns.add<ConvertOrderedWait, ConvertOrderedSignal>(converter, context);
+  patterns.add<ConvertAccumulateTile, ConvertStageAccumulator,
+               ConvertAccumulateRowsAsync>(converter, context, options);
+  patterns.add<ConvertOrderedWait, ConvertOrderedSignal, ConvertWaitRowsAsync>(
+      converter, context);
 }

@@ -181,3 +181,97 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A writer warp's turns (warp): lane 0 spins and increments; bar.warp.sync
+// stands for the block barrier on both sides.
+// CHECK-LABEL: gpu.func @warp_turns
+// CHECK: %[[LANE:.*]] = gpu.lane_id
+// CHECK: %[[LANE0:.*]] = arith.cmpi eq, %[[LANE]], %c0 : index
+// CHECK: scf.if %[[LANE0]] {
+// CHECK: scf.while
+// CHECK: llvm.load %{{.*}} atomic syncscope("device") acquire
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.if %[[LANE0]] {
+// CHECK: llvm.fence syncscope("device") release
+// CHECK-NEXT: llvm.atomicrmw add
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+gpu.module @m {
+  gpu.func @warp_turns(%c: memref<?x?x?xi32>, %b: index, %h: index, %t: index, %k: index) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
+    fa.ordered_wait %c[%b, %h, %t] equals %k warp : memref<?x?x?xi32>, index
+    fa.ordered_signal %c[%b, %h, %t] warp : memref<?x?x?xi32>
+    gpu.return
+  }
+}
+
+// -----
+
+// Staging a transposed accumulator (64 rows down, 64 across, 4 warps): the
+// lane's element (row r, column c) goes to buffer[c, r], one f32 store
+// each: 2 rows x 8 blocks x 2 columns = 32 stores.
+// CHECK-LABEL: gpu.func @stage_transposed
+// CHECK-COUNT-32: memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}] : memref<64x68xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: memref.store
+// CHECK: gpu.return
+gpu.module @m {
+  gpu.func @stage_transposed(%src: memref<?x?x?x64xf32>, %buf: memref<64x68xf32, #gpu.address_space<workgroup>>, %b: index) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
+    %dq = fa.load_tile %src[%b, %b, %b] : memref<?x?x?x64xf32> -> vector<64x64xf32>
+    fa.stage_accumulator %dq, %buf transposed : vector<64x64xf32>, memref<64x68xf32, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// Untransposed, a lane's two adjacent columns are one vector<2xf32> store.
+// CHECK-LABEL: gpu.func @stage_rows
+// CHECK-COUNT-16: vector.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}] : memref<64x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: vector.store
+gpu.module @m {
+  gpu.func @stage_rows(%src: memref<?x?x?x64xf32>, %buf: memref<64x64xf32, #gpu.address_space<workgroup>>, %b: index) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
+    %dq = fa.load_tile %src[%b, %b, %b] : memref<?x?x?x64xf32> -> vector<64x64xf32>
+    fa.stage_accumulator %dq, %buf : vector<64x64xf32>, memref<64x64xf32, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// The writer's rows (64 rows of 128 f32, padded to 132): after the proxy
+// fences, lane l moves rows l and l + 32 where they lie inside the
+// workspace, each one bulk transfer of 512 bytes from the row's shared
+// address (row * 528 bytes on) to accum[b, h, row0 + r, 0]: a store for the
+// first contributor, else a reduce-add; then commit and wait for the reads.
+// fa.wait_rows_async waits for the writes and fences.
+// CHECK-LABEL: gpu.func @rows_by_tma
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+// CHECK: %[[SEQ:.*]] = memref.dim %arg1, %c2
+// CHECK: %[[LANE:.*]] = gpu.lane_id
+// CHECK: scf.if %arg5 {
+// CHECK: %[[POS:.*]] = arith.addi %arg4, %[[LANE]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[POS]], %[[SEQ]] : index
+// CHECK: %[[BOTH:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
+// CHECK: scf.if %[[BOTH]] {
+// CHECK: memref.extract_aligned_pointer_as_index %arg0
+// CHECK: arith.muli %[[LANE]], %c528 : index
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", "l,r,r,~{memory}" %{{.*}}, %{{.*}}, %c512_i32 : (!llvm.ptr<1>, i32, i32) -> ()
+// CHECK: llvm.inline_asm {{.*}}"cp.async.bulk.global.shared::cta.bulk_group
+// CHECK: } else {
+// CHECK-COUNT-2: llvm.inline_asm {{.*}}"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;"
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+// CHECK-NEXT: gpu.return
+gpu.module @m {
+  gpu.func @rows_by_tma(%buf: memref<64x132xf32, #gpu.address_space<workgroup>>, %acc: memref<?x?x?x128xf32>, %b: index, %h: index, %r: index, %first: i1) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
+    fa.accumulate_rows_async %buf, %acc[%b, %h, %r] overwrite(%first) : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
+    fa.wait_rows_async
+    gpu.return
+  }
+}

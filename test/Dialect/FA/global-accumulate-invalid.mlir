@@ -112,3 +112,56 @@ func.func @signal_in_producer_branch(%c: memref<?x?x?xi32>, %i: index, %producer
   } {fa.warp_roles}
   return
 }
+
+// -----
+
+func.func @stage_into_global(%v: vector<128x64xf32>, %buf: memref<64x132xf32>) {
+  // expected-error @+1 {{expects buffer in the workgroup (shared) address space}}
+  fa.stage_accumulator %v, %buf transposed : vector<128x64xf32>, memref<64x132xf32>
+  return
+}
+
+// -----
+
+// Transposed, the 128 x 64 tile needs 64 rows of 128.
+func.func @stage_too_small(%v: vector<128x64xf32>, %buf: memref<64x100xf32, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{expects a buffer of at least 64 x 128 to hold the transposed tile, got 64 x 100}}
+  fa.stage_accumulator %v, %buf transposed : vector<128x64xf32>, memref<64x100xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @rows_from_global(%buf: memref<64x132xf32>, %acc: memref<?x?x?x128xf32>, %i: index) {
+  // expected-error @+1 {{expects buffer in the workgroup (shared) address space}}
+  fa.accumulate_rows_async %buf, %acc[%i, %i, %i] : memref<64x132xf32>, memref<?x?x?x128xf32>
+  return
+}
+
+// -----
+
+// TMA's bulk copies move whole 16-byte units: rows of a multiple of 4 f32.
+func.func @rows_unaligned(%buf: memref<64x130xf32, #gpu.address_space<workgroup>>, %acc: memref<?x?x?x128xf32>, %i: index) {
+  // expected-error @+1 {{expects a row-major buffer with static rows of at least head_dim (128) values, 16-byte aligned (a multiple of 4)}}
+  fa.accumulate_rows_async %buf, %acc[%i, %i, %i] : memref<64x130xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
+  return
+}
+
+// -----
+
+func.func @rows_dynamic_head_dim(%buf: memref<64x132xf32, #gpu.address_space<workgroup>>, %acc: memref<?x?x?x?xf32>, %i: index) {
+  // expected-error @+1 {{expects accum's head_dim static and a multiple of 4 (16-byte rows for TMA)}}
+  fa.accumulate_rows_async %buf, %acc[%i, %i, %i] : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x?xf32>
+  return
+}
+
+// -----
+
+// The producer warps hold no accumulator to stage.
+func.func @stage_in_producer_branch(%v: vector<128x64xf32>, %buf: memref<64x132xf32, #gpu.address_space<workgroup>>, %producer: i1) {
+  scf.if %producer {
+    // expected-error @+1 {{must not be in the producer branch of a warp-specialised kernel}}
+    fa.stage_accumulator %v, %buf transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+  } {fa.warp_roles}
+  return
+}

@@ -32,3 +32,38 @@ func.func @dynamic_head_dim(%dqt: vector<64x32xf32>, %acc: memref<?x?x?x?xf32>, 
   fa.accumulate_tile %dqt, %acc[%i, %i, %i] transposed : vector<64x32xf32>, memref<?x?x?x?xf32>
   return
 }
+
+// A dQ writer warp's hand-over: the computing warpgroups stage dQ^T
+// transposed in a padded f32 buffer; the writer warp takes its turn (warp),
+// adds the staged rows by TMA (the first contributor stores), waits for
+// the adds, and passes the turn on (warp).
+// CHECK-LABEL: func @writer_warp
+// CHECK-SAME: (%[[DQT:.*]]: vector<128x64xf32>, %[[BUF:.*]]: memref<64x132xf32, #gpu.address_space<workgroup>>, %[[ACC:.*]]: memref<?x?x?x128xf32>, %[[CNT:.*]]: memref<?x?x?xi32>, %[[I:.*]]: index, %[[FIRST:.*]]: i1)
+func.func @writer_warp(%dqt: vector<128x64xf32>,
+                       %staged: memref<64x132xf32, #gpu.address_space<workgroup>>,
+                       %acc: memref<?x?x?x128xf32>, %counters: memref<?x?x?xi32>,
+                       %i: index, %first: i1) {
+  // CHECK: fa.stage_accumulator %[[DQT]], %[[BUF]] transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+  fa.stage_accumulator %dqt, %staged transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+  // CHECK: fa.ordered_wait %[[CNT]][%[[I]], %[[I]], %[[I]]] equals %[[I]] warp : memref<?x?x?xi32>, index
+  fa.ordered_wait %counters[%i, %i, %i] equals %i warp : memref<?x?x?xi32>, index
+  // CHECK: fa.accumulate_rows_async %[[BUF]], %[[ACC]][%[[I]], %[[I]], %[[I]]] overwrite(%[[FIRST]]) : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
+  fa.accumulate_rows_async %staged, %acc[%i, %i, %i] overwrite(%first) : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
+  // CHECK: fa.wait_rows_async
+  fa.wait_rows_async
+  // CHECK: fa.ordered_signal %[[CNT]][%[[I]], %[[I]], %[[I]]] warp : memref<?x?x?xi32>
+  fa.ordered_signal %counters[%i, %i, %i] warp : memref<?x?x?xi32>
+  return
+}
+
+// A writer warp's turns may be in the producer branch.
+// CHECK-LABEL: func @warp_turns_in_producer_branch
+// CHECK: fa.ordered_wait %{{.*}} equals %{{.*}} warp
+// CHECK: fa.ordered_signal %{{.*}} warp
+func.func @warp_turns_in_producer_branch(%c: memref<?x?x?xi32>, %i: index, %producer: i1) {
+  scf.if %producer {
+    fa.ordered_wait %c[%i, %i, %i] equals %i warp : memref<?x?x?xi32>, index
+    fa.ordered_signal %c[%i, %i, %i] warp : memref<?x?x?xi32>
+  } {fa.warp_roles}
+  return
+}

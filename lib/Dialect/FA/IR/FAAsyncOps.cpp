@@ -329,10 +329,56 @@ LogicalResult AccumulateTileOp::verify() {
   return verifyNotInProducerBranch(*this);
 }
 
+// A warp's turns (`warp`) may be a writer warp's in the producer branch.
 LogicalResult OrderedWaitOp::verify() {
-  return verifyNotInProducerBranch(*this);
+  return getWarp() ? success() : verifyNotInProducerBranch(*this);
 }
 
 LogicalResult OrderedSignalOp::verify() {
+  return getWarp() ? success() : verifyNotInProducerBranch(*this);
+}
+
+/// The shape `value` has in `buffer`: its own, or transposed.
+static SmallVector<int64_t, 2> stagedShape(VectorType value, bool transposed) {
+  int64_t rows = value.getDimSize(0), cols = value.getDimSize(1);
+  if (transposed)
+    std::swap(rows, cols);
+  return {rows, cols};
+}
+
+LogicalResult StageAccumulatorOp::verify() {
+  MemRefType buffer = getBuffer().getType();
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(buffer))
+    return emitOpError(
+        "expects buffer in the workgroup (shared) address space");
+  SmallVector<int64_t, 2> shape =
+      stagedShape(getValue().getType(), getTransposed());
+  for (int dim = 0; dim < 2; ++dim)
+    if (!ShapedType::isDynamic(buffer.getDimSize(dim)) &&
+        buffer.getDimSize(dim) < shape[dim])
+      return emitOpError() << "expects a buffer of at least " << shape[0]
+                           << " x " << shape[1] << " to hold the "
+                           << (getTransposed() ? "transposed " : "")
+                           << "tile, got " << buffer.getDimSize(0) << " x "
+                           << buffer.getDimSize(1);
   return verifyNotInProducerBranch(*this);
+}
+
+LogicalResult AccumulateRowsAsyncOp::verify() {
+  MemRefType buffer = getBuffer().getType();
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(buffer))
+    return emitOpError(
+        "expects buffer in the workgroup (shared) address space");
+  int64_t headDim = getAccum().getType().getDimSize(3);
+  if (ShapedType::isDynamic(headDim) || headDim * 4 % 16 != 0)
+    return emitOpError() << "expects accum's head_dim static and a multiple "
+                            "of 4 (16-byte rows for TMA)";
+  int64_t rowLength = buffer.getDimSize(1);
+  if (ShapedType::isDynamic(rowLength) || rowLength < headDim ||
+      rowLength * 4 % 16 != 0 || !buffer.getLayout().isIdentity())
+    return emitOpError() << "expects a row-major buffer with static rows of "
+                            "at least head_dim ("
+                         << headDim
+                         << ") values, 16-byte aligned (a multiple of 4)";
+  return success();
 }

@@ -107,8 +107,8 @@ struct GradConfig {
 
   /// The dK/dV kernel (only it) warp-specialised (fa.tile `warp_specialize`):
   /// fa-warp-specialize moves its Q, dO, lse and delta copies to a producer
-  /// warp that feeds rings (WarpSpecializeKeyBlocks.cpp). Not with a fused
-  /// dQ, whose block-wide turns the producer would not take.
+  /// warp that feeds rings (WarpSpecializeKeyBlocks.cpp). With a fused dQ
+  /// a writer warp of the producer takes the turns and adds dQ by TMA.
   bool warpSpecialize = false;
 };
 
@@ -322,31 +322,60 @@ struct FusedDqTargets {
 /// one of them (the blocks of grid z 0 dV, those of z 1 dK).
 enum class DkDvPart { Both, Dv, Dk };
 
-/// Adds key block `keyBlock`'s part of query tile `j`'s dQ, dS K (up to the
-/// scale, which the attention_bwd kernel applies to the sum), into the
+/// Where a key block visits a query tile in a fused dQ's order: the tile of
+/// an iteration, and the block's turn among the tile's contributors.
+struct DqTurn {
+  Value tile;
+  /// How many key blocks add into the tile before this one.
+  Value expected;
+};
+
+/// Adds the key block's part of query tile `turn.tile`'s dQ, dS K (up to
+/// the scale, which the attention_bwd kernel applies to the sum), into the
 /// fused-dQ workspace: with dS stored in shared memory (shared.dscores,
 /// block_n x block_m), the warpgroups each take 64 rows of dQ^T = K^T dS^T
-/// from it and the staged key tile, then the block
-/// waits for the key blocks before it (counter of tile j = keyBlock), adds
-/// or, as block 0, stores, and lets the next one go. Deterministic: every
-/// element's additions happen in key-block order whatever the schedule.
-/// The blocks of one grid row launch in order of key block, so a block only
-/// ever waits for one that already runs.
+/// from it and the staged key tile, then the block waits for its turn
+/// (counter of the tile = turn.expected), adds or, first, stores, and lets
+/// the next one go. Deterministic: every element's additions happen in the
+/// same order whatever the schedule.
 void addDqPart(GradKernel &k, const DkDvBuffers &shared,
-               const FusedDqTargets &targets, Value keyBlock, Value batch,
-               Value head, Value j, Value q0) {
+               const FusedDqTargets &targets, Value batch, Value head,
+               DqTurn turn, Value q0) {
   ImplicitLocOpBuilder &b = k.b;
   const GradConfig &c = k.config;
   VectorType dqType = k.tile(k.headDim, c.blockN, k.f32());
   Value dqT = TileMatmulOp::create(b, dqType, shared.key, shared.dscores,
                                    splatConstant(b, dqType, 0.0),
                                    /*transpose_b=*/true, /*transpose_a=*/true);
-  OrderedWaitOp::create(b, targets.semaphores, batch, head, j, keyBlock);
-  Value first =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyBlock, index(b, 0));
+  OrderedWaitOp::create(b, targets.semaphores, batch, head, turn.tile,
+                        turn.expected);
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                      turn.expected, index(b, 0));
   AccumulateTileOp::create(b, dqT, targets.accum, batch, head, q0,
                            /*transposed=*/true, first);
-  OrderedSignalOp::create(b, targets.semaphores, batch, head, j);
+  OrderedSignalOp::create(b, targets.semaphores, batch, head, turn.tile);
+}
+
+/// The turn of key block `kb` (of nkb) on query tile j under a causal mask:
+/// block kb visits the tiles from its diagonal up, and tile j is visited by
+/// the blocks up to last(j) = ((j + 1) block_n - 1) / block_m, each
+/// reaching it block_m / block_n iterations after the block above. So the
+/// blocks take their turns from last(j) down: kb's is min(last(j), nkb - 1)
+/// - kb, and a block never waits for one that reaches the tile later.
+DqTurn causalTurn(ImplicitLocOpBuilder &b, Value tile, Value keyBlock,
+                  int64_t blockM, int64_t blockN) {
+  Value keyBlocks = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value lastVisitor = arith::DivUIOp::create(
+      b,
+      arith::SubIOp::create(
+          b,
+          arith::MulIOp::create(b, arith::AddIOp::create(b, tile, index(b, 1)),
+                                index(b, blockN)),
+          index(b, 1)),
+      index(b, blockM));
+  Value last = arith::MinUIOp::create(
+      b, lastVisitor, arith::SubIOp::create(b, keyBlocks, index(b, 1)));
+  return {tile, arith::SubIOp::create(b, last, keyBlock)};
 }
 
 /// The loop nest of one key tile's dK and/or dV (`part`), from staging the
@@ -378,20 +407,20 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
   Value zeroAcc = splatConstant(b, accType, 0.0);
   // The accumulators carried: {dK, dV}, or the one the part computes.
   SmallVector<Value> zeros(part == DkDvPart::Both ? 2 : 1, zeroAcc);
-  // The query tile of an iteration. A fused dQ adds the key blocks' parts
-  // into a query tile in order of key block, each waiting for the one
-  // before: every block must reach a tile at the same iteration as its
-  // predecessor, or it waits. Under a causal mask block kb visits the query
-  // tiles from kb's diagonal on, so the blocks walk them from the last one
-  // down (all start at the last tile; a block's predecessor visits every
-  // tile it does); without one every block visits every tile, in order.
-  auto queryTileOf = [&](Value iteration) -> Value {
-    if (!fusedDq || !k.causal)
-      return iteration;
-    Value last = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, numQueryTiles, firstQueryTile),
-        index(b, 1));
-    return arith::SubIOp::create(b, last, iteration);
+  // The query tile of an iteration and the block's turn there. A fused dQ
+  // adds the key blocks' parts into a query tile in a fixed order, each
+  // waiting for the one before. Under a causal mask block kb visits the
+  // query tiles from kb's diagonal on, in order, and the blocks take turns
+  // from the last key block down (causalTurn): the block before kb on a
+  // tile reached it iterations earlier. Without a mask every block visits
+  // every tile in order and the blocks take turns in key-block order, so
+  // block kb starts about kb turns late (the SM idles meanwhile).
+  auto turnOf = [&](Value iteration) -> DqTurn {
+    if (!fusedDq)
+      return {iteration, Value()};
+    if (k.causal)
+      return causalTurn(b, iteration, keyBlock, c.blockM, c.blockN);
+    return {iteration, keyBlock};
   };
 
   ValueRange sums = k.loop(
@@ -403,7 +432,8 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
         ValueRange inner = k.loop(
             firstQueryTile, numQueryTiles, acc,
             [&](Value iteration, ValueRange acc) -> SmallVector<Value> {
-              Value j = queryTileOf(iteration);
+              DqTurn turn = turnOf(iteration);
+              Value j = turn.tile;
               Value q0 = arith::MulIOp::create(b, j, index(b, c.blockN));
               StageTileOp::create(b, query, batch, head, q0, shared.query);
               StageTileOp::create(b, k.dout, batch, head, q0, shared.dout);
@@ -482,7 +512,7 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                     b, accType, dscores, shared.query, acc[0],
                     /*transpose_b=*/false, /*transpose_a=*/bool(fusedDq)));
                 if (fusedDq)
-                  addDqPart(k, shared, fusedDq, keyBlock, batch, head, j, q0);
+                  addDqPart(k, shared, fusedDq, batch, head, turn, q0);
               }
               if (withDv)
                 next.push_back(dvNew);
@@ -503,6 +533,19 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                         Value());
 }
 
+/// The key block of this dK/dV block; the grid is [key blocks, batch x kv
+/// heads] and launches x fastest. A causal fused dQ's blocks take turns
+/// from the last key block down (buildDkDvNest), and a block may only wait
+/// for blocks launched before it: there x runs the key blocks backwards.
+Value dkdvKeyBlock(ImplicitLocOpBuilder &b, bool backwards) {
+  Value x = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (!backwards)
+    return x;
+  Value lastKeyBlock = arith::SubIOp::create(
+      b, gpu::GridDimOp::create(b, gpu::Dimension::x), index(b, 1));
+  return arith::SubIOp::create(b, lastKeyBlock, x);
+}
+
 void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
                Value dk, Value dv, FusedDqTargets fusedDq) {
   ImplicitLocOpBuilder &b = k.b;
@@ -513,7 +556,7 @@ void buildDkDv(GradKernel &k, const DkDvBuffers &shared, Value lse, Value delta,
   Value group = arith::DivUIOp::create(b, heads, kvHeads);
   auto [batch, kvHead] =
       batchAndHead(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), kvHeads);
-  Value keyBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value keyBlock = dkdvKeyBlock(b, fusedDq && k.causal);
   Value key0 = arith::MulIOp::create(b, keyBlock, index(b, c.blockM));
   StageTileOp::create(b, k.key, batch, kvHead, key0, shared.key);
   auto nest = [&](DkDvPart part) {
@@ -931,10 +974,15 @@ struct FATileAttentionGradPass
     int64_t bytes = 2 * (c.blockM + c.numStages * c.blockN) * rowBytes;
     if (stagesRows)
       bytes += 2 * c.numStages * c.blockN * 4;
-    int64_t dscoresBytes =
-        c.fusedDq ? c.blockN * c.blockM * element.getIntOrFloatBitWidth() / 8
-                  : 0;
-    bytes += dscoresBytes;
+    // A fused dQ stores P and dS (block_n x block_m each); warp-specialised,
+    // its writer warp reads dQ from an f32 staging buffer of block_n rows of
+    // head_dim + 4 (WarpSpecializeKeyBlocks.cpp).
+    int64_t dscoresBytes = c.fusedDq ? 2 * c.blockN * c.blockM *
+                                           element.getIntOrFloatBitWidth() / 8
+                                     : 0;
+    int64_t stagedDqBytes =
+        c.fusedDq && c.warpSpecialize ? c.blockN * (headDim + 4) * 4 : 0;
+    bytes += dscoresBytes + stagedDqBytes;
     std::string config;
     llvm::raw_string_ostream os(config);
     os << blockMTiles << ": " << c.blockM << " x " << headDim << " " << element
@@ -944,8 +992,11 @@ struct FATileAttentionGradPass
       os << ", lse and delta: " << c.numStages << " x " << c.blockN
          << " f32 each";
     if (dscoresBytes)
-      os << ", dS for the fused dQ: " << c.blockN << " x " << c.blockM << " "
-         << element;
+      os << ", P and dS for the fused dQ: 2 x " << c.blockN << " x " << c.blockM
+         << " " << element;
+    if (stagedDqBytes)
+      os << ", dQ staged for its writer warp: " << c.blockN << " x "
+         << headDim + 4 << " f32";
     return checkSharedMemory(func, getArgument(), kernel, config, bytes, chip,
                              sharedBudget);
   }
@@ -957,7 +1008,7 @@ struct FATileAttentionGradPass
     if (failed(configs))
       return failure();
     configs->first.fusedDq =
-        fuseDq && !configs->first.warpSpecialize &&
+        fuseDq &&
         fusesDq(configs->first, queryType.getDimSize(3), !op.getMask().empty());
     if (failed(checkTileSizes(func, queryType.getElementType(),
                               queryType.getDimSize(3), configs->first,

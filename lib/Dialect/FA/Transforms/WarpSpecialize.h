@@ -40,7 +40,13 @@ constexpr RegisterSplit kRegisters = {24, 240};
 /// causal, 4 bytes); at 40 the computing warpgroups keep 232: 40 * 128 + 232
 /// * 256 = 64512.
 constexpr RegisterSplit kPersistentRegisters = {40, 232};
-static_assert(kRegisters.fitsTheBlock() && kPersistentRegisters.fitsTheBlock(),
+/// A dK/dV kernel with a dQ writer warp: its walkers (lse and delta on one
+/// warp) and the writer's turn and row addresses spilled 20 bytes at 24;
+/// the computing side, whose P and dS go to shared memory, fits in 232.
+constexpr RegisterSplit kDqWriterRegisters = {40, 232};
+static_assert(kRegisters.fitsTheBlock() &&
+                  kPersistentRegisters.fitsTheBlock() &&
+                  kDqWriterRegisters.fitsTheBlock(),
               "setmaxnreg beyond the block's registers");
 /// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
 constexpr int64_t kPanelBytes = 128;

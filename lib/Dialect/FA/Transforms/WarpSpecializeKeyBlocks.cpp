@@ -43,6 +43,13 @@ using namespace mlir::fa;
 using namespace mlir::fa::warp_specialize;
 
 namespace {
+/// f32 values after each staged dQ row: rows of head_dim + 4 words put the
+/// 8 x 4 lanes' stores of a transposed accumulator in 32 banks, and keep
+/// rows 16-byte aligned for TMA.
+constexpr int64_t kStagedRowPadding = 4;
+/// What cp.async.bulk needs of its shared-memory addresses.
+constexpr int64_t kBulkAlignment = 16;
+
 /// A tensor whose per-tile copies a ring takes over.
 struct RingedStream {
   StringRef name;
@@ -87,9 +94,6 @@ LogicalResult checkSplittable(gpu::GPUFuncOp kernel, KernelAttr entry,
   if (entry.getVariant())
     return refuse("a backward without mask or score regions (plain or "
                   "causal), whose query tiles are one loop per query head");
-  if (paramNamed(kernel, entry, "dq_accum"))
-    return refuse("an unfused dQ (fuse-dq adds block-wide turns that the "
-                  "producer warp does not take)");
   return success();
 }
 
@@ -284,14 +288,16 @@ void narrowInductionVariable(scf::ForOp loop) {
   iv.replaceAllUsesExcept(index, index);
 }
 
+/// A walker's work on one tile, built at the insertion point in its tile
+/// loop: `mapping` takes the computing side's loop variables to the
+/// walker's, `iteration` is the tile's ring iteration.
+using TileWork =
+    function_ref<LogicalResult(IRMapping &mapping, Value iteration)>;
+
 /// One producer role at the insertion point: walks the loop nest `loops`
-/// (the same bounds as the computing side) and fills the rings of `streams`
-/// with each tile, at the coordinates of the stream's copy in the query loop
-/// with its tile index mapped to the walker's.
-LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
-                               TileLoops loops,
-                               ArrayRef<const RingedStream *> streams,
-                               StringRef pass) {
+/// (the same bounds as the computing side) and does `work` on each tile.
+LogicalResult walkTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                        TileLoops loops, StringRef pass, TileWork work) {
   IRMapping mapping;
   auto mapped = [&](Value value) {
     return producerValue(b, value, mapping, roles);
@@ -322,6 +328,24 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
   Value tile = tiles.getInductionVar();
   Value iteration = ringIterationOf(b, heads, head, count, tile, *start);
   mapping.map(loops.tiles.getInductionVar(), tile);
+  if (failed(work(mapping, iteration)))
+    return failure();
+  // 32-bit counters: the walkers' 64-bit bounds and counters spilled at the
+  // producer's 24 registers.
+  narrowInductionVariable(tiles);
+  if (heads)
+    narrowInductionVariable(heads);
+  return success();
+}
+
+/// Fills the rings of `streams` with the walker's tile (ring iteration
+/// `iteration`), at the coordinates of the stream's copy in the query loop
+/// with its tile index mapped to the walker's.
+LogicalResult produceTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                          TileLoops loops,
+                          ArrayRef<const RingedStream *> streams,
+                          IRMapping &mapping, Value iteration, StringRef pass) {
+  Value tile = mapping.lookup(loops.tiles.getInductionVar());
   for (const RingedStream *stream : streams) {
     Operation *copy = copyInLoop(*stream, loops.tiles);
     auto slot = copy ? copyEnds(copy)->second.getDefiningOp<memref::SubViewOp>()
@@ -352,42 +376,187 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
     coordinates.push_back(arith::ConstantIndexOp::create(b, 0));
     RingProduceOp::create(b, stream->ring, iteration, stream->map, coordinates);
   }
-  // 32-bit counters: the walkers' 64-bit bounds and counters spilled at the
-  // producer's 24 registers.
-  narrowInductionVariable(tiles);
-  if (heads)
-    narrowInductionVariable(heads);
   return success();
 }
 
-/// The producer warpgroup: warp w walks the tiles for stream w alone, the
-/// first lane of the warp for a tile (TMA), all its lanes for rows
-/// (cp.async). Each walker then holds one stream's indices and barriers: one
-/// thread walking for all four spilled at the producer's 24 registers (24
-/// bytes, head_dim 128; two walkers, tiles and rows, 64). One switch on the
-/// warp picks the walker, so no walker keeps the warp index live (a chain of
-/// ifs kept it in two registers across the walkers and spilled them).
-LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
-                            int64_t computeThreads, TileLoops loops,
-                            ArrayRef<RingedStream> streams, StringRef pass) {
+/// Fills the rings of `streams` with each tile.
+LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                               TileLoops loops,
+                               ArrayRef<const RingedStream *> streams,
+                               StringRef pass) {
+  return walkTiles(
+      b, roles, loops, pass, [&](IRMapping &mapping, Value iteration) {
+        return produceTile(b, roles, loops, streams, mapping, iteration, pass);
+      });
+}
+
+/// A fused dQ's additions (fa-tile-attention-grad fuse-dq): in the query
+/// loop, the block waits for its turn on the query tile, adds its dQ^T into
+/// dq_accum, and passes the turn on. Warp-specialised, the computing
+/// warpgroups only stage dQ^T in `staged` and go on; a writer warp of the
+/// producer takes the turn and adds the staged rows by TMA.
+struct DqHandoff {
+  OrderedWaitOp wait;
+  AccumulateTileOp accumulate;
+  OrderedSignalOp signal;
+  /// [block_n, head_dim + 4] f32 in shared memory: dQ as rows (the
+  /// transposed tile's), padded so that the lanes' stores of a transposed
+  /// tile fall in 32 different banks.
+  Value staged;
+};
+
+/// The one op of type OpT in `body`, or null.
+template <typename OpT> OpT onlyOp(Block *body) {
+  auto ops = body->getOps<OpT>();
+  return llvm::hasSingleElement(ops) ? *ops.begin() : OpT();
+}
+
+/// The kernel's fused-dQ additions, if it has a dq_accum: one wait, add and
+/// signal, in that order, in the query loop's body.
+FailureOr<std::optional<DqHandoff>> findDqHandoff(gpu::GPUFuncOp kernel,
+                                                  KernelAttr entry,
+                                                  TileLoops loops,
+                                                  StringRef pass) {
+  if (!paramNamed(kernel, entry, "dq_accum"))
+    return std::optional<DqHandoff>();
+  Block *body = loops.tiles.getBody();
+  auto wait = onlyOp<OrderedWaitOp>(body);
+  auto accumulate = onlyOp<AccumulateTileOp>(body);
+  auto signal = onlyOp<OrderedSignalOp>(body);
+  if (!wait || !accumulate || !signal || !accumulate.getTransposed() ||
+      !wait->isBeforeInBlock(accumulate) ||
+      !accumulate->isBeforeInBlock(signal))
+    return emitPassError(loops.tiles, pass)
+           << "expects a fused dQ's one fa.ordered_wait, transposed "
+              "fa.accumulate_tile and fa.ordered_signal, in that order, in "
+              "the query loop";
+  VectorType dqT = accumulate.getValue().getType();
+  auto stagedType = MemRefType::get(
+      {dqT.getDimSize(1), dqT.getDimSize(0) + kStagedRowPadding},
+      Float32Type::get(kernel.getContext()), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(kernel.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  // TMA's bulk copies read 16-byte aligned rows.
+  Value staged = kernel.addWorkgroupAttribution(stagedType, kernel.getLoc());
+  kernel.setWorkgroupAttributionAttr(
+      kernel.getNumWorkgroupAttributions() - 1, "llvm.align",
+      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
+                       kBulkAlignment));
+  return std::optional<DqHandoff>(DqHandoff{wait, accumulate, signal, staged});
+}
+
+/// The named barriers' arrivals: the computing threads and the writer warp.
+Value handoffThreads(ImplicitLocOpBuilder &b, int64_t computeThreads) {
+  return arith::ConstantIntOp::create(b, computeThreads + kThreadsPerWarp, 32);
+}
+
+void syncOn(ImplicitLocOpBuilder &b, int32_t barrier, Value threads) {
+  NVVM::BarrierOp::create(b, TypeRange{},
+                          arith::ConstantIntOp::create(b, barrier, 32), threads,
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+void arriveOn(ImplicitLocOpBuilder &b, int32_t barrier, Value threads) {
+  NVVM::BarrierArriveOp::create(b, arith::ConstantIntOp::create(b, barrier, 32),
+                                threads);
+}
+
+/// The writer warp: before its first tile the staging buffer is free; then
+/// per tile it waits for the staged dQ and for the block's turn, adds the
+/// rows (TMA), frees the buffer once the TMA has read it, and passes the
+/// turn on once the adds are done.
+LogicalResult writeEveryDqTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                               TileLoops loops, const DqHandoff &handoff,
+                               int64_t computeThreads, StringRef pass) {
+  Value threads = handoffThreads(b, computeThreads);
+  arriveOn(b, kDqWrittenBarrierId, threads);
+  return walkTiles(
+      b, roles, loops, pass, [&](IRMapping &mapping, Value) -> LogicalResult {
+        auto mapped = [&](Value value) -> Value {
+          if (!value)
+            return value;
+          FailureOr<Value> result = producerValue(b, value, mapping, roles);
+          return succeeded(result) ? *result : Value();
+        };
+        OrderedWaitOp wait = handoff.wait;
+        AccumulateTileOp add = handoff.accumulate;
+        Value batch = mapped(wait.getBatch()), head = mapped(wait.getHead()),
+              tile = mapped(wait.getTile()),
+              expected = mapped(wait.getExpected()), row = mapped(add.getRow()),
+              first = mapped(add.getFirst()), addBatch = mapped(add.getBatch()),
+              addHead = mapped(add.getHead());
+        if (!batch || !head || !tile || !expected || !row || !addBatch ||
+            !addHead || (add.getFirst() && !first))
+          return emitPassError(wait, pass)
+                 << "cannot compute the fused dQ's turn and rows in the writer";
+        syncOn(b, kDqStagedBarrierId, threads);
+        OrderedWaitOp::create(b, wait.getCounters(), batch, head, tile,
+                              expected,
+                              /*warp=*/true);
+        AccumulateRowsAsyncOp::create(b, handoff.staged, add.getAccum(),
+                                      addBatch, addHead, row, first);
+        // The buffer is read: the computing side may stage the next tile while
+        // the TMA's adds complete.
+        arriveOn(b, kDqWrittenBarrierId, threads);
+        WaitRowsAsyncOp::create(b);
+        OrderedSignalOp::create(b, wait.getCounters(), batch, head, tile,
+                                /*warp=*/true);
+        return success();
+      });
+}
+
+/// The computing side's part of the hand-over, in place of the additions:
+/// wait until the writer has freed the buffer, stage dQ^T there (fenced for
+/// the TMA's reads) and go on.
+void stageDqTiles(DqHandoff handoff, int64_t computeThreads) {
+  AccumulateTileOp add = handoff.accumulate;
+  ImplicitLocOpBuilder b(add.getLoc(), add);
+  Value threads = handoffThreads(b, computeThreads);
+  syncOn(b, kDqWrittenBarrierId, threads);
+  StageAccumulatorOp::create(b, add.getValue(), handoff.staged,
+                             /*transposed=*/true);
+  MLIRContext *context = b.getContext();
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+  arriveOn(b, kDqStagedBarrierId, threads);
+  handoff.signal.erase();
+  add.erase();
+  handoff.wait.erase();
+}
+
+/// The producer warpgroup: warp w walks the tiles for the streams of
+/// `walkers[w]`, its first lane for tiles (TMA), all its lanes for rows
+/// (cp.async); with a fused dQ the last warp is its writer. Each walker
+/// then holds few streams' indices and barriers: one thread walking for all
+/// four spilled at the producer's 24 registers (24 bytes, head_dim 128; two
+/// walkers, tiles and rows, 64). One switch on the warp picks the walker, so
+/// no walker keeps the warp index live (a chain of ifs kept it in two
+/// registers across the walkers and spilled them).
+LogicalResult
+buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles, int64_t computeThreads,
+              TileLoops loops,
+              ArrayRef<SmallVector<const RingedStream *>> walkerStreams,
+              const std::optional<DqHandoff> &handoff, StringRef pass) {
   Value producerThread =
       arith::SubIOp::create(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x),
                             arith::ConstantIndexOp::create(b, computeThreads));
   Value warp = arith::DivUIOp::create(
       b, producerThread, arith::ConstantIndexOp::create(b, kThreadsPerWarp));
+  int64_t roleCount = walkerStreams.size() + (handoff ? 1 : 0);
   auto walkers = scf::IndexSwitchOp::create(
-      b, TypeRange(), warp,
-      llvm::to_vector(llvm::seq<int64_t>(0, streams.size())), streams.size());
+      b, TypeRange(), warp, llvm::to_vector(llvm::seq<int64_t>(0, roleCount)),
+      roleCount);
   auto emptyBlock = [&](Region &region) {
     b.setInsertionPointToEnd(&region.emplaceBlock());
     b.setInsertionPoint(scf::YieldOp::create(b));
   };
   OpBuilder::InsertionGuard guard(b);
   emptyBlock(walkers.getDefaultRegion());
-  for (auto [stream, region] :
-       llvm::zip_equal(streams, walkers.getCaseRegions())) {
+  for (auto [streams, region] :
+       llvm::zip_first(walkerStreams, walkers.getCaseRegions())) {
     emptyBlock(region);
-    if (!stream.rows) {
+    if (!streams.front()->rows) {
       Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
       Value isFirstLane =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
@@ -396,10 +565,13 @@ LogicalResult buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles,
           scf::IfOp::create(b, isFirstLane, /*withElseRegion=*/false);
       b.setInsertionPointToStart(firstLane.thenBlock());
     }
-    if (failed(produceEveryTile(b, roles, loops, {&stream}, pass)))
+    if (failed(produceEveryTile(b, roles, loops, streams, pass)))
       return failure();
   }
-  return success();
+  if (!handoff)
+    return success();
+  emptyBlock(walkers.getCaseRegions().back());
+  return writeEveryDqTile(b, roles, loops, *handoff, computeThreads, pass);
 }
 
 /// Rewrites the index divisions before `split` (head counts and block
@@ -433,7 +605,8 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
     return failure();
   int64_t stages = config.getStageCount();
 
-  // One producer warp each (buildProducer).
+  // A producer warp each (buildProducer), or with a fused dQ one for lse
+  // and delta and one for the writer.
   SmallVector<RingedStream> streams = {
       {"q", false}, {"lse", true}, {"dout", false}, {"delta", true}};
   static_assert(kProducerThreads == 4 * kThreadsPerWarp,
@@ -445,6 +618,18 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
   FailureOr<TileLoops> loops = findTileLoops(kernel, streams, stages, pass);
   if (failed(loops))
     return failure();
+  FailureOr<std::optional<DqHandoff>> handoff =
+      findDqHandoff(kernel, entry, *loops, pass);
+  if (failed(handoff))
+    return failure();
+  SmallVector<SmallVector<const RingedStream *>> walkerStreams;
+  for (const RingedStream &stream : streams)
+    walkerStreams.push_back({&stream});
+  if (*handoff) {
+    // lse and delta (rows 1 and 3) on one walker: the last warp writes dQ.
+    walkerStreams[1].push_back(walkerStreams[3].front());
+    walkerStreams.pop_back();
+  }
 
   // The split: at the first copy of K, before which the kernel only
   // computes indices; the copies of K and V stay the computing side's.
@@ -512,11 +697,15 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
   // the registers setmaxnreg can give (240: 128 keys x 64 queries at
   // head_dim 128 spilled 12 bytes at 232). The walkers fit in 24 with their
   // row positions (AsyncRing.cpp), the divisions above and the loops
-  // 32-bit.
-  scf::IfOp roles = splitByRole(b, split, computeThreads, kRegisters);
+  // 32-bit. A dQ writer needs more (kDqWriterRegisters).
+  scf::IfOp roles = splitByRole(b, split, computeThreads,
+                                *handoff ? kDqWriterRegisters : kRegisters);
   b.setInsertionPoint(roles.thenBlock()->getTerminator());
-  if (failed(buildProducer(b, roles, computeThreads, *loops, streams, pass)))
+  if (failed(buildProducer(b, roles, computeThreads, *loops, walkerStreams,
+                           *handoff, pass)))
     return failure();
+  if (*handoff)
+    stageDqTiles(**handoff, computeThreads);
   // The producer has taken the copies' coordinates: they go.
   for (RingedStream &stream : streams) {
     for (Operation *copy : stream.copies) {

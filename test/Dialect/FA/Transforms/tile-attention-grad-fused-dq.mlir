@@ -38,19 +38,30 @@ func.func @full(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk:
 
 // -----
 
-// Causal: key block kb visits the query tiles from its diagonal on, so every
-// block walks them from the last one down (tile = last - iteration) and
-// reaches each tile at the same iteration as the block before it.
+// Causal: key block kb (the grid's x backwards: nkb - 1 - x, so that a
+// block only waits for blocks launched before it) visits the query tiles
+// from its diagonal on, in order; tile j's turns go from the last block that
+// visits it, last(j) = ((j + 1) * 32 - 1) / 128 (at most nkb - 1), down:
+// kb's turn is last(j) - kb.
 !t = memref<?x?x?x128xbf16>
 !s = memref<?x?x?xf32>
 // CHECK: gpu.func @causal_dkdv(
-// CHECK: %[[KB:.*]] = gpu.block_id x
-// CHECK: %[[FIRSTTILE:.*]] = arith.divui
-// CHECK: scf.for %[[IT:[^ ]*]] = %[[FIRSTTILE]] to %[[TILES:[^ ]*]]
-// CHECK: %[[SUM:.*]] = arith.addi %[[TILES]], %[[FIRSTTILE]]
-// CHECK: %[[LAST:.*]] = arith.subi %[[SUM]], %c1
-// CHECK: %[[J:.*]] = arith.subi %[[LAST]], %[[IT]]
-// CHECK: fa.ordered_wait %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]] equals %[[KB]]
+// CHECK: %[[X:.*]] = gpu.block_id x
+// CHECK: %[[NKB:.*]] = gpu.grid_dim x
+// CHECK: %[[LASTKB:.*]] = arith.subi %[[NKB]], %c1
+// CHECK: %[[KB:.*]] = arith.subi %[[LASTKB]], %[[X]]
+// CHECK: %[[KEY0:.*]] = arith.muli %[[KB]], %c128
+// CHECK: %[[FIRSTTILE:.*]] = arith.divui %[[KEY0]], %c32
+// CHECK: scf.for %[[J:[^ ]*]] = %[[FIRSTTILE]] to %{{[^ ]*}}
+// CHECK: %[[NEXT:.*]] = arith.addi %[[J]], %c1
+// CHECK: %[[END:.*]] = arith.muli %[[NEXT]], %c32
+// CHECK: %[[ENDM1:.*]] = arith.subi %[[END]], %c1
+// CHECK: %[[VISITOR:.*]] = arith.divui %[[ENDM1]], %c128
+// CHECK: %[[LAST:.*]] = arith.minui %[[VISITOR]], %{{.*}}
+// CHECK: %[[TURN:.*]] = arith.subi %[[LAST]], %[[KB]]
+// CHECK: fa.ordered_wait %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]] equals %[[TURN]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TURN]], %c0
+// CHECK: fa.accumulate_tile %{{.*}} transposed overwrite(%[[FIRST]])
 // CHECK: fa.ordered_signal %{{.*}}[%{{.*}}, %{{.*}}, %[[J]]]
 func.func @causal(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 32, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t) causal

@@ -263,8 +263,16 @@ def FA_RingReleaseOp : FA_Op<"ring_release"> {
 // `fa.ordered_wait` and `fa.ordered_signal` are collective: every thread of
 // the block reaches them, in uniform control flow, since each holds a block
 // barrier (in a warp-specialised kernel, the computing branch's barrier, of
-// the computing threads; never in the producer branch). `fa.accumulate_tile`
-// is collective as the tile is: every thread adds its own elements.
+// the computing threads; never in the producer branch), or with `warp` one
+// warp's (a dQ writer warp, which may be in the producer branch).
+// `fa.accumulate_tile` is collective as the tile is: every thread adds its
+// own elements.
+//
+// A warp-specialised kernel hands its tiles to such a writer warp instead:
+// the computing warpgroups stage the tile in shared memory
+// (`fa.stage_accumulator`) and the writer adds the staged rows by TMA
+// (`fa.accumulate_rows_async`), taking the turns for them, while the
+// computing warpgroups go on.
 // Deadlock freedom is the caller's: a block may only wait for blocks that
 // progress without it.
 //===----------------------------------------------------------------------===//
@@ -321,14 +329,17 @@ def FA_OrderedWaitOp : FA_Op<"ordered_wait"> {
     it with `ld.acquire.gpu`, then the block synchronises: every thread's
     memory accesses after the op see the writes that the signalling blocks
     made before their `fa.ordered_signal`. Other threads only take the
-    barrier. No memory effects are declared: the op orders all memory, like
-    a fence.
+    barrier. With `warp` the op is one warp's instead (a warp-specialised
+    kernel's dQ writer): its lane 0 spins, then the warp synchronises
+    (`bar.warp.sync`). No memory effects are declared: the op orders all
+    memory, like a fence.
   }];
   let arguments = (ins FA_OrderCounters:$counters, Index:$batch, Index:$head,
-                       Index:$tile, AnyTypeOf<[I32, Index]>:$expected);
+                       Index:$tile, AnyTypeOf<[I32, Index]>:$expected,
+                       UnitAttr:$warp);
   let assemblyFormat = [{
-    $counters `[` $batch `,` $head `,` $tile `]` `equals` $expected attr-dict
-    `:` type($counters) `,` type($expected)
+    $counters `[` $batch `,` $head `,` $tile `]` `equals` $expected
+    (`warp` $warp^)? attr-dict `:` type($counters) `,` type($expected)
   }];
   let hasVerifier = 1;
 }
@@ -341,15 +352,87 @@ def FA_OrderedSignalOp : FA_Op<"ordered_signal"> {
     `counters[batch, head, tile]` with release semantics at gpu scope
     (`fence.acq_rel.gpu` then a relaxed atomic add, CUTLASS's
     `red_release`): a block whose `fa.ordered_wait` reads the new value sees
-    everything the block wrote before. No memory effects are declared: the
-    op orders all memory, like a fence.
+    everything the block wrote before. With `warp` the op is one warp's
+    instead: the warp synchronises, then its lane 0 increments. No memory
+    effects are declared: the op orders all memory, like a fence.
   }];
   let arguments = (ins FA_OrderCounters:$counters, Index:$batch, Index:$head,
-                       Index:$tile);
+                       Index:$tile, UnitAttr:$warp);
   let assemblyFormat = [{
-    $counters `[` $batch `,` $head `,` $tile `]` attr-dict `:` type($counters)
+    $counters `[` $batch `,` $head `,` $tile `]` (`warp` $warp^)? attr-dict
+    `:` type($counters)
   }];
   let hasVerifier = 1;
+}
+
+def FA_StagedAccumulator : MemRefRankOf<[F32], [2]>;
+
+def FA_StageAccumulatorOp : FA_Op<"stage_accumulator"> {
+  let summary = "stores a register tile of f32 into shared memory";
+  let description = [{
+    `buffer[i, j] = value[i, j]`, or with `transposed` `buffer[j, i] =
+    value[i, j]`, each thread storing its own elements of the accumulator
+    layout (collective as the tile is). `buffer` is a 2-D f32 workgroup
+    buffer at least as large as the (transposed) tile; its rows may be
+    longer than the tile's (a padded row stride: with rows of 4 mod 32
+    words, a transposed tile's stores hit 32 different banks).
+
+    ```mlir
+    fa.stage_accumulator %dqt, %staged transposed
+        : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins FA_AccTile:$value,
+                       Arg<FA_StagedAccumulator, "", [MemWrite]>:$buffer,
+                       UnitAttr:$transposed);
+  let assemblyFormat = [{
+    $value `,` $buffer (`transposed` $transposed^)? attr-dict `:`
+    type($value) `,` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_AccumulateRowsAsyncOp : FA_Op<"accumulate_rows_async"> {
+  let summary = "adds staged f32 rows into a global workspace by bulk TMA";
+  let description = [{
+    One warp's: `accum[batch, head, row + r, :] += buffer[r, 0 : D]` for
+    every row `r` of `buffer` with `row + r` below `accum`'s dimension 2 (`D`
+    its head_dim). Lane `l` issues rows `l, l + 32, ...`, each one
+    `cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32` of `4 D`
+    bytes (with `overwrite(%first)` and `%first` true, a
+    `cp.async.bulk.global.shared::cta` store instead: the first contributor
+    writes, so the workspace needs no zeroing), then waits until they have
+    read `buffer` (`cp.async.bulk.wait_group.read 0`): when the op returns,
+    `buffer` may be overwritten; `fa.wait_rows_async` waits for the sums.
+    `fence.proxy.async` first: the staged values, written by threads, are
+    read by the TMA unit.
+
+    Rows must be 16-byte aligned in both memories: `4 D` a multiple of 16,
+    `buffer`'s row stride too. The adds of one call touch every element
+    once; their order across calls is `fa.ordered_wait`'s (`warp`).
+  }];
+  let arguments = (ins FA_StagedAccumulator:$buffer,
+                       Arg<FA_AccumWorkspace, "", [MemRead, MemWrite]>:$accum,
+                       Index:$batch, Index:$head, Index:$row,
+                       Optional<I1>:$first);
+  let assemblyFormat = [{
+    $buffer `,` $accum `[` $batch `,` $head `,` $row `]`
+    (`overwrite` `(` $first^ `)`)? attr-dict `:` type($buffer) `,`
+    type($accum)
+  }];
+  let hasVerifier = 1;
+}
+
+def FA_WaitRowsAsyncOp : FA_Op<"wait_rows_async"> {
+  let summary = "waits until the lane's bulk TMA accumulations are done";
+  let description = [{
+    After `fa.accumulate_rows_async`, each lane waits until its bulk
+    transfers have written global memory (`cp.async.bulk.wait_group 0`),
+    then `fence.proxy.async.global`, so that a following generic-proxy
+    release (`fa.ordered_signal`) covers the TMA's writes. No memory effects
+    are declared: the op orders all memory, like a fence.
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // FA_DIALECT_FA_IR_FAASYNCOPS_TD

@@ -44,9 +44,13 @@ inline constexpr llvm::StringLiteral kWarpRolesAttr = "fa.warp_roles";
 /// The named barriers of a warp-specialised kernel (0 is the block's): the
 /// computing threads' own barrier, which convert-fa-to-nvgpu lowers their
 /// block barriers to, and the first of the two ping-pong turns
-/// (fa-warp-specialize), computing warpgroup w waiting on kTurnBarrierId + w.
+/// (fa-warp-specialize), computing warpgroup w waiting on kTurnBarrierId + w;
+/// and a dK/dV kernel's hand-over of each dQ tile to its writer warp
+/// through one staging buffer: full (staged) and empty (written out).
 inline constexpr int32_t kComputingBarrierId = 1;
 inline constexpr int32_t kTurnBarrierId = 2;
+inline constexpr int32_t kDqStagedBarrierId = 4;
+inline constexpr int32_t kDqWrittenBarrierId = 5;
 
 /// The tile configuration of `kernel`, or the one without entries (every
 /// flag at its default, no size) when it has none.

@@ -1,0 +1,74 @@
+// RUN: fa-opt %s --fa-expand-attention-variants --fa-tile-attention-grad=fuse-dq=1 --fa-fuse-online-softmax --fa-eliminate-causal-tiles --fa-overlap-softmax --fa-pipeline-kv-copies --fa-warp-specialize --cse | FileCheck %s
+// REQUIRES: ptxas
+// RUN: rm -rf %t && fa-opt %s --fa-to-ptx="fuse-dq=1 export-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PTX < %t/grad_dkdv.ptx
+// RUN: for f in %t/*.ptx; do %ptxas -arch=sm_90a -v $f -o %t/out.cubin; done > %t/ptxas.txt 2>&1
+// RUN: not grep -E "[1-9][0-9]* bytes (stack frame|spill stores|spill loads)|error" %t/ptxas.txt
+
+// A fused dQ (fuse-dq) in the warp-specialised dK/dV kernel: the computing
+// warpgroups stage each query tile's dQ^T, transposed, in an f32 buffer of
+// 64 rows of 128 + 4 (16-byte aligned for TMA) and go on; the producer's
+// last warp writes it. lse and delta share warp 1, so warp 3 is free for
+// the writer, and the producer keeps 40 registers (the computing side 232).
+// CHECK-LABEL: gpu.func @grad_dkdv
+// CHECK-SAME: %[[ACC:[^:]*]]: memref<?x?x?x128xf32>, %[[SEM:[^:]*]]: memref<?x?x?xi32>
+// CHECK-SAME: %[[STAGED:[^ ]*]] : memref<64x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.index_switch
+// CHECK: case 1 {
+// CHECK: fa.ring_produce_rows
+// CHECK-NEXT: fa.ring_produce_rows
+// CHECK: case 2 {
+// CHECK: fa.ring_produce
+// The writer: the buffer starts free (arrive on barrier 5); per tile it
+// waits for the staged tile (barrier 4, 256 computing threads and its 32),
+// for the block's turn, adds the rows by TMA, frees the buffer once read,
+// waits for the adds and passes the turn on.
+// CHECK: case 3 {
+// CHECK: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
+// CHECK: scf.for {{.*}} : i32 {
+// CHECK: scf.for {{.*}} : i32 {
+// CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c288_i32
+// CHECK-NEXT: fa.ordered_wait %[[SEM]][{{.*}}] equals %{{.*}} warp
+// CHECK-NEXT: fa.accumulate_rows_async %[[STAGED]], %[[ACC]][{{.*}}] overwrite(%{{.*}})
+// CHECK-NEXT: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
+// CHECK-NEXT: fa.wait_rows_async
+// CHECK-NEXT: fa.ordered_signal %[[SEM]][{{.*}}] warp
+// CHECK: default {
+// The computing side: dQ^T = K^T dS^T, then it waits until the buffer is
+// free, stages, fences for the TMA's reads and arrives: no turn, no add.
+// CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK: %[[DQT:.*]] = fa.tile_matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_a transpose_b : {{.*}}, vector<128x64xf32>
+// CHECK: nvvm.barrier id = %c5_i32 number_of_threads = %c288_i32
+// CHECK-NEXT: fa.stage_accumulator %[[DQT]], %[[STAGED]] transposed
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c288_i32
+// CHECK-NOT: fa.ordered_wait
+// CHECK-NOT: fa.accumulate_tile
+// CHECK: } {fa.warp_roles}
+
+// The PTX has the hand-over's named barriers over 288 threads, the bulk TMA
+// store (first block) and reduce-add of the rows, the writer's waits.
+// PTX: .entry grad_dkdv(
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40;
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232;
+// PTX-DAG: bar.sync 4, 288;
+// PTX-DAG: bar.arrive 4, 288;
+// PTX-DAG: bar.sync 5, 288;
+// PTX-DAG: bar.arrive 5, 288;
+// PTX-DAG: cp.async.bulk.global.shared::cta.bulk_group [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
+// PTX-DAG: cp.async.bulk.wait_group.read 0;
+// PTX-DAG: cp.async.bulk.wait_group 0;
+// PTX-DAG: fence.proxy.async.shared::cta;
+// PTX-DAG: bar.warp.sync -1;
+func.func @grad(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %out: memref<?x?x?x128xbf16>, %dout: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>, %dq: memref<?x?x?x128xbf16>, %dk: memref<?x?x?x128xbf16>, %dv: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true, warp_specialize = true>} {
+  fa.attention_grad ins(%q, %k, %v, %out, %dout, %lse : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?xf32>) outs(%dq, %dk, %dv : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>)
+  return
+}
+
+func.func @grad_causal(%q: memref<?x?x?x128xbf16>, %k: memref<?x?x?x128xbf16>, %v: memref<?x?x?x128xbf16>, %out: memref<?x?x?x128xbf16>, %dout: memref<?x?x?x128xbf16>, %lse: memref<?x?x?xf32>, %dq: memref<?x?x?x128xbf16>, %dk: memref<?x?x?x128xbf16>, %dv: memref<?x?x?x128xbf16>) attributes {fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, dq_block_m = 64, dq_block_n = 64, dq_num_warps = 4, wgmma = true, warp_specialize = true>} {
+  fa.attention_grad ins(%q, %k, %v, %out, %dout, %lse : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?xf32>) outs(%dq, %dk, %dv : memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>, memref<?x?x?x128xbf16>) causal
+  return
+}
