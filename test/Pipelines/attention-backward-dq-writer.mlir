@@ -7,43 +7,59 @@
 
 // A fused dQ (fuse-dq) in the warp-specialised dK/dV kernel: the computing
 // warpgroups stage each query tile's dQ^T, transposed, in an f32 buffer of
-// 64 rows of 128 + 4 (16-byte aligned for TMA) and go on; the producer's
-// last warp writes it. lse and delta share warp 1, so warp 3 is free for
-// the writer, and the producer keeps 40 registers (the computing side 232).
+// 64 rows of 128 + 4 (16-byte aligned for TMA) and go on; two warps of the
+// producer write it, taking the tiles in turn (ring iteration i is writer
+// i mod 2's). Q and dO share warp 0 (TMA, its first lane), lse and delta
+// warp 1, and the producer keeps 40 registers (the computing side 232).
 // CHECK-LABEL: gpu.func @grad_dkdv
 // CHECK-SAME: %[[ACC:[^:]*]]: memref<?x?x?x128xf32>, %[[SEM:[^:]*]]: memref<?x?x?xi32>
 // CHECK-SAME: %[[STAGED:[^ ]*]] : memref<64x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: scf.index_switch
+// CHECK: case 0 {
+// CHECK: fa.ring_produce
+// CHECK-NEXT: fa.ring_produce
 // CHECK: case 1 {
 // CHECK: fa.ring_produce_rows
 // CHECK-NEXT: fa.ring_produce_rows
+// Writer w, on its own tiles: it waits for the staged tile (barrier 4 + 2w,
+// the 256 computing threads and its 32), for the block's turn, adds the
+// rows by TMA, frees the buffer once read (barrier 5 + 2w), waits for the
+// adds and passes the turn on.
 // CHECK: case 2 {
-// CHECK: fa.ring_produce
-// The writer: the buffer starts free (arrive on barrier 5); per tile it
-// waits for the staged tile (barrier 4, 256 computing threads and its 32),
-// for the block's turn, adds the rows by TMA, frees the buffer once read,
-// waits for the adds and passes the turn on.
-// CHECK: case 3 {
-// CHECK: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
 // CHECK: scf.for {{.*}} : i32 {
 // CHECK: scf.for {{.*}} : i32 {
+// CHECK: %[[IT0:.*]] = arith.remui %{{.*}}, %c2 : index
+// CHECK: %[[W0:.*]] = arith.index_castui %[[IT0]] : index to i32
+// CHECK: %[[MINE0:.*]] = arith.cmpi eq, %[[W0]], %c0_i32
+// CHECK: scf.if %[[MINE0]] {
 // CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c288_i32
 // CHECK-NEXT: fa.ordered_wait %[[SEM]][{{.*}}] equals %{{.*}} warp
 // CHECK-NEXT: fa.accumulate_rows_async %[[STAGED]], %[[ACC]][{{.*}}] overwrite(%{{.*}})
-// CHECK-NEXT: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
+// CHECK: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
 // CHECK-NEXT: fa.wait_rows_async
 // CHECK-NEXT: fa.ordered_signal %[[SEM]][{{.*}}] warp
+// The last writer frees the buffer for the first tile.
+// CHECK: case 3 {
+// CHECK: nvvm.barrier.arrive id = %c7_i32 number_of_threads = %c288_i32
+// CHECK: scf.for {{.*}} : i32 {
+// CHECK: scf.for {{.*}} : i32 {
+// CHECK: arith.cmpi eq, %{{.*}}, %c1_i32
+// CHECK: nvvm.barrier id = %c6_i32 number_of_threads = %c288_i32
+// CHECK: fa.accumulate_rows_async
+// CHECK: nvvm.barrier.arrive id = %c7_i32 number_of_threads = %c288_i32
 // CHECK: default {
-// The computing side: dQ^T = K^T dS^T, then it waits until the buffer is
-// free, stages, fences for the TMA's reads and arrives: no turn, no add.
+// The computing side: dQ^T = K^T dS^T, then it waits until the previous
+// tile's writer has freed the buffer (barrier 5 + 2 ((i + 1) mod 2)),
+// stages, fences for the TMA's reads and tells this tile's writer
+// (barrier 4 + 2 (i mod 2)): no turn, no add.
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: %[[DQT:.*]] = fa.tile_matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_a transpose_b : {{.*}}, vector<128x64xf32>
-// CHECK: nvvm.barrier id = %c5_i32 number_of_threads = %c288_i32
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c288_i32
 // CHECK-NEXT: fa.stage_accumulator %[[DQT]], %[[STAGED]] transposed
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c288_i32
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c288_i32
 // CHECK-NOT: fa.ordered_wait
 // CHECK-NOT: fa.accumulate_tile
 // CHECK: } {fa.warp_roles}
@@ -54,9 +70,11 @@
 // PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40;
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232;
 // PTX-DAG: bar.sync 4, 288;
-// PTX-DAG: bar.arrive 4, 288;
-// PTX-DAG: bar.sync 5, 288;
 // PTX-DAG: bar.arrive 5, 288;
+// PTX-DAG: bar.sync 6, 288;
+// PTX-DAG: bar.arrive 7, 288;
+// PTX-DAG: bar.sync %r{{[0-9]+}}, 288;
+// PTX-DAG: bar.arrive %r{{[0-9]+}}, 288;
 // PTX-DAG: cp.async.bulk.global.shared::cta.bulk_group [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
 // PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
 // PTX-DAG: cp.async.bulk.wait_group.read 0;

@@ -24,6 +24,12 @@
 // yield. So the slots of a tile go back to the producer at the start of the
 // next iteration, and those of a loop's last tile after the loop.
 //
+// With a fused dQ (fa-tile-attention-grad fuse-dq) the computing warpgroups
+// no longer take the key blocks' turns themselves: they stage each tile's
+// dQ^T in shared memory and go on, and two producer warps take the turns
+// and add the staged rows by TMA, a tile each in turn (writeDqTiles); the
+// four rings then share two walkers.
+//
 //===----------------------------------------------------------------------===//
 
 #include "WarpSpecialize.h"
@@ -49,6 +55,8 @@ namespace {
 constexpr int64_t kStagedRowPadding = 4;
 /// What cp.async.bulk needs of its shared-memory addresses.
 constexpr int64_t kBulkAlignment = 16;
+/// Warps writing a fused dQ, taking its tiles in turn (writeDqTiles).
+constexpr int64_t kDqWriters = 2;
 
 /// A tensor whose per-tile copies a ring takes over.
 struct RingedStream {
@@ -192,8 +200,9 @@ void releaseAll(ImplicitLocOpBuilder &b, ArrayRef<RingedStream> streams,
 
 /// The computing side: each read slot becomes the ring's slot of the
 /// iteration, released at the next iteration's start and after the loop.
-void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
-                      ArrayRef<RingedStream> streams) {
+/// Returns the ring iteration, in the query loop's body.
+Value consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
+                       ArrayRef<RingedStream> streams) {
   scf::ForOp tiles = loops.tiles;
   Value start = tiles.getLowerBound();
   b.setInsertionPoint(loops.heads ? loops.heads : tiles);
@@ -235,6 +244,7 @@ void consumeFromRings(ImplicitLocOpBuilder &b, TileLoops loops,
   auto lastTile = scf::IfOp::create(b, walked, /*withElseRegion=*/false);
   b.setInsertionPointToStart(lastTile.thenBlock());
   releaseAll(b, streams, last);
+  return iteration;
 }
 
 /// `value` for the producer, whose region starts at `roles` in the kernel's
@@ -445,33 +455,64 @@ FailureOr<std::optional<DqHandoff>> findDqHandoff(gpu::GPUFuncOp kernel,
   return std::optional<DqHandoff>(DqHandoff{wait, accumulate, signal, staged});
 }
 
-/// The named barriers' arrivals: the computing threads and the writer warp.
+/// The named barriers' arrivals: the computing threads and one writer warp.
 Value handoffThreads(ImplicitLocOpBuilder &b, int64_t computeThreads) {
   return arith::ConstantIntOp::create(b, computeThreads + kThreadsPerWarp, 32);
 }
 
-void syncOn(ImplicitLocOpBuilder &b, int32_t barrier, Value threads) {
-  NVVM::BarrierOp::create(b, TypeRange{},
-                          arith::ConstantIntOp::create(b, barrier, 32), threads,
+void syncOn(ImplicitLocOpBuilder &b, Value barrier, Value threads) {
+  NVVM::BarrierOp::create(b, TypeRange{}, barrier, threads,
                           NVVM::BarrierReductionAttr(), Value());
 }
 
-void arriveOn(ImplicitLocOpBuilder &b, int32_t barrier, Value threads) {
-  NVVM::BarrierArriveOp::create(b, arith::ConstantIntOp::create(b, barrier, 32),
-                                threads);
+/// The named barriers of writer `writer` (an i32): its tiles are staged
+/// (kDqStagedBarrierId + 2 w) and written (kDqWrittenBarrierId + 2 w).
+Value stagedBarrier(ImplicitLocOpBuilder &b, Value writer) {
+  return arith::AddIOp::create(
+      b, arith::ConstantIntOp::create(b, kDqStagedBarrierId, 32),
+      arith::MulIOp::create(b, writer, arith::ConstantIntOp::create(b, 2, 32)));
 }
 
-/// The writer warp: before its first tile the staging buffer is free; then
-/// per tile it waits for the staged dQ and for the block's turn, adds the
-/// rows (TMA), frees the buffer once the TMA has read it, and passes the
-/// turn on once the adds are done.
-LogicalResult writeEveryDqTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
-                               TileLoops loops, const DqHandoff &handoff,
-                               int64_t computeThreads, StringRef pass) {
+Value writtenBarrier(ImplicitLocOpBuilder &b, Value writer) {
+  return arith::AddIOp::create(b, stagedBarrier(b, writer),
+                               arith::ConstantIntOp::create(b, 1, 32));
+}
+
+/// The writer of ring iteration `iteration`, as an i32.
+Value writerOf(ImplicitLocOpBuilder &b, Value iteration) {
+  return arith::IndexCastUIOp::create(
+      b, b.getI32Type(),
+      arith::RemUIOp::create(b, iteration,
+                             arith::ConstantIndexOp::create(b, kDqWriters)));
+}
+
+/// Writer warp `writer` of kDqWriters, which take the tiles in turn (ring
+/// iteration i is writer i mod kDqWriters's): per tile of its own it waits
+/// for the staged dQ and for the block's turn, adds the rows (TMA), frees
+/// the buffer once the TMA has read it, and passes the turn on once the
+/// adds are done. Taking turns, a writer has kDqWriters tiles' time for
+/// that path, whose release (fence.acq_rel.gpu, a MEMBAR.ALL.GPU in SASS)
+/// alone outlasted a tile's products. The last writer frees the buffer for
+/// the first tile.
+LogicalResult writeDqTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
+                           TileLoops loops, const DqHandoff &handoff,
+                           int64_t computeThreads, int64_t writer,
+                           StringRef pass) {
   Value threads = handoffThreads(b, computeThreads);
-  arriveOn(b, kDqWrittenBarrierId, threads);
+  auto barrier = [&](int32_t first) {
+    return arith::ConstantIntOp::create(b, first + 2 * writer, 32);
+  };
+  if (writer == kDqWriters - 1)
+    NVVM::BarrierArriveOp::create(b, barrier(kDqWrittenBarrierId), threads);
   return walkTiles(
-      b, roles, loops, pass, [&](IRMapping &mapping, Value) -> LogicalResult {
+      b, roles, loops, pass,
+      [&](IRMapping &mapping, Value iteration) -> LogicalResult {
+        Value isMine = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::eq, writerOf(b, iteration),
+            arith::ConstantIntOp::create(b, writer, 32));
+        auto ifMine = scf::IfOp::create(b, isMine, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifMine.thenBlock());
         auto mapped = [&](Value value) -> Value {
           if (!value)
             return value;
@@ -489,7 +530,7 @@ LogicalResult writeEveryDqTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
             !addHead || (add.getFirst() && !first))
           return emitPassError(wait, pass)
                  << "cannot compute the fused dQ's turn and rows in the writer";
-        syncOn(b, kDqStagedBarrierId, threads);
+        syncOn(b, barrier(kDqStagedBarrierId), threads);
         OrderedWaitOp::create(b, wait.getCounters(), batch, head, tile,
                               expected,
                               /*warp=*/true);
@@ -497,7 +538,7 @@ LogicalResult writeEveryDqTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
                                       addBatch, addHead, row, first);
         // The buffer is read: the computing side may stage the next tile while
         // the TMA's adds complete.
-        arriveOn(b, kDqWrittenBarrierId, threads);
+        NVVM::BarrierArriveOp::create(b, barrier(kDqWrittenBarrierId), threads);
         WaitRowsAsyncOp::create(b);
         OrderedSignalOp::create(b, wait.getCounters(), batch, head, tile,
                                 /*warp=*/true);
@@ -505,21 +546,26 @@ LogicalResult writeEveryDqTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
       });
 }
 
-/// The computing side's part of the hand-over, in place of the additions:
-/// wait until the writer has freed the buffer, stage dQ^T there (fenced for
-/// the TMA's reads) and go on.
-void stageDqTiles(DqHandoff handoff, int64_t computeThreads) {
+/// The computing side's part of the hand-over, in place of the additions,
+/// at ring iteration `iteration`: wait until the previous tile's writer has
+/// freed the buffer, stage dQ^T there (fenced for the TMA's reads), tell
+/// this tile's writer and go on.
+void stageDqTiles(DqHandoff handoff, Value iteration, int64_t computeThreads) {
   AccumulateTileOp add = handoff.accumulate;
   ImplicitLocOpBuilder b(add.getLoc(), add);
   Value threads = handoffThreads(b, computeThreads);
-  syncOn(b, kDqWrittenBarrierId, threads);
+  Value writer = writerOf(b, iteration);
+  Value previous = writerOf(
+      b, arith::AddIOp::create(
+             b, iteration, arith::ConstantIndexOp::create(b, kDqWriters - 1)));
+  syncOn(b, writtenBarrier(b, previous), threads);
   StageAccumulatorOp::create(b, add.getValue(), handoff.staged,
                              /*transposed=*/true);
   MLIRContext *context = b.getContext();
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
-  arriveOn(b, kDqStagedBarrierId, threads);
+  NVVM::BarrierArriveOp::create(b, stagedBarrier(b, writer), threads);
   handoff.signal.erase();
   add.erase();
   handoff.wait.erase();
@@ -543,7 +589,7 @@ buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles, int64_t computeThreads,
                             arith::ConstantIndexOp::create(b, computeThreads));
   Value warp = arith::DivUIOp::create(
       b, producerThread, arith::ConstantIndexOp::create(b, kThreadsPerWarp));
-  int64_t roleCount = walkerStreams.size() + (handoff ? 1 : 0);
+  int64_t roleCount = walkerStreams.size() + (handoff ? kDqWriters : 0);
   auto walkers = scf::IndexSwitchOp::create(
       b, TypeRange(), warp, llvm::to_vector(llvm::seq<int64_t>(0, roleCount)),
       roleCount);
@@ -570,8 +616,13 @@ buildProducer(ImplicitLocOpBuilder &b, scf::IfOp roles, int64_t computeThreads,
   }
   if (!handoff)
     return success();
-  emptyBlock(walkers.getCaseRegions().back());
-  return writeEveryDqTile(b, roles, loops, *handoff, computeThreads, pass);
+  for (int64_t writer = 0; writer < kDqWriters; ++writer) {
+    emptyBlock(walkers.getCaseRegions()[walkerStreams.size() + writer]);
+    if (failed(writeDqTiles(b, roles, loops, *handoff, computeThreads, writer,
+                            pass)))
+      return failure();
+  }
+  return success();
 }
 
 /// Rewrites the index divisions before `split` (head counts and block
@@ -626,9 +677,9 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
   for (const RingedStream &stream : streams)
     walkerStreams.push_back({&stream});
   if (*handoff) {
-    // lse and delta (rows 1 and 3) on one walker: the last warp writes dQ.
-    walkerStreams[1].push_back(walkerStreams[3].front());
-    walkerStreams.pop_back();
+    // Q and dO on one walker (TMA), lse and delta on another: the other two
+    // warps write dQ.
+    walkerStreams = {{&streams[0], &streams[2]}, {&streams[1], &streams[3]}};
   }
 
   // The split: at the first copy of K, before which the kernel only
@@ -688,7 +739,7 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
   }
 
   // The computing side: reads the rings, one wait (for K and V).
-  consumeFromRings(b, *loops, streams);
+  Value iteration = consumeFromRings(b, *loops, streams);
   kernel.walk([](WaitTilesOp wait) { wait.erase(); });
   b.setInsertionPointAfter(lastKeyCopy);
   WaitTilesOp::create(b);
@@ -705,7 +756,7 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
                            *handoff, pass)))
     return failure();
   if (*handoff)
-    stageDqTiles(**handoff, computeThreads);
+    stageDqTiles(**handoff, iteration, computeThreads);
   // The producer has taken the copies' coordinates: they go.
   for (RingedStream &stream : streams) {
     for (Operation *copy : stream.copies) {

@@ -45,8 +45,9 @@ inline constexpr llvm::StringLiteral kWarpRolesAttr = "fa.warp_roles";
 /// computing threads' own barrier, which convert-fa-to-nvgpu lowers their
 /// block barriers to, and the first of the two ping-pong turns
 /// (fa-warp-specialize), computing warpgroup w waiting on kTurnBarrierId + w;
-/// and a dK/dV kernel's hand-over of each dQ tile to its writer warp
-/// through one staging buffer: full (staged) and empty (written out).
+/// and a dK/dV kernel's hand-over of each dQ tile to its writer warps
+/// through one staging buffer: writer w's tile staged (kDqStagedBarrierId +
+/// 2 w) and written out (kDqWrittenBarrierId + 2 w).
 inline constexpr int32_t kComputingBarrierId = 1;
 inline constexpr int32_t kTurnBarrierId = 2;
 inline constexpr int32_t kDqStagedBarrierId = 4;

@@ -121,11 +121,11 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "Compute dQ in the dK/dV kernel where it can (head_dim 128 on "
            "two warpgroups of wgmma, no mask region): ordered f32 adds into "
            "a dq_accum workspace, and an attention_bwd kernel that only "
-           "converts; in a warp-specialised dK/dV kernel a writer warp "
-           "takes the turns and adds by TMA (fa-warp-specialize). Off by "
-           "default: deterministic, its turns keep it slower than the three "
-           "kernels (H200, D=128, N >= 4096: 0.82-0.87x; "
-           "bench/results/2026-11-28-h200-fused-dq-writer)">,
+           "converts; in a warp-specialised dK/dV kernel two writer warps "
+           "take the turns and add by TMA (fa-warp-specialize). Off by "
+           "default: deterministic, it is 1.02-1.05x the three kernels at "
+           "D=128 N=16384 and causal N=4096, 0.79-0.93x below "
+           "(H200, bench/results/2026-11-28-h200-fused-dq-writer)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "The GPU the kernels are for (fa-to-ptx passes its chip): a "
            "function without fa.tile, when no tile option is given, gets "
@@ -330,18 +330,21 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     The computing side copies K and V itself, as before.
 
     A dK/dV kernel that also computes dQ (fa-tile-attention-grad fuse-dq)
-    hands each query tile's dQ^T to a writer warp, FlashAttention-3's dQ
-    writer: the computing warpgroups wait until the staging buffer (a new
-    workgroup buffer, block_n rows of head_dim + 4 f32) is free (named
-    barrier 5 of 288 threads), store dQ^T there transposed
-    (`fa.stage_accumulator`), fence for the async proxy and arrive on
-    barrier 4; the producer's last warp (lse and delta then share a warp)
-    waits on barrier 4, takes the block's turn on the tile (`fa.ordered_wait
-    warp`), adds the rows into dq_accum by TMA (`fa.accumulate_rows_async`:
-    bulk reduce-adds, bulk stores for the first block), frees the buffer as
-    soon as TMA has read it, and passes the turn on once the adds are done
-    (`fa.wait_rows_async`, `fa.ordered_signal warp`). The producer keeps 40
-    registers and the computing warpgroups 232.
+    hands each query tile's dQ^T to two writer warps, FlashAttention-3's dQ
+    writer, which take the tiles in turn (ring iteration i is writer i mod
+    2's; Q and dO then share a walker, lse and delta another): the
+    computing warpgroups wait until the previous tile's writer has freed the
+    staging buffer (a new workgroup buffer, block_n rows of head_dim + 4
+    f32; named barrier 5 + 2 w of 288 threads), store dQ^T there transposed
+    (`fa.stage_accumulator`), fence for the async proxy and arrive on the
+    tile's writer's barrier 4 + 2 w. Writer w, on its tiles, waits there,
+    takes the block's turn on the tile (`fa.ordered_wait warp`), adds the
+    rows into dq_accum by TMA (`fa.accumulate_rows_async`: bulk
+    reduce-adds, bulk stores for the first block), frees the buffer as soon
+    as TMA has read it, and passes the turn on once the adds are done
+    (`fa.wait_rows_async`, `fa.ordered_signal warp`, whose release is a
+    MEMBAR.ALL.GPU that outlasted a tile's products: two writers hide it).
+    The producer keeps 40 registers and the computing warpgroups 232.
 
     Only forwards with `overlap_softmax = true` (whose every product is
     waited for inside its iteration) and dK/dV kernels, plain or causal,
