@@ -94,32 +94,34 @@ Value elementAddress(ImplicitLocOpBuilder &b, const GlobalView &view,
                              ValueRange{linear64});
 }
 
-/// Where thread 0 of the block runs `body` (the others skip it).
-void onThreadZero(ImplicitLocOpBuilder &b, function_ref<void()> body) {
-  Value isFirst = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq,
-      gpu::ThreadIdOp::create(b, gpu::Dimension::x), index(b, 0));
+/// Where `id` (a thread or lane index) is 0, `body` runs; the others skip it.
+void whereZero(ImplicitLocOpBuilder &b, Value id, function_ref<void()> body) {
+  Value isFirst =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, id, index(b, 0));
   auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   body();
 }
 
-/// Where lane 0 of the warp runs `body` (the warp's other lanes skip it).
-void onLaneZero(ImplicitLocOpBuilder &b, function_ref<void()> body) {
-  Value isFirst = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq,
-      gpu::LaneIdOp::create(b, /*upperBound=*/nullptr), index(b, 0));
-  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  body();
+/// Where the turn's one thread runs `body`: thread 0 of the block, or with
+/// `warp` lane 0 of the warp.
+void onTurnThread(ImplicitLocOpBuilder &b, bool warp,
+                  function_ref<void()> body) {
+  whereZero(b,
+            warp ? Value(gpu::LaneIdOp::create(b, /*upperBound=*/nullptr))
+                 : Value(gpu::ThreadIdOp::create(b, gpu::Dimension::x)),
+            body);
 }
 
-/// bar.warp.sync over the whole warp: it orders the lanes' memory accesses
-/// as the block barrier orders the block's.
-void syncWarp(ImplicitLocOpBuilder &b) {
-  NVVM::SyncWarpOp::create(b, arith::ConstantIntOp::create(b, -1, 32));
+/// The turn's barrier: the block's, or with `warp` bar.warp.sync over the
+/// whole warp, which orders the lanes' memory accesses as the block barrier
+/// orders the block's.
+void syncTurn(ImplicitLocOpBuilder &b, bool warp) {
+  if (warp)
+    NVVM::SyncWarpOp::create(b, arith::ConstantIntOp::create(b, -1, 32));
+  else
+    gpu::BarrierOp::create(b);
 }
 
 /// How fa.accumulate_tile writes the workspace: adds, or (the first
@@ -331,8 +333,7 @@ struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
     Value expected = adaptor.getExpected();
     if (expected.getType().isIndex())
       expected = arith::IndexCastOp::create(b, b.getI32Type(), expected);
-    auto spinner = op.getWarp() ? onLaneZero : onThreadZero;
-    spinner(b, [&] {
+    onTurnThread(b, op.getWarp(), [&] {
       Value address = counterAddress(b, adaptor);
       auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
       OpBuilder::InsertionGuard guard(b);
@@ -348,10 +349,7 @@ struct ConvertOrderedWait : OpConversionPattern<OrderedWaitOp> {
       b.createBlock(&spin.getAfter());
       scf::YieldOp::create(b);
     });
-    if (op.getWarp())
-      syncWarp(b);
-    else
-      gpu::BarrierOp::create(b);
+    syncTurn(b, op.getWarp());
     rewriter.eraseOp(op);
     return success();
   }
@@ -366,12 +364,8 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
   matchAndRewrite(OrderedSignalOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    if (op.getWarp())
-      syncWarp(b);
-    else
-      gpu::BarrierOp::create(b);
-    auto incrementer = op.getWarp() ? onLaneZero : onThreadZero;
-    incrementer(b, [&] {
+    syncTurn(b, op.getWarp());
+    onTurnThread(b, op.getWarp(), [&] {
       Value address = counterAddress(b, adaptor);
       // fence.acq_rel.gpu: releases the block's accesses (see the top).
       LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, kDeviceScope);
