@@ -7,13 +7,16 @@
 
 // A fused dQ (fuse-dq) in the warp-specialised dK/dV kernel: the computing
 // warpgroups stage each query tile's dQ^T, transposed, in an f32 buffer of
-// 64 rows of 128 + 4 (16-byte aligned for TMA) and go on; two warps of the
-// producer write it, taking the tiles in turn (ring iteration i is writer
-// i mod 2's). Q and dO share warp 0 (TMA, its first lane), lse and delta
-// warp 1, and the producer keeps 40 registers (the computing side 232).
+// 64 rows of 128 in four 128-byte-swizzled panels (1024-byte aligned, as
+// TMA's swizzle is) and go on; two warps of the producer write it through
+// dq_accum's tensor map (a new parameter, one panel a box), taking the
+// tiles in turn (ring iteration i is writer i mod 2's). Q and dO share warp
+// 0 (TMA, its first lane), lse and delta warp 1, and the producer keeps 40
+// registers (the computing side 232).
 // CHECK-LABEL: gpu.func @grad_dkdv
-// CHECK-SAME: %[[ACC:[^:]*]]: memref<?x?x?x128xf32>, %[[SEM:[^:]*]]: memref<?x?x?xi32>
-// CHECK-SAME: %[[STAGED:[^ ]*]] : memref<64x132xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME: %[[SEM:[^:]*]]: memref<?x?x?xi32>
+// CHECK-SAME: %[[MAP:[^:]*]]: !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>)
+// CHECK-SAME: %[[STAGED:[^ ]*]] : memref<64x128xf32, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: scf.index_switch
 // CHECK: case 0 {
@@ -24,8 +27,8 @@
 // CHECK-NEXT: fa.ring_produce_rows
 // Writer w, on its own tiles: it waits for the staged tile (barrier 4 + 2w,
 // the 256 computing threads and its 32), for the block's turn, adds the
-// rows by TMA, frees the buffer once read (barrier 5 + 2w), waits for the
-// adds and passes the turn on.
+// panels by TMA (tensor reduce-adds), frees the buffer once read (barrier
+// 5 + 2w), waits for the adds and passes the turn on.
 // CHECK: case 2 {
 // CHECK: scf.for {{.*}} : i32 {
 // CHECK: scf.for {{.*}} : i32 {
@@ -35,7 +38,7 @@
 // CHECK: scf.if %[[MINE0]] {
 // CHECK: nvvm.barrier id = %c4_i32 number_of_threads = %c288_i32
 // CHECK-NEXT: fa.ordered_wait %[[SEM]][{{.*}}] equals %{{.*}} warp
-// CHECK-NEXT: fa.accumulate_rows_async %[[STAGED]], %[[ACC]][{{.*}}] overwrite(%{{.*}})
+// CHECK-NEXT: fa.accumulate_boxes_async %[[STAGED]], %[[MAP]][{{.*}}] overwrite(%{{.*}})
 // CHECK: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
 // CHECK-NEXT: fa.wait_rows_async
 // CHECK-NEXT: fa.ordered_signal %[[SEM]][{{.*}}] warp
@@ -46,7 +49,7 @@
 // CHECK: scf.for {{.*}} : i32 {
 // CHECK: arith.cmpi eq, %{{.*}}, %c1_i32
 // CHECK: nvvm.barrier id = %c6_i32 number_of_threads = %c288_i32
-// CHECK: fa.accumulate_rows_async
+// CHECK: fa.accumulate_boxes_async
 // CHECK: nvvm.barrier.arrive id = %c7_i32 number_of_threads = %c288_i32
 // CHECK: default {
 // The computing side: dQ^T = K^T dS^T, then it waits until the previous
@@ -57,15 +60,16 @@
 // CHECK-NEXT: nvvm.setmaxregister increase 232
 // CHECK: %[[DQT:.*]] = fa.tile_matmul %{{.*}}, %{{.*}}, %{{.*}} transpose_a transpose_b : {{.*}}, vector<128x64xf32>
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c288_i32
-// CHECK-NEXT: fa.stage_accumulator %[[DQT]], %[[STAGED]] transposed
+// CHECK-NEXT: fa.stage_accumulator %[[DQT]], %[[STAGED]] transposed swizzled
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c288_i32
 // CHECK-NOT: fa.ordered_wait
 // CHECK-NOT: fa.accumulate_tile
 // CHECK: } {fa.warp_roles}
 
-// The PTX has the hand-over's named barriers over 288 threads, the bulk TMA
-// store (first block) and reduce-add of the rows, the writer's waits.
+// The PTX has the hand-over's named barriers over 288 threads, the TMA
+// tensor stores (first block) and reduce-adds of the panels, the writer's
+// waits.
 // PTX: .entry grad_dkdv(
 // PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40;
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232;
@@ -75,8 +79,8 @@
 // PTX-DAG: bar.arrive 7, 288;
 // PTX-DAG: bar.sync %r{{[0-9]+}}, 288;
 // PTX-DAG: bar.arrive %r{{[0-9]+}}, 288;
-// PTX-DAG: cp.async.bulk.global.shared::cta.bulk_group [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd{{[0-9]+}}], [%r{{[0-9]+}}], %r{{[0-9]+}};
+// PTX-DAG: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}]
+// PTX-DAG: cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}]
 // PTX-DAG: cp.async.bulk.wait_group.read 0;
 // PTX-DAG: cp.async.bulk.wait_group 0;
 // PTX-DAG: fence.proxy.async.shared::cta;

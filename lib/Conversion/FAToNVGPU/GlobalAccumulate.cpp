@@ -379,8 +379,131 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
   }
 };
 
+/// f32 values in one 128-byte row of a panel under TMA's 128-byte swizzle,
+/// and the rows of its period.
+constexpr int64_t kPanelColumns = 32;
+constexpr int64_t kSwizzlePeriodRows = 8;
+
+/// Stores into a staging buffer at (row, column), each given as a lane part
+/// (the same value for all of a lane's stores) plus a constant. Padded:
+/// memref.store at the sums. Swizzled (panels of 128-byte rows, see the
+/// op): at the shared address of the lane parts' element changed by the
+/// constants: rows add (32 values a row), whole panels add, and a
+/// constant's bits in the row's phase (row mod 8) and in the chunk
+/// ((column mod 32) / 4) flip the swizzled chunk's, an XOR of the address's
+/// bits 4 to 6 (the buffer 1024-byte aligned, as TMA's swizzle needs it).
+/// That holds where lane part and constant add without carries in those
+/// fields, as the accumulator layout's do: rows are the warp's first row (a
+/// multiple of 16 or 32) plus l/4, with constants 8 h + 16 m; columns 2 (l
+/// mod 4), with constants 8 n (+ 1 for a transposed tile's second value).
+/// So a lane's 32 stores are one address, three XORs of it and immediates;
+/// a position computed per distinct constant kept four to 32 addresses
+/// live, and the computing warpgroups spilled.
+class StagedBuffer {
+public:
+  StagedBuffer(ImplicitLocOpBuilder &b, Value buffer, MemRefType type,
+               bool swizzled)
+      : b(b), buffer(buffer), type(type), swizzled(swizzled) {}
+
+  void store(Value value, Value rowLane, int64_t rowConst, Value colLane,
+             int64_t colConst) {
+    if (!swizzled) {
+      Value row = arith::AddIOp::create(b, rowLane, index(b, rowConst));
+      Value column = arith::AddIOp::create(b, colLane, index(b, colConst));
+      storeAt(value, buffer, ValueRange{row, column});
+      return;
+    }
+    if (!laneAddress)
+      laneAddress = sharedAddressOf(swizzledOffset(rowLane, colLane));
+    int64_t perChunk = chunkElems(type.getElementType());
+    int64_t phase = rowConst % kSwizzlePeriodRows;
+    int64_t panelColumn = colConst % kPanelColumns;
+    int64_t chunkFlip = (panelColumn / perChunk) ^ phase;
+    int64_t added =
+        rowConst * kPanelColumns +
+        colConst / kPanelColumns * type.getDimSize(0) * kPanelColumns +
+        panelColumn % perChunk;
+    Value address = laneAddress;
+    if (chunkFlip != 0)
+      address = opaqueXor(address, chunkFlip * kChunkBytes);
+    auto shared = LLVM::LLVMPointerType::get(
+        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+    Value pointer =
+        LLVM::GEPOp::create(b, shared, type.getElementType(),
+                            LLVM::IntToPtrOp::create(b, shared, address),
+                            ArrayRef<LLVM::GEPArg>{added});
+    auto vector = dyn_cast<VectorType>(value.getType());
+    LLVM::StoreOp::create(b, value, pointer,
+                          vector ? naturalAlignment(vector).value()
+                                 : type.getElementTypeBitWidth() / 8);
+  }
+
+private:
+  void storeAt(Value value, Value memref, ValueRange indices) {
+    if (isa<VectorType>(value.getType()))
+      vector::StoreOp::create(b, value, memref, indices);
+    else
+      memref::StoreOp::create(b, value, memref, indices);
+  }
+
+  /// The i64 shared address of flattened element `offset`.
+  Value sharedAddressOf(Value offset) {
+    Value address = arith::AddIOp::create(
+        b, memref::ExtractAlignedPointerAsIndexOp::create(b, buffer),
+        arith::MulIOp::create(b, offset,
+                              index(b, type.getElementTypeBitWidth() / 8)));
+    return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
+  }
+
+  /// `address ^ bits`, opaque to LLVM (inline PTX): folded into the offset
+  /// (the buffer's alignment lets it), each flipped address kept its own
+  /// chain from the lane's offset, and ptxas spilled the computing
+  /// warpgroups; as an XOR of the one address, it does not.
+  Value opaqueXor(Value address, int64_t bits) {
+    return LLVM::InlineAsmOp::create(
+               b, b.getI64Type(), ValueRange{address},
+               ("xor.b64 $0, $1, " + std::to_string(bits) + ";"), "=l,l",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
+  }
+
+  /// Element (row, column)'s offset: its panel's start, its row's in the
+  /// panel, its 16-byte chunk swizzled by the row's phase, its place in the
+  /// chunk.
+  Value swizzledOffset(Value row, Value column) {
+    int64_t perChunk = chunkElems(type.getElementType());
+    auto mul = [&](Value x, int64_t c) {
+      return arith::MulIOp::create(b, x, index(b, c));
+    };
+    auto div = [&](Value x, int64_t c) {
+      return arith::DivUIOp::create(b, x, index(b, c));
+    };
+    auto rem = [&](Value x, int64_t c) {
+      return arith::RemUIOp::create(b, x, index(b, c));
+    };
+    Value panelStart =
+        mul(div(column, kPanelColumns), type.getDimSize(0) * kPanelColumns);
+    Value chunk =
+        arith::XOrIOp::create(b, div(rem(column, kPanelColumns), perChunk),
+                              rem(row, kSwizzlePeriodRows));
+    Value inPanel = arith::AddIOp::create(
+        b, mul(row, kPanelColumns),
+        arith::AddIOp::create(b, mul(chunk, perChunk), rem(column, perChunk)));
+    return arith::AddIOp::create(b, panelStart, inPanel);
+  }
+
+  ImplicitLocOpBuilder &b;
+  Value buffer, laneAddress;
+  MemRefType type;
+  bool swizzled;
+};
+
 /// Each lane's elements of the tile into the shared buffer, at [i, j] (or
-/// [j, i] transposed); the buffer's rows may be padded.
+/// [j, i] transposed); the buffer's rows may be padded, or swizzled.
 struct ConvertStageAccumulator : KernelPattern<StageAccumulatorOp> {
   using KernelPattern::KernelPattern;
 
@@ -397,29 +520,29 @@ struct ConvertStageAccumulator : KernelPattern<StageAccumulatorOp> {
     int64_t blocksPerRow = columns / kColsPerBlock;
     int64_t rowBlocks = rowBlocksOf(share.getType(), columns);
     Lane lane = laneOf(b, rowBlocks);
-    Value buffer = adaptor.getBuffer();
+    StagedBuffer staged(b, adaptor.getBuffer(), op.getBuffer().getType(),
+                        op.getSwizzled());
     for (int64_t m = 0; m < rowBlocks; ++m) {
       for (int64_t h = 0; h < 2; ++h) {
-        Value row = laneRow(b, lane, index(b, 0), m, h);
+        // The lane's row (laneRow's), as lane part plus constant.
+        int64_t row = kMmaRows * m + 8 * h;
         for (int64_t n = 0; n < blocksPerRow; ++n) {
-          Value column = arith::AddIOp::create(b, lane.pairColumn,
-                                               index(b, kColsPerBlock * n));
+          int64_t column = kColsPerBlock * n;
           Value block = vector::ExtractOp::create(
               b, share, ArrayRef<int64_t>{m * blocksPerRow + n});
           if (!op.getTransposed()) {
             Value pair = vector::ExtractStridedSliceOp::create(
                 b, block, ArrayRef<int64_t>{2 * h}, ArrayRef<int64_t>{2},
                 ArrayRef<int64_t>{1});
-            vector::StoreOp::create(b, pair, buffer, ValueRange{row, column});
+            staged.store(pair, lane.rowInTile, row, lane.pairColumn, column);
             continue;
           }
           // Transposed, a lane's two columns are two rows of the buffer.
           for (int64_t e = 0; e < 2; ++e) {
             Value element = vector::ExtractOp::create(
                 b, block, ArrayRef<int64_t>{2 * h + e});
-            Value bufferRow = arith::AddIOp::create(b, column, index(b, e));
-            memref::StoreOp::create(b, element, buffer,
-                                    ValueRange{bufferRow, row});
+            staged.store(element, lane.pairColumn, column + e, lane.rowInTile,
+                         row);
           }
         }
       }
@@ -455,6 +578,33 @@ Value sharedRowAddress(ImplicitLocOpBuilder &b, Value buffer, Value row) {
                                       arith::AddIOp::create(b, base, offset));
 }
 
+/// Before bulk transfers from a staging buffer to global memory: the
+/// threads' stores to the buffer become visible to the async proxy (TMA),
+/// and the TMA's global accesses come after the turn's acquire.
+void fenceForBulkTransfers(ImplicitLocOpBuilder &b) {
+  MLIRContext *context = b.getContext();
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_global),
+      NVVM::SharedSpaceAttr());
+}
+
+/// The shared-memory pointer `bytes` past the start of workgroup buffer
+/// `buffer` (the NVVM bulk-tensor ops' source operand).
+Value sharedPointer(ImplicitLocOpBuilder &b, Value buffer, int64_t bytes) {
+  Value address = arith::AddIOp::create(
+      b, memref::ExtractAlignedPointerAsIndexOp::create(b, buffer),
+      index(b, bytes));
+  Value address64 = arith::IndexCastUIOp::create(b, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b,
+      LLVM::LLVMPointerType::get(
+          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
+      address64);
+}
+
 /// Lane l moves rows l, l + 32, ... (those inside the workspace) by bulk
 /// TMA, then waits until its transfers have read the buffer (see the op).
 struct ConvertAccumulateRowsAsync : KernelPattern<AccumulateRowsAsyncOp> {
@@ -464,17 +614,7 @@ struct ConvertAccumulateRowsAsync : KernelPattern<AccumulateRowsAsyncOp> {
   matchAndRewrite(AccumulateRowsAsyncOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    MLIRContext *context = b.getContext();
-    auto proxyFence = [&](NVVM::ProxyKind kind,
-                          std::optional<NVVM::SharedSpace> space) {
-      NVVM::FenceProxyOp::create(
-          b, NVVM::ProxyKindAttr::get(context, kind),
-          space ? NVVM::SharedSpaceAttr::get(context, *space)
-                : NVVM::SharedSpaceAttr());
-    };
-    proxyFence(NVVM::ProxyKind::async_shared, NVVM::SharedSpace::shared_cta);
-    // After the turn's acquire: the TMA's accesses come after it.
-    proxyFence(NVVM::ProxyKind::async_global, std::nullopt);
+    fenceForBulkTransfers(b);
 
     MemRefType bufferType = op.getBuffer().getType();
     int64_t headDim = op.getAccum().getType().getDimSize(3);
@@ -512,6 +652,66 @@ struct ConvertAccumulateRowsAsync : KernelPattern<AccumulateRowsAsyncOp> {
     });
     NVVM::CpAsyncBulkCommitGroupOp::create(b);
     NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0, b.getUnitAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Lane 0 adds (or, first, stores) the swizzled staging buffer panel by
+/// panel through the tensor map, then waits until TMA has read it. NVVM
+/// ops, not nvgpu's: nvgpu has tma.async.store but no reduction, and one
+/// descriptor pointer serves both here.
+struct ConvertAccumulateBoxesAsync
+    : OpConversionPattern<AccumulateBoxesAsyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AccumulateBoxesAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    MLIRContext *context = b.getContext();
+    fenceForBulkTransfers(b);
+    MemRefType buffer = op.getBuffer().getType();
+    int64_t rows = buffer.getDimSize(0);
+    MemRefType box = op.getMap().getType().getTensor();
+    int64_t panelColumns = box.getDimSize(3);
+    int64_t panels = buffer.getDimSize(1) / panelColumns;
+    // The kernel's tensor-map parameter is a pointer cast to the descriptor
+    // (lowerTensorMapParams); this cast folds with that one.
+    Value map = UnrealizedConversionCastOp::create(
+                    b, LLVM::LLVMPointerType::get(context), adaptor.getMap())
+                    .getResult(0);
+    auto i32 = [&](Value value) -> Value {
+      return arith::IndexCastUIOp::create(b, b.getI32Type(), value);
+    };
+    Value row = i32(adaptor.getRow()), head = i32(adaptor.getHead()),
+          batch = i32(adaptor.getBatch());
+    whereZero(b, gpu::LaneIdOp::create(b, /*upperBound=*/nullptr), [&] {
+      storeFirstElseAdd(b, adaptor.getFirst(), [&](TileUpdate update) {
+        for (int64_t panel = 0; panel < panels; ++panel) {
+          Value source = sharedPointer(b, adaptor.getBuffer(),
+                                       panel * rows * panelColumns *
+                                           buffer.getElementTypeBitWidth() / 8);
+          // TMA's coordinates, innermost first.
+          SmallVector<Value> coordinates = {
+              arith::ConstantIntOp::create(b, panel * panelColumns, 32), row,
+              head, batch};
+          if (update == TileUpdate::Store)
+            NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+                b, map, source, coordinates, /*l2CacheHint=*/Value(),
+                NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+          else
+            NVVM::CpAsyncBulkTensorReduceOp::create(
+                b, map, source, NVVM::TMAReduxKind::ADD,
+                NVVM::TMAStoreMode::TILE, coordinates,
+                /*l2CacheHint=*/Value());
+        }
+      });
+      NVVM::CpAsyncBulkCommitGroupOp::create(b);
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0, b.getUnitAttr());
+    });
+    // The other lanes go on once lane 0 has seen the buffer read.
+    syncTurn(b, /*warp=*/true);
     rewriter.eraseOp(op);
     return success();
   }
@@ -555,6 +755,6 @@ void mlir::fa::populateGlobalAccumulatePatterns(
   MLIRContext *context = patterns.getContext();
   patterns.add<ConvertAccumulateTile, ConvertStageAccumulator,
                ConvertAccumulateRowsAsync>(converter, context, options);
-  patterns.add<ConvertOrderedWait, ConvertOrderedSignal, ConvertWaitRowsAsync>(
-      converter, context);
+  patterns.add<ConvertOrderedWait, ConvertOrderedSignal, ConvertWaitRowsAsync,
+               ConvertAccumulateBoxesAsync>(converter, context);
 }

@@ -275,3 +275,103 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Staging swizzled (fa.accumulate_boxes_async's layout): element (q, d) of
+// the transposed tile at offset (d / 32) 64 x 32 + q x 32 + ((d mod 32) / 4
+// ^ q mod 8) x 4 + d mod 4 of the buffer. The lane computes the shared
+// address of its first element once (its q is 2 (l mod 4): q x 32 folds to
+// (l mod 4) x 64) and reaches the others by constants: its second column
+// (q + 1) flips the chunk's bit 0 (an XOR of 16 bytes, opaque to LLVM) and
+// is 32 elements on; its second row (d + 8) flips bit 1 (32 bytes); 8 q
+// further is 256 elements on.
+// CHECK-LABEL: gpu.func @stage_swizzled
+// CHECK: vector.extract %{{.*}}[0] : f32 from vector<2xf32>
+// CHECK-NEXT: %[[PANEL:.*]] = arith.divui %[[D:.*]], %c32 : index
+// CHECK: %[[START:.*]] = arith.muli %[[PANEL]], %c2048 : index
+// CHECK: %[[PHASE:.*]] = arith.remui %[[Q:.*]], %c8 : index
+// CHECK: %[[INPANEL:.*]] = arith.remui %[[D]], %c32 : index
+// CHECK: %[[CHUNK:.*]] = arith.divui %[[INPANEL]], %c4 : index
+// CHECK: %[[SWIZZLED:.*]] = arith.xori %[[CHUNK]], %[[PHASE]] : index
+// CHECK: %[[INCHUNK:.*]] = arith.remui %[[D]], %c4 : index
+// CHECK: %[[CHUNKSTART:.*]] = arith.muli %[[SWIZZLED]], %c4 : index
+// CHECK: %[[COLUMN:.*]] = arith.addi %[[CHUNKSTART]], %[[INCHUNK]] : index
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c64 : index
+// CHECK: %[[INP:.*]] = arith.addi %[[ROW]], %[[COLUMN]] : index
+// CHECK: %[[OFFSET:.*]] = arith.addi %[[START]], %[[INP]] : index
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFFSET]], %c4 : index
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK: %[[ADDR:.*]] = arith.addi %[[BASE]], %[[BYTES]] : index
+// CHECK: %[[ADDR64:.*]] = arith.index_castui %[[ADDR]] : index to i64
+// CHECK: %[[P:.*]] = llvm.inttoptr %[[ADDR64]] : i64 to !llvm.ptr<3>
+// CHECK: llvm.store %{{.*}}, %[[P]] {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK: %[[FLIP1:.*]] = llvm.inline_asm asm_dialect = att "xor.b64 $0, $1, 16;", "=l,l" %[[ADDR64]] : (i64) -> i64
+// CHECK: %[[P1:.*]] = llvm.inttoptr %[[FLIP1]] : i64 to !llvm.ptr<3>
+// CHECK: %[[E1:.*]] = llvm.getelementptr %[[P1]][32] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK: llvm.store %{{.*}}, %[[E1]]
+// CHECK: %[[N1:.*]] = llvm.getelementptr %[[P]][256]
+// CHECK: llvm.store %{{.*}}, %[[N1]]
+// CHECK: %[[N1E1:.*]] = llvm.getelementptr %[[P1]][288]
+// CHECK: llvm.store %{{.*}}, %[[N1E1]]
+// CHECK-COUNT-12: llvm.store
+// CHECK: llvm.inline_asm asm_dialect = att "xor.b64 $0, $1, 32;", "=l,l" %[[ADDR64]]
+// CHECK: llvm.inline_asm asm_dialect = att "xor.b64 $0, $1, 48;", "=l,l" %[[ADDR64]]
+// CHECK-COUNT-15: llvm.store
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+gpu.module @m {
+  gpu.func @stage_swizzled(%src: memref<?x?x?x64xf32>, %buf: memref<64x64xf32, #gpu.address_space<workgroup>>, %b: index) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
+    %dq = fa.load_tile %src[%b, %b, %b] : memref<?x?x?x64xf32> -> vector<64x64xf32>
+    fa.stage_accumulator %dq, %buf transposed swizzled : vector<64x64xf32>, memref<64x64xf32, #gpu.address_space<workgroup>>
+    gpu.return
+  }
+}
+
+// -----
+
+// The writer's boxes (64 rows of 128 f32: four 128-byte panels of 8 KB):
+// after the proxy fences, lane 0 moves each panel by one TMA tensor
+// operation through the map (a __grid_constant__ pointer), at coordinates
+// {32 p, row, head, batch}, innermost first: stores for the first
+// contributor, else reduce-adds; then commit and wait for the reads, and
+// the warp waits for lane 0. fa.wait_rows_async waits for the writes.
+// CHECK-LABEL: gpu.func @boxes_by_tma
+// CHECK-SAME: %[[BUF:[^:]*]]: memref<64x128xf32, #gpu.address_space<workgroup>>, %[[MAP:[^:]*]]: !llvm.ptr
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+// CHECK: %[[ROW:.*]] = arith.index_castui %arg4 : index to i32
+// CHECK: %[[HEAD:.*]] = arith.index_castui %arg3 : index to i32
+// CHECK: %[[BATCH:.*]] = arith.index_castui %arg2 : index to i32
+// CHECK: %[[LANE:.*]] = gpu.lane_id
+// CHECK: %[[FIRSTLANE:.*]] = arith.cmpi eq, %[[LANE]], %c0 : index
+// CHECK: scf.if %[[FIRSTLANE]] {
+// CHECK: scf.if %arg5 {
+// CHECK: %[[P0:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]]
+// CHECK: %[[S0:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %[[S0]], box[%c0_i32, %[[ROW]], %[[HEAD]], %[[BATCH]]]
+// CHECK: arith.addi %[[P0]], %c8192 : index
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %{{.*}}, box[%c32_i32, %[[ROW]], %[[HEAD]], %[[BATCH]]]
+// CHECK: arith.addi %[[P0]], %c16384 : index
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %{{.*}}, box[%c64_i32, %[[ROW]], %[[HEAD]], %[[BATCH]]]
+// CHECK: arith.addi %[[P0]], %c24576 : index
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %{{.*}}, box[%c96_i32, %[[ROW]], %[[HEAD]], %[[BATCH]]]
+// CHECK: } else {
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %{{.*}}, box[%c0_i32, %[[ROW]], %[[HEAD]], %[[BATCH]]] {redKind = #nvvm.tma_redux_kind<add>}
+// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.reduce %[[MAP]]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32 : i32
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+// CHECK-NEXT: gpu.return
+!boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+gpu.module @m {
+  gpu.func @boxes_by_tma(%buf: memref<64x128xf32, #gpu.address_space<workgroup>>, %map: !boxes, %b: index, %h: index, %r: index, %first: i1) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
+    fa.accumulate_boxes_async %buf, %map[%b, %h, %r] overwrite(%first) : memref<64x128xf32, #gpu.address_space<workgroup>>, !boxes
+    fa.wait_rows_async
+    gpu.return
+  }
+}

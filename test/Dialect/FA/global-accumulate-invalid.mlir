@@ -165,3 +165,41 @@ func.func @stage_in_producer_branch(%v: vector<128x64xf32>, %buf: memref<64x132x
   } {fa.warp_roles}
   return
 }
+
+// -----
+
+// TMA's 128-byte swizzle: whole panels of 32 f32.
+func.func @stage_swizzled_partial_panel(%v: vector<128x64xf32>, %buf: memref<64x132xf32, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{expects a static row-major buffer of 128-byte-swizzled boxes: rows a multiple of 8, columns a multiple of 32, got 'memref<64x132xf32, #gpu.address_space<workgroup>>'}}
+  fa.stage_accumulator %v, %buf transposed swizzled : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+!boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @boxes_from_global(%buf: memref<64x128xf32>, %map: !boxes, %i: index) {
+  // expected-error @+1 {{expects buffer in the workgroup (shared) address space}}
+  fa.accumulate_boxes_async %buf, %map[%i, %i, %i] : memref<64x128xf32>, !boxes
+  return
+}
+
+// -----
+
+// A box of 64 rows for a buffer of 32.
+!boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @boxes_wrong_rows(%buf: memref<32x128xf32, #gpu.address_space<workgroup>>, %map: !boxes, %i: index) {
+  // expected-error @+1 {{expects a tensor map of f32 boxes [1, 1, 32, 32] (one 128-byte panel of the buffer's rows) with swizzle_128b}}
+  fa.accumulate_boxes_async %buf, %map[%i, %i, %i] : memref<32x128xf32, #gpu.address_space<workgroup>>, !boxes
+  return
+}
+
+// -----
+
+// The staging stores assume the 128-byte swizzle.
+!boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = none, l2promo = none, oob = zero, interleave = none>
+func.func @boxes_unswizzled(%buf: memref<64x128xf32, #gpu.address_space<workgroup>>, %map: !boxes, %i: index) {
+  // expected-error @+1 {{expects a tensor map of f32 boxes [1, 1, 64, 32] (one 128-byte panel of the buffer's rows) with swizzle_128b}}
+  fa.accumulate_boxes_async %buf, %map[%i, %i, %i] : memref<64x128xf32, #gpu.address_space<workgroup>>, !boxes
+  return
+}

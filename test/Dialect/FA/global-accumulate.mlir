@@ -56,6 +56,23 @@ func.func @writer_warp(%dqt: vector<128x64xf32>,
   return
 }
 
+// The same hand-over through a tensor map: dQ^T staged in 128-byte-swizzled
+// panels (no padding), added by TMA tensor reductions of one panel a box.
+// CHECK-LABEL: func @writer_warp_boxes
+// CHECK-SAME: (%[[DQT:.*]]: vector<128x64xf32>, %[[BUF:.*]]: memref<64x128xf32, #gpu.address_space<workgroup>>, %[[MAP:.*]]: !nvgpu.tensormap.descriptor<{{.*}}>, %[[I:.*]]: index, %[[FIRST:.*]]: i1)
+!dq_boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+func.func @writer_warp_boxes(%dqt: vector<128x64xf32>,
+                             %staged: memref<64x128xf32, #gpu.address_space<workgroup>>,
+                             %map: !dq_boxes, %i: index, %first: i1) {
+  // CHECK: fa.stage_accumulator %[[DQT]], %[[BUF]] transposed swizzled : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
+  fa.stage_accumulator %dqt, %staged transposed swizzled : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
+  // CHECK: fa.accumulate_boxes_async %[[BUF]], %[[MAP]][%[[I]], %[[I]], %[[I]]] overwrite(%[[FIRST]]) : memref<64x128xf32, #gpu.address_space<workgroup>>, !nvgpu.tensormap.descriptor
+  fa.accumulate_boxes_async %staged, %map[%i, %i, %i] overwrite(%first) : memref<64x128xf32, #gpu.address_space<workgroup>>, !dq_boxes
+  // CHECK: fa.accumulate_boxes_async %[[BUF]], %[[MAP]][%[[I]], %[[I]], %[[I]]] : memref
+  fa.accumulate_boxes_async %staged, %map[%i, %i, %i] : memref<64x128xf32, #gpu.address_space<workgroup>>, !dq_boxes
+  return
+}
+
 // A writer warp's turns may be in the producer branch.
 // CHECK-LABEL: func @warp_turns_in_producer_branch
 // CHECK: fa.ordered_wait %{{.*}} equals %{{.*}} warp

@@ -338,6 +338,23 @@ LogicalResult OrderedSignalOp::verify() {
   return getWarp() ? success() : verifyNotInProducerBranch(*this);
 }
 
+/// f32 values in one 128-byte row of a TMA box under its 128-byte swizzle.
+static constexpr int64_t kSwizzledBoxColumns = 32;
+
+/// A buffer of 128-byte-swizzled boxes (fa.stage_accumulator swizzled,
+/// fa.accumulate_boxes_async): static, row-major, whole 128-byte panels of
+/// whole 8-row swizzle periods.
+static LogicalResult verifySwizzledBoxes(Operation *op, MemRefType buffer) {
+  if (!buffer.hasStaticShape() || !buffer.getLayout().isIdentity() ||
+      buffer.getDimSize(1) % kSwizzledBoxColumns != 0 ||
+      buffer.getDimSize(0) % 8 != 0)
+    return op->emitOpError()
+           << "expects a static row-major buffer of 128-byte-swizzled boxes: "
+              "rows a multiple of 8, columns a multiple of "
+           << kSwizzledBoxColumns << ", got " << buffer;
+  return success();
+}
+
 /// The shape `value` has in `buffer`: its own, or transposed.
 static SmallVector<int64_t, 2> stagedShape(VectorType value, bool transposed) {
   int64_t rows = value.getDimSize(0), cols = value.getDimSize(1);
@@ -361,7 +378,31 @@ LogicalResult StageAccumulatorOp::verify() {
                            << (getTransposed() ? "transposed " : "")
                            << "tile, got " << buffer.getDimSize(0) << " x "
                            << buffer.getDimSize(1);
+  if (getSwizzled() && failed(verifySwizzledBoxes(*this, buffer)))
+    return failure();
   return verifyNotInProducerBranch(*this);
+}
+
+LogicalResult AccumulateBoxesAsyncOp::verify() {
+  MemRefType buffer = getBuffer().getType();
+  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(buffer))
+    return emitOpError(
+        "expects buffer in the workgroup (shared) address space");
+  if (failed(verifySwizzledBoxes(*this, buffer)))
+    return failure();
+  nvgpu::TensorMapDescriptorType map = getMap().getType();
+  MemRefType box = map.getTensor();
+  SmallVector<int64_t> expected = {1, 1, buffer.getDimSize(0),
+                                   kSwizzledBoxColumns};
+  if (box.getShape() != ArrayRef<int64_t>(expected) ||
+      !box.getElementType().isF32() ||
+      map.getSwizzle() != nvgpu::TensorMapSwizzleKind::SWIZZLE_128B)
+    return emitOpError() << "expects a tensor map of f32 boxes [1, 1, "
+                         << buffer.getDimSize(0) << ", " << kSwizzledBoxColumns
+                         << "] (one 128-byte panel of the buffer's rows) "
+                            "with swizzle_128b, got "
+                         << map;
+  return success();
 }
 
 LogicalResult AccumulateRowsAsyncOp::verify() {

@@ -49,12 +49,13 @@ using namespace mlir::fa;
 using namespace mlir::fa::warp_specialize;
 
 namespace {
-/// f32 values after each staged dQ row: rows of head_dim + 4 words put the
-/// 8 x 4 lanes' stores of a transposed accumulator in 32 banks, and keep
-/// rows 16-byte aligned for TMA.
-constexpr int64_t kStagedRowPadding = 4;
-/// What cp.async.bulk needs of its shared-memory addresses.
-constexpr int64_t kBulkAlignment = 16;
+/// The staged dQ's alignment: TMA's 128-byte swizzle repeats every 1024
+/// bytes and is computed from the shared address, so the buffer starts on
+/// such a boundary for its rows' swizzle phases to be the ones
+/// fa.stage_accumulator's `swizzled` stores assume.
+constexpr int64_t kSwizzledAlignment = 1024;
+/// A fused dQ's f32 workspace parameter.
+constexpr StringLiteral kDqAccumParam = "dq_accum";
 /// Warps writing a fused dQ, taking its tiles in turn (writeDqTiles).
 constexpr int64_t kDqWriters = 2;
 
@@ -409,10 +410,12 @@ struct DqHandoff {
   OrderedWaitOp wait;
   AccumulateTileOp accumulate;
   OrderedSignalOp signal;
-  /// [block_n, head_dim + 4] f32 in shared memory: dQ as rows (the
-  /// transposed tile's), padded so that the lanes' stores of a transposed
-  /// tile fall in 32 different banks.
+  /// [block_n, head_dim] f32 in shared memory: dQ as rows (the transposed
+  /// tile's), in 128-byte-swizzled panels (fa.stage_accumulator swizzled),
+  /// which TMA reads through `map` without bank conflicts on either side.
   Value staged;
+  /// dq_accum's tensor map (parameter dq_accum_tma), one panel a box.
+  Value map;
 };
 
 /// The one op of type OpT in `body`, or null.
@@ -427,7 +430,7 @@ FailureOr<std::optional<DqHandoff>> findDqHandoff(gpu::GPUFuncOp kernel,
                                                   KernelAttr entry,
                                                   TileLoops loops,
                                                   StringRef pass) {
-  if (!paramNamed(kernel, entry, "dq_accum"))
+  if (!paramNamed(kernel, entry, kDqAccumParam))
     return std::optional<DqHandoff>();
   Block *body = loops.tiles.getBody();
   auto wait = onlyOp<OrderedWaitOp>(body);
@@ -442,17 +445,17 @@ FailureOr<std::optional<DqHandoff>> findDqHandoff(gpu::GPUFuncOp kernel,
               "the query loop";
   VectorType dqT = accumulate.getValue().getType();
   auto stagedType = MemRefType::get(
-      {dqT.getDimSize(1), dqT.getDimSize(0) + kStagedRowPadding},
+      {dqT.getDimSize(1), dqT.getDimSize(0)},
       Float32Type::get(kernel.getContext()), MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(kernel.getContext(),
                                  gpu::AddressSpace::Workgroup));
-  // TMA's bulk copies read 16-byte aligned rows.
   Value staged = kernel.addWorkgroupAttribution(stagedType, kernel.getLoc());
   kernel.setWorkgroupAttributionAttr(
       kernel.getNumWorkgroupAttributions() - 1, "llvm.align",
       IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
-                       kBulkAlignment));
-  return std::optional<DqHandoff>(DqHandoff{wait, accumulate, signal, staged});
+                       kSwizzledAlignment));
+  return std::optional<DqHandoff>(
+      DqHandoff{wait, accumulate, signal, staged, /*map=*/Value()});
 }
 
 /// The named barriers' arrivals: the computing threads and one writer warp.
@@ -534,8 +537,8 @@ LogicalResult writeDqTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
         OrderedWaitOp::create(b, wait.getCounters(), batch, head, tile,
                               expected,
                               /*warp=*/true);
-        AccumulateRowsAsyncOp::create(b, handoff.staged, add.getAccum(),
-                                      addBatch, addHead, row, first);
+        AccumulateBoxesAsyncOp::create(b, handoff.staged, handoff.map, addBatch,
+                                       addHead, row, first);
         // The buffer is read: the computing side may stage the next tile while
         // the TMA's adds complete.
         NVVM::BarrierArriveOp::create(b, barrier(kDqWrittenBarrierId), threads);
@@ -560,7 +563,7 @@ void stageDqTiles(DqHandoff handoff, Value iteration, int64_t computeThreads) {
              b, iteration, arith::ConstantIndexOp::create(b, kDqWriters - 1)));
   syncOn(b, writtenBarrier(b, previous), threads);
   StageAccumulatorOp::create(b, add.getValue(), handoff.staged,
-                             /*transposed=*/true);
+                             /*transposed=*/true, /*swizzled=*/true);
   MLIRContext *context = b.getContext();
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_shared),
@@ -723,6 +726,20 @@ LogicalResult mlir::fa::warp_specialize::warpSpecializeKeyBlocks(
     std::string name = (stream.name + kTensorMapParamSuffix).str();
     params.push_back(KernelParamAttr::get(context, name, type));
     stream.map = kernel.getArgument(index);
+  }
+  // With a fused dQ, dq_accum's: the writers add the staged tile through it.
+  if (*handoff) {
+    DqHandoff &dq = **handoff;
+    auto accum = cast<MemRefType>(dq.accumulate.getAccum().getType());
+    auto type = tensorMapType(
+        accum, cast<MemRefType>(dq.staged.getType()).getDimSize(0));
+    unsigned index = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(index, type, {}, kernel.getLoc())))
+      return emitPassError(kernel, pass)
+             << "cannot add the tensor map of 'dq_accum'";
+    params.push_back(KernelParamAttr::get(
+        context, (kDqAccumParam + kTensorMapParamSuffix).str(), type));
+    dq.map = kernel.getArgument(index);
   }
 
   // Rings over the existing buffers, before the split (every thread).

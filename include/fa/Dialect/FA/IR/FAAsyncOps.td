@@ -377,17 +377,28 @@ def FA_StageAccumulatorOp : FA_Op<"stage_accumulator"> {
     longer than the tile's (a padded row stride: with rows of 4 mod 32
     words, a transposed tile's stores hit 32 different banks).
 
+    With `swizzled`, the buffer (rows of a multiple of 32 values) holds the
+    tile as TMA's 128-byte swizzle lays boxes of 128-byte rows out in shared
+    memory, which is what `fa.accumulate_boxes_async` reads: panel after
+    panel (panel p: columns 32 p to 32 p + 31 of every row, 128 bytes a
+    row), 16-byte chunk c of row r at chunk c ^ (r mod 8) of its panel row.
+    A transposed tile's stores hit 32 different banks there too, without
+    padding. The buffer must be 1024-byte aligned (TMA's swizzle is one of
+    shared-memory addresses, and the lowering flips address bits).
+
     ```mlir
     fa.stage_accumulator %dqt, %staged transposed
         : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+    fa.stage_accumulator %dqt, %boxes transposed swizzled
+        : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
     ```
   }];
   let arguments = (ins FA_AccTile:$value,
                        Arg<FA_StagedAccumulator, "", [MemWrite]>:$buffer,
-                       UnitAttr:$transposed);
+                       UnitAttr:$transposed, UnitAttr:$swizzled);
   let assemblyFormat = [{
-    $value `,` $buffer (`transposed` $transposed^)? attr-dict `:`
-    type($value) `,` type($buffer)
+    $value `,` $buffer (`transposed` $transposed^)? (`swizzled` $swizzled^)?
+    attr-dict `:` type($value) `,` type($buffer)
   }];
   let hasVerifier = 1;
 }
@@ -423,10 +434,57 @@ def FA_AccumulateRowsAsyncOp : FA_Op<"accumulate_rows_async"> {
   let hasVerifier = 1;
 }
 
+def FA_AccumulateBoxesAsyncOp : FA_Op<"accumulate_boxes_async",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "adds a staged f32 tile into a global workspace by TMA "
+                "tensor reductions";
+  let description = [{
+    One warp's: `accum[batch, head, row + r, c] += buffer[r, c]` for every
+    row `r` of `buffer` and column `c` below `accum`'s head_dim, where
+    `map` is a tensor map of the f32 workspace `accum` ([batch, heads,
+    seq, head_dim]) whose box is one 128-byte panel of `buffer`'s rows
+    (`[1, 1, rows, 32]`, 128-byte swizzle), and `buffer` holds the tile as
+    `fa.stage_accumulator swizzled` leaves it. Lane 0 issues one
+    `cp.reduce.async.bulk.tensor.4d...add` per panel (with
+    `overwrite(%first)` and `%first` true, `cp.async.bulk.tensor` stores
+    instead: the first contributor writes, so the workspace needs no
+    zeroing); rows past the sequence's end are TMA's out-of-bounds box
+    elements, which it does not write. Then it waits until they have read
+    `buffer` (`cp.async.bulk.wait_group.read 0`): when the op returns,
+    `buffer` may be overwritten; `fa.wait_rows_async` waits for the sums.
+    `fence.proxy.async` first: the staged values, written by threads, are
+    read by the TMA unit.
+
+    Against `fa.accumulate_rows_async` (one bulk copy per row, 64 per 64-row
+    tile): four instructions per tile of head_dim 128, and a staging buffer
+    without padding.
+
+    ```mlir
+    fa.accumulate_boxes_async %boxes, %dq_accum_tma[%b, %h, %row]
+        overwrite(%first)
+        : memref<64x128xf32, #gpu.address_space<workgroup>>,
+          !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, 3>,
+            swizzle = swizzle_128b, l2promo = none, oob = zero,
+            interleave = none>
+    ```
+  }];
+  let arguments = (ins FA_StagedAccumulator:$buffer,
+                       FA_TensorMap:$map,
+                       Index:$batch, Index:$head, Index:$row,
+                       Optional<I1>:$first);
+  let assemblyFormat = [{
+    $buffer `,` $map `[` $batch `,` $head `,` $row `]`
+    (`overwrite` `(` $first^ `)`)? attr-dict `:` type($buffer) `,`
+    qualified(type($map))
+  }];
+  let hasVerifier = 1;
+}
+
 def FA_WaitRowsAsyncOp : FA_Op<"wait_rows_async"> {
   let summary = "waits until the lane's bulk TMA accumulations are done";
   let description = [{
-    After `fa.accumulate_rows_async`, each lane waits until its bulk
+    After `fa.accumulate_rows_async` or `fa.accumulate_boxes_async`, each
+    lane waits until its bulk
     transfers have written global memory (`cp.async.bulk.wait_group 0`),
     then `fence.proxy.async.global`, so that a following generic-proxy
     release (`fa.ordered_signal`) covers the TMA's writes. No memory effects
