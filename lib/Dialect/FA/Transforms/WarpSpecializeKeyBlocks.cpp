@@ -469,16 +469,21 @@ void syncOn(ImplicitLocOpBuilder &b, Value barrier, Value threads) {
 }
 
 /// The named barriers of writer `writer` (an i32): its tiles are staged
-/// (kDqStagedBarrierId + 2 w) and written (kDqWrittenBarrierId + 2 w).
+/// (kDqStagedBarrierId + 2 w) and written (kDqWrittenBarrierId + 2 w). A
+/// writer's own, of a constant `writer`, fold to constants.
+Value writerBarrier(ImplicitLocOpBuilder &b, int32_t first, Value writer) {
+  return b.createOrFold<arith::AddIOp>(
+      arith::ConstantIntOp::create(b, first, 32),
+      b.createOrFold<arith::MulIOp>(writer,
+                                    arith::ConstantIntOp::create(b, 2, 32)));
+}
+
 Value stagedBarrier(ImplicitLocOpBuilder &b, Value writer) {
-  return arith::AddIOp::create(
-      b, arith::ConstantIntOp::create(b, kDqStagedBarrierId, 32),
-      arith::MulIOp::create(b, writer, arith::ConstantIntOp::create(b, 2, 32)));
+  return writerBarrier(b, kDqStagedBarrierId, writer);
 }
 
 Value writtenBarrier(ImplicitLocOpBuilder &b, Value writer) {
-  return arith::AddIOp::create(b, stagedBarrier(b, writer),
-                               arith::ConstantIntOp::create(b, 1, 32));
+  return writerBarrier(b, kDqWrittenBarrierId, writer);
 }
 
 /// The writer of ring iteration `iteration`, as an i32.
@@ -502,11 +507,9 @@ LogicalResult writeDqTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
                            int64_t computeThreads, int64_t writer,
                            StringRef pass) {
   Value threads = handoffThreads(b, computeThreads);
-  auto barrier = [&](int32_t first) {
-    return arith::ConstantIntOp::create(b, first + 2 * writer, 32);
-  };
+  Value writerIndex = arith::ConstantIntOp::create(b, writer, 32);
   if (writer == kDqWriters - 1)
-    NVVM::BarrierArriveOp::create(b, barrier(kDqWrittenBarrierId), threads);
+    NVVM::BarrierArriveOp::create(b, writtenBarrier(b, writerIndex), threads);
   return walkTiles(
       b, roles, loops, pass,
       [&](IRMapping &mapping, Value iteration) -> LogicalResult {
@@ -533,7 +536,7 @@ LogicalResult writeDqTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
             !addHead || (add.getFirst() && !first))
           return emitPassError(wait, pass)
                  << "cannot compute the fused dQ's turn and rows in the writer";
-        syncOn(b, barrier(kDqStagedBarrierId), threads);
+        syncOn(b, stagedBarrier(b, writerIndex), threads);
         OrderedWaitOp::create(b, wait.getCounters(), batch, head, tile,
                               expected,
                               /*warp=*/true);
@@ -541,7 +544,8 @@ LogicalResult writeDqTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
                                        addHead, row, first);
         // The buffer is read: the computing side may stage the next tile while
         // the TMA's adds complete.
-        NVVM::BarrierArriveOp::create(b, barrier(kDqWrittenBarrierId), threads);
+        NVVM::BarrierArriveOp::create(b, writtenBarrier(b, writerIndex),
+                                      threads);
         WaitRowsAsyncOp::create(b);
         OrderedSignalOp::create(b, wait.getCounters(), batch, head, tile,
                                 /*warp=*/true);
