@@ -40,7 +40,7 @@
 // CHECK-NEXT: fa.ordered_wait %[[SEM]][{{.*}}] equals %{{.*}} warp
 // CHECK-NEXT: fa.accumulate_boxes_async %[[STAGED]], %[[MAP]][{{.*}}] overwrite(%{{.*}})
 // CHECK: nvvm.barrier.arrive id = %c5_i32 number_of_threads = %c288_i32
-// CHECK-NEXT: fa.wait_rows_async
+// CHECK-NEXT: fa.wait_bulk_async
 // CHECK-NEXT: fa.ordered_signal %[[SEM]][{{.*}}] warp
 // The last writer frees the buffer for the first tile.
 // CHECK: case 3 {

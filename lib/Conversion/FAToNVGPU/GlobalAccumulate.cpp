@@ -552,32 +552,6 @@ struct ConvertStageAccumulator : KernelPattern<StageAccumulatorOp> {
   }
 };
 
-/// One bulk TMA transfer of `bytes` from shared `source` (a 32-bit shared
-/// address) to global `dest`: `instruction` is cp.async.bulk's store or
-/// cp.reduce.async.bulk's add. Inline PTX: MLIR 22's NVVM dialect has the
-/// store (nvvm.cp.async.bulk.global.shared.cta) but no non-tensor reduction.
-void bulkToGlobal(ImplicitLocOpBuilder &b, StringRef instruction, Value dest,
-                  Value source, Value bytes) {
-  LLVM::InlineAsmOp::create(
-      b, /*res=*/Type(), ValueRange{dest, source, bytes},
-      (instruction + " [$0], [$1], $2;").str(), "l,r,r,~{memory}",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-}
-
-/// The 32-bit shared-memory address of `buffer[row, 0]` (a row-major
-/// workgroup buffer).
-Value sharedRowAddress(ImplicitLocOpBuilder &b, Value buffer, Value row) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, buffer);
-  Value offset = arith::MulIOp::create(
-      b, row, index(b, type.getDimSize(1) * type.getElementTypeBitWidth() / 8));
-  return arith::IndexCastUIOp::create(b, b.getI32Type(),
-                                      arith::AddIOp::create(b, base, offset));
-}
-
 /// Before bulk transfers from a staging buffer to global memory: the
 /// threads' stores to the buffer become visible to the async proxy (TMA),
 /// and the TMA's global accesses come after the turn's acquire.
@@ -604,58 +578,6 @@ Value sharedPointer(ImplicitLocOpBuilder &b, Value buffer, int64_t bytes) {
           b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
       address64);
 }
-
-/// Lane l moves rows l, l + 32, ... (those inside the workspace) by bulk
-/// TMA, then waits until its transfers have read the buffer (see the op).
-struct ConvertAccumulateRowsAsync : KernelPattern<AccumulateRowsAsyncOp> {
-  using KernelPattern::KernelPattern;
-
-  LogicalResult
-  matchAndRewrite(AccumulateRowsAsyncOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    fenceForBulkTransfers(b);
-
-    MemRefType bufferType = op.getBuffer().getType();
-    int64_t headDim = op.getAccum().getType().getDimSize(3);
-    Value bytes = arith::ConstantIntOp::create(b, headDim * 4, 32);
-    GlobalView accum = globalViewOf(b, adaptor.getAccum());
-    Value seq = memref::DimOp::create(b, adaptor.getAccum(), 2);
-    Value lane = gpu::LaneIdOp::create(b, /*upperBound=*/nullptr);
-    auto transfer = [&](StringRef instruction) {
-      for (int64_t r0 = 0; r0 < bufferType.getDimSize(0);
-           r0 += kThreadsPerWarp) {
-        Value row = arith::AddIOp::create(b, lane, index(b, r0));
-        Value position = arith::AddIOp::create(b, adaptor.getRow(), row);
-        Value inside = arith::AndIOp::create(
-            b,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                  index(b, bufferType.getDimSize(0))),
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, seq));
-        auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        Value dest =
-            elementAddress(b, accum,
-                           ValueRange{adaptor.getBatch(), adaptor.getHead(),
-                                      position, index(b, 0)});
-        bulkToGlobal(b, instruction, dest,
-                     sharedRowAddress(b, adaptor.getBuffer(), row), bytes);
-      }
-    };
-    // %first is uniform over the warp: the branch does not diverge.
-    storeFirstElseAdd(b, adaptor.getFirst(), [&](TileUpdate update) {
-      transfer(update == TileUpdate::Store
-                   ? "cp.async.bulk.global.shared::cta.bulk_group"
-                   : "cp.reduce.async.bulk.global.shared::cta.bulk_group."
-                     "add.f32");
-    });
-    NVVM::CpAsyncBulkCommitGroupOp::create(b);
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0, b.getUnitAttr());
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
 
 /// Lane 0 adds (or, first, stores) the swizzled staging buffer panel by
 /// panel through the tensor map, then waits until TMA has read it. NVVM
@@ -718,11 +640,11 @@ struct ConvertAccumulateBoxesAsync
 };
 
 /// The lane's bulk groups complete, then the async-to-generic proxy fence.
-struct ConvertWaitRowsAsync : OpConversionPattern<WaitRowsAsyncOp> {
+struct ConvertWaitBulkAsync : OpConversionPattern<WaitBulkAsyncOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
-  matchAndRewrite(WaitRowsAsyncOp op, OpAdaptor adaptor,
+  matchAndRewrite(WaitBulkAsyncOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     NVVM::CpAsyncBulkWaitGroupOp::create(b, /*group=*/0, /*read=*/nullptr);
@@ -753,8 +675,8 @@ void mlir::fa::populateGlobalAccumulatePatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     const FAToNVGPUPatternOptions &options) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<ConvertAccumulateTile, ConvertStageAccumulator,
-               ConvertAccumulateRowsAsync>(converter, context, options);
-  patterns.add<ConvertOrderedWait, ConvertOrderedSignal, ConvertWaitRowsAsync,
+  patterns.add<ConvertAccumulateTile, ConvertStageAccumulator>(
+      converter, context, options);
+  patterns.add<ConvertOrderedWait, ConvertOrderedSignal, ConvertWaitBulkAsync,
                ConvertAccumulateBoxesAsync>(converter, context);
 }

@@ -240,44 +240,6 @@ gpu.module @m {
 
 // -----
 
-// The writer's rows (64 rows of 128 f32, padded to 132): after the proxy
-// fences, lane l moves rows l and l + 32 where they lie inside the
-// workspace, each one bulk transfer of 512 bytes from the row's shared
-// address (row * 528 bytes on) to accum[b, h, row0 + r, 0]: a store for the
-// first contributor, else a reduce-add; then commit and wait for the reads.
-// fa.wait_rows_async waits for the writes and fences.
-// CHECK-LABEL: gpu.func @rows_by_tma
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
-// CHECK: %[[SEQ:.*]] = memref.dim %arg1, %c2
-// CHECK: %[[LANE:.*]] = gpu.lane_id
-// CHECK: scf.if %arg5 {
-// CHECK: %[[POS:.*]] = arith.addi %arg4, %[[LANE]] : index
-// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[POS]], %[[SEQ]] : index
-// CHECK: %[[BOTH:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
-// CHECK: scf.if %[[BOTH]] {
-// CHECK: memref.extract_aligned_pointer_as_index %arg0
-// CHECK: arith.muli %[[LANE]], %c528 : index
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.async.bulk.global.shared::cta.bulk_group [$0], [$1], $2;", "l,r,r,~{memory}" %{{.*}}, %{{.*}}, %c512_i32 : (!llvm.ptr<1>, i32, i32) -> ()
-// CHECK: llvm.inline_asm {{.*}}"cp.async.bulk.global.shared::cta.bulk_group
-// CHECK: } else {
-// CHECK-COUNT-2: llvm.inline_asm {{.*}}"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;"
-// CHECK-NOT: llvm.inline_asm
-// CHECK: nvvm.cp.async.bulk.commit.group
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
-// CHECK-NEXT: gpu.return
-gpu.module @m {
-  gpu.func @rows_by_tma(%buf: memref<64x132xf32, #gpu.address_space<workgroup>>, %acc: memref<?x?x?x128xf32>, %b: index, %h: index, %r: index, %first: i1) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
-    fa.accumulate_rows_async %buf, %acc[%b, %h, %r] overwrite(%first) : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
-    fa.wait_rows_async
-    gpu.return
-  }
-}
-
-// -----
-
 // Staging swizzled (fa.accumulate_boxes_async's layout): element (q, d) of
 // the transposed tile at offset (d / 32) 64 x 32 + q x 32 + ((d mod 32) / 4
 // ^ q mod 8) x 4 + d mod 4 of the buffer. The lane computes the shared
@@ -335,7 +297,7 @@ gpu.module @m {
 // operation through the map (a __grid_constant__ pointer), at coordinates
 // {32 p, row, head, batch}, innermost first: stores for the first
 // contributor, else reduce-adds; then commit and wait for the reads, and
-// the warp waits for lane 0. fa.wait_rows_async waits for the writes.
+// the warp waits for lane 0. fa.wait_bulk_async waits for the writes.
 // CHECK-LABEL: gpu.func @boxes_by_tma
 // CHECK-SAME: %[[BUF:[^:]*]]: memref<64x128xf32, #gpu.address_space<workgroup>>, %[[MAP:[^:]*]]: !llvm.ptr
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -371,7 +333,7 @@ gpu.module @m {
 gpu.module @m {
   gpu.func @boxes_by_tma(%buf: memref<64x128xf32, #gpu.address_space<workgroup>>, %map: !boxes, %b: index, %h: index, %r: index, %first: i1) kernel attributes {fa.tile = #fa.tile<block_m = 64, num_warps = 4>, known_block_size = array<i32: 128, 1, 1>} {
     fa.accumulate_boxes_async %buf, %map[%b, %h, %r] overwrite(%first) : memref<64x128xf32, #gpu.address_space<workgroup>>, !boxes
-    fa.wait_rows_async
+    fa.wait_bulk_async
     gpu.return
   }
 }

@@ -132,31 +132,6 @@ func.func @stage_too_small(%v: vector<128x64xf32>, %buf: memref<64x100xf32, #gpu
 
 // -----
 
-func.func @rows_from_global(%buf: memref<64x132xf32>, %acc: memref<?x?x?x128xf32>, %i: index) {
-  // expected-error @+1 {{expects buffer in the workgroup (shared) address space}}
-  fa.accumulate_rows_async %buf, %acc[%i, %i, %i] : memref<64x132xf32>, memref<?x?x?x128xf32>
-  return
-}
-
-// -----
-
-// TMA's bulk copies move whole 16-byte units: rows of a multiple of 4 f32.
-func.func @rows_unaligned(%buf: memref<64x130xf32, #gpu.address_space<workgroup>>, %acc: memref<?x?x?x128xf32>, %i: index) {
-  // expected-error @+1 {{expects a row-major buffer with static rows of at least head_dim (128) values, 16-byte aligned (a multiple of 4)}}
-  fa.accumulate_rows_async %buf, %acc[%i, %i, %i] : memref<64x130xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
-  return
-}
-
-// -----
-
-func.func @rows_dynamic_head_dim(%buf: memref<64x132xf32, #gpu.address_space<workgroup>>, %acc: memref<?x?x?x?xf32>, %i: index) {
-  // expected-error @+1 {{expects accum's head_dim static and a multiple of 4 (16-byte rows for TMA)}}
-  fa.accumulate_rows_async %buf, %acc[%i, %i, %i] : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x?xf32>
-  return
-}
-
-// -----
-
 // The producer warps hold no accumulator to stage.
 func.func @stage_in_producer_branch(%v: vector<128x64xf32>, %buf: memref<64x132xf32, #gpu.address_space<workgroup>>, %producer: i1) {
   scf.if %producer {

@@ -34,42 +34,38 @@ func.func @dynamic_head_dim(%dqt: vector<64x32xf32>, %acc: memref<?x?x?x?xf32>, 
 }
 
 // A dQ writer warp's hand-over: the computing warpgroups stage dQ^T
-// transposed in a padded f32 buffer; the writer warp takes its turn (warp),
-// adds the staged rows by TMA (the first contributor stores), waits for
-// the adds, and passes the turn on (warp).
+// transposed in 128-byte-swizzled panels; the writer warp takes its turn
+// (warp), adds the tile by TMA tensor reductions of one panel a box (the
+// first contributor stores), waits for the adds, and passes the turn on
+// (warp).
 // CHECK-LABEL: func @writer_warp
-// CHECK-SAME: (%[[DQT:.*]]: vector<128x64xf32>, %[[BUF:.*]]: memref<64x132xf32, #gpu.address_space<workgroup>>, %[[ACC:.*]]: memref<?x?x?x128xf32>, %[[CNT:.*]]: memref<?x?x?xi32>, %[[I:.*]]: index, %[[FIRST:.*]]: i1)
+// CHECK-SAME: (%[[DQT:.*]]: vector<128x64xf32>, %[[BUF:.*]]: memref<64x128xf32, #gpu.address_space<workgroup>>, %[[MAP:.*]]: !nvgpu.tensormap.descriptor<{{.*}}>, %[[CNT:.*]]: memref<?x?x?xi32>, %[[I:.*]]: index, %[[FIRST:.*]]: i1)
+!dq_boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 func.func @writer_warp(%dqt: vector<128x64xf32>,
-                       %staged: memref<64x132xf32, #gpu.address_space<workgroup>>,
-                       %acc: memref<?x?x?x128xf32>, %counters: memref<?x?x?xi32>,
+                       %staged: memref<64x128xf32, #gpu.address_space<workgroup>>,
+                       %map: !dq_boxes, %counters: memref<?x?x?xi32>,
                        %i: index, %first: i1) {
-  // CHECK: fa.stage_accumulator %[[DQT]], %[[BUF]] transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
-  fa.stage_accumulator %dqt, %staged transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+  // CHECK: fa.stage_accumulator %[[DQT]], %[[BUF]] transposed swizzled : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
+  fa.stage_accumulator %dqt, %staged transposed swizzled : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
   // CHECK: fa.ordered_wait %[[CNT]][%[[I]], %[[I]], %[[I]]] equals %[[I]] warp : memref<?x?x?xi32>, index
   fa.ordered_wait %counters[%i, %i, %i] equals %i warp : memref<?x?x?xi32>, index
-  // CHECK: fa.accumulate_rows_async %[[BUF]], %[[ACC]][%[[I]], %[[I]], %[[I]]] overwrite(%[[FIRST]]) : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
-  fa.accumulate_rows_async %staged, %acc[%i, %i, %i] overwrite(%first) : memref<64x132xf32, #gpu.address_space<workgroup>>, memref<?x?x?x128xf32>
-  // CHECK: fa.wait_rows_async
-  fa.wait_rows_async
+  // CHECK: fa.accumulate_boxes_async %[[BUF]], %[[MAP]][%[[I]], %[[I]], %[[I]]] overwrite(%[[FIRST]]) : memref<64x128xf32, #gpu.address_space<workgroup>>, !nvgpu.tensormap.descriptor
+  fa.accumulate_boxes_async %staged, %map[%i, %i, %i] overwrite(%first) : memref<64x128xf32, #gpu.address_space<workgroup>>, !dq_boxes
+  // CHECK: fa.wait_bulk_async
+  fa.wait_bulk_async
   // CHECK: fa.ordered_signal %[[CNT]][%[[I]], %[[I]], %[[I]]] warp : memref<?x?x?xi32>
   fa.ordered_signal %counters[%i, %i, %i] warp : memref<?x?x?xi32>
+  // Without overwrite: always adds.
+  // CHECK: fa.accumulate_boxes_async %[[BUF]], %[[MAP]][%[[I]], %[[I]], %[[I]]] : memref
+  fa.accumulate_boxes_async %staged, %map[%i, %i, %i] : memref<64x128xf32, #gpu.address_space<workgroup>>, !dq_boxes
   return
 }
 
-// The same hand-over through a tensor map: dQ^T staged in 128-byte-swizzled
-// panels (no padding), added by TMA tensor reductions of one panel a box.
-// CHECK-LABEL: func @writer_warp_boxes
-// CHECK-SAME: (%[[DQT:.*]]: vector<128x64xf32>, %[[BUF:.*]]: memref<64x128xf32, #gpu.address_space<workgroup>>, %[[MAP:.*]]: !nvgpu.tensormap.descriptor<{{.*}}>, %[[I:.*]]: index, %[[FIRST:.*]]: i1)
-!dq_boxes = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-func.func @writer_warp_boxes(%dqt: vector<128x64xf32>,
-                             %staged: memref<64x128xf32, #gpu.address_space<workgroup>>,
-                             %map: !dq_boxes, %i: index, %first: i1) {
-  // CHECK: fa.stage_accumulator %[[DQT]], %[[BUF]] transposed swizzled : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
-  fa.stage_accumulator %dqt, %staged transposed swizzled : vector<128x64xf32>, memref<64x128xf32, #gpu.address_space<workgroup>>
-  // CHECK: fa.accumulate_boxes_async %[[BUF]], %[[MAP]][%[[I]], %[[I]], %[[I]]] overwrite(%[[FIRST]]) : memref<64x128xf32, #gpu.address_space<workgroup>>, !nvgpu.tensormap.descriptor
-  fa.accumulate_boxes_async %staged, %map[%i, %i, %i] overwrite(%first) : memref<64x128xf32, #gpu.address_space<workgroup>>, !dq_boxes
-  // CHECK: fa.accumulate_boxes_async %[[BUF]], %[[MAP]][%[[I]], %[[I]], %[[I]]] : memref
-  fa.accumulate_boxes_async %staged, %map[%i, %i, %i] : memref<64x128xf32, #gpu.address_space<workgroup>>, !dq_boxes
+// Staging without the swizzle, into a padded buffer.
+// CHECK-LABEL: func @stage_padded
+// CHECK: fa.stage_accumulator %{{.*}}, %{{.*}} transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
+func.func @stage_padded(%dqt: vector<128x64xf32>, %staged: memref<64x132xf32, #gpu.address_space<workgroup>>) {
+  fa.stage_accumulator %dqt, %staged transposed : vector<128x64xf32>, memref<64x132xf32, #gpu.address_space<workgroup>>
   return
 }
 

@@ -404,22 +404,3 @@ LogicalResult AccumulateBoxesAsyncOp::verify() {
                          << map;
   return success();
 }
-
-LogicalResult AccumulateRowsAsyncOp::verify() {
-  MemRefType buffer = getBuffer().getType();
-  if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(buffer))
-    return emitOpError(
-        "expects buffer in the workgroup (shared) address space");
-  int64_t headDim = getAccum().getType().getDimSize(3);
-  if (ShapedType::isDynamic(headDim) || headDim * 4 % 16 != 0)
-    return emitOpError() << "expects accum's head_dim static and a multiple "
-                            "of 4 (16-byte rows for TMA)";
-  int64_t rowLength = buffer.getDimSize(1);
-  if (ShapedType::isDynamic(rowLength) || rowLength < headDim ||
-      rowLength * 4 % 16 != 0 || !buffer.getLayout().isIdentity())
-    return emitOpError() << "expects a row-major buffer with static rows of "
-                            "at least head_dim ("
-                         << headDim
-                         << ") values, 16-byte aligned (a multiple of 4)";
-  return success();
-}

@@ -27,7 +27,7 @@
 // With a fused dQ (fa-tile-attention-grad fuse-dq) the computing warpgroups
 // no longer take the key blocks' turns themselves: they stage each tile's
 // dQ^T in shared memory and go on, and two producer warps take the turns
-// and add the staged rows by TMA, a tile each in turn (writeDqTiles); the
+// and add the staged tiles by TMA, a tile each in turn (writeDqTiles); the
 // four rings then share two walkers.
 //
 //===----------------------------------------------------------------------===//
@@ -405,7 +405,7 @@ LogicalResult produceEveryTile(ImplicitLocOpBuilder &b, scf::IfOp roles,
 /// loop, the block waits for its turn on the query tile, adds its dQ^T into
 /// dq_accum, and passes the turn on. Warp-specialised, the computing
 /// warpgroups only stage dQ^T in `staged` and go on; a writer warp of the
-/// producer takes the turn and adds the staged rows by TMA.
+/// producer takes the turn and adds the staged tile by TMA.
 struct DqHandoff {
   OrderedWaitOp wait;
   AccumulateTileOp accumulate;
@@ -496,7 +496,7 @@ Value writerOf(ImplicitLocOpBuilder &b, Value iteration) {
 
 /// Writer warp `writer` of kDqWriters, which take the tiles in turn (ring
 /// iteration i is writer i mod kDqWriters's): per tile of its own it waits
-/// for the staged dQ and for the block's turn, adds the rows (TMA), frees
+/// for the staged dQ and for the block's turn, adds the tile (TMA), frees
 /// the buffer once the TMA has read it, and passes the turn on once the
 /// adds are done. Taking turns, a writer has kDqWriters tiles' time for
 /// that path, whose release (fence.acq_rel.gpu, a MEMBAR.ALL.GPU in SASS)
@@ -546,7 +546,7 @@ LogicalResult writeDqTiles(ImplicitLocOpBuilder &b, scf::IfOp roles,
         // the TMA's adds complete.
         NVVM::BarrierArriveOp::create(b, writtenBarrier(b, writerIndex),
                                       threads);
-        WaitRowsAsyncOp::create(b);
+        WaitBulkAsyncOp::create(b);
         OrderedSignalOp::create(b, wait.getCounters(), batch, head, tile,
                                 /*warp=*/true);
         return success();

@@ -270,9 +270,9 @@ def FA_RingReleaseOp : FA_Op<"ring_release"> {
 //
 // A warp-specialised kernel hands its tiles to such a writer warp instead:
 // the computing warpgroups stage the tile in shared memory
-// (`fa.stage_accumulator`) and the writer adds the staged rows by TMA
-// (`fa.accumulate_rows_async`), taking the turns for them, while the
-// computing warpgroups go on.
+// (`fa.stage_accumulator swizzled`) and the writer adds it by TMA tensor
+// reductions (`fa.accumulate_boxes_async`), taking the turns for them,
+// while the computing warpgroups go on.
 // Deadlock freedom is the caller's: a block may only wait for blocks that
 // progress without it.
 //===----------------------------------------------------------------------===//
@@ -403,37 +403,6 @@ def FA_StageAccumulatorOp : FA_Op<"stage_accumulator"> {
   let hasVerifier = 1;
 }
 
-def FA_AccumulateRowsAsyncOp : FA_Op<"accumulate_rows_async"> {
-  let summary = "adds staged f32 rows into a global workspace by bulk TMA";
-  let description = [{
-    One warp's: `accum[batch, head, row + r, :] += buffer[r, 0 : D]` for
-    every row `r` of `buffer` with `row + r` below `accum`'s dimension 2 (`D`
-    its head_dim). Lane `l` issues rows `l, l + 32, ...`, each one
-    `cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32` of `4 D`
-    bytes (with `overwrite(%first)` and `%first` true, a
-    `cp.async.bulk.global.shared::cta` store instead: the first contributor
-    writes, so the workspace needs no zeroing), then waits until they have
-    read `buffer` (`cp.async.bulk.wait_group.read 0`): when the op returns,
-    `buffer` may be overwritten; `fa.wait_rows_async` waits for the sums.
-    `fence.proxy.async` first: the staged values, written by threads, are
-    read by the TMA unit.
-
-    Rows must be 16-byte aligned in both memories: `4 D` a multiple of 16,
-    `buffer`'s row stride too. The adds of one call touch every element
-    once; their order across calls is `fa.ordered_wait`'s (`warp`).
-  }];
-  let arguments = (ins FA_StagedAccumulator:$buffer,
-                       Arg<FA_AccumWorkspace, "", [MemRead, MemWrite]>:$accum,
-                       Index:$batch, Index:$head, Index:$row,
-                       Optional<I1>:$first);
-  let assemblyFormat = [{
-    $buffer `,` $accum `[` $batch `,` $head `,` $row `]`
-    (`overwrite` `(` $first^ `)`)? attr-dict `:` type($buffer) `,`
-    type($accum)
-  }];
-  let hasVerifier = 1;
-}
-
 def FA_AccumulateBoxesAsyncOp : FA_Op<"accumulate_boxes_async",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "adds a staged f32 tile into a global workspace by TMA "
@@ -451,13 +420,13 @@ def FA_AccumulateBoxesAsyncOp : FA_Op<"accumulate_boxes_async",
     zeroing); rows past the sequence's end are TMA's out-of-bounds box
     elements, which it does not write. Then it waits until they have read
     `buffer` (`cp.async.bulk.wait_group.read 0`): when the op returns,
-    `buffer` may be overwritten; `fa.wait_rows_async` waits for the sums.
+    `buffer` may be overwritten; `fa.wait_bulk_async` waits for the sums.
     `fence.proxy.async` first: the staged values, written by threads, are
     read by the TMA unit.
 
-    Against `fa.accumulate_rows_async` (one bulk copy per row, 64 per 64-row
-    tile): four instructions per tile of head_dim 128, and a staging buffer
-    without padding.
+    Four instructions per 64-row tile of head_dim 128, where one bulk copy
+    per row (64 per tile, from a buffer padded for conflict-free stores)
+    left the writer warps behind.
 
     ```mlir
     fa.accumulate_boxes_async %boxes, %dq_accum_tma[%b, %h, %row]
@@ -480,11 +449,10 @@ def FA_AccumulateBoxesAsyncOp : FA_Op<"accumulate_boxes_async",
   let hasVerifier = 1;
 }
 
-def FA_WaitRowsAsyncOp : FA_Op<"wait_rows_async"> {
+def FA_WaitBulkAsyncOp : FA_Op<"wait_bulk_async"> {
   let summary = "waits until the lane's bulk TMA accumulations are done";
   let description = [{
-    After `fa.accumulate_rows_async` or `fa.accumulate_boxes_async`, each
-    lane waits until its bulk
+    After `fa.accumulate_boxes_async`, each lane waits until its bulk
     transfers have written global memory (`cp.async.bulk.wait_group 0`),
     then `fence.proxy.async.global`, so that a following generic-proxy
     release (`fa.ordered_signal`) covers the TMA's writes. No memory effects

@@ -334,15 +334,17 @@ def FAWarpSpecialize : Pass<"fa-warp-specialize"> {
     writer, which take the tiles in turn (ring iteration i is writer i mod
     2's; Q and dO then share a walker, lse and delta another): the
     computing warpgroups wait until the previous tile's writer has freed the
-    staging buffer (a new workgroup buffer, block_n rows of head_dim + 4
-    f32; named barrier 5 + 2 w of 288 threads), store dQ^T there transposed
-    (`fa.stage_accumulator`), fence for the async proxy and arrive on the
-    tile's writer's barrier 4 + 2 w. Writer w, on its tiles, waits there,
-    takes the block's turn on the tile (`fa.ordered_wait warp`), adds the
-    rows into dq_accum by TMA (`fa.accumulate_rows_async`: bulk
-    reduce-adds, bulk stores for the first block), frees the buffer as soon
+    staging buffer (a new workgroup buffer, block_n rows of head_dim f32
+    in 128-byte-swizzled panels, 1024-byte aligned; named barrier 5 + 2 w
+    of 288 threads), store dQ^T there transposed (`fa.stage_accumulator
+    swizzled`), fence for the async proxy and arrive on the tile's writer's
+    barrier 4 + 2 w. Writer w, on its tiles, waits there, takes the block's
+    turn on the tile (`fa.ordered_wait warp`), adds the tile into dq_accum
+    by TMA through dq_accum's tensor map (a new parameter `dq_accum_tma`;
+    `fa.accumulate_boxes_async`: a tensor reduce-add per panel, tensor
+    stores for the first block), frees the buffer as soon
     as TMA has read it, and passes the turn on once the adds are done
-    (`fa.wait_rows_async`, `fa.ordered_signal warp`, whose release is a
+    (`fa.wait_bulk_async`, `fa.ordered_signal warp`, whose release is a
     MEMBAR.ALL.GPU that outlasted a tile's products: two writers hide it).
     The producer keeps 40 registers and the computing warpgroups 232.
 
