@@ -379,10 +379,29 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
   }
 };
 
-/// f32 values in one 128-byte row of a panel under TMA's 128-byte swizzle,
-/// and the rows of its period.
+/// f32 values in one 128-byte row of a panel under TMA's 128-byte swizzle
+/// (whose period is kSwizzleRows rows).
 constexpr int64_t kPanelColumns = 32;
-constexpr int64_t kSwizzlePeriodRows = 8;
+
+LLVM::LLVMPointerType sharedPointerType(MLIRContext *context) {
+  return LLVM::LLVMPointerType::get(
+      context, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+}
+
+/// The i64 shared address `bytes` past the start of workgroup buffer
+/// `buffer`.
+Value sharedAddress(ImplicitLocOpBuilder &b, Value buffer, Value bytes) {
+  Value address = arith::AddIOp::create(
+      b, memref::ExtractAlignedPointerAsIndexOp::create(b, buffer), bytes);
+  return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
+}
+
+/// The shared-memory pointer `bytes` past the start of workgroup buffer
+/// `buffer` (the NVVM bulk-tensor ops' source operand).
+Value sharedPointer(ImplicitLocOpBuilder &b, Value buffer, int64_t bytes) {
+  return LLVM::IntToPtrOp::create(b, sharedPointerType(b.getContext()),
+                                  sharedAddress(b, buffer, index(b, bytes)));
+}
 
 /// Stores into a staging buffer at (row, column), each given as a lane part
 /// (the same value for all of a lane's stores) plus a constant. Padded:
@@ -416,7 +435,7 @@ public:
     if (!laneAddress)
       laneAddress = sharedAddressOf(swizzledOffset(rowLane, colLane));
     int64_t perChunk = chunkElems(type.getElementType());
-    int64_t phase = rowConst % kSwizzlePeriodRows;
+    int64_t phase = rowConst % kSwizzleRows;
     int64_t panelColumn = colConst % kPanelColumns;
     int64_t chunkFlip = (panelColumn / perChunk) ^ phase;
     int64_t added =
@@ -426,8 +445,7 @@ public:
     Value address = laneAddress;
     if (chunkFlip != 0)
       address = opaqueXor(address, chunkFlip * kChunkBytes);
-    auto shared = LLVM::LLVMPointerType::get(
-        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+    auto shared = sharedPointerType(b.getContext());
     Value pointer =
         LLVM::GEPOp::create(b, shared, type.getElementType(),
                             LLVM::IntToPtrOp::create(b, shared, address),
@@ -448,11 +466,10 @@ private:
 
   /// The i64 shared address of flattened element `offset`.
   Value sharedAddressOf(Value offset) {
-    Value address = arith::AddIOp::create(
-        b, memref::ExtractAlignedPointerAsIndexOp::create(b, buffer),
+    return sharedAddress(
+        b, buffer,
         arith::MulIOp::create(b, offset,
                               index(b, type.getElementTypeBitWidth() / 8)));
-    return arith::IndexCastUIOp::create(b, b.getI64Type(), address);
   }
 
   /// `address ^ bits`, opaque to LLVM (inline PTX): folded into the offset
@@ -487,9 +504,8 @@ private:
     };
     Value panelStart =
         mul(div(column, kPanelColumns), type.getDimSize(0) * kPanelColumns);
-    Value chunk =
-        arith::XOrIOp::create(b, div(rem(column, kPanelColumns), perChunk),
-                              rem(row, kSwizzlePeriodRows));
+    Value chunk = arith::XOrIOp::create(
+        b, div(rem(column, kPanelColumns), perChunk), rem(row, kSwizzleRows));
     Value inPanel = arith::AddIOp::create(
         b, mul(row, kPanelColumns),
         arith::AddIOp::create(b, mul(chunk, perChunk), rem(column, perChunk)));
@@ -563,20 +579,6 @@ void fenceForBulkTransfers(ImplicitLocOpBuilder &b) {
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKindAttr::get(context, NVVM::ProxyKind::async_global),
       NVVM::SharedSpaceAttr());
-}
-
-/// The shared-memory pointer `bytes` past the start of workgroup buffer
-/// `buffer` (the NVVM bulk-tensor ops' source operand).
-Value sharedPointer(ImplicitLocOpBuilder &b, Value buffer, int64_t bytes) {
-  Value address = arith::AddIOp::create(
-      b, memref::ExtractAlignedPointerAsIndexOp::create(b, buffer),
-      index(b, bytes));
-  Value address64 = arith::IndexCastUIOp::create(b, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b,
-      LLVM::LLVMPointerType::get(
-          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
-      address64);
 }
 
 /// Lane 0 adds (or, first, stores) the swizzled staging buffer panel by
