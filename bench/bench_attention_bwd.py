@@ -65,12 +65,16 @@ KERNELS = ("delta", "dkdv", "dq")
 
 def ours_bench(args, batch, heads, seq, dim, causal) -> dict:
     """fa-run's bench_backward: the whole backward (tflops, median_ms) and
-    each kernel alone (kernels: {stage: {name, median_ms}})."""
+    each kernel alone (kernels: {stage: {name, median_ms}}), with the
+    backward fa-run chose (backward: kernel, kernel_source: default or
+    tuning_cache)."""
     result = common.run_fa_run(args, [
         "--batch", str(batch), "--heads", str(heads), "--seq", str(seq),
         "--dim", str(dim), "--dtype", "bf16", *(["--causal"] if causal else []),
         "--grad", "--bench", "--json", "--warmup", str(args.warmup), "--runs", str(args.runs)])
-    return json.loads(result.stdout)["bench_backward"]
+    report = json.loads(result.stdout)
+    return {**report["bench_backward"], "backward": report["backward"]["kernel"],
+            "backward_source": report["backward"]["kernel_source"]}
 
 
 def kernel_ms_column(stage):
@@ -81,8 +85,15 @@ def kernel_ms_column(stage):
     return f"{stage} ms", cell
 
 
+def backward_column(row) -> str:
+    """A table cell: the backward fa-run ran, and why."""
+    name = row.get("ours_backward")
+    return f"{name} ({row['ours_backward_source']})" if name else "n/a"
+
+
 def table(rows) -> str:
-    return common.attention_table(rows, [kernel_ms_column(stage) for stage in KERNELS])
+    return common.attention_table(rows, [kernel_ms_column(stage) for stage in KERNELS]
+                                  + [("backward", backward_column)])
 
 
 def measure(args, batch, heads, seq, dim, causal) -> dict:
@@ -93,6 +104,8 @@ def measure(args, batch, heads, seq, dim, causal) -> dict:
         bench = ours_bench(args, batch, heads, seq, dim, causal)
         row["ours"], row["ours_ms"] = bench["tflops"], bench["median_ms"]
         row["ours_kernels"] = bench["kernels"]
+        row["ours_backward"] = bench["backward"]
+        row["ours_backward_source"] = bench["backward_source"]
     except RuntimeError as error:
         row["ours"], row["ours_error"] = None, str(error)
     for name, backend in common.SDPA_BACKENDS.items():

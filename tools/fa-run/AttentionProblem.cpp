@@ -310,7 +310,8 @@ BenchReport
 benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                   const DeviceInfo &device, const DeviceTensors &forward,
                   const BackwardTensors &inputs, const Stream &stream,
-                  int warmup, int runs, const VariantLaunch &variant) {
+                  int warmup, int runs, const VariantLaunch &variant,
+                  bool timeEachKernel) {
   NvtxRange range{"benchmark backward"};
   const KernelSpec &spec = kernels.dq.spec();
   int copies = benchmarkSets(shape, spec.dtype, /*backward=*/true, device);
@@ -341,6 +342,8 @@ benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                    variant.forwardFlops ? 2.5 * *variant.forwardFlops
                                         : shape.backwardFlops(spec.causal),
                    stream, warmup, runs);
+  if (!timeEachKernel)
+    return bench;
 
   // Then each kernel alone. dkdv, dq and dsinks read whatever delta (and dq
   // whatever dq_accum) the runs before left in their set; their work does

@@ -181,13 +181,14 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const VariantLaunch &variant = {});
 
 /// The same for the backward: each run launches its kernels (three, and
-/// dsinks). Then each kernel alone, with the same buffer sets, warmup and
-/// runs, into the report's `kernels`.
+/// dsinks). Then, with `timeEachKernel`, each kernel alone, with the same
+/// buffer sets, warmup and runs, into the report's `kernels`.
 BenchReport
 benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                   const DeviceInfo &device, const DeviceTensors &forward,
                   const BackwardTensors &inputs, const Stream &stream,
-                  int warmup, int runs, const VariantLaunch &variant = {});
+                  int warmup, int runs, const VariantLaunch &variant = {},
+                  bool timeEachKernel = true);
 
 } // namespace fa
 

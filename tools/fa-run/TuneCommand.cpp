@@ -2,9 +2,13 @@
 //
 // For each kernel-library group and sequence class (TuningCache.h), times
 // every kernel of the group on one representative problem and records the
-// fastest in the tuning cache, which `fa-run attention` then follows. Each
-// candidate is first checked against the fp64 reference on a small problem;
-// one that fails is reported and never timed.
+// fastest in the tuning cache, which `fa-run attention`, the C API and
+// `fa-run train` then follow. Forward groups time their kernels; backward
+// groups (attention_bwd) time each candidate's whole backward (its delta,
+// dK/dV and dQ kernels, on out and lse from the group's default forward).
+// Each candidate is first checked against the fp64 reference on a small
+// problem (a backward's dq, dk and dv too); one that fails is reported and
+// never timed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,11 +39,36 @@ constexpr std::int64_t kTuningModelWidth = 2048;
 constexpr AttentionShape kCheckShape{2, 2, 2, 257, 257, 0};
 constexpr std::uint64_t kSeed = 0;
 
-/// One candidate of one group: loaded, and checked once.
+/// One candidate of one group: loaded, and checked once. A forward group's
+/// candidate is one kernel, a backward group's the kernels its attention_bwd
+/// kernel names.
 struct Candidate {
   const KernelSpec *spec = nullptr;
-  std::unique_ptr<Kernel> kernel; // Null when loading or the check failed.
+  // Null when loading or the check failed.
+  std::unique_ptr<Kernel> forward;
+  std::unique_ptr<BackwardKernels> backward;
   std::string failure;
+
+  bool usable() const { return forward || backward; }
+};
+
+/// The tensors a group's candidates run on: the forward's, and for a
+/// backward group dout, dq, dk and dv too.
+struct GroupTensors {
+  Problem problem;
+  DeviceTensors forward;
+  std::optional<BackwardTensors> backward;
+
+  GroupTensors(const AttentionShape &shape, DType dtype, bool withBackward,
+               const Stream &stream)
+      : problem{shape, {}, {}, {}, {}, {}}, forward(shape, dtype) {
+    if (withBackward)
+      backward.emplace(shape, dtype);
+    drawRandomInputs(
+        kSeed,
+        attentionInputs(problem, forward, backward ? &*backward : nullptr),
+        dtype, stream);
+  }
 };
 
 /// One line of the table: a candidate's time for one class.
@@ -57,15 +86,28 @@ bool selected(const KernelQuery &group, const TuneOptions &options) {
     return list.empty() ||
            std::find(list.begin(), list.end(), value) != list.end();
   };
-  // Only attention forward kernels are tuned; LayerNorm kernels are chosen
-  // by row length (LayerNorm.h). Variant kernels need their variant's
+  // Attention forward and backward kernels are tuned; LayerNorm kernels are
+  // chosen by row length (LayerNorm.h). Variant kernels need their variant's
   // values (window sizes, doc ids, ...), which tuning does not choose.
   // Views twins are one kernel per group (the default tile, strided).
-  return group.op == "attention_fwd" && group.variant.empty() && !group.views &&
+  bool forward = group.op == kAttentionForwardOp;
+  bool backward = group.op == kAttentionBackwardOp;
+  return (forward || backward) &&
+         allows(options.directions,
+                std::string(forward ? "forward" : "backward")) &&
+         group.variant.empty() && !group.views &&
          allows(options.dtypes, dtypeName(group.dtype)) &&
          allows(options.dims, group.headDim) &&
          allows(options.causalModes,
                 std::string(group.causal ? "causal" : "non-causal"));
+}
+
+/// A backward group is tuned only where it has a choice: its one kernel's
+/// time (three kernels' launches on three problems) would choose nothing. A
+/// forward group's one kernel is timed, so that the cache records its speed.
+bool worthTuning(const KernelQuery &group, const KernelLibrary &library) {
+  return group.op != kAttentionBackwardOp ||
+         library.candidates(group).size() > 1;
 }
 
 AttentionShape tuningShape(const SeqClass &seqClass, std::int64_t headDim) {
@@ -75,33 +117,66 @@ AttentionShape tuningShape(const SeqClass &seqClass, std::int64_t headDim) {
   return {batch, heads, heads, seqClass.tuningSeq, seqClass.tuningSeq, headDim};
 }
 
-std::string describeCheck(const CheckReport &check) {
-  return "check failed: out rel=" + std::to_string(check.out.relative) +
-         " lse rel=" + std::to_string(check.lse.relative) +
-         " NaN=" + std::to_string(check.out.nanCount + check.lse.nanCount) +
-         " (rtol " + std::to_string(check.relativeTolerance) + ")";
+std::string describeError(const char *name, const ErrorStats &error) {
+  return std::string(" ") + name + " rel=" + std::to_string(error.relative) +
+         " NaN=" + std::to_string(error.nanCount);
 }
 
-/// Loads the candidate and checks it on a small problem.
-Candidate checkCandidate(const KernelSpec &spec, const DeviceInfo &device,
+std::string describeCheck(const CheckReport &check) {
+  std::string text = "check failed:" + describeError("out", check.out) +
+                     describeError("lse", check.lse);
+  if (check.gradients)
+    text += describeError("dq", check.gradients->dq) +
+            describeError("dk", check.gradients->dk) +
+            describeError("dv", check.gradients->dv);
+  return text + " (rtol " + std::to_string(check.relativeTolerance) + ")";
+}
+
+/// The group's default forward: a backward's candidates run on its out and
+/// lse.
+const KernelSpec &defaultForward(const KernelLibrary &library,
+                                 const KernelQuery &backwardGroup) {
+  KernelQuery forward = backwardGroup;
+  forward.op = kAttentionForwardOp;
+  return library.find(forward);
+}
+
+/// Loads the candidate and checks it on a small problem: a forward kernel's
+/// out and lse, a backward's dq, dk and dv (after `forward`, the group's
+/// default forward, loaded).
+Candidate checkCandidate(const KernelSpec &spec, const KernelLibrary &library,
+                         const Kernel *forward, const DeviceInfo &device,
                          const Stream &stream) {
-  Candidate candidate{&spec, nullptr, ""};
+  Candidate candidate{&spec, nullptr, nullptr, ""};
   try {
-    auto kernel = std::make_unique<Kernel>(spec, device);
     AttentionShape shape = kCheckShape;
     shape.headDim = spec.headDim;
-    Problem problem{shape, {}, {}, {}, {}, {}};
-    DeviceTensors tensors(shape, spec.dtype);
-    drawRandomInputs(kSeed, attentionInputs(problem, tensors, nullptr),
-                     spec.dtype, stream);
-    Outputs outputs = runOnce(*kernel, shape, tensors, stream);
-    CheckReport check =
-        checkOutputs(problem, spec, tensors, outputs, stream, /*onCpu=*/false,
-                     defaultRelativeTolerance(spec.dtype));
-    if (check.passed())
-      candidate.kernel = std::move(kernel);
-    else
+    bool isBackward = spec.op == kAttentionBackwardOp;
+    GroupTensors tensors(shape, spec.dtype, isBackward, stream);
+    std::unique_ptr<Kernel> kernel;
+    if (!isBackward)
+      kernel = std::make_unique<Kernel>(spec, device);
+    const Kernel &forwardKernel = isBackward ? *forward : *kernel;
+    Outputs outputs = runOnce(forwardKernel, shape, tensors.forward, stream);
+    CheckReport check = checkOutputs(
+        tensors.problem, forwardKernel.spec(), tensors.forward, outputs, stream,
+        /*onCpu=*/false, defaultRelativeTolerance(spec.dtype));
+    std::unique_ptr<BackwardKernels> backward;
+    if (isBackward) {
+      backward = std::make_unique<BackwardKernels>(
+          attentionBackwardKernels(library, spec), device);
+      runBackward(*backward, shape, tensors.forward, *tensors.backward, stream,
+                  outputs);
+      check.gradients = checkGradients(
+          tensors.problem, spec, tensors.forward, *tensors.backward, outputs,
+          stream, /*onCpu=*/false, defaultGradientTolerance(spec.dtype));
+    }
+    if (!check.passed())
       candidate.failure = describeCheck(check);
+    else if (isBackward)
+      candidate.backward = std::move(backward);
+    else
+      candidate.forward = std::move(kernel);
   } catch (const NoDeviceError &) {
     throw;
   } catch (const Error &error) {
@@ -110,22 +185,43 @@ Candidate checkCandidate(const KernelSpec &spec, const DeviceInfo &device,
   return candidate;
 }
 
+/// The candidate's TFLOP/s on `shape` (a backward's counted as
+/// AttentionShape::backwardFlops), `tensors` viewed with that shape.
+double timeCandidate(const Candidate &candidate, const AttentionShape &shape,
+                     const Kernel *forward, const TuneOptions &options,
+                     const DeviceInfo &device, GroupTensors &tensors,
+                     const Stream &stream) {
+  if (candidate.forward)
+    return benchmark(*candidate.forward, shape, device, tensors.forward, stream,
+                     options.warmup, options.runs)
+        .tflops;
+  // The backward reads the forward's out and lse of this shape.
+  runOnce(*forward, shape, tensors.forward, stream, /*download=*/false);
+  return benchmarkBackward(*candidate.backward, shape, device, tensors.forward,
+                           *tensors.backward, stream, options.warmup,
+                           options.runs, /*variant=*/{},
+                           /*timeEachKernel=*/false)
+      .tflops;
+}
+
 /// Times the group's checked candidates on each class; records the fastest.
 void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
                const TuneOptions &options, const DeviceInfo &device,
                const Stream &stream, TuningCache &cache,
                std::vector<TuneRow> &rows) {
+  bool isBackward = group.op == kAttentionBackwardOp;
+  std::unique_ptr<Kernel> forward;
+  if (isBackward)
+    forward = std::make_unique<Kernel>(defaultForward(library, group), device);
   std::vector<Candidate> candidates;
   for (const KernelSpec *spec : library.candidates(group))
-    candidates.push_back(checkCandidate(*spec, device, stream));
+    candidates.push_back(
+        checkCandidate(*spec, library, forward.get(), device, stream));
 
   // Every class's problem has kTuningTokens tokens of the same heads, so one
   // set of tensors, viewed with each class's shape, serves them all.
-  AttentionShape anyClass = tuningShape(kSeqClasses.front(), group.headDim);
-  Problem problem{anyClass, {}, {}, {}, {}, {}};
-  DeviceTensors tensors(anyClass, group.dtype);
-  drawRandomInputs(kSeed, attentionInputs(problem, tensors, nullptr),
-                   group.dtype, stream);
+  GroupTensors tensors(tuningShape(kSeqClasses.front(), group.headDim),
+                       group.dtype, isBackward, stream);
 
   for (const SeqClass &seqClass : kSeqClasses) {
     NvtxRange range{"tune " + group.describe() + ", " + seqClass.name};
@@ -135,11 +231,10 @@ void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
     for (const Candidate &candidate : candidates) {
       TuneRow &row = rows.emplace_back(TuneRow{
           group, seqClass.name, candidate.spec->name, {}, candidate.failure});
-      if (!candidate.kernel)
+      if (!candidate.usable())
         continue;
-      row.tflops = benchmark(*candidate.kernel, shape, device, tensors, stream,
-                             options.warmup, options.runs)
-                       .tflops;
+      row.tflops = timeCandidate(candidate, shape, forward.get(), options,
+                                 device, tensors, stream);
       entry.candidates[row.kernel] = *row.tflops;
       if (*row.tflops > entry.tflops) {
         entry.kernel = row.kernel;
@@ -211,15 +306,21 @@ CLI::App *addTuneCommand(CLI::App &app, TuneOptions &o) {
       "tune",
       "Time every kernel of each attention group of the kernel library per "
       "key/value sequence class (<=1024, <=4096, >4096) on this GPU and write "
-      "the fastest to a "
-      "tuning cache, which `fa-run attention` then uses. Each candidate is "
-      "first checked against the fp64 reference; failures are reported and "
-      "left out.");
+      "the fastest to a tuning cache, which `fa-run attention`, `fa-run "
+      "train` and the C API then use. Forward groups time each kernel; "
+      "backward groups with more than one candidate time each candidate's "
+      "whole backward. Each candidate is first checked against the fp64 "
+      "reference; failures are reported and left out.");
   addKernelsOption(command, o);
   command->add_option("--out", o.outPath,
                       "Tuning cache to write (entries for other groups, "
                       "tuned on the same GPU, are kept). Default: "
                       "<kernel dir>/tuning.json");
+  command
+      ->add_option("--direction", o.directions,
+                   "Only these directions: forward, backward")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"forward", "backward"}));
   command->add_option("--dtype", o.dtypes, "Only these element types")
       ->delimiter(',')
       ->check(CLI::IsMember({"bf16", "f16", "f32"}));
@@ -241,11 +342,11 @@ int runTune(const TuneOptions &options) {
   KernelLibrary library = KernelLibrary::load(kernelDir);
   std::vector<KernelQuery> groups;
   for (const KernelQuery &group : library.groups())
-    if (selected(group, options))
+    if (selected(group, options) && worthTuning(group, library))
       groups.push_back(group);
   if (groups.empty())
     throw Error("tuning: no kernel group in " + kernelDir +
-                " matches --dtype, --dim and --causal-modes");
+                " matches --direction, --dtype, --dim and --causal-modes");
   std::string path = options.outPath.empty() ? defaultTuningCachePath(kernelDir)
                                              : options.outPath;
 

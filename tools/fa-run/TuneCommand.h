@@ -16,6 +16,7 @@ namespace fa {
 struct TuneOptions : GpuRunOptions {
   std::string outPath; // Empty: <kernelDir>/tuning.json.
   // Which groups to tune; empty means all.
+  std::vector<std::string> directions; // "forward", "backward".
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> dims;
   std::vector<std::string> causalModes; // "causal", "non-causal".

@@ -28,8 +28,9 @@ struct FAToPTXOptions : public PassPipelineOptions<FAToPTXOptions> {
       llvm::cl::init(1)};
   PassOptions::Option<bool> fuseDq{
       *this, "fuse-dq",
-      llvm::cl::desc("Compute dQ in the backward's dK/dV kernel where it can "
-                     "(fa-tile-attention-grad fuse-dq)"),
+      llvm::cl::desc("Compute dQ in every backward's dK/dV kernel where it "
+                     "can (fa-tile-attention-grad fuse-dq); fa.tile fuse_dq "
+                     "asks for it per function"),
       llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
       *this, "chip",

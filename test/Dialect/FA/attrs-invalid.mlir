@@ -62,6 +62,14 @@ func.func @tile_blocks_per_sm_range() attributes {fa.tile = #fa.tile<blocks_per_
 
 // -----
 
+// The fused dQ^T is a warpgroup MMA over the dK/dV kernel's two warpgroups.
+// expected-error @+1 {{fuse_dq = true needs wgmma = true}}
+func.func @tile_fuse_dq_without_wgmma() attributes {fa.tile = #fa.tile<block_m = 128, fuse_dq = true>} {
+  return
+}
+
+// -----
+
 // persistent's loop over tiles lives in fa-warp-specialize's roles.
 // expected-error @+1 {{persistent = true needs warp_specialize = true}}
 func.func @tile_persistent_alone() attributes {fa.tile = #fa.tile<block_m = 128, persistent = true>} {

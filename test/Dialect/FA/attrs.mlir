@@ -36,6 +36,13 @@ func.func @tile_split_dkdv() attributes {fa.tile = #fa.tile<split_dkdv = true, b
   return
 }
 
+// fuse_dq (backward) prints last, where it is declared.
+// CHECK-LABEL: func.func @tile_fuse_dq
+// CHECK-SAME: fa.tile = #fa.tile<block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, wgmma = true, warp_specialize = true, fuse_dq = true>
+func.func @tile_fuse_dq() attributes {fa.tile = #fa.tile<fuse_dq = true, block_m = 128, block_n = 64, num_warps = 8, num_stages = 2, wgmma = true, warp_specialize = true>} {
+  return
+}
+
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME: fa.rows = #fa.rows<rows = 1, block_cols = 4096, num_warps = 8, resident = true, persistent = true, reduce_rows = 32, reduce_cols = 64, reduce_warps = 4>
 func.func @rows() attributes {fa.rows = #fa.rows<persistent = true, rows = 1, block_cols = 4096, num_warps = 8, resident = true, reduce_rows = 32, reduce_cols = 64, reduce_warps = 4>} {

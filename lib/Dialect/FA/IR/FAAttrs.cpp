@@ -107,13 +107,16 @@ constexpr int64_t kMaxBlocksPerMultiprocessor = 32;
 LogicalResult TileAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, std::optional<int64_t> blockM,
     std::optional<int64_t> blockN, std::optional<int64_t> numWarps,
-    std::optional<int64_t> numStages, bool, bool, bool, bool, bool, bool,
+    std::optional<int64_t> numStages, bool, bool, bool, bool, bool wgmma, bool,
     std::optional<int64_t> dqBlockM, std::optional<int64_t> dqBlockN,
     std::optional<int64_t> dqNumWarps, bool, bool warpSpecialize, bool,
-    std::optional<int64_t> blocksPerSm, bool persistent) {
+    std::optional<int64_t> blocksPerSm, bool persistent, bool fuseDq) {
   // The tiles' loop lives in the roles fa-warp-specialize makes.
   if (persistent && !warpSpecialize)
     return emitError() << "persistent = true needs warp_specialize = true";
+  // The fused dQ^T = K^T dS^T is a warpgroup MMA split over two warpgroups.
+  if (fuseDq && !wgmma)
+    return emitError() << "fuse_dq = true needs wgmma = true";
   return success(
       succeeded(checkSize(emitError, "block_m", blockM)) &&
       succeeded(checkSize(emitError, "block_n", blockN)) &&
@@ -231,7 +234,7 @@ TileAttr TileAttr::withDefaultSizes(int64_t blockM, int64_t blockN,
              getPipelineCopies(), getSkipUnitRescale(), getStageOutput(),
              getWgmma(), getOverlapSoftmax(), getDqBlockM(), getDqBlockN(),
              getDqNumWarps(), getSplitDkdv(), getWarpSpecialize(),
-             getPingPong(), getBlocksPerSm(), getPersistent());
+             getPingPong(), getBlocksPerSm(), getPersistent(), getFuseDq());
 }
 
 TileAttr TileAttr::forVariants() const {
@@ -240,7 +243,8 @@ TileAttr TileAttr::forVariants() const {
              getSkipUnitRescale(), getStageOutput(), getWgmma(),
              getOverlapSoftmax(), getDqBlockM(), getDqBlockN(), getDqNumWarps(),
              getSplitDkdv(), /*warp_specialize=*/false, /*ping_pong=*/false,
-             /*blocks_per_sm=*/std::nullopt, /*persistent=*/false);
+             /*blocks_per_sm=*/std::nullopt, /*persistent=*/false,
+             /*fuse_dq=*/false);
 }
 
 std::optional<SoftmaxPhase> mlir::fa::getSoftmaxPhase(Operation *loop) {

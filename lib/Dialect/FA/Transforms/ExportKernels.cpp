@@ -32,8 +32,9 @@ namespace {
 /// The manifest's configuration of an attention kernel: its fa.tile, every
 /// entry an integer (flags 0 or 1). The forward's kernels give every size
 /// and flag (blocks_per_sm where set); the backward's the entries the backward
-/// takes (sizes, wgmma, and split_dkdv where set: a dK/dV kernel whose grid z
-/// is dkdv_parts) and skip_unit_rescale, which their lowering reads.
+/// takes (sizes, wgmma, split_dkdv where set: a dK/dV kernel whose grid z
+/// is dkdv_parts, and fuse_dq where set: the kernels of a fused dQ) and
+/// skip_unit_rescale, which their lowering reads.
 llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
   llvm::json::Object config{{"block_m", *tile.getBlockM()},
                             {"block_n", *tile.getBlockN()},
@@ -54,6 +55,8 @@ llvm::json::Object tileConfig(TileAttr tile, KernelOp op) {
   config["wgmma"] = int64_t(tile.getWgmma());
   if (tile.getSplitDkdv())
     config["split_dkdv"] = 1;
+  if (tile.getFuseDq())
+    config["fuse_dq"] = 1;
   return config;
 }
 

@@ -425,6 +425,9 @@ struct FATileAttentionPass
     if (tile->getSplitDkdv())
       return fail("split_dkdv configures the backward's dK/dV kernel "
                   "(fa-tile-attention-grad)");
+    if (tile->getFuseDq())
+      return fail("fuse_dq configures the backward's dK/dV kernel "
+                  "(fa-tile-attention-grad)");
     TileConfig config(
         tile->withDefaultSizes(blockM, blockN, numWarps, numStages));
     if (failed(checkMmaTileShape(func, getArgument(), config.blockM,

@@ -747,7 +747,8 @@ TileAttr kernelConfigAttr(MLIRContext *context, const GradConfig &c) {
                        /*dq_block_m=*/std::nullopt, /*dq_block_n=*/std::nullopt,
                        /*dq_num_warps=*/std::nullopt, c.splitDkdv,
                        c.warpSpecialize, none.getPingPong(),
-                       /*blocks_per_sm=*/std::nullopt, none.getPersistent());
+                       /*blocks_per_sm=*/std::nullopt, none.getPersistent(),
+                       c.fusedDq);
 }
 
 /// The forward-only flags `tile` sets to other than their defaults, which
@@ -883,7 +884,7 @@ struct FATileAttentionGradPass
                  << " configures the forward (fa-tile-attention); the "
                     "backward takes block_m, block_n, num_warps, num_stages, "
                     "dq_block_m, dq_block_n, dq_num_warps, wgmma, "
-                    "split_dkdv and warp_specialize",
+                    "split_dkdv, warp_specialize and fuse_dq",
              failure();
     TileAttr resolved =
         tile->withDefaultSizes(blockM, blockN, numWarps, numStages);
@@ -891,6 +892,8 @@ struct FATileAttentionGradPass
                       *resolved.getNumWarps(), *resolved.getNumStages(),
                       resolved.getWgmma(),     resolved.getSplitDkdv()};
     config.warpSpecialize = resolved.getWarpSpecialize();
+    // Asked for; tileFunction checks that the kernel can (fusesDq).
+    config.fusedDq = resolved.getFuseDq();
     GradConfig dq{resolved.getDqBlockM().value_or(config.blockM),
                   resolved.getDqBlockN().value_or(config.blockN),
                   resolved.getDqNumWarps().value_or(config.numWarps),
@@ -1007,9 +1010,16 @@ struct FATileAttentionGradPass
     FailureOr<std::pair<GradConfig, GradConfig>> configs = configsFor(func, op);
     if (failed(configs))
       return failure();
-    configs->first.fusedDq =
-        fuseDq &&
+    // The pass option fuses wherever a kernel can; a function's fa.tile
+    // asking for it where its kernel cannot is an error.
+    bool canFuseDq =
         fusesDq(configs->first, queryType.getDimSize(3), !op.getMask().empty());
+    if (configs->first.fusedDq && !canFuseDq)
+      return emitPassError(func, getArgument())
+                 << "fa.tile fuse_dq = true needs head_dim 128 on 8 warps of "
+                    "wgmma, without split_dkdv and without a mask region",
+             failure();
+    configs->first.fusedDq = (configs->first.fusedDq || fuseDq) && canFuseDq;
     if (failed(checkTileSizes(func, queryType.getElementType(),
                               queryType.getDimSize(3), configs->first,
                               configs->second)))
@@ -1125,9 +1135,10 @@ struct FATileAttentionGradPass
                                   buffers[3]};
     };
 
-    // split_dkdv is the dK/dV kernel's alone.
+    // split_dkdv and fuse_dq are the dK/dV kernel's alone.
     GradConfig deltaConfig = k.config;
     deltaConfig.splitDkdv = false;
+    deltaConfig.fusedDq = false;
     deltaConfig.warpSpecialize = false;
     gpu::GPUFuncOp deltaKernel = createGradKernel(
         b, g, deltaName, KernelOp::AttentionBwdDelta, deltaConfig,

@@ -108,7 +108,7 @@ func.func @bad_block_m(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !
 
 !t = memref<?x?x?x64xbf16>
 !s = memref<?x?x?xf32>
-// expected-error @+1 {{fa-tile-attention-grad: fa.tile q_in_shared configures the forward (fa-tile-attention); the backward takes block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps, wgmma, split_dkdv and warp_specialize}}
+// expected-error @+1 {{fa-tile-attention-grad: fa.tile q_in_shared configures the forward (fa-tile-attention); the backward takes block_m, block_n, num_warps, num_stages, dq_block_m, dq_block_n, dq_num_warps, wgmma, split_dkdv, warp_specialize and fuse_dq}}
 func.func @forward_flag(%q: !t, %k: !t, %v: !t, %o: !t, %do: !t, %lse: !s, %dq: !t, %dk: !t, %dv: !t) attributes {fa.tile = #fa.tile<q_in_shared = true>} {
   fa.attention_grad ins(%q, %k, %v, %o, %do, %lse : !t, !t, !t, !t, !t, !s) outs(%dq, %dk, %dv : !t, !t, !t)
   return

@@ -320,3 +320,13 @@ func.func @split_dkdv(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.
   fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
   return
 }
+
+// -----
+
+!t = memref<?x?x?x64xbf16>
+// ... and the backward's fused dQ.
+// expected-error @+1 {{fa-tile-attention: fuse_dq configures the backward's dK/dV kernel}}
+func.func @fuse_dq(%q: !t, %k: !t, %v: !t, %o: !t) attributes {fa.tile = #fa.tile<block_m = 64, wgmma = true, fuse_dq = true>} {
+  fa.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+  return
+}

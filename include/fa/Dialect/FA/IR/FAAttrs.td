@@ -60,6 +60,7 @@ defvar FA_SplitDkdvDefault = "false";
 defvar FA_WarpSpecializeDefault = "false";
 defvar FA_PingPongDefault = "false";
 defvar FA_PersistentDefault = "false";
+defvar FA_FuseDqDefault = "false";
 defvar FA_ReduceRowsDefault = "64";
 defvar FA_ReduceColsDefault = "32";
 defvar FA_ReduceWarpsDefault = "8";
@@ -87,7 +88,9 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
     `split_dkdv` (backward only) splits the dK/dV kernel's blocks over a grid
     z of two (`dkdv_parts`): blocks of z = 0 accumulate dV, blocks of z = 1
     dK, so that each holds one block_m x head_dim accumulator (head_dim 256,
-    where both would take every register). One
+    where both would take every register). `fuse_dq` (backward only) asks
+    for the fused dQ of `fa-tile-attention-grad fuse-dq` for this function
+    alone, so that one library holds both forms and `fa-run tune` picks. One
     attribute serves both directions so that DefaultTiles.def and the kernel
     library describe every attention kernel the same way, and each pass
     refuses the other direction's entries.
@@ -129,7 +132,11 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
     FA_FlagParameter<FA_PersistentDefault, "forward, with warp_specialize: "
         "one block per resident slot walks query tiles (grid "
         "persistent_query_tiles), its producer loading the next tile's K and "
-        "V during the current one's epilogue">:$persistent
+        "V during the current one's epilogue">:$persistent,
+    FA_FlagParameter<FA_FuseDqDefault, "backward, head_dim 128 on two "
+        "warpgroups of wgmma, no mask region: the dK/dV kernel computes dQ "
+        "too and adds it, in a fixed order, into an f32 workspace that the "
+        "attention_bwd kernel only converts (fa-tile-attention-grad)">:$fuse_dq
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -142,7 +149,8 @@ def FA_TileAttr : FA_Attr<"Tile", "tile"> {
         FA_OverlapSoftmaxDefault,
         ", std::nullopt, std::nullopt, std::nullopt, ", FA_SplitDkdvDefault,
         ", ", FA_WarpSpecializeDefault, ", ", FA_PingPongDefault,
-        ", std::nullopt, ", FA_PersistentDefault, ");")>
+        ", std::nullopt, ", FA_PersistentDefault, ", ", FA_FuseDqDefault,
+        ");")>
   ];
   let extraClassDeclaration = [{
     /// This configuration with the sizes it leaves out (block_m, block_n,

@@ -122,10 +122,13 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "two warpgroups of wgmma, no mask region): ordered f32 adds into "
            "a dq_accum workspace, and an attention_bwd kernel that only "
            "converts; in a warp-specialised dK/dV kernel two writer warps "
-           "take the turns and add by TMA (fa-warp-specialize). Off by "
-           "default: deterministic, it is 1.02-1.05x the three kernels at "
-           "D=128 N=16384 and causal N=4096, 0.79-0.93x below "
-           "(H200, bench/results/2026-11-28-h200-fused-dq-writer)">,
+           "take the turns and add by TMA (fa-warp-specialize). A "
+           "function's fa.tile fuse_dq = true asks for it for that function "
+           "alone (an error where it cannot). Off by "
+           "default: deterministic, it is 1.07-1.17x the three kernels "
+           "from N=4096 and 0.96-1.00x at N=1024 (H100, D=128, "
+           "bench/results/2026-12-07-dq-tma-boxes), so the kernel library "
+           "has it as a candidate for fa-run tune">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "The GPU the kernels are for (fa-to-ptx passes its chip): a "
            "function without fa.tile, when no tile option is given, gets "
