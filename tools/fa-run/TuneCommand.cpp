@@ -186,17 +186,15 @@ Candidate checkCandidate(const KernelSpec &spec, const KernelLibrary &library,
 }
 
 /// The candidate's TFLOP/s on `shape` (a backward's counted as
-/// AttentionShape::backwardFlops), `tensors` viewed with that shape.
+/// AttentionShape::backwardFlops), `tensors` viewed with that shape (a
+/// backward's holding the forward's out and lse of it).
 double timeCandidate(const Candidate &candidate, const AttentionShape &shape,
-                     const Kernel *forward, const TuneOptions &options,
-                     const DeviceInfo &device, GroupTensors &tensors,
-                     const Stream &stream) {
+                     const TuneOptions &options, const DeviceInfo &device,
+                     GroupTensors &tensors, const Stream &stream) {
   if (candidate.forward)
     return benchmark(*candidate.forward, shape, device, tensors.forward, stream,
                      options.warmup, options.runs)
         .tflops;
-  // The backward reads the forward's out and lse of this shape.
-  runOnce(*forward, shape, tensors.forward, stream, /*download=*/false);
   return benchmarkBackward(*candidate.backward, shape, device, tensors.forward,
                            *tensors.backward, stream, options.warmup,
                            options.runs, /*variant=*/{},
@@ -228,13 +226,17 @@ void tuneGroup(const KernelQuery &group, const KernelLibrary &library,
     AttentionShape shape = tuningShape(seqClass, group.headDim);
     TuningEntry entry{group, seqClass.name, "", 0, {}};
     std::size_t firstRow = rows.size();
+    // A backward group's candidates all read the default forward's out and
+    // lse of this class's shape.
+    if (forward)
+      runOnce(*forward, shape, tensors.forward, stream, /*download=*/false);
     for (const Candidate &candidate : candidates) {
       TuneRow &row = rows.emplace_back(TuneRow{
           group, seqClass.name, candidate.spec->name, {}, candidate.failure});
       if (!candidate.usable())
         continue;
-      row.tflops = timeCandidate(candidate, shape, forward.get(), options,
-                                 device, tensors, stream);
+      row.tflops =
+          timeCandidate(candidate, shape, options, device, tensors, stream);
       entry.candidates[row.kernel] = *row.tflops;
       if (*row.tflops > entry.tflops) {
         entry.kernel = row.kernel;
