@@ -2,9 +2,10 @@
 # The f16 fused candidates' fp64 checks (tune_f16.mlir in .carry/exp/tune-f16;
 # the generated.grad-fused-dq.f16-* ctest commands), and the ctest command of
 # generated.tune-backward.bf16-d128 (test/runtime/CMakeLists.txt) on the
-# bf16 library of run.sh.
+# bf16 library of run.sh (or the library given as $1).
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64
 F=.carry/bin/fa-run
+L=${1:-.carry/exp/tune}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for c in "" "--causal"; do
   k=attention_bwd_f16_d128_m128n64w8s2_q64x64w4gpf
@@ -22,5 +23,5 @@ sh -c '
       "$1" attention --batch 1 --heads 4 --seq 5000 --dim 128 --dtype bf16 \
         --causal --grad --check --json --tuning "$3" --kernels "$2" > "$3.run.json"
       grep -q "\"kernel_source\": \"tuning_cache\"" "$3.run.json"
-' sh $F .carry/exp/tune /tmp/cache.json > /tmp/ctest.txt 2>&1
+' sh $F $L /tmp/cache.json > /tmp/ctest.txt 2>&1
 echo "CTEST generated.tune-backward.bf16-d128 rc=$? (0 passes)"; tail -4 /tmp/ctest.txt

@@ -305,9 +305,8 @@ struct DkDvBuffers {
   /// configuration stagesRows).
   Value lseRows, deltaRows;
   /// With a fused dQ: dS of the query tile, block_n x block_m (dS^T stored
-  /// transposed, so that dQ^T = K^T dS^T reads it as a K-major B), and P
-  /// likewise for dV.
-  Value dscores, probs;
+  /// transposed, so that dQ^T = K^T dS^T reads it as a K-major B).
+  Value dscores;
 };
 
 /// Where a fused dQ goes (GradConfig::fusedDq): the f32 [batch, heads,
@@ -481,25 +480,28 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                   dprobs = arith::MulFOp::create(b, dprobs, keep);
               }
               SmallVector<Value> next;
-              Value dvNew;
-              if (withDv) {
-                // A fused dQ takes P^T's registers' room too: it goes to
-                // shared memory, where dV reads it.
-                Value weights = k.operand(valueWeights);
-                if (fusedDq) {
-                  StoreTileSharedOp::create(b, weights, shared.probs,
-                                            /*transposed=*/true);
-                  weights = shared.probs;
-                }
-                dvNew = TileMatmulOp::create(b, accType, weights, shared.dout,
-                                             acc.back(),
-                                             /*transpose_b=*/false,
-                                             /*transpose_a=*/bool(fusedDq));
-              }
-              if (withDk) {
+              auto scoreGradient = [&] {
                 Value deltaCols = columns(delta, shared.deltaRows);
-                Value dscores =
-                    k.operand(k.scoreGradient(probs, dprobs, deltaCols));
+                return k.operand(k.scoreGradient(probs, dprobs, deltaCols));
+              };
+              // dV's A is P^T from registers, fused dQ or not: only its own
+              // warpgroup reads it, and a shared copy cost a stmatrix pass
+              // and two block barriers per query tile. A fused dQ computes
+              // dS first, so that P^T is live only while dV's product runs,
+              // not through dS's arithmetic: its computing warpgroups fit
+              // in 232 registers so (40 bytes spilled the other way round;
+              // bench/results/2026-12-07-bwd-p-registers/).
+              Value dscores;
+              if (withDk && fusedDq)
+                dscores = scoreGradient();
+              Value dvNew;
+              if (withDv)
+                dvNew = TileMatmulOp::create(b, accType,
+                                             k.operand(valueWeights),
+                                             shared.dout, acc.back());
+              if (withDk) {
+                if (!dscores)
+                  dscores = scoreGradient();
                 // A fused dQ stores dS^T to shared memory for dQ^T; dK then
                 // reads it there too, which spares the registers of its A
                 // operand (the kernel is at 255 with it: 92 bytes spilled).
@@ -850,7 +852,7 @@ gpu::GPUFuncOp createGradKernel(ImplicitLocOpBuilder &b, GradFunction g,
   if (stagesRows)
     sharedTiles.append(2, g.sharedRows(c.blockN));
   if (stagesTiles && c.fusedDq && kernelOp == KernelOp::AttentionBwdDkdv)
-    sharedTiles.append(2, g.sharedTile(c.blockN, c.blockM));
+    sharedTiles.push_back(g.sharedTile(c.blockN, c.blockM));
   return createKernel(b, g.func, name, entry, kernels, sharedTiles,
                       sharedTileAlignment(c.warpgroupMma));
 }
@@ -977,10 +979,10 @@ struct FATileAttentionGradPass
     int64_t bytes = 2 * (c.blockM + c.numStages * c.blockN) * rowBytes;
     if (stagesRows)
       bytes += 2 * c.numStages * c.blockN * 4;
-    // A fused dQ stores P and dS (block_n x block_m each); warp-specialised,
+    // A fused dQ stores dS (block_n x block_m); warp-specialised,
     // its writer warp reads dQ from an f32 staging buffer of block_n rows of
     // head_dim + 4 (WarpSpecializeKeyBlocks.cpp).
-    int64_t dscoresBytes = c.fusedDq ? 2 * c.blockN * c.blockM *
+    int64_t dscoresBytes = c.fusedDq ? c.blockN * c.blockM *
                                            element.getIntOrFloatBitWidth() / 8
                                      : 0;
     int64_t stagedDqBytes =
@@ -995,7 +997,7 @@ struct FATileAttentionGradPass
       os << ", lse and delta: " << c.numStages << " x " << c.blockN
          << " f32 each";
     if (dscoresBytes)
-      os << ", P and dS for the fused dQ: 2 x " << c.blockN << " x " << c.blockM
+      os << ", dS for the fused dQ: " << c.blockN << " x " << c.blockM
          << " " << element;
     if (stagedDqBytes)
       os << ", dQ staged for its writer warp: " << c.blockN << " x "
@@ -1197,8 +1199,7 @@ struct FATileAttentionGradPass
     FusedDqTargets dqTargets;
     if (fusedDq) {
       auto buffers = dkdvKernel.getWorkgroupAttributions();
-      dkdvShared.dscores = buffers[buffers.size() - 2];
-      dkdvShared.probs = buffers.back();
+      dkdvShared.dscores = buffers.back();
       dqTargets =
           FusedDqTargets{dkdvKernel.getArgument(8), dkdvKernel.getArgument(9)};
     }

@@ -42,7 +42,8 @@ constexpr RegisterSplit kRegisters = {24, 240};
 constexpr RegisterSplit kPersistentRegisters = {40, 232};
 /// A dK/dV kernel with a dQ writer warp: its walkers (lse and delta on one
 /// warp) and the writer's turn and row addresses spilled 20 bytes at 24;
-/// the computing side, whose P and dS go to shared memory, fits in 232.
+/// the computing side fits in 232 with dS in shared memory and P^T in
+/// registers only while dV's product runs (TileAttentionGrad.cpp).
 constexpr RegisterSplit kDqWriterRegisters = {40, 232};
 static_assert(kRegisters.fitsTheBlock() &&
                   kPersistentRegisters.fitsTheBlock() &&
