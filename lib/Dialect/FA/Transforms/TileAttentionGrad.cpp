@@ -496,9 +496,9 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                 dscores = scoreGradient();
               Value dvNew;
               if (withDv)
-                dvNew = TileMatmulOp::create(b, accType,
-                                             k.operand(valueWeights),
-                                             shared.dout, acc.back());
+                dvNew =
+                    TileMatmulOp::create(b, accType, k.operand(valueWeights),
+                                         shared.dout, acc.back());
               if (withDk) {
                 if (!dscores)
                   dscores = scoreGradient();
@@ -982,9 +982,9 @@ struct FATileAttentionGradPass
     // A fused dQ stores dS (block_n x block_m); warp-specialised,
     // its writer warp reads dQ from an f32 staging buffer of block_n rows of
     // head_dim + 4 (WarpSpecializeKeyBlocks.cpp).
-    int64_t dscoresBytes = c.fusedDq ? c.blockN * c.blockM *
-                                           element.getIntOrFloatBitWidth() / 8
-                                     : 0;
+    int64_t dscoresBytes =
+        c.fusedDq ? c.blockN * c.blockM * element.getIntOrFloatBitWidth() / 8
+                  : 0;
     int64_t stagedDqBytes =
         c.fusedDq && c.warpSpecialize ? c.blockN * (headDim + 4) * 4 : 0;
     bytes += dscoresBytes + stagedDqBytes;
@@ -997,8 +997,8 @@ struct FATileAttentionGradPass
       os << ", lse and delta: " << c.numStages << " x " << c.blockN
          << " f32 each";
     if (dscoresBytes)
-      os << ", dS for the fused dQ: " << c.blockN << " x " << c.blockM
-         << " " << element;
+      os << ", dS for the fused dQ: " << c.blockN << " x " << c.blockM << " "
+         << element;
     if (stagedDqBytes)
       os << ", dQ staged for its writer warp: " << c.blockN << " x "
          << headDim + 4 << " f32";
