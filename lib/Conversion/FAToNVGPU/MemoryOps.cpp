@@ -603,8 +603,9 @@ LogicalResult ConvertStoreTileShared::matchAndRewrite(
   int64_t panels = panelsOf(op.getDest().getType(), options.warpgroupMma);
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   // No warp still reads dest's previous contents (a wgmma reading it was
-  // waited for before its result was used).
-  gpu::BarrierOp::create(b);
+  // waited for before its result was used), unless the op says so itself.
+  if (!op.getNoLeadingBarrier())
+    gpu::BarrierOp::create(b);
   Lane lane = laneOf(b, rowBlocks);
   if (op.getTransposed()) {
     if (tileType.getElementTypeBitWidth() == 16)

@@ -94,6 +94,26 @@ gpu.module @m {
 
 // -----
 
+// no_leading_barrier (the fused dQ's dS^T slots): the stores start without a
+// barrier; the fence and the barrier after them stay.
+// CHECK-LABEL: gpu.func @no_leading_barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: nvvm.stmatrix
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: gpu.return
+!t64 = memref<64x128xbf16, #gpu.address_space<workgroup>>
+gpu.module @m {
+  gpu.func @no_leading_barrier(%src: memref<?x?x?x64xbf16>, %i: index) workgroup(%buf : !t64) kernel attributes {fa.tile = #fa.tile<wgmma = true>, known_block_size = array<i32: 256, 1, 1>} {
+    %t = fa.load_tile %src[%i, %i, %i] : memref<?x?x?x64xbf16> -> vector<128x64xbf16>
+    fa.store_tile_shared %t, %buf transposed no_leading_barrier : vector<128x64xbf16>, !t64
+    gpu.return
+  }
+}
+
+// -----
+
 // Not transposed, into 128 x 64 (one 128-byte panel): each lane's pairs,
 // 4 bytes each, as fa.store_tile stores them into its staging tile: row i,
 // chunk n swizzled by i % 8 (the lane's phase xor n), 16 pairs per lane.

@@ -47,6 +47,7 @@
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Dialect/FA/Transforms/RegionTiles.h"
 #include "fa/Dialect/FA/Transforms/ScoreDerivative.h"
+#include "fa/Dialect/FA/Transforms/TileCopies.h"
 
 #include "fa/Support/Builders.h"
 #include "fa/Support/PassSupport.h"
@@ -304,8 +305,9 @@ struct DkDvBuffers {
   /// The query tile's lse and delta, block_n values each (null unless the
   /// configuration stagesRows).
   Value lseRows, deltaRows;
-  /// With a fused dQ: dS of the query tile, block_n x block_m (dS^T stored
-  /// transposed, so that dQ^T = K^T dS^T reads it as a K-major B).
+  /// With a fused dQ: dS of the query tile, 2 slots of block_n x block_m
+  /// (dS^T stored transposed, so that dQ^T = K^T dS^T reads it as a K-major
+  /// B), taken in turn by the nest's iterations.
   Value dscores;
 };
 
@@ -331,19 +333,20 @@ struct DqTurn {
 
 /// Adds the key block's part of query tile `turn.tile`'s dQ, dS K (up to
 /// the scale, which the attention_bwd kernel applies to the sum), into the
-/// fused-dQ workspace: with dS stored in shared memory (shared.dscores,
-/// block_n x block_m), the warpgroups each take 64 rows of dQ^T = K^T dS^T
-/// from it and the staged key tile, then the block waits for its turn
+/// fused-dQ workspace: with dS stored in shared memory (`dscores`, the
+/// iteration's slot of shared.dscores, block_n x block_m), the warpgroups
+/// each take 64 rows of dQ^T = K^T dS^T from it and the staged key tile,
+/// then the block waits for its turn
 /// (counter of the tile = turn.expected), adds or, first, stores, and lets
 /// the next one go. Deterministic: every element's additions happen in the
 /// same order whatever the schedule.
-void addDqPart(GradKernel &k, const DkDvBuffers &shared,
+void addDqPart(GradKernel &k, const DkDvBuffers &shared, Value dscores,
                const FusedDqTargets &targets, Value batch, Value head,
                DqTurn turn, Value q0) {
   ImplicitLocOpBuilder &b = k.b;
   const GradConfig &c = k.config;
   VectorType dqType = k.tile(k.headDim, c.blockN, k.f32());
-  Value dqT = TileMatmulOp::create(b, dqType, shared.key, shared.dscores,
+  Value dqT = TileMatmulOp::create(b, dqType, shared.key, dscores,
                                    splatConstant(b, dqType, 0.0),
                                    /*transpose_b=*/true, /*transpose_a=*/true);
   OrderedWaitOp::create(b, targets.semaphores, batch, head, turn.tile,
@@ -422,6 +425,10 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
     return {iteration, keyBlock};
   };
 
+  // The nest's iterations counted across its query heads: h * (number of
+  // tiles a head visits) + tile, consecutive from one iteration to the
+  // next (the dS slots alternate with it).
+  Value tilesPerHead = arith::SubIOp::create(b, numQueryTiles, firstQueryTile);
   ValueRange sums = k.loop(
       index(b, 0), group, zeros,
       [&](Value h, ValueRange acc) -> SmallVector<Value> {
@@ -505,16 +512,27 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                 // A fused dQ stores dS^T to shared memory for dQ^T; dK then
                 // reads it there too, which spares the registers of its A
                 // operand (the kernel is at 255 with it: 92 bytes spilled).
+                // Its two slots alternate, so the store needs no barrier
+                // for the readers of its slot: those of two iterations back
+                // were waited for before the warps computed this
+                // iteration's S^T, and every warp passed the previous
+                // store's barrier after that.
                 if (fusedDq) {
-                  StoreTileSharedOp::create(b, dscores, shared.dscores,
-                                            /*transposed=*/true);
-                  dscores = shared.dscores;
+                  Value slot =
+                      tileSlot(b, shared.dscores,
+                               arith::AddIOp::create(
+                                   b, arith::MulIOp::create(b, h, tilesPerHead),
+                                   iteration));
+                  StoreTileSharedOp::create(b, dscores, slot,
+                                            /*transposed=*/true,
+                                            /*no_leading_barrier=*/true);
+                  dscores = slot;
                 }
                 next.push_back(TileMatmulOp::create(
                     b, accType, dscores, shared.query, acc[0],
                     /*transpose_b=*/false, /*transpose_a=*/bool(fusedDq)));
                 if (fusedDq)
-                  addDqPart(k, shared, fusedDq, batch, head, turn, q0);
+                  addDqPart(k, shared, dscores, fusedDq, batch, head, turn, q0);
               }
               if (withDv)
                 next.push_back(dvNew);
@@ -979,12 +997,12 @@ struct FATileAttentionGradPass
     int64_t bytes = 2 * (c.blockM + c.numStages * c.blockN) * rowBytes;
     if (stagesRows)
       bytes += 2 * c.numStages * c.blockN * 4;
-    // A fused dQ stores dS (block_n x block_m); warp-specialised,
+    // A fused dQ stores dS (2 slots of block_n x block_m); warp-specialised,
     // its writer warp reads dQ from an f32 staging buffer of block_n rows of
     // head_dim + 4 (WarpSpecializeKeyBlocks.cpp).
-    int64_t dscoresBytes =
-        c.fusedDq ? c.blockN * c.blockM * element.getIntOrFloatBitWidth() / 8
-                  : 0;
+    int64_t dscoresBytes = c.fusedDq ? 2 * c.blockN * c.blockM *
+                                           element.getIntOrFloatBitWidth() / 8
+                                     : 0;
     int64_t stagedDqBytes =
         c.fusedDq && c.warpSpecialize ? c.blockN * (headDim + 4) * 4 : 0;
     bytes += dscoresBytes + stagedDqBytes;
@@ -997,8 +1015,8 @@ struct FATileAttentionGradPass
       os << ", lse and delta: " << c.numStages << " x " << c.blockN
          << " f32 each";
     if (dscoresBytes)
-      os << ", dS for the fused dQ: " << c.blockN << " x " << c.blockM << " "
-         << element;
+      os << ", dS for the fused dQ: 2 x " << c.blockN << " x " << c.blockM
+         << " " << element;
     if (stagedDqBytes)
       os << ", dQ staged for its writer warp: " << c.blockN << " x "
          << headDim + 4 << " f32";
@@ -1200,6 +1218,7 @@ struct FATileAttentionGradPass
     if (fusedDq) {
       auto buffers = dkdvKernel.getWorkgroupAttributions();
       dkdvShared.dscores = buffers.back();
+      multiBufferTile(dkdvShared.dscores, /*stages=*/2);
       dqTargets =
           FusedDqTargets{dkdvKernel.getArgument(8), dkdvKernel.getArgument(9)};
     }

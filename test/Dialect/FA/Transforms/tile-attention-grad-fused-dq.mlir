@@ -2,8 +2,10 @@
 
 // head_dim 128 on two warpgroups of wgmma: the dK/dV kernel computes dQ too.
 // Per query tile it takes dV += P^T dO with P^T from registers, stores dS to
-// shared memory (transposed: block_n x block_m), reads it back for
-// dK += dS^T Q and dQ^T = K^T dS^T, waits for
+// shared memory (transposed: block_n x block_m; two slots taken in turn by
+// the iterations of the head and tile loops, h * tiles + j, so the store
+// needs no leading barrier), reads it back for dK += dS^T Q and
+// dQ^T = K^T dS^T, waits for
 // the key blocks before it on the tile's counter, adds (block 0 stores) and
 // signals; the attention_bwd kernel only scales and converts.
 !t = memref<?x?x?x128xbf16>
@@ -13,16 +15,21 @@
 // CHECK-SAME: full_dkdv = #fa.kernel<op = attention_bwd_dkdv, {{.*}}params = [{{.*}}#fa.param<"dk" : {{[^>]*}}>>, #fa.param<"dv" : {{[^>]*}}>>, #fa.param<"dq_accum" : memref<?x?x?x128xf32>>, #fa.param<"dq_semaphores" : memref<?x?x?xi32>>]
 // CHECK: gpu.func @full_dkdv(
 // CHECK-SAME: %[[ACC:[^:]*]]: memref<?x?x?x128xf32>, %[[SEM:[^:]*]]: memref<?x?x?xi32>)
-// CHECK-SAME: workgroup(%[[KEY:[^ ]*]] : memref<128x128xbf16, {{.*}} %[[DS:[^ ]*]] : memref<32x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+// CHECK-SAME: workgroup(%[[KEY:[^ ]*]] : memref<128x128xbf16, {{.*}} %[[DS:[^ ]*]] : memref<2x32x128xbf16, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
 // CHECK: %[[KB:.*]] = gpu.block_id x
-// CHECK: scf.for
+// CHECK: %[[TILES:.*]] = arith.subi %{{.*}}, %c0
+// CHECK: scf.for %[[H:[^ ]*]] =
 // CHECK: scf.for %[[J:[^ ]*]] = %c0
 // P^T stays in registers: dV's A is the probabilities' vector.
 // CHECK-NOT: fa.store_tile_shared
 // CHECK: fa.tile_matmul %{{.*}}, %{{.*}}, %{{.*}} : vector<128x32xbf16>, memref<32x128xbf16, {{.*}}>, vector<128x128xf32>
-// CHECK: fa.store_tile_shared %{{.*}}, %[[DS]] transposed : vector<128x32xbf16>, memref<32x128xbf16
-// CHECK: fa.tile_matmul %[[DS]], %{{.*}}, %{{.*}} transpose_a : memref<32x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x128xf32>
-// CHECK: %[[DQT:.*]] = fa.tile_matmul %[[KEY]], %[[DS]], %{{.*}} transpose_a transpose_b : memref<128x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x32xf32>
+// CHECK: %[[HTILES:.*]] = arith.muli %[[H]], %[[TILES]]
+// CHECK: %[[NTH:.*]] = arith.addi %[[HTILES]], %[[J]]
+// CHECK: %[[SLOT:.*]] = arith.remui %[[NTH]], %c2
+// CHECK: %[[DSS:.*]] = memref.subview %[[DS]][%[[SLOT]], 0, 0] [1, 32, 128] [1, 1, 1]
+// CHECK: fa.store_tile_shared %{{.*}}, %[[DSS]] transposed no_leading_barrier : vector<128x32xbf16>, memref<32x128xbf16, strided<[128, 1], offset: ?>
+// CHECK: fa.tile_matmul %[[DSS]], %{{.*}}, %{{.*}} transpose_a : memref<32x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x128xf32>
+// CHECK: %[[DQT:.*]] = fa.tile_matmul %[[KEY]], %[[DSS]], %{{.*}} transpose_a transpose_b : memref<128x128xbf16, {{.*}}>, memref<32x128xbf16, {{.*}}>, vector<128x32xf32>
 // CHECK: fa.ordered_wait %[[SEM]][%{{.*}}, %{{.*}}, %[[J]]] equals %[[KB]]
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %c0
 // CHECK: fa.accumulate_tile %[[DQT]], %[[ACC]][%{{.*}}] transposed overwrite(%[[FIRST]]) : vector<128x32xf32>, memref<?x?x?x128xf32>

@@ -326,16 +326,20 @@ def FA_StoreTileSharedOp : FA_Op<"store_tile_shared"> {
        work. A barrier cannot wait for an asynchronous wgmma, though: a
        `fa.tile_matmul` that read `dest` earlier must have been waited for,
        which its lowering does at the first use of its result, so that use
-       must come before this op;
+       must come before this op. With `no_leading_barrier` the caller
+       guarantees it instead: the fused dQ's dS^T alternates between two
+       slots, and the readers of a slot two query tiles back were waited
+       for before every warp passed the previous tile's step 3;
     2. every lane writes its values;
     3. in wgmma kernels, `fence.proxy.async` (wgmma reads shared memory
        through the async proxy), then a barrier: afterwards every warp's
        `fa.tile_matmul` may read `dest`.
   }];
   let arguments = (ins FA_Tile:$tile, Arg<FA_SharedTile, "", [MemWrite]>:$dest,
-                       UnitAttr:$transposed);
+                       UnitAttr:$transposed, UnitAttr:$no_leading_barrier);
   let assemblyFormat = [{
-    $tile `,` $dest (`transposed` $transposed^)? attr-dict `:`
+    $tile `,` $dest (`transposed` $transposed^)?
+    (`no_leading_barrier` $no_leading_barrier^)? attr-dict `:`
     type($tile) `,` type($dest)
   }];
   let hasVerifier = 1;
