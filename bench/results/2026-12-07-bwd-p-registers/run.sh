@@ -20,3 +20,17 @@ timeout $((560-(SECONDS-start)-90)) python3 bench/bench_attention_bwd.py --fa-ru
 echo "after $((SECONDS-start)) s"
 timeout 80 bash bench/results/2026-12-07-bwd-tune/run2.sh .carry/exp/$best > $OUT/run2.txt 2>&1
 tail -20 $OUT/run2.txt
+# If time is left: ncu of the fused dK/dV kernel (tune and dsbuf, D=128
+# N=4096 B=4 H=16, plain), tensor-pipe use and stall reasons; clocks left
+# alone (METHOD.md).
+M="launch__registers_per_thread,gpu__time_duration.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_elapsed,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio"
+for dir in tune dsbuf; do
+  left=$((560-(SECONDS-start)))
+  [ $left -gt 60 ] || { echo "NCU $dir skipped: ${left} s left"; continue; }
+  timeout $((left-20)) ncu --clock-control none -k "regex:gpf_dkdv$" --launch-count 1 --metrics "$M" \
+    .carry/bin/fa-run attention --batch 4 --heads 16 --seq 4096 --dim 128 --dtype bf16 --grad --bench \
+    --warmup 0 --runs 1 --backward-kernel attention_bwd_bf16_d128_m128n64w8s2_q64x64w4gpf --kernels .carry/exp/$dir 2>&1 |
+    grep -vE "^(kernel|chosen|grad|device|shape|bench|memory)" > $OUT/ncu_$dir.txt
+  echo "NCU $dir: $(grep -E 'tensor_cycles|issue_active|duration' $OUT/ncu_$dir.txt | tr -s ' ' | tr '\n' '|')"
+done
+echo "done after $((SECONDS-start)) s"
