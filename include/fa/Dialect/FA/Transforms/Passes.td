@@ -125,9 +125,10 @@ def FATileAttentionGrad : Pass<"fa-tile-attention-grad", "ModuleOp"> {
            "take the turns and add by TMA (fa-warp-specialize). A "
            "function's fa.tile fuse_dq = true asks for it for that function "
            "alone (an error where it cannot). Off by "
-           "default: deterministic, it is 1.07-1.17x the three kernels "
-           "from N=4096 and 0.96-1.00x at N=1024 (H100, D=128, "
-           "bench/results/2026-12-07-dq-tma-boxes), so the kernel library "
+           "default: deterministic, it is 1.13-1.26x the three kernels "
+           "above N=1024 and 0.98-1.06x up to it (H100, D=128, fa-run "
+           "tune's classes, bench/results/2026-12-07-bwd-p-registers), so "
+           "the kernel library "
            "has it as a candidate for fa-run tune">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "The GPU the kernels are for (fa-to-ptx passes its chip): a "
