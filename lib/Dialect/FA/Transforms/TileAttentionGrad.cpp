@@ -998,13 +998,13 @@ struct FATileAttentionGradPass
     if (stagesRows)
       bytes += 2 * c.numStages * c.blockN * 4;
     // A fused dQ stores dS (2 slots of block_n x block_m); warp-specialised,
-    // its writer warp reads dQ from an f32 staging buffer of block_n rows of
-    // head_dim + 4 (WarpSpecializeKeyBlocks.cpp).
+    // its writer warps read dQ from an f32 staging buffer of block_n rows of
+    // head_dim, TMA's swizzled boxes (WarpSpecializeKeyBlocks.cpp).
     int64_t dscoresBytes = c.fusedDq ? 2 * c.blockN * c.blockM *
                                            element.getIntOrFloatBitWidth() / 8
                                      : 0;
     int64_t stagedDqBytes =
-        c.fusedDq && c.warpSpecialize ? c.blockN * (headDim + 4) * 4 : 0;
+        c.fusedDq && c.warpSpecialize ? c.blockN * headDim * 4 : 0;
     bytes += dscoresBytes + stagedDqBytes;
     std::string config;
     llvm::raw_string_ostream os(config);
@@ -1018,8 +1018,8 @@ struct FATileAttentionGradPass
       os << ", dS for the fused dQ: 2 x " << c.blockN << " x " << c.blockM
          << " " << element;
     if (stagedDqBytes)
-      os << ", dQ staged for its writer warp: " << c.blockN << " x "
-         << headDim + 4 << " f32";
+      os << ", dQ staged for its writer warps: " << c.blockN << " x " << headDim
+         << " f32";
     return checkSharedMemory(func, getArgument(), kernel, config, bytes, chip,
                              sharedBudget);
   }
