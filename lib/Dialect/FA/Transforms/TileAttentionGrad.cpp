@@ -516,7 +516,9 @@ void buildDkDvNest(GradKernel &k, const DkDvBuffers &shared, Value lse,
                 // for the readers of its slot: those of two iterations back
                 // were waited for before the warps computed this
                 // iteration's S^T, and every warp passed the previous
-                // store's barrier after that.
+                // store's barrier after that. This holds while a tile's
+                // products are issued in program order: a schedule issuing
+                // the next tile's S^T before this dK needs the barrier back.
                 if (fusedDq) {
                   Value slot =
                       tileSlot(b, shared.dscores,
