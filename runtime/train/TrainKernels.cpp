@@ -347,9 +347,12 @@ void adamW(const TrainKernels &kernels, DType dtype, const AdamWStep &hyper,
                 hyper.maxNorm,
                 static_cast<float>(1.0 - std::pow(double{hyper.beta1}, step)),
                 static_cast<float>(1.0 - std::pow(double{hyper.beta2}, step))};
-  void *args[] = {&params,      &grads,   &m, &v, &decay,
-                  &normSquared, &working, &n, &p};
-  launchElementwise(kernels.module, entry, n, args, stream);
+  // Chunks of 4 f32 (and 4 decay flags, 4 working values) where every
+  // pointer allows 16-byte accesses: not always on a ZeRO-1 shard.
+  int chunked = chunkable({params, grads, m, v, decay, working});
+  void *args[] = {&params,      &grads,   &m, &v,       &decay,
+                  &normSquared, &working, &n, &chunked, &p};
+  launchChunked(kernels.module, entry, DType::F32, n, chunked, args, stream);
 }
 
 } // namespace fa::train

@@ -474,24 +474,59 @@ __device__ float clipFactor(const float *normSquared, float maxNorm) {
   return norm > maxNorm ? maxNorm / norm : 1.0f;
 }
 
-/// TrainKernels.h's AdamW update of element i (torch.optim.AdamW: decoupled
-/// weight decay on the parameter before the update), then its working copy.
+/// TrainKernels.h's AdamW update of one element (torch.optim.AdamW:
+/// decoupled weight decay on the parameter before the update): the new
+/// parameter; m and v are updated in place.
+__device__ float adamWElement(float param, float grad, float &m, float &v,
+                              bool decays, float clip, const AdamWParams &p) {
+  const float g = grad * clip;
+  m = p.beta1 * m + (1.0f - p.beta1) * g;
+  v = p.beta2 * v + (1.0f - p.beta2) * g * g;
+  const float mHat = m / p.biasCorrection1;
+  const float vHat = v / p.biasCorrection2;
+  const float decayed = decays ? p.weightDecay : 0.0f;
+  return param - p.lr * (mHat / (sqrtf(vHat) + p.eps) + decayed * param);
+}
+
+/// adamWElement over the n elements, then each one's working copy: 16-byte
+/// chunks (4 f32 of params, grads, m and v; 4 decay flags; 4 working
+/// values) when `chunked` (the launcher found every pointer 16-byte
+/// aligned), then the last n % 4 one at a time. The step is bound by memory
+/// (31 bytes an element in bf16): per-element 4-byte accesses reached about
+/// 70% of the H100's bandwidth. Each element's arithmetic is the same either
+/// way, so the chunks change no bit of the result.
 template <typename T>
 __device__ void adamW(float *params, const float *grads, float *m, float *v,
                       const unsigned char *decay, const float *normSquared,
-                      T *working, long long n, AdamWParams p) {
+                      T *working, long long n, int chunked, AdamWParams p) {
   const float clip = clipFactor(normSquared, p.maxNorm);
-  for (long long i = gridFirst(); i < n; i += gridStride()) {
-    const float g = grads[i] * clip;
-    const float mi = p.beta1 * m[i] + (1.0f - p.beta1) * g;
-    const float vi = p.beta2 * v[i] + (1.0f - p.beta2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    const float mHat = mi / p.biasCorrection1;
-    const float vHat = vi / p.biasCorrection2;
-    const float decayed = decay[i] ? p.weightDecay : 0.0f;
-    float param = params[i];
-    param -= p.lr * (mHat / (sqrtf(vHat) + p.eps) + decayed * param);
+  constexpr int kLanes = Lanes<float>::kCount;
+  const long long prefix = chunked ? n / kLanes * kLanes : 0;
+  for (long long c = gridFirst(); c < prefix / kLanes; c += gridStride()) {
+    Lanes<float> param = loadLanes(params, c), grad = loadLanes(grads, c),
+                 mc = loadLanes(m, c), vc = loadLanes(v, c);
+    const uchar4 decays = reinterpret_cast<const uchar4 *>(decay)[c];
+    const unsigned char flags[kLanes] = {decays.x, decays.y, decays.z,
+                                         decays.w};
+    for (int j = 0; j < kLanes; ++j)
+      param.values[j] =
+          adamWElement(param.values[j], grad.values[j], mc.values[j],
+                       vc.values[j], flags[j] != 0, clip, p);
+    storeLanes(m, c, mc);
+    storeLanes(v, c, vc);
+    storeLanes(params, c, param);
+    if (working != nullptr) {
+      struct alignas(kLanes * sizeof(T)) Quad {
+        T values[kLanes];
+      } copy;
+      for (int j = 0; j < kLanes; ++j)
+        copy.values[j] = fromFloat<T>(param.values[j]);
+      reinterpret_cast<Quad *>(working)[c] = copy;
+    }
+  }
+  for (long long i = prefix + gridFirst(); i < n; i += gridStride()) {
+    const float param =
+        adamWElement(params[i], grads[i], m[i], v[i], decay[i] != 0, clip, p);
     params[i] = param;
     if (working != nullptr)
       working[i] = fromFloat<T>(param);
@@ -565,8 +600,8 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
   extern "C" __global__ void adamw_##suffix(                                   \
       float *params, const float *grads, float *m, float *v,                   \
       const unsigned char *decay, const float *normSquared, T *working,        \
-      long long n, AdamWParams p) {                                            \
-    adamW(params, grads, m, v, decay, normSquared, working, n, p);             \
+      long long n, int chunked, AdamWParams p) {                               \
+    adamW(params, grads, m, v, decay, normSquared, working, n, chunked, p);    \
   }
 
 FA_TRAIN_KERNEL_ENTRIES(bf16, __nv_bfloat16)

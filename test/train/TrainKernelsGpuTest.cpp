@@ -735,26 +735,47 @@ struct AdamWResult {
   std::vector<float> params, m, v, working;
 };
 
-/// One step from AdamWState with normSquared (when given) on the device.
+/// `values` after `offset` leading zeros.
+template <typename T>
+std::vector<T> shifted(std::vector<T> values, std::int64_t offset) {
+  values.insert(values.begin(), offset, T{});
+  return values;
+}
+
+/// One step from AdamWState with normSquared (when given) on the device,
+/// every array starting `offset` elements into its buffer (1: no pointer is
+/// 16-byte aligned, so the kernel takes the elements one at a time).
 AdamWResult runAdamW(const TrainKernels &kernels, DType dtype,
                      const AdamWStep &hyper, const float *normSquared,
-                     bool withWorking, const Stream &stream) {
+                     bool withWorking, const Stream &stream,
+                     std::int64_t offset = 0) {
   AdamWState state;
-  DeviceBuffer params = deviceCopy("params", state.params, DType::F32);
-  DeviceBuffer grads = deviceCopy("grads", state.grads, DType::F32);
-  DeviceBuffer m = deviceCopy("m", state.m, DType::F32);
-  DeviceBuffer v = deviceCopy("v", state.v, DType::F32);
-  DeviceBuffer decay = deviceCopy("decay", state.decay);
+  DeviceBuffer params =
+      deviceCopy("params", shifted(state.params, offset), DType::F32);
+  DeviceBuffer grads =
+      deviceCopy("grads", shifted(state.grads, offset), DType::F32);
+  DeviceBuffer m = deviceCopy("m", shifted(state.m, offset), DType::F32);
+  DeviceBuffer v = deviceCopy("v", shifted(state.v, offset), DType::F32);
+  DeviceBuffer decay = deviceCopy("decay", shifted(state.decay, offset));
   DeviceBuffer norm = deviceCopy(
       "normSquared", std::vector<float>{normSquared ? *normSquared : 0.0f},
       DType::F32);
-  DeviceBuffer working = poisoned("working", kParameters, dtype, stream);
-  fa::train::adamW(kernels, dtype, hyper, params.get(), grads.get(), m.get(),
-                   v.get(), decay.get(), normSquared ? norm.get() : 0,
-                   withWorking ? working.get() : 0, kParameters, stream);
+  DeviceBuffer working =
+      poisoned("working", kParameters + offset, dtype, stream);
+  const CUdeviceptr f32Offset = offset * sizeof(float);
+  fa::train::adamW(kernels, dtype, hyper, params.get() + f32Offset,
+                   grads.get() + f32Offset, m.get() + f32Offset,
+                   v.get() + f32Offset, decay.get() + offset,
+                   normSquared ? norm.get() : 0,
+                   withWorking ? working.get() + offset * dtypeBytes(dtype) : 0,
+                   kParameters, stream);
   stream.synchronize();
-  return {hostCopy(params, DType::F32), hostCopy(m, DType::F32),
-          hostCopy(v, DType::F32), hostCopy(working, dtype)};
+  auto from = [&](const DeviceBuffer &buffer, DType type) {
+    std::vector<float> values = hostCopy(buffer, type);
+    return std::vector<float>(values.begin() + offset, values.end());
+  };
+  return {from(params, DType::F32), from(m, DType::F32), from(v, DType::F32),
+          from(working, dtype)};
 }
 
 AdamWStep adamHyper(float maxNorm) {
@@ -807,6 +828,22 @@ TEST_P(TrainKernelsTest, AdamW) {
     roundToDType(working, dtype());
     expectSame(result.working, working, label("working, " + what));
   }
+}
+
+// The kernel moves 16-byte chunks where every pointer allows (the flat
+// arrays) and single elements elsewhere (a ZeRO-1 shard may start anywhere):
+// both give the same bits.
+TEST_P(TrainKernelsTest, AdamWChunksMatchSingleElements) {
+  const AdamWStep hyper = adamHyper(1.0f);
+  const float normSquared = 25.0f;
+  AdamWResult chunks =
+      runAdamW(*kernels, dtype(), hyper, &normSquared, true, *stream);
+  AdamWResult elements = runAdamW(*kernels, dtype(), hyper, &normSquared, true,
+                                  *stream, /*offset=*/1);
+  expectSame(chunks.params, elements.params, label("params"));
+  expectSame(chunks.m, elements.m, label("m"));
+  expectSame(chunks.v, elements.v, label("v"));
+  expectSame(chunks.working, elements.working, label("working"));
 }
 
 TEST_P(TrainKernelsTest, AdamWShowsANonFiniteNorm) {
