@@ -767,21 +767,14 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
   // fc_proj_w^T + b).
   const CUdeviceptr mlpGrad = branchGrad(mlpBranchDropoutSite(index));
   if (epilogues.geluBackward) {
-    // fc_proj's input gradient through GELU, with fc's bias gradient, in
-    // one product; fc's bias gradient is then done.
+    // fc_proj's input gradient through GELU in one product; fc's bias
+    // gradient then comes with its dW (or a kernel of its own), as below.
     timed(Phase::Matmul, [&] {
       matmul.backwardInputGelu(dtype, {m, f, c}, mlpGrad, weight(p.fcProjW),
-                               x.fc.get(), w.fcGrad.get(), gradient(p.fcB),
-                               stream);
+                               x.fc.get(), w.fcGrad.get(), stream);
     });
     weightBackward({m, f, c}, mlpGrad, x.gelu.get(), p.fcProjW, p.fcProjB,
                    stream);
-    timed(Phase::Matmul, [&] {
-      matmul.backwardInput(dtype, {m, c, f}, w.fcGrad.get(), weight(p.fcW),
-                           w.normOutGrad.get(), false, stream);
-      matmul.backwardWeight(dtype, {m, c, f}, w.fcGrad.get(), x.ln2.get(),
-                            gradient(p.fcW), false, stream);
-    });
   } else {
     linearBackward({m, f, c}, mlpGrad, x.gelu.get(), p.fcProjW, p.fcProjB,
                    w.geluGrad.get(), stream);
@@ -789,9 +782,9 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
       trainKernels.geluBackward(dtype, x.fc.get(), w.geluGrad.get(),
                                 w.fcGrad.get(), m * f, stream);
     });
-    linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
-                   w.normOutGrad.get(), stream);
   }
+  linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
+                 w.normOutGrad.get(), stream);
   normBackward(*x.ln2Backward);
   // Attention: middle = input + drop(attention(ln1(input)) proj_w^T + proj_b).
   linearBackward({m, c, c}, branchGrad(attentionBranchDropoutSite(index)),

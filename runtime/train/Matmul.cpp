@@ -20,9 +20,10 @@
 // The fused products keep those mappings and add an epilogue:
 //   forwardGelu        GELU_AUX_BIAS: D = gelu(aux), aux = W x^T + bias, the
 //                      pre-activation, N x M like D (its ld N, D's rows)
-//   backwardInputGelu  DGELU_BGRAD: D = (W^T dy^T) * gelu'(aux), aux K x M
-//                      like D; the bias gradient sums each row of D (K x M)
-//                      over its M columns: dbias[K], dx's column sums
+//   backwardInputGelu  DGELU: D = (W^T dy^T) * gelu'(aux), aux K x M like D;
+//                      with a dbias DGELU_BGRAD, whose bias gradient sums
+//                      each row of D (K x M) over its M columns: dbias[K],
+//                      dx's column sums
 //   backwardWeightBias BGRADB: the bias gradient sums op(B) = dy (M x N)
 //                      over the product's k = M: dbias[N], dy's column sums
 //                      (cuBLASLt takes BGRADB only with op(B) = T, ours)
@@ -156,6 +157,8 @@ const char *epilogueName(cublasLtEpilogue_t epilogue) {
     return "CUBLASLT_EPILOGUE_BIAS";
   case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
     return "CUBLASLT_EPILOGUE_GELU_AUX_BIAS";
+  case CUBLASLT_EPILOGUE_DGELU:
+    return "CUBLASLT_EPILOGUE_DGELU";
   case CUBLASLT_EPILOGUE_DGELU_BGRAD:
     return "CUBLASLT_EPILOGUE_DGELU_BGRAD";
   case CUBLASLT_EPILOGUE_BGRADB:
@@ -501,6 +504,19 @@ void Matmul::forwardGelu(DType dtype, const LinearShape &shape, CUdeviceptr x,
   product.epilogue = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
   product.biasTypes = {dtype};
   product.bias = bias;
+  product.aux = preActivation;
+  run(product, stream);
+}
+
+void Matmul::backwardInputGelu(DType dtype, const LinearShape &shape,
+                               CUdeviceptr dy, CUdeviceptr weight,
+                               CUdeviceptr preActivation, CUdeviceptr dx,
+                               const Stream &stream) {
+  Product product = backwardInputProduct("backward input GELU", dtype, shape,
+                                         dy, weight, dx, "");
+  checkOperand(product.what, "preActivation", preActivation);
+  checkGeluWidth(product.what, "in", shape.in);
+  product.epilogue = CUBLASLT_EPILOGUE_DGELU;
   product.aux = preActivation;
   run(product, stream);
 }

@@ -423,9 +423,10 @@ protected:
     mismatches.expectNone();
   }
 
-  /// dx = (dy W) * gelu'(preActivation), dbias = dx's column sums.
+  /// dx = (dy W) * gelu'(preActivation), and with `withBias` dbias = dx's
+  /// column sums (DGELU_BGRAD; DGELU without).
   void checkBackwardInputGelu(DType dtype, const LinearShape &s,
-                              std::size_t offset = 0) {
+                              std::size_t offset = 0, bool withBias = true) {
     const Matrix dy = randomMatrix("dy", s.rows, s.out, dtype, 14, offset);
     const Matrix w = randomMatrix("weight", s.out, s.in, dtype, 15, offset);
     const Matrix pre =
@@ -434,10 +435,15 @@ protected:
     Matrix dbias = outputMatrix("dbias", 1, s.in, DType::F32, offset);
     const auto got = runTwice(
         [&] {
-          matmul->backwardInputGelu(dtype, s, dy.get(), w.get(), pre.get(),
-                                    dx.get(), dbias.get(), *stream);
+          if (withBias)
+            matmul->backwardInputGelu(dtype, s, dy.get(), w.get(), pre.get(),
+                                      dx.get(), dbias.get(), *stream);
+          else
+            matmul->backwardInputGelu(dtype, s, dy.get(), w.get(), pre.get(),
+                                      dx.get(), *stream);
         },
-        {&dx, &dbias});
+        withBias ? std::vector<Matrix *>{&dx, &dbias}
+                 : std::vector<Matrix *>{&dx});
     const Reference reference{&dy.values, s.out,  1,    &w.values, s.in,
                               1,          s.rows, s.in, s.out};
     const double rounding = roundingError(dtype);
@@ -460,7 +466,8 @@ protected:
       }
     }
     dxMismatches.expectNone();
-    expectColumnSums(got[1], got[0], s.rows, s.in, dtype, "dbias");
+    if (withBias)
+      expectColumnSums(got[1], got[0], s.rows, s.in, dtype, "dbias");
   }
 
   /// sums (f32) = the column sums of dx as the product wrote it. The
@@ -601,6 +608,16 @@ TEST_F(MatmulGpuTest, BackwardInputGeluOddSizes) {
 TEST_F(MatmulGpuTest, BackwardInputGeluGptSize) {
   checkBackwardInputGelu(DType::BF16, kGptDownShape);
   checkBackwardInputGelu(DType::F32, kGptDownShape);
+}
+
+// gelu' alone (DGELU), the bias gradient left to fc's dW product: what
+// fa-run train's gelu-backward epilogue runs.
+TEST_F(MatmulGpuTest, BackwardInputGeluWithoutBiasGradient) {
+  for (const LinearShape &shape : {kOddDownShape, kGptDownShape}) {
+    checkBackwardInputGelu(DType::BF16, shape, 0, /*withBias=*/false);
+    checkBackwardInputGelu(DType::F32, shape, 0, /*withBias=*/false);
+  }
+  checkBackwardInputGelu(DType::BF16, kOddDownShape, 16, /*withBias=*/false);
 }
 
 TEST_F(MatmulGpuTest, BackwardWeightBiasOddSizes) {
@@ -774,6 +791,13 @@ TEST_F(MatmulGpuTest, RejectsWhatItCannotRun) {
   EXPECT_NE(message.find("matrix product backward input GELU (bf16 -> bf16, "
                          "bias gradient) rows=8 in=20 out=16: in=20 is not a "
                          "multiple of 8"),
+            std::string::npos)
+      << message;
+  message = errorOf([&] {
+    matmul->backwardInputGelu(DType::BF16, {8, 20, 16}, p, p, p, p, *stream);
+  });
+  EXPECT_NE(message.find("matrix product backward input GELU (bf16 -> bf16) "
+                         "rows=8 in=20 out=16: in=20 is not a multiple of 8"),
             std::string::npos)
       << message;
   message = errorOf([&] {

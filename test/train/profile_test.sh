@@ -8,8 +8,8 @@
 # default (attention reads q, k, v in place) and positive with
 # --head-copies; "bias grad" and "gelu" have theirs, positive with
 # --epilogues none, less or 0 when cuBLASLt's epilogues do that work inside
-# "matmul" (the default fuses GELU's forward and the bias gradients,
-# --epilogues all everything); "elementwise
+# "matmul" (the default, all, fuses GELU's forward and backward and the bias
+# gradients); "elementwise
 # (other)" has its row (dropout's masks without a residual add; 0 without
 # dropout); communication is 0 on one process and positive on an NCCL
 # world of one (ZeRO-1: reduce-scatter, all-gather on the training stream;
