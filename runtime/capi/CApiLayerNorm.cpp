@@ -13,6 +13,7 @@
 
 #include "CApiInternal.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/LayerNorm.h"
 
 using namespace fa;
@@ -84,11 +85,6 @@ struct fa_layer_norm_plan_t {
 
 namespace {
 
-std::size_t alignUp(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
-         kWorkspaceAlignment;
-}
-
 /// chooseLayerNormKernel's kernel of `op` and `dtype` for rows of `cols`,
 /// or null with its error (what the library has) in `reason`.
 const KernelSpec *chooseOrExplain(const KernelLibrary &library, const char *op,
@@ -116,7 +112,8 @@ LayerNormBackwardPlan loadBackward(fa_library_t &library,
       resolveGrid(backwardSpec, {{"persistent_row_tiles", plan.blocks}});
   plan.paramsGrid = layerNormParamsGrid(*plan.params, backwardSpec, shape);
   plan.partialBytes =
-      alignUp(layerNormPartialBytes(backwardSpec, plan.blocks, shape));
+      roundUp(layerNormPartialBytes(backwardSpec, plan.blocks, shape),
+              kWorkspaceAlignment);
   return plan;
 }
 

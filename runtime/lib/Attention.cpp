@@ -1,6 +1,7 @@
 //===- Attention.cpp ------------------------------------------------------===//
 
 #include "fa/runtime/Attention.h"
+#include "fa/runtime/CheckedMath.h"
 
 #include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
@@ -210,10 +211,6 @@ const KernelParam *findParam(const KernelSpec &kernel, const char *name) {
   return nullptr;
 }
 
-std::size_t alignedTo(std::size_t bytes, std::size_t alignment) {
-  return (bytes + alignment - 1) / alignment * alignment;
-}
-
 } // namespace
 
 bool takesDqAccum(const KernelSpec &kernel) {
@@ -303,13 +300,13 @@ attentionBackwardWorkspace(const KernelSpec &dkdv, const KernelSpec &dq,
   if (!workspace.fusedDq)
     return workspace;
   constexpr std::size_t align = kBackwardWorkspaceAlignment;
-  workspace.dqAccumOffset = alignedTo(workspace.deltaBytes, align);
+  workspace.dqAccumOffset = roundUp(workspace.deltaBytes, align);
   workspace.dqAccumBytes = dqAccumBytes(shape);
   workspace.dqSemaphoresOffset =
-      workspace.dqAccumOffset + alignedTo(workspace.dqAccumBytes, align);
+      workspace.dqAccumOffset + roundUp(workspace.dqAccumBytes, align);
   workspace.dqSemaphoreBytes = dqSemaphoreBytes(dkdv, shape);
-  workspace.bytes = workspace.dqSemaphoresOffset +
-                    alignedTo(workspace.dqSemaphoreBytes, align);
+  workspace.bytes =
+      workspace.dqSemaphoresOffset + roundUp(workspace.dqSemaphoreBytes, align);
   return workspace;
 }
 

@@ -2,6 +2,7 @@
 
 #include "fa/train/GptConfig.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Error.h"
 
 #include <cmath>
@@ -40,8 +41,7 @@ ParameterLayout::ParameterLayout(const GptConfig &config) {
     ParameterTensor tensor{std::move(name), std::move(shape), total, 1, init};
     for (std::int64_t extent : tensor.shape)
       tensor.size *= extent;
-    total += (tensor.size + kParameterAlignment - 1) / kParameterAlignment *
-             kParameterAlignment;
+    total += roundUp(tensor.size, kParameterAlignment);
     entries.push_back(std::move(tensor));
     return entries.back().offset;
   };

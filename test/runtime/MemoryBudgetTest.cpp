@@ -35,6 +35,15 @@ TEST(CheckedMathTest, ProductsAndSumsThatDoNotFitAreErrors) {
             "summing: 18446744073709551615 + 1 overflows a 64-bit integer");
 }
 
+TEST(CheckedMathTest, RoundUpPadsToTheNextMultiple) {
+  EXPECT_EQ(roundUp<std::size_t>(0, 256), 0u);
+  EXPECT_EQ(roundUp<std::size_t>(1, 256), 256u);
+  EXPECT_EQ(roundUp<std::size_t>(256, 256), 256u);
+  EXPECT_EQ(roundUp<std::size_t>(257, 256), 512u);
+  EXPECT_EQ(roundUp<std::int64_t>(13, 8), 16);
+  static_assert(roundUp<std::int64_t>(16, 8) == 16);
+}
+
 TEST(CheckedMathTest, ElementCountsAndTensorBytesNeverWrapAround) {
   EXPECT_EQ(elementCount({2, 3, 4}), 24);
   // 2^32 * 2^32 wrapped to 0 before: a zero-sized "tensor".

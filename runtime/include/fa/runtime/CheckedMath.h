@@ -47,6 +47,13 @@ template <typename T> T checkedAdd(T a, T b, const std::string &what) {
       " + ", what);
 }
 
+/// The smallest multiple of `multiple` (positive) at or above `value`
+/// (non-negative): offsets and sizes padded to an alignment. value +
+/// multiple - 1 must fit in T; the callers' sizes are checked already.
+template <typename T> constexpr T roundUp(T value, T multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
 } // namespace fa
 
 #endif // FA_RUNTIME_CHECKEDMATH_H
