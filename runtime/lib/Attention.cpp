@@ -1,8 +1,8 @@
 //===- Attention.cpp ------------------------------------------------------===//
 
 #include "fa/runtime/Attention.h"
-#include "fa/runtime/CheckedMath.h"
 
+#include "fa/runtime/CheckedMath.h"
 #include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
 
