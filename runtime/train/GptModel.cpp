@@ -9,6 +9,7 @@
 #include "fa/train/LossHead.h"
 #include "fa/train/StepProfile.h"
 
+#include <array>
 #include <sstream>
 
 namespace fa::train {
@@ -214,6 +215,51 @@ struct GptModel::Workspace {
   // The LM head and cross-entropy, chunks of rows at a time (its f32 logits
   // and dlogits are a chunk's, not the batch's).
   std::unique_ptr<LossHead> head;
+};
+
+/// The backward's weight-gradient products on a stream of their own
+/// (setWeightGradientStream). The training stream forks it once a dy is
+/// ready and joins it before overwriting a buffer a pending product reads:
+/// the branch gradient (the residual gradient, or its dropped copy in
+/// `projected`), which the LayerNorm backwards add into; fc's and qkv's
+/// output gradients, which the next layer's backward rewrites.
+struct GptModel::WeightGradientStream {
+  enum Read { BranchGrad, FcGrad, QkvGrad, kReads };
+
+  Matmul matmul; // Its own cuBLASLt workspace: products run concurrently.
+  Stream stream;
+  Event forked, finished;
+  std::array<Event, kReads> readDone;
+  std::array<bool, kReads> pending{};
+  bool active = false; // Forked in this backward.
+
+  /// This stream waits for the training stream's work so far.
+  void fork(const Stream &main) {
+    forked.record(main);
+    forked.waitOn(stream);
+    active = true;
+  }
+  /// The products enqueued so far are the last to read `read`.
+  void markRead(Read read) {
+    readDone[read].record(stream);
+    pending[read] = true;
+  }
+  /// The training stream waits until nothing pending reads `read`.
+  void join(Read read, const Stream &main) {
+    if (!pending[read])
+      return;
+    readDone[read].waitOn(main);
+    pending[read] = false;
+  }
+  /// The training stream waits for every product of this backward.
+  void joinAll(const Stream &main) {
+    if (!active)
+      return;
+    finished.record(stream);
+    finished.waitOn(main);
+    pending = {};
+    active = false;
+  }
 };
 
 namespace {
@@ -453,6 +499,19 @@ GptModel::normBackwardLaunch(CUdeviceptr x, std::int64_t weightOffset,
 
 GptModel::~GptModel() = default;
 
+void GptModel::setWeightGradientStream(bool enabled) {
+  if (!enabled)
+    weightGradStream.reset();
+  else if (!weightGradStream)
+    weightGradStream = std::make_unique<WeightGradientStream>();
+}
+
+GptModel::WeightGradientStream *GptModel::weightGradientSide() const {
+  if (profiler && profiler->recording())
+    return nullptr;
+  return weightGradStream.get();
+}
+
 std::size_t GptModel::activationBytes() const { return bytesHeld; }
 
 std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
@@ -665,9 +724,16 @@ void GptModel::forwardLayer(std::int64_t index, const Stream &stream) {
 
 void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
                         GradientListener *listener) {
+  WeightGradientStream *side = weightGradientSide();
+  // A suffix of the gradients is final once both streams' work so far is
+  // done: the weight-gradient stream, forked after the training stream's.
   auto ready = [&](std::int64_t offset) {
-    if (listener)
-      listener->ready(offset, stream);
+    if (!listener)
+      return;
+    if (!side)
+      return listener->ready(offset, stream);
+    side->fork(stream);
+    listener->ready(offset, side->stream);
   };
   NvtxRange range{"backward"};
   const std::int64_t m = rows(), c = config.dModel, v = config.vocab;
@@ -699,6 +765,8 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
                                    gradient(layout.wpe().offset), batch, seq, c,
                                    v, config.tiedHead, stream);
   }
+  if (side)
+    side->joinAll(stream);
   ready(0);
 }
 
@@ -716,22 +784,28 @@ void GptModel::linearBackward(const LinearShape &shape, CUdeviceptr dy,
 }
 
 /// dW = dy^T x and db = the column sums of dy (both overwritten), db in
-/// dW's product with epilogues.biasGradients.
+/// dW's product with epilogues.biasGradients; on the weight-gradient stream
+/// when there is one (forked from `stream`: dy and x are ready).
 void GptModel::weightBackward(const LinearShape &shape, CUdeviceptr dy,
                               CUdeviceptr x, std::int64_t weightOffset,
                               std::int64_t biasOffset, const Stream &stream) {
+  WeightGradientStream *side = weightGradientSide();
+  if (side)
+    side->fork(stream);
+  const Stream &on = side ? side->stream : stream;
+  Matmul &products = side ? side->matmul : matmul;
   {
-    PhaseScope scope(profiler, Phase::Matmul, stream);
+    PhaseScope scope(profiler, Phase::Matmul, on);
     if (epilogues.biasGradients)
-      return matmul.backwardWeightBias(dtype, shape, dy, x,
-                                       gradient(weightOffset),
-                                       gradient(biasOffset), stream);
-    matmul.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
-                          stream);
+      return products.backwardWeightBias(dtype, shape, dy, x,
+                                         gradient(weightOffset),
+                                         gradient(biasOffset), on);
+    products.backwardWeight(dtype, shape, dy, x, gradient(weightOffset), false,
+                            on);
   }
-  PhaseScope scope(profiler, Phase::BiasGrad, stream);
+  PhaseScope scope(profiler, Phase::BiasGrad, on);
   trainKernels.biasGradient(dtype, dy, gradient(biasOffset), shape.rows,
-                            shape.out, false, stream);
+                            shape.out, false, on);
 }
 
 /// work->residualGrad holds d loss / d (the layer's output) on entry and
@@ -748,9 +822,27 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
     PhaseScope scope(profiler, phase, stream);
     launch();
   };
+  // Where the weight-gradient products run beside this stream: the points
+  // after which they are the last to read a buffer, and the points before
+  // which this stream overwrites it (WeightGradientStream).
+  using Read = WeightGradientStream::Read;
+  WeightGradientStream *side = weightGradientSide();
+  auto lastRead = [&](Read read) {
+    if (side)
+      side->markRead(read);
+  };
+  auto overwrites = [&](Read read) {
+    if (side)
+      side->join(read, stream);
+  };
+  // The previous layer's fc dW reads fcGrad, which this MLP's backward
+  // rewrites first thing.
+  overwrites(Read::FcGrad);
   // A LayerNorm's backward, then its dx into the residual gradient, unless
-  // the residual kernel added it there (normBackwardLaunch).
+  // the residual kernel added it there (normBackwardLaunch); either adds
+  // into the residual gradient, which the last branch's dW reads.
   auto normBackward = [&](LayerNormBackwardLaunch &launch) {
+    overwrites(Read::BranchGrad);
     timed(Phase::LayerNorm, [&] { launch.enqueue(stream); });
     if (!residualNorms)
       timed(Phase::Residual, [&] {
@@ -783,12 +875,20 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
                                 w.fcGrad.get(), m * f, stream);
     });
   }
+  lastRead(Read::BranchGrad);
   linearBackward({m, c, f}, w.fcGrad.get(), x.ln2.get(), p.fcW, p.fcB,
                  w.normOutGrad.get(), stream);
+  lastRead(Read::FcGrad);
   normBackward(*x.ln2Backward);
   // Attention: middle = input + drop(attention(ln1(input)) proj_w^T + proj_b).
+  // The branch gradient's dropped copy goes to `projected`, which the MLP's
+  // dW read: joined by normBackward above.
   linearBackward({m, c, c}, branchGrad(attentionBranchDropoutSite(index)),
                  x.merged.get(), p.projW, p.projB, w.mergedGrad.get(), stream);
+  lastRead(Read::BranchGrad);
+  // The attention's backward writes the q, k, v gradients (in place in
+  // qkvGrad with head views), which the previous layer's qkv dW reads.
+  overwrites(Read::QkvGrad);
   if (!headViews)
     timed(Phase::HeadsLayout, [&] {
       trainKernels.unmergeHeads(dtype, w.mergedGrad.get(),
@@ -809,6 +909,7 @@ void GptModel::backwardLayer(std::int64_t index, const Stream &stream) {
     });
   linearBackward({m, c, 3 * c}, w.qkvGrad.get(), x.ln1.get(), p.qkvW, p.qkvB,
                  w.normOutGrad.get(), stream);
+  lastRead(Read::QkvGrad);
   normBackward(*x.ln1Backward);
 }
 

@@ -116,6 +116,7 @@ GradCheckResult runGradCheck(const GradCheckOptions &options,
   GptModel model(config, options.batch, seq, options.dtype, kernels,
                  trainKernels, matmul, working.get(), grads.get(), dropout);
   model.setEpilogues(options.epilogues);
+  model.setWeightGradientStream(options.weightGradStream);
   {
     NvtxRange range{"grad check: GPU forward and backward"};
     model.forward(tokenBuffer.get(), targetBuffer.get(), true, stream,

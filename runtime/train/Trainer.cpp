@@ -148,6 +148,7 @@ Trainer::Trainer(const TrainOptions &options, TrainingData trainingData,
     ddp = std::make_unique<DdpSync>(options.sync, *comm, layout, grads.get(),
                                     options.bucketMegabytes);
   model->setEpilogues(options.epilogues);
+  model->setWeightGradientStream(options.weightGradStream);
   model->setProfiler(&profiler);
   if (ddp)
     ddp->setProfiler(&profiler);
@@ -194,6 +195,10 @@ MemoryBudget Trainer::memoryBudget(const TrainOptions &options, int worldSize) {
                        bytes(TrainKernels::reductionWorkspaceFloats(
                                  std::max(padded, tokens)),
                              4));
+  // The training stream's and, with the weight-gradient stream, its own.
+  budget.addDevice("cuBLASLt workspaces",
+                   Matmul::kDefaultWorkspaceBytes *
+                       (options.weightGradStream ? 2 : 1));
   // The initial weights are drawn on the host (f32), with the decay mask.
   budget.addHost("initial weights and decay mask",
                  bytes(layout.totalSize(), 4) + bytes(padded, 1));

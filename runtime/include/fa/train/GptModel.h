@@ -153,6 +153,16 @@ public:
   std::int64_t rows() const { return batch * seq; }
   /// Which products run cuBLASLt's epilogues (EpilogueFusion).
   void setEpilogues(const EpilogueFusion &fusion) { epilogues = fusion; }
+  /// With `enabled`, the backward runs its weight-gradient products (and
+  /// bias gradients) on a second stream with a cuBLASLt workspace of its
+  /// own, beside the dx products, attention and LayerNorms that the next
+  /// layer waits for; the training stream waits for a dW product only
+  /// before overwriting what it reads, and for all of them before
+  /// backward() returns (and before telling a GradientListener). Same
+  /// kernels on the same data: the gradients are the same bits. A step a
+  /// profiler records runs them on the training stream (its phases are
+  /// timed one after another).
+  void setWeightGradientStream(bool enabled);
   /// Times each phase's launches while `profiler` records a step (null:
   /// never; StepProfile.h).
   void setProfiler(StepProfiler *profiler) { this->profiler = profiler; }
@@ -160,6 +170,7 @@ public:
 private:
   struct Layer;
   struct Workspace;
+  struct WeightGradientStream;
 
   void bindHeadViews(const Layer &layer, AttentionBuffers &forward,
                      AttentionBackwardBuffers &backward) const;
@@ -178,6 +189,9 @@ private:
   CUdeviceptr addDropped(CUdeviceptr a, CUdeviceptr b, CUdeviceptr out,
                          std::int64_t n, std::uint32_t site,
                          const Stream &stream);
+  /// The stream the weight-gradient products of this backward run on:
+  /// null for the training stream.
+  WeightGradientStream *weightGradientSide() const;
   void weightBackward(const LinearShape &shape, CUdeviceptr dy, CUdeviceptr x,
                       std::int64_t weightOffset, std::int64_t biasOffset,
                       const Stream &stream);
@@ -199,6 +213,7 @@ private:
   CUdeviceptr weights, grads;
   std::vector<std::unique_ptr<Layer>> layers;
   std::unique_ptr<Workspace> work;
+  std::unique_ptr<WeightGradientStream> weightGradStream; // When enabled.
   std::size_t bytesHeld = 0;
   StepProfiler *profiler = nullptr;
   DropoutDraw dropout;

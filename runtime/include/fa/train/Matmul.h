@@ -58,8 +58,10 @@ struct LinearShape {
 
 class Matmul {
 public:
+  static constexpr std::size_t kDefaultWorkspaceBytes = std::size_t{32} << 20;
+
   /// Creates the cuBLASLt handle (in the current context) and a workspace.
-  explicit Matmul(std::size_t workspaceBytes = std::size_t{32} << 20);
+  explicit Matmul(std::size_t workspaceBytes = kDefaultWorkspaceBytes);
   ~Matmul();
   Matmul(const Matmul &) = delete;
   Matmul &operator=(const Matmul &) = delete;

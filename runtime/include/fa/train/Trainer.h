@@ -83,6 +83,9 @@ struct TrainOptions {
   /// fused qkv through the library's views twins (true), or runs the
   /// contiguous kernels on copies of the heads.
   bool headViews = true;
+  /// GptModel::setWeightGradientStream: the backward's dW products on a
+  /// second stream, beside its critical path.
+  bool weightGradStream = true;
   /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
   DataOptions data;
   std::int64_t evalBatches = 20;
