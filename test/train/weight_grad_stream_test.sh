@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The backward's weight-gradient products on a second stream (the default)
-# repeat the serial run's losses, learning rates, gradient norms and
-# validation losses bit for bit (--serial-weight-grads): the training stream
-# waits for each dW product before overwriting what it reads. Checked on the
+# The backward's weight-gradient products on a second stream
+# (--weight-grad-stream) repeat the serial run's (the default) losses,
+# learning rates, gradient norms and validation losses bit for bit: the
+# training stream waits for each dW product before overwriting what it
+# reads. Checked on the
 # default model, with dropout (the branch gradients' dropped copies), on head
 # copies without cuBLASLt's epilogues (bias gradients in a kernel of their
 # own on that stream), replayed from a CUDA graph (the stream forked and
@@ -24,12 +25,12 @@ run() {
     --log "$work/$name.jsonl" "$@"
 }
 # compare NAME OPTIONS...: the run with OPTIONS and the run with OPTIONS
-# --serial-weight-grads log the same bytes.
+# --weight-grad-stream log the same bytes.
 compare() {
   local name=$1
   shift
-  run "$name-serial" "$@" --serial-weight-grads
-  run "$name-stream" "$@"
+  run "$name-serial" "$@"
+  run "$name-stream" "$@" --weight-grad-stream
   cmp -s "$work/$name-serial.jsonl" "$work/$name-stream.jsonl" || {
     diff "$work/$name-serial.jsonl" "$work/$name-stream.jsonl" >&2
     echo "$test_name: '$name' with the weight-gradient stream differs from the serial run" >&2

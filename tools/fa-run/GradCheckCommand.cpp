@@ -83,10 +83,10 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       "--head-copies", [&o] { o.check.headViews = false; },
       "Check the model with q, k, v and the attention's output copied to "
       "[B, H, T, D] buffers instead of read in place");
-  command->add_flag_callback(
-      "--serial-weight-grads", [&o] { o.check.weightGradStream = false; },
-      "Check the model with its weight-gradient products on the training "
-      "stream instead of a second stream beside the backward");
+  command->add_flag(
+      "--weight-grad-stream", o.check.weightGradStream,
+      "Check the model with its weight-gradient products on a second stream "
+      "beside the backward (fa-run train --weight-grad-stream)");
   command
       ->add_option("--dropout", o.check.dropout,
                    "Dropout probability: both sides draw the masks of one "

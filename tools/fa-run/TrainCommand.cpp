@@ -322,11 +322,12 @@ CLI::App *addTrainCommand(CLI::App &app, TrainCommandOptions &o) {
       "Copy q, k, v, the attention's output and their gradients to "
       "[B, H, T, D] buffers instead of reading them in place from the fused "
       "qkv (to measure the copies)");
-  command->add_flag_callback(
-      "--serial-weight-grads", [&o] { o.train.weightGradStream = false; },
-      "Run the backward's weight-gradient products on the training stream, "
-      "each after its dx product, instead of on a second stream beside the "
-      "dx products, attention and LayerNorms (to measure the overlap)");
+  command->add_flag(
+      "--weight-grad-stream", o.train.weightGradStream,
+      "Run the backward's weight-gradient products on a second stream beside "
+      "the dx products, attention and LayerNorms, which wait for them only "
+      "before overwriting what they read (same bits; on an H100 85M 0.9% "
+      "faster, 10.8M 3.1% slower: off by default)");
   command->add_option("--batch", o.train.batch, "Sequences per step")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
