@@ -2,7 +2,7 @@
 # One device call: the TrainKernels GPU tests of the new cross-entropy and
 # bias-gradient kernels; gradcheck with the weight-gradient stream; the 85M
 # step at GPT-2's vocabulary (u16 shards of the bytes, --vocab 50304) with
-# the shipped fa-run and the new one; the 85M and 10.8M steps with and
+# fa-run-base (d79d2b1) and fa-run-ws (the patches applied); the 85M and 10.8M steps with and
 # without the weight-gradient stream, with and without the bias gradients in
 # the dW products, alternating.
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib
@@ -17,7 +17,7 @@ done
 bash .carry/test/weight_grad_stream_test.sh .carry/bin/fa-run-ws /tmp/wgs --kernels /tmp/k/kernels \
   --data .carry/data/tinyshakespeare.txt --layers 2 --d-model 128 --heads 2 --seq 64 --batch 8 \
   --warmup 2 --eval-batches 2 > $OUT/wgs_test.txt 2>&1; echo "wgs test rc $?: $(tail -2 $OUT/wgs_test.txt)"
-for bin in fa-run fa-run-ws; do
+for bin in fa-run-base fa-run-ws; do
   timeout 200 .carry/bin/$bin train --kernels /tmp/k/kernels --data-format u16 --vocab 50304 \
     --data .carry/data/ts.train.bin --val-data .carry/data/ts.val.bin \
     --layers 12 --d-model 768 --heads 12 --seq 1024 --batch 16 --steps 30 --profile --profile-steps 8 \
