@@ -285,16 +285,6 @@ float timeAlgo(cublasLtHandle_t handle, const Buffers &buffers,
   return ms;
 }
 
-template <typename T>
-T configAttribute(const cublasLtMatmulAlgo_t &algo,
-                  cublasLtMatmulAlgoConfigAttributes_t attribute) {
-  T value{};
-  size_t written = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value),
-                                       &written);
-  return value;
-}
-
 /// The fastest split-K variant of the first four candidates: (ms, splits,
 /// reduction scheme, candidate), or ms 1e30 where none is accepted.
 struct SplitChoice {

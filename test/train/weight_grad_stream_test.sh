@@ -3,12 +3,12 @@
 # (--weight-grad-stream) repeat the serial run's (the default) losses,
 # learning rates, gradient norms and validation losses bit for bit: the
 # training stream waits for each dW product before overwriting what it
-# reads. Checked on the
-# default model, with dropout (the branch gradients' dropped copies), on head
-# copies without cuBLASLt's epilogues (bias gradients in a kernel of their
-# own on that stream), replayed from a CUDA graph (the stream forked and
-# joined inside the capture), and with --ddp overlap on an NCCL world of one
-# (buckets start only once both streams are done with them).
+# reads. Checked on the default model, with dropout (the branch gradients'
+# dropped copies), on head copies without cuBLASLt's epilogues (bias
+# gradients in a kernel of their own on that stream), replayed from a CUDA
+# graph (the stream forked and joined inside the capture), and with --ddp
+# overlap on an NCCL world of one (buckets start only once both streams are
+# done with them).
 #   weight_grad_stream_test.sh FA_RUN WORK_DIR [fa-run train options...]
 # Exit 77 (ctest's SKIPPED) without a GPU.
 set -uo pipefail
