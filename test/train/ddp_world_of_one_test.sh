@@ -10,20 +10,11 @@ shift 2
 rm -rf "$work" && mkdir -p "$work"
 test_name=ddp_world_of_one_test
 source "$(dirname "$0")/train_runs.sh"
-# Each run: 8 steps, logged one by one into NAME.jsonl.
-run() {
-  local name=$1
-  shift
-  train "$name" --steps 8 --log-every 1 --eval-every 8 --log "$work/$name.jsonl" "$@"
-}
-run single "$@"
+logged single 8 8 "$@"
 for mode in naive flat overlap zero1; do
   # Small buckets, so that overlap starts several during the backward.
-  run "$mode" "$@" --ddp "$mode" --bucket-mb 0.25
-  if ! cmp -s "$work/single.jsonl" "$work/$mode.jsonl"; then
-    echo "--ddp $mode on a world of one differs from the single-process run:" >&2
-    diff "$work/single.jsonl" "$work/$mode.jsonl" >&2
-    exit 1
-  fi
+  logged "$mode" 8 8 "$@" --ddp "$mode" --bucket-mb 0.25
+  same_logs single "$mode" \
+    "--ddp $mode on a world of one differs from the single-process run:"
 done
 echo "naive, flat, overlap and zero1 on a world of one repeat the single-process losses exactly"

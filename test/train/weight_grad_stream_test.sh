@@ -17,25 +17,15 @@ shift 2
 rm -rf "$work" && mkdir -p "$work"
 test_name=weight_grad_stream_test
 source "$(dirname "$0")/train_runs.sh"
-# Each run: 8 steps, logged one by one into NAME.jsonl.
-run() {
-  local name=$1
-  shift
-  train "$name" --steps 8 --log-every 1 --eval-every 4 \
-    --log "$work/$name.jsonl" "$@"
-}
-# compare NAME OPTIONS...: the run with OPTIONS and the run with OPTIONS
+# compare NAME OPTIONS...: 8 steps with OPTIONS and with OPTIONS
 # --weight-grad-stream log the same bytes.
 compare() {
   local name=$1
   shift
-  run "$name-serial" "$@"
-  run "$name-stream" "$@" --weight-grad-stream
-  cmp -s "$work/$name-serial.jsonl" "$work/$name-stream.jsonl" || {
-    diff "$work/$name-serial.jsonl" "$work/$name-stream.jsonl" >&2
-    echo "$test_name: '$name' with the weight-gradient stream differs from the serial run" >&2
-    exit 1
-  }
+  logged "$name-serial" 8 4 "$@"
+  logged "$name-stream" 8 4 "$@" --weight-grad-stream
+  same_logs "$name-serial" "$name-stream" \
+    "'$name' with the weight-gradient stream differs from the serial run"
 }
 compare default "$@"
 compare dropout "$@" --dropout 0.2
