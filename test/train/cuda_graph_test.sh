@@ -20,8 +20,7 @@ steps=8
 run() {
   local name=$1
   shift
-  train "$name" --steps "$steps" --log-every 1 --eval-every 3 \
-    --log "$work/$name.jsonl" "$@"
+  logged "$name" "$steps" 3 "$@"
 }
 # The graph run must have captured on its second step and replayed to the end.
 check_captured() {
@@ -29,12 +28,7 @@ check_captured() {
     "$work/$1.txt" || { cat "$work/$1.txt"; fail "run '$1' did not replay a CUDA graph"; }
 }
 # same EAGER GRAPH: the two logs are byte for byte equal.
-same() {
-  cmp -s "$work/$1.jsonl" "$work/$2.jsonl" || {
-    diff "$work/$1.jsonl" "$work/$2.jsonl" >&2
-    fail "run '$2' (--cuda-graph) differs from run '$1'"
-  }
-}
+same() { same_logs "$1" "$2" "run '$2' (--cuda-graph) differs from run '$1'"; }
 
 run eager "$@"
 run graph "$@" --cuda-graph

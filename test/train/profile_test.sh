@@ -28,8 +28,7 @@ fail() { echo "$test_name: $*" >&2; exit 1; }
 run() {
   local name=$1
   shift
-  train "$name" --steps 16 --log-every 1 --eval-every 16 \
-    --log "$work/$name.jsonl" "$@"
+  logged "$name" 16 16 "$@"
 }
 # The table's rows: "  NAME (28 columns) MS PERCENT%[ mark]".
 ms_of() { # FILE ROW-NAME
@@ -84,10 +83,7 @@ for row in embedding "heads layout" "bias grad" gelu residual "elementwise (othe
   grep -qF "\"$row\":" "$work/profile.json" ||
     fail "--profile-json has no '$row' phase: $(cat "$work/profile.json")"
 done
-cmp -s "$work/plain.jsonl" "$work/profiled.jsonl" || {
-  diff "$work/plain.jsonl" "$work/profiled.jsonl" >&2
-  fail "--profile changed the losses"
-}
+same_logs plain profiled "--profile changed the losses"
 run copies "$@" --head-copies --profile --profile-steps 4
 check_table copies zero
 value=$(ms_of "$work/copies.txt" "heads layout")
