@@ -379,10 +379,6 @@ struct ConvertOrderedSignal : OpConversionPattern<OrderedSignalOp> {
   }
 };
 
-/// f32 values in one 128-byte row of a panel under TMA's 128-byte swizzle
-/// (whose period is kSwizzleRows rows).
-constexpr int64_t kPanelColumns = 32;
-
 LLVM::LLVMPointerType sharedPointerType(MLIRContext *context) {
   return LLVM::LLVMPointerType::get(
       context, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
@@ -436,12 +432,12 @@ public:
       laneAddress = sharedAddressOf(swizzledOffset(rowLane, colLane));
     int64_t perChunk = chunkElems(type.getElementType());
     int64_t phase = rowConst % kSwizzleRows;
-    int64_t panelColumn = colConst % kPanelColumns;
+    int64_t panelColumn = colConst % kF32PerWidestSwizzle;
     int64_t chunkFlip = (panelColumn / perChunk) ^ phase;
-    int64_t added =
-        rowConst * kPanelColumns +
-        colConst / kPanelColumns * type.getDimSize(0) * kPanelColumns +
-        panelColumn % perChunk;
+    int64_t added = rowConst * kF32PerWidestSwizzle +
+                    colConst / kF32PerWidestSwizzle * type.getDimSize(0) *
+                        kF32PerWidestSwizzle +
+                    panelColumn % perChunk;
     Value address = laneAddress;
     if (chunkFlip != 0)
       address = opaqueXor(address, chunkFlip * kChunkBytes);
@@ -502,12 +498,13 @@ private:
     auto rem = [&](Value x, int64_t c) {
       return arith::RemUIOp::create(b, x, index(b, c));
     };
-    Value panelStart =
-        mul(div(column, kPanelColumns), type.getDimSize(0) * kPanelColumns);
+    Value panelStart = mul(div(column, kF32PerWidestSwizzle),
+                           type.getDimSize(0) * kF32PerWidestSwizzle);
     Value chunk = arith::XOrIOp::create(
-        b, div(rem(column, kPanelColumns), perChunk), rem(row, kSwizzleRows));
+        b, div(rem(column, kF32PerWidestSwizzle), perChunk),
+        rem(row, kSwizzleRows));
     Value inPanel = arith::AddIOp::create(
-        b, mul(row, kPanelColumns),
+        b, mul(row, kF32PerWidestSwizzle),
         arith::AddIOp::create(b, mul(chunk, perChunk), rem(column, perChunk)));
     return arith::AddIOp::create(b, panelStart, inPanel);
   }

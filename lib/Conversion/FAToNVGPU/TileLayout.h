@@ -26,6 +26,7 @@
 
 #include "fa/Conversion/FAToNVGPU/FAToNVGPU.h"
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/IR/Swizzle.h"
 #include "fa/Support/Builders.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -35,8 +36,6 @@ namespace mlir::fa {
 
 constexpr int64_t kColsPerBlock = 8; // columns of one n8 accumulator block
 constexpr int64_t kValuesPerBlock = 4;
-constexpr int64_t kChunkBytes = 16; // one vectorised access, one swizzle unit
-constexpr int64_t kSwizzleRows = 8;
 /// The leading byte offset wgmma ignores for swizzled K-major operands (and,
 /// with one 64-column atom, for MN-major ones): one 16-byte unit.
 constexpr int64_t kDescriptorUnitBytes = 16;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/IR/Swizzle.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -46,9 +47,6 @@ static constexpr int64_t kMaxBoxDim = 256;
 static constexpr int64_t kSlotGranule = 128;
 /// TMA moves whole 16-byte units along a box row.
 static constexpr int64_t kBoxRowGranule = 16;
-/// A swizzle's XOR pattern repeats every 8 rows of its span (1024 bytes for
-/// 128-byte swizzle): the CUDA programming guide's "repeats after".
-static constexpr int64_t kSwizzleRowsPerPattern = 8;
 
 /// The longest row a row ring holds: a query tile's statistics (block_m is
 /// at most 256), at most 8 copies per lane.
@@ -217,7 +215,7 @@ static LogicalResult verifyBox(RingProduceOp op, MemRefType tile,
            << " elements to be a whole number of panels of the box's "
            << boxColumns << " columns";
   int64_t panelBytes = rows * span;
-  int64_t pattern = kSwizzleRowsPerPattern * span;
+  int64_t pattern = kSwizzleRows * span;
   if (panelBytes % pattern != 0)
     return op.emitOpError()
            << "expects each panel (" << rows << " rows of " << span
@@ -252,7 +250,7 @@ LogicalResult RingProduceOp::verify() {
 
 int64_t RingProduceOp::getSharedAlignment() {
   return std::max(kSlotGranule,
-                  kSwizzleRowsPerPattern *
+                  kSwizzleRows *
                       swizzleSpanBytes(getDescriptor().getType().getSwizzle()));
 }
 
@@ -338,20 +336,17 @@ LogicalResult OrderedSignalOp::verify() {
   return getWarp() ? success() : verifyNotInProducerBranch(*this);
 }
 
-/// f32 values in one 128-byte row of a TMA box under its 128-byte swizzle.
-static constexpr int64_t kSwizzledBoxColumns = 32;
-
 /// A buffer of 128-byte-swizzled boxes (fa.stage_accumulator swizzled,
 /// fa.accumulate_boxes_async): static, row-major, whole 128-byte panels of
 /// whole 8-row swizzle periods.
 static LogicalResult verifySwizzledBoxes(Operation *op, MemRefType buffer) {
   if (!buffer.hasStaticShape() || !buffer.getLayout().isIdentity() ||
-      buffer.getDimSize(1) % kSwizzledBoxColumns != 0 ||
+      buffer.getDimSize(1) % kF32PerWidestSwizzle != 0 ||
       buffer.getDimSize(0) % 8 != 0)
     return op->emitOpError()
            << "expects a static row-major buffer of 128-byte-swizzled boxes: "
               "rows a multiple of 8, columns a multiple of "
-           << kSwizzledBoxColumns << ", got " << buffer;
+           << kF32PerWidestSwizzle << ", got " << buffer;
   return success();
 }
 
@@ -393,12 +388,12 @@ LogicalResult AccumulateBoxesAsyncOp::verify() {
   nvgpu::TensorMapDescriptorType map = getMap().getType();
   MemRefType box = map.getTensor();
   SmallVector<int64_t> expected = {1, 1, buffer.getDimSize(0),
-                                   kSwizzledBoxColumns};
+                                   kF32PerWidestSwizzle};
   if (box.getShape() != ArrayRef<int64_t>(expected) ||
       !box.getElementType().isF32() ||
       map.getSwizzle() != nvgpu::TensorMapSwizzleKind::SWIZZLE_128B)
     return emitOpError() << "expects a tensor map of f32 boxes [1, 1, "
-                         << buffer.getDimSize(0) << ", " << kSwizzledBoxColumns
+                         << buffer.getDimSize(0) << ", " << kF32PerWidestSwizzle
                          << "] (one 128-byte panel of the buffer's rows) "
                             "with swizzle_128b, got "
                          << map;

@@ -3,6 +3,7 @@
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/IR/Swizzle.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Support/PassSupport.h"
 #include "fa/Target/Chips.h"
@@ -211,7 +212,6 @@ LogicalResult mlir::fa::checkTileCopy(Operation *op, StringRef pass,
                                       StringRef tile, int64_t rows,
                                       int64_t headDim, Type element,
                                       int64_t numWarps) {
-  constexpr int64_t kChunkBytes = 16;
   int64_t chunks =
       rows * headDim * element.getIntOrFloatBitWidth() / 8 / kChunkBytes;
   int64_t threads = numWarps * kThreadsPerWarp;

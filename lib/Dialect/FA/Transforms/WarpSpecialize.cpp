@@ -20,6 +20,7 @@
 #include "WarpSpecialize.h"
 
 #include "fa/Dialect/FA/IR/FAOps.h"
+#include "fa/Dialect/FA/IR/Swizzle.h"
 #include "fa/Dialect/FA/Transforms/KernelFunctions.h"
 #include "fa/Dialect/FA/Transforms/Passes.h"
 #include "fa/Support/PassSupport.h"
@@ -104,7 +105,8 @@ RingReleaseOp releaseByFirstLanes(OpBuilder &b, Location loc,
 /// fill beyond the sequence.
 nvgpu::TensorMapDescriptorType tensorMapType(MemRefType tensor, int64_t rows) {
   MLIRContext *context = tensor.getContext();
-  int64_t panelElems = kPanelBytes * 8 / tensor.getElementTypeBitWidth();
+  int64_t panelElems =
+      kWidestSwizzleBytes * 8 / tensor.getElementTypeBitWidth();
   auto box = MemRefType::get(
       {1, 1, rows, panelElems}, tensor.getElementType(),
       MemRefLayoutAttrInterface(),

@@ -49,8 +49,6 @@ static_assert(kRegisters.fitsTheBlock() &&
                   kPersistentRegisters.fitsTheBlock() &&
                   kDqWriterRegisters.fitsTheBlock(),
               "setmaxnreg beyond the block's registers");
-/// TMA's widest swizzle span: the box's rows are one 128-byte panel wide.
-constexpr int64_t kPanelBytes = 128;
 
 /// The kernel's manifest entry in its module's fa.kernels.
 KernelAttr kernelEntry(gpu::GPUFuncOp kernel);
