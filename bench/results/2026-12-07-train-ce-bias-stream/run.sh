@@ -37,7 +37,7 @@ declare -A variants=([serial]=""
   [stream-nobgrad]="--epilogues gelu-forward,gelu-backward --weight-grad-stream"
   [serial-nobgrad]="--epilogues gelu-forward,gelu-backward"
   [graph]="--cuda-graph" [graph-stream]="--cuda-graph --weight-grad-stream")
-for name in 85m 11m; do for round in 1 2; do for variant in serial serial-nobgrad stream-nobgrad graph graph-stream; do
+for round in 1 2; do for name in 85m 11m; do for variant in serial serial-nobgrad stream-nobgrad graph graph-stream; do
   timeout 200 .carry/bin/fa-run-ws train --kernels /tmp/k/kernels --data .carry/data/tinyshakespeare.txt \
     ${models[$name]} --steps 40 ${variants[$variant]} > $OUT/step_${name}_${variant}_$round.txt 2>&1
   echo "STEP $name $variant $round: $(grep -E '^throughput' $OUT/step_${name}_${variant}_$round.txt)"
