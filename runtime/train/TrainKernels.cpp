@@ -278,9 +278,15 @@ void TrainKernels::biasGradient(DType dtype, CUdeviceptr dy, CUdeviceptr dbias,
   CUdeviceptr partials = biasPartials.get();
   std::int64_t spans = biasRowBlocks(rows, cols);
   std::int64_t span = biasRowSpan(rows, cols);
-  void *partialArgs[] = {&dy, &partials, &rows, &cols, &span};
+  // Each thread a 16-byte chunk of columns when the rows are whole chunks.
+  const std::int64_t chunkElements =
+      16 / static_cast<std::int64_t>(dtypeBytes(dtype));
+  int chunked = cols % chunkElements == 0 && chunkable({dy});
+  const std::int64_t blockColumns =
+      kBiasColumns * (chunked ? chunkElements : 1);
+  void *partialArgs[] = {&dy, &partials, &rows, &cols, &span, &chunked};
   launch(module, entry,
-         blocks(what, ceilDiv(cols, kBiasColumns), spans,
+         blocks(what, ceilDiv(cols, blockColumns), spans,
                 {kBiasColumns, kBiasRowLanes, 1}),
          partialArgs, stream);
   int accumulateFlag = accumulate ? 1 : 0;
@@ -299,8 +305,10 @@ void TrainKernels::crossEntropy(DType dtype, CUdeviceptr logits,
   requireAtLeast(what, "vocab", vocab, 1);
   if (rows == 0)
     return;
-  void *args[] = {&logits, &targets, &losses,   &dlogits,
-                  &rows,   &vocab,   &gradScale};
+  // Four elements at a time when every row starts 16-byte aligned.
+  int quads = vocab % 4 == 0 && chunkable({logits, dlogits});
+  void *args[] = {&logits, &targets,   &losses, &dlogits,
+                  &vocab,  &gradScale, &quads};
   launch(module, entry, blocks(what, crossEntropyBlocks(rows)), args, stream);
 }
 

@@ -11,7 +11,7 @@
 //    grid.x, its threads striding over the row;
 //  - embedding_backward_wte / _wpe: one block per (vocab row or position,
 //    chunk of 256 channels), a thread per channel;
-//  - cross_entropy: one warp per row;
+//  - cross_entropy: one block per row;
 //  - bias_gradient: column chunks x row spans, then one pass over the spans;
 //  - reduce_*: fixed spans into partials, then one block.
 // No atomics anywhere: each output element is summed by one thread, or by a
@@ -70,19 +70,6 @@ __device__ float blockSum(float value) {
     __syncthreads();
   }
   return scratch[0];
-}
-
-/// Max and sum over a warp, butterfly: every lane ends with the same bits
-/// (each step adds the same two values, in either order).
-__device__ float warpMax(float value) {
-  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2)
-    value = fmaxf(value, __shfl_xor_sync(0xFFFFFFFFu, value, offset));
-  return value;
-}
-__device__ float warpSum(float value) {
-  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2)
-    value += __shfl_xor_sync(0xFFFFFFFFu, value, offset);
-  return value;
 }
 
 // --- Embedding --------------------------------------------------------------
@@ -374,68 +361,148 @@ __device__ void castFromF32(const float *values, T *out, long long n) {
 
 /// partials[y, col] = sum of dy[row, col] over the rows of span y:
 /// [y * span, min(rows, (y + 1) * span)). Block (kBiasColumns, kBiasRowLanes)
-/// threads: lane ty adds rows ty, ty + kBiasRowLanes, ... of the span, then
-/// lane 0 adds the lanes' sums in lane order.
+/// threads: thread x owns a 16-byte chunk of columns when `chunked` (cols a
+/// whole number of chunks, dy aligned; one column otherwise), lane y adds
+/// rows y, y + kBiasRowLanes, ... of the span, then lane 0 adds the lanes'
+/// sums in lane order.
 template <typename T>
 __device__ void biasGradientPartials(const T *dy, float *partials,
                                      long long rows, long long cols,
-                                     long long span) {
-  __shared__ float laneSums[kBiasRowLanes][kBiasColumns];
-  const long long col =
-      static_cast<long long>(blockIdx.x) * kBiasColumns + threadIdx.x;
+                                     long long span, int chunked) {
+  constexpr int kLanes = Lanes<T>::kCount;
+  __shared__ float laneSums[kBiasRowLanes][kBiasColumns * kLanes];
+  const int width = chunked ? kLanes : 1;
+  const long long first =
+      (static_cast<long long>(blockIdx.x) * kBiasColumns + threadIdx.x) * width;
   const long long begin = blockIdx.y * span;
   const long long end = min(rows, begin + span);
-  float sum = 0;
-  if (col < cols)
+  float sums[kLanes] = {};
+  if (first < cols && chunked) {
+#pragma unroll 4
+    for (long long row = begin + threadIdx.y; row < end; row += kBiasRowLanes) {
+      const Lanes<T> lanes = loadLanes(dy + row * cols, first / kLanes);
+      for (int k = 0; k < kLanes; ++k)
+        sums[k] += toFloat(lanes.values[k]);
+    }
+  } else if (first < cols) {
     for (long long row = begin + threadIdx.y; row < end; row += kBiasRowLanes)
-      sum += toFloat(dy[row * cols + col]);
-  laneSums[threadIdx.y][threadIdx.x] = sum;
+      sums[0] += toFloat(dy[row * cols + first]);
+  }
+  for (int k = 0; k < width; ++k)
+    laneSums[threadIdx.y][threadIdx.x * width + k] = sums[k];
   __syncthreads();
-  if (threadIdx.y != 0 || col >= cols)
+  if (threadIdx.y != 0)
     return;
-  for (int lane = 1; lane < kBiasRowLanes; ++lane)
-    sum += laneSums[lane][threadIdx.x];
-  partials[blockIdx.y * cols + col] = sum;
+  for (int k = 0; k < width && first + k < cols; ++k) {
+    float sum = sums[k];
+    for (int lane = 1; lane < kBiasRowLanes; ++lane)
+      sum += laneSums[lane][threadIdx.x * width + k];
+    partials[blockIdx.y * cols + first + k] = sum;
+  }
 }
 
 // --- Cross-entropy ----------------------------------------------------------
 
-/// One warp per row i: lse = max + log(sum_j exp(x_j - max)), losses[i] =
+/// Online softmax statistics of a run of logits: their max and the sum of
+/// exp(x - max), one element or one other run at a time. A NaN logit makes
+/// the sum NaN; -inf logits add nothing.
+struct SoftmaxStats {
+  float max = -INFINITY;
+  float sum = 0;
+
+  __device__ void add(float x) {
+    if (x > max) {
+      sum = sum * expf(max - x) + 1.0f;
+      max = x;
+    } else if (x != -INFINITY) {
+      sum += expf(x - max);
+    }
+  }
+  /// Symmetric: merging a into b gives b into a's bits.
+  __device__ void merge(const SoftmaxStats &other) {
+    const float merged = fmaxf(max, other.max);
+    if (merged == -INFINITY)
+      return; // Both empty (or all -inf): nothing to add.
+    sum = sum * expf(max - merged) + other.sum * expf(other.max - merged);
+    max = merged;
+  }
+};
+
+/// The block's statistics, merged in a fixed order (a butterfly per warp,
+/// then the warps in order), returned to every thread.
+__device__ SoftmaxStats blockSoftmaxStats(SoftmaxStats stats) {
+  constexpr int kWarps = kBlockThreads / kWarpThreads;
+  __shared__ SoftmaxStats warpStats[kWarps];
+  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2) {
+    SoftmaxStats other;
+    other.max = __shfl_xor_sync(0xFFFFFFFFu, stats.max, offset);
+    other.sum = __shfl_xor_sync(0xFFFFFFFFu, stats.sum, offset);
+    stats.merge(other);
+  }
+  if (threadIdx.x % kWarpThreads == 0)
+    warpStats[threadIdx.x / kWarpThreads] = stats;
+  __syncthreads();
+  SoftmaxStats block = warpStats[0];
+  for (int w = 1; w < kWarps; ++w)
+    block.merge(warpStats[w]);
+  return block;
+}
+
+/// Four consecutive elements: the unit of a row's 16-byte logits loads (and
+/// 8- or 16-byte dlogits stores) when `quads`.
+template <typename T> struct alignas(4 * sizeof(T)) Quad {
+  T values[4];
+};
+
+/// One block per row i: lse = max + log(sum_j exp(x_j - max)), losses[i] =
 /// lse - x[target] (NaN for a target outside [0, vocab)); dlogits[i, j] =
 /// (exp(x_j - max) / sum - [j == target]) * gradScale when dlogits is set.
+/// The block's threads read the row once for the statistics (online: max
+/// and sum in one pass) and once more for dlogits (from the L2 cache while
+/// the rows of the blocks in flight fit in it; not at GPT-2's vocabulary,
+/// 200 KB a row). With `quads` (vocab % 4 == 0, the rows 16-byte aligned)
+/// the threads move four elements at a time; else one.
 template <typename T>
 __device__ void crossEntropy(const float *logits, const int *targets,
-                             float *losses, T *dlogits, long long rows,
-                             long long vocab, float gradScale) {
-  const long long row =
-      static_cast<long long>(blockIdx.x) * kCrossEntropyRowsPerBlock +
-      threadIdx.x / kWarpThreads;
-  if (row >= rows)
-    return; // The whole warp: the kernel has no block-wide barrier.
-  const int lane = threadIdx.x % kWarpThreads;
+                             float *losses, T *dlogits, long long vocab,
+                             float gradScale, int quads) {
+  const long long row = blockIdx.x;
   const float *x = logits + row * vocab;
-
-  float maxLogit = -INFINITY;
-  for (long long j = lane; j < vocab; j += kWarpThreads)
-    maxLogit = fmaxf(maxLogit, x[j]);
-  maxLogit = warpMax(maxLogit);
-  float sum = 0;
-  for (long long j = lane; j < vocab; j += kWarpThreads)
-    sum += expf(x[j] - maxLogit);
-  sum = warpSum(sum);
+  const long long step = quads ? 4 : 1;
+  SoftmaxStats stats;
+  for (long long j = threadIdx.x * step; j < vocab; j += kBlockThreads * step)
+    if (quads) {
+      const Quad<float> q = *reinterpret_cast<const Quad<float> *>(x + j);
+      for (float value : q.values)
+        stats.add(value);
+    } else {
+      stats.add(x[j]);
+    }
+  const SoftmaxStats rowStats = blockSoftmaxStats(stats);
 
   const int target = targets[row];
   const bool valid = target >= 0 && target < vocab;
-  if (lane == 0)
-    losses[row] = valid ? maxLogit + logf(sum) - x[target] : NAN;
+  if (threadIdx.x == 0)
+    losses[row] = valid ? rowStats.max + logf(rowStats.sum) - x[target] : NAN;
   if (dlogits == nullptr)
     return;
-  const float inverseSum = 1.0f / sum;
-  for (long long j = lane; j < vocab; j += kWarpThreads) {
-    const float probability = expf(x[j] - maxLogit) * inverseSum;
+  const float inverseSum = 1.0f / rowStats.sum;
+  auto gradient = [&](long long j, float value) {
+    const float probability = expf(value - rowStats.max) * inverseSum;
     const float onehot = j == target ? 1.0f : 0.0f;
-    dlogits[row * vocab + j] = fromFloat<T>((probability - onehot) * gradScale);
-  }
+    return fromFloat<T>((probability - onehot) * gradScale);
+  };
+  T *out = dlogits + row * vocab;
+  for (long long j = threadIdx.x * step; j < vocab; j += kBlockThreads * step)
+    if (quads) {
+      const Quad<float> q = *reinterpret_cast<const Quad<float> *>(x + j);
+      Quad<T> result;
+      for (int k = 0; k < 4; ++k)
+        result.values[k] = gradient(j + k, q.values[k]);
+      *reinterpret_cast<Quad<T> *>(out + j) = result;
+    } else {
+      out[j] = gradient(j, x[j]);
+    }
 }
 
 // --- Sums -------------------------------------------------------------------
@@ -589,13 +656,13 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
   }                                                                            \
   extern "C" __global__ void bias_gradient_partials_##suffix(                  \
       const T *dy, float *partials, long long rows, long long cols,            \
-      long long span) {                                                        \
-    biasGradientPartials(dy, partials, rows, cols, span);                      \
+      long long span, int chunked) {                                           \
+    biasGradientPartials(dy, partials, rows, cols, span, chunked);             \
   }                                                                            \
   extern "C" __global__ void cross_entropy_##suffix(                           \
       const float *logits, const int *targets, float *losses, T *dlogits,      \
-      long long rows, long long vocab, float gradScale) {                      \
-    crossEntropy(logits, targets, losses, dlogits, rows, vocab, gradScale);    \
+      long long vocab, float gradScale, int quads) {                           \
+    crossEntropy(logits, targets, losses, dlogits, vocab, gradScale, quads);   \
   }                                                                            \
   extern "C" __global__ void adamw_##suffix(                                   \
       float *params, const float *grads, float *m, float *v,                   \

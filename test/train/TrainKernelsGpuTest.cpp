@@ -552,8 +552,11 @@ struct BiasShape {
   std::int64_t rows, cols;
 };
 
-/// One row span; many spans; the span count capped; no rows at all.
-const BiasShape kBiasShapes[] = {{37, 300}, {5000, 300}, {100000, 33}, {0, 5}};
+/// One row span; many spans; the span count capped; no rows at all; rows of
+/// whole 16-byte chunks (bf16 and f32: chunked loads), with several column
+/// blocks and a partial last one (2312).
+const BiasShape kBiasShapes[] = {{37, 300}, {5000, 300}, {100000, 33},
+                                 {0, 5},    {4099, 768}, {300, 2312}};
 
 std::vector<float> runBiasGradient(const TrainKernels &kernels, DType dtype,
                                    const BiasShape &s, bool accumulate,
@@ -622,7 +625,9 @@ CrossEntropyRun runCrossEntropy(const TrainKernels &kernels, DType dtype,
 }
 
 TEST_P(TrainKernelsTest, CrossEntropy) {
-  for (std::int64_t vocab : {256, 100, 1000})
+  // Quads (vocab % 4 == 0: 256, 100, 50304, GPT-2's padded vocabulary) and
+  // single elements (1001, 50257).
+  for (std::int64_t vocab : {256, 100, 1000, 1001, 50257, 50304})
     for (bool withGradient : {true, false}) {
       std::vector<std::int32_t> targets = randomTokens(kLossRows, vocab, 26);
       CrossEntropyRun run = runCrossEntropy(*kernels, dtype(), vocab, targets,
