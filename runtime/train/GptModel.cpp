@@ -208,6 +208,7 @@ struct GptModel::Workspace {
   DeviceBuffer qkvGrad;                   // [M, 3C]
   DeviceBuffer dq, dk, dv, attentionGrad; // [B, H, T, D] each
   DeviceBuffer fcGrad, geluGrad;          // [M, F] each
+  DeviceBuffer tokenSeen; // [V] bytes: the embedding backward's scratch
   std::unique_ptr<LayerNormForwardLaunch> lnfForward;
   // With residual LayerNorm kernels: the last middle plus its MLP output.
   std::unique_ptr<LayerNormForwardLaunch> lnfForwardResidual;
@@ -274,13 +275,13 @@ public:
   DeviceBuffer f32(const std::string &name, std::int64_t elements) {
     return bytes(name, elements * 4);
   }
-  std::size_t total = 0;
-
-private:
   DeviceBuffer bytes(const std::string &name, std::int64_t count) {
     total += static_cast<std::size_t>(count);
     return DeviceBuffer("gpt " + name, static_cast<std::size_t>(count));
   }
+  std::size_t total = 0;
+
+private:
   DType dtype;
 };
 
@@ -337,6 +338,7 @@ GptModel::GptModel(const GptConfig &config, std::int64_t batch,
                 allocate.activation("attention grad", headCopies * m * c),
                 allocate.activation("fc grad", m * f),
                 allocate.activation("gelu grad", m * f),
+                allocate.bytes("tokens seen", v),
                 nullptr,
                 nullptr,
                 nullptr,
@@ -528,7 +530,8 @@ std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
   // As the constructor allocates them: the workspace's final x, lnf,
   // projected, 5 gradients of width c, qkv grad (3c), with head copies dq,
   // dk, dv, attention grad; fc and gelu grads. Its f32 lnf mean, rstd and
-  // losses; the LM head's chunk of logits and dlogits. Each layer's input,
+  // losses; the LM head's chunk of logits and dlogits; V bytes of tokens
+  // seen (the embedding backward's scratch). Each layer's input,
   // ln1, qkv (3c), with head copies q, k, v, attention; merged, middle, ln2;
   // fc and gelu; f32 mean1, rstd1, mean2, rstd2 and lse (h).
   const std::int64_t copies = headCopies ? 4 : 0;
@@ -546,7 +549,7 @@ std::size_t GptModel::plannedActivationBytes(const GptConfig &config,
   return static_cast<std::size_t>(checkedAdd(
              product(activations, static_cast<std::int64_t>(dtypeBytes(dtype))),
              product(floats, 4), what)) +
-         lossHead;
+         lossHead + static_cast<std::size_t>(v);
 }
 
 CUdeviceptr GptModel::losses() const { return work->losses.get(); }
@@ -760,10 +763,10 @@ void GptModel::backward(CUdeviceptr tokens, const Stream &stream,
                  embeddingDropoutSite(), stream);
     }
     PhaseScope scope(profiler, Phase::Embedding, stream);
-    trainKernels.embeddingBackward(dtype, tokens, work->residualGrad.get(),
-                                   gradient(layout.wte().offset),
-                                   gradient(layout.wpe().offset), batch, seq, c,
-                                   v, config.tiedHead, stream);
+    trainKernels.embeddingBackward(
+        dtype, tokens, work->residualGrad.get(), gradient(layout.wte().offset),
+        gradient(layout.wpe().offset), batch, seq, c, v, config.tiedHead,
+        work->tokenSeen.get(), stream);
   }
   if (side)
     side->joinAll(stream);

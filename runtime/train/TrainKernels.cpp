@@ -7,6 +7,7 @@
 
 #include "fa/train/TrainKernels.h"
 
+#include "fa/runtime/Driver.h"
 #include "fa/runtime/Error.h"
 #include "fa/runtime/Launch.h"
 
@@ -156,6 +157,7 @@ void TrainKernels::embeddingBackward(DType dtype, CUdeviceptr tokens,
                                      CUdeviceptr dwpe, std::int64_t batch,
                                      std::int64_t seq, std::int64_t channels,
                                      std::int64_t vocab, bool accumulate,
+                                     CUdeviceptr seen,
                                      const Stream &stream) const {
   const char *what = "embedding backward";
   std::string wteEntry = entryFor("embedding_backward_wte", dtype, what);
@@ -170,7 +172,15 @@ void TrainKernels::embeddingBackward(DType dtype, CUdeviceptr tokens,
   int accumulateFlag = accumulate ? 1 : 0;
   const std::int64_t chunks = channelChunks(channels);
   if (vocab > 0) {
-    void *args[] = {&tokens, &dx, &dwte, &rows, &channels, &accumulateFlag};
+    if (seen == 0)
+      throw Error("embedding backward: the seen-token scratch is null");
+    checkCu(driver().cuMemsetD8Async(seen, 0, static_cast<std::size_t>(vocab),
+                                     stream.get()),
+            "embedding backward: clearing the seen-token scratch");
+    void *markArgs[] = {&tokens, &seen, &rows, &vocab};
+    launchElementwise(module, "mark_tokens", rows, markArgs, stream);
+    void *args[] = {&tokens,   &dx,   &dwte,          &rows,
+                    &channels, &seen, &accumulateFlag};
     launch(module, wteEntry, blocks(what, vocab, chunks), args, stream);
   }
   if (seq > 0) {

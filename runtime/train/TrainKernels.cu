@@ -94,15 +94,25 @@ __device__ void embeddingForward(const int *tokens, const T *wte, const T *wpe,
 /// ballot per warp, then the warps' counts in order), and each thread adds
 /// its channel of the listed rows. So the work is the tokens' scan plus the
 /// rows that match, not every row for every channel.
+///
+/// A row that no token hits (seen[v] = 0: mark_tokens) is 0, or left alone
+/// when accumulating, without the scan: most rows of a GPT-2-sized
+/// vocabulary, whose scans took 3.9 ms of an 85M step.
 template <typename T>
-__device__ void embeddingBackwardWte(const int *tokens, const T *dx,
-                                     float *dwte, long long rows,
-                                     long long channels, int accumulate) {
+__device__ void
+embeddingBackwardWte(const int *tokens, const T *dx, float *dwte,
+                     long long rows, long long channels,
+                     const unsigned char *seen, int accumulate) {
   constexpr int kWarps = kBlockThreads / kWarpThreads;
   __shared__ int matches[kBlockThreads]; // Rows of the tile, from its start.
   __shared__ int warpMatches[kWarps];
   const int vocabRow = blockIdx.x;
   const long long c = chunkChannel();
+  if (!seen[vocabRow]) {
+    if (!accumulate && c < channels)
+      dwte[vocabRow * channels + c] = 0;
+    return; // The whole block: no barrier is reached.
+  }
   const int lane = threadIdx.x % kWarpThreads,
             warp = threadIdx.x / kWarpThreads;
   float sum = 0;
@@ -612,8 +622,8 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
   }                                                                            \
   extern "C" __global__ void embedding_backward_wte_##suffix(                  \
       const int *tokens, const T *dx, float *dwte, long long rows,             \
-      long long channels, int accumulate) {                                    \
-    embeddingBackwardWte(tokens, dx, dwte, rows, channels, accumulate);        \
+      long long channels, const unsigned char *seen, int accumulate) {         \
+    embeddingBackwardWte(tokens, dx, dwte, rows, channels, seen, accumulate);  \
   }                                                                            \
   extern "C" __global__ void embedding_backward_wpe_##suffix(                  \
       const T *dx, float *dwpe, long long batch, long long seq,                \
@@ -673,6 +683,17 @@ __device__ void adamW(float *params, const float *grads, float *m, float *v,
 
 FA_TRAIN_KERNEL_ENTRIES(bf16, __nv_bfloat16)
 FA_TRAIN_KERNEL_ENTRIES(f32, float)
+
+/// seen[v] = 1 for each token v of tokens[0 .. rows) in [0, vocab) (the
+/// caller cleared seen); many threads may store the same 1.
+extern "C" __global__ void mark_tokens(const int *tokens, unsigned char *seen,
+                                       long long rows, long long vocab) {
+  for (long long i = gridFirst(); i < rows; i += gridStride()) {
+    const int token = tokens[i];
+    if (token >= 0 && token < vocab)
+      seen[token] = 1;
+  }
+}
 
 /// dbias[col] (+)= sum over y = 0 .. spans-1 of partials[y, col].
 extern "C" __global__ void bias_gradient_finish(const float *partials,

@@ -162,8 +162,9 @@ protected:
 // --- Embedding
 // ----------------------------------------------------------------
 
+/// The last: GPT-2's padded vocabulary, most of whose rows no token hits.
 const EmbeddingShape kEmbeddingShapes[] = {
-    {5, 101, 300, 100}, {5, 101, 300, 256}, {3, 37, 7, 256}};
+    {5, 101, 300, 100}, {5, 101, 300, 256}, {3, 37, 7, 256}, {3, 37, 7, 50304}};
 constexpr std::int64_t kExtraPositions = 3; // wpe rows beyond seq.
 
 /// The embedding forward of random tokens and tables (`positions` wpe rows,
@@ -215,9 +216,10 @@ EmbeddingBackwardRun runEmbeddingBackward(const TrainKernels &kernels,
       deviceCopy("dx", normals(s.rows() * s.channels, dtype, 5), dtype);
   DeviceBuffer dwte = deviceCopy("dwte", dwteStart, DType::F32);
   DeviceBuffer dwpe = deviceCopy("dwpe", dwpeStart, DType::F32);
+  DeviceBuffer seen = poisoned("seen", s.vocab, DType::F32, stream);
   kernels.embeddingBackward(dtype, tokens.get(), dx.get(), dwte.get(),
                             dwpe.get(), s.batch, s.seq, s.channels, s.vocab,
-                            accumulate, stream);
+                            accumulate, seen.get(), stream);
   stream.synchronize();
   return {hostCopy(dwte, DType::F32), hostCopy(dwpe, DType::F32)};
 }

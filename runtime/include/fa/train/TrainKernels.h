@@ -50,11 +50,13 @@ public:
   /// dwpe[t,:] = sum over b of dx[b,t,:]; dx `dtype` [B, T, C], dwte f32
   /// [V, C], dwpe f32 [>= T, C] (rows >= T untouched). accumulate: add to
   /// dwte instead of overwriting it (the tied LM head wrote it first); dwpe
-  /// is always overwritten.
+  /// is always overwritten. `seen`: V bytes of scratch, where the tokens of
+  /// the batch are marked first, so that the rows of dwte no token hits
+  /// (most of a GPT-2-sized vocabulary) skip the scan of the tokens.
   void embeddingBackward(DType dtype, CUdeviceptr tokens, CUdeviceptr dx,
                          CUdeviceptr dwte, CUdeviceptr dwpe, std::int64_t batch,
                          std::int64_t seq, std::int64_t channels,
-                         std::int64_t vocab, bool accumulate,
+                         std::int64_t vocab, bool accumulate, CUdeviceptr seen,
                          const Stream &stream) const;
 
   /// qkv [B, T, 3C] -> q, k, v [B, H, T, D] (GptConfig.h: q at column h*D+d,
