@@ -76,12 +76,18 @@ int chunkable(std::initializer_list<CUdeviceptr> pointers) {
   return 1;
 }
 
+/// Elements of `dtype` in one 16-byte chunk (the Lanes<T> of
+/// TrainKernels.cu).
+std::int64_t chunkElements(DType dtype) {
+  return 16 / static_cast<std::int64_t>(dtypeBytes(dtype));
+}
+
 /// A chunked elementwise kernel over n elements: its grid sized for the
 /// chunks when `chunked`, so that no thread waits for work.
 void launchChunked(const Module &module, const std::string &entry, DType dtype,
                    std::int64_t n, int chunked, void **args,
                    const Stream &stream) {
-  const std::int64_t lanes = 16 / static_cast<std::int64_t>(dtypeBytes(dtype));
+  const std::int64_t lanes = chunkElements(dtype);
   launchElementwise(module, entry, chunked ? (n + lanes - 1) / lanes : n, args,
                     stream);
 }
@@ -117,10 +123,8 @@ void moveHeads(const Module &module, const char *what, bool toPacked,
     return;
   // 16-byte chunks when a head's D elements are whole chunks and every
   // tensor starts on a 16-byte boundary (unused parts are 0, which is).
-  const std::int64_t chunkElements =
-      16 / static_cast<std::int64_t>(dtypeBytes(dtype));
-  int chunked =
-      headDim % chunkElements == 0 && chunkable({packed, part0, part1, part2});
+  int chunked = headDim % chunkElements(dtype) == 0 &&
+                chunkable({packed, part0, part1, part2});
   void *packArgs[] = {&part0, &part1,   &part2, &packed, &seq,
                       &heads, &headDim, &parts, &chunked};
   void *unpackArgs[] = {&packed, &part0,   &part1, &part2,  &seq,
@@ -289,11 +293,9 @@ void TrainKernels::biasGradient(DType dtype, CUdeviceptr dy, CUdeviceptr dbias,
   std::int64_t spans = biasRowBlocks(rows, cols);
   std::int64_t span = biasRowSpan(rows, cols);
   // Each thread a 16-byte chunk of columns when the rows are whole chunks.
-  const std::int64_t chunkElements =
-      16 / static_cast<std::int64_t>(dtypeBytes(dtype));
-  int chunked = cols % chunkElements == 0 && chunkable({dy});
-  const std::int64_t blockColumns =
-      kBiasColumns * (chunked ? chunkElements : 1);
+  const std::int64_t lanes = chunkElements(dtype);
+  int chunked = cols % lanes == 0 && chunkable({dy});
+  const std::int64_t blockColumns = kBiasColumns * (chunked ? lanes : 1);
   void *partialArgs[] = {&dy, &partials, &rows, &cols, &span, &chunked};
   launch(module, entry,
          blocks(what, ceilDiv(cols, blockColumns), spans,
