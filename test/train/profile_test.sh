@@ -7,9 +7,10 @@
 # "heads layout" has its row, 0 by
 # default (attention reads q, k, v in place) and positive with
 # --head-copies; "bias grad" and "gelu" have theirs, positive with
-# --epilogues none, less or 0 when cuBLASLt's epilogues do that work inside
-# "matmul" (the default, all, fuses GELU's forward and backward and the bias
-# gradients); "elementwise
+# --epilogues none, 0 when cuBLASLt's epilogues do that work inside
+# "matmul" (the default fuses GELU's forward and backward: "bias grad"
+# positive, "gelu" 0; --epilogues all fuses the bias gradients too: both 0);
+# "elementwise
 # (other)" has its row (dropout's masks without a residual add; 0 without
 # dropout); communication is 0 on one process and positive on an NCCL
 # world of one (ZeRO-1: reduce-scatter, all-gather on the training stream;
@@ -78,6 +79,8 @@ check_table() { # NAME COMMUNICATION(zero|positive)
 run plain "$@"
 run profiled "$@" --profile --profile-steps 4 --profile-json "$work/profile.json"
 check_table profiled zero
+value=$(ms_of "$work/profiled.txt" "bias grad")
+positive "$value" || fail "default: 'bias grad' took $value ms: $(cat "$work/profiled.txt")"
 grep -q '"phases"' "$work/profile.json" || fail "no --profile-json: $(cat "$work/profile.json")"
 for row in embedding "heads layout" "bias grad" gelu residual "elementwise (other)"; do
   grep -qF "\"$row\":" "$work/profile.json" ||
@@ -90,6 +93,11 @@ value=$(ms_of "$work/copies.txt" "heads layout")
 positive "$value" || fail "copies: 'heads layout' took $value ms: $(cat "$work/copies.txt")"
 run epilogues "$@" --epilogues all --profile --profile-steps 4
 check_table epilogues zero
+for row in "bias grad" gelu; do
+  value=$(ms_of "$work/epilogues.txt" "$row")
+  awk -v x="$value" 'BEGIN { exit !(x + 0 == 0) }' ||
+    fail "--epilogues all: '$row' took $value ms: $(cat "$work/epilogues.txt")"
+done
 run kernels "$@" --epilogues none --profile --profile-steps 4
 check_table kernels zero
 run dropout "$@" --dropout 0.1 --profile --profile-steps 4

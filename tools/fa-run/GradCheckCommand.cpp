@@ -83,10 +83,14 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       "--head-copies", [&o] { o.check.headViews = false; },
       "Check the model with q, k, v and the attention's output copied to "
       "[B, H, T, D] buffers instead of read in place");
-  command->add_flag(
-      "--weight-grad-stream", o.check.weightGradStream,
-      "Check the model with its weight-gradient products on a second stream "
-      "beside the backward (fa-run train --weight-grad-stream)");
+  command
+      ->add_flag(
+          "--weight-grad-stream,!--serial-weight-grads",
+          o.check.weightGradStream,
+          "Check the model with its weight-gradient products on a second "
+          "stream beside the backward (the default, as in fa-run train) or, "
+          "with --serial-weight-grads, on the training stream")
+      ->capture_default_str();
   command
       ->add_option("--dropout", o.check.dropout,
                    "Dropout probability: both sides draw the masks of one "

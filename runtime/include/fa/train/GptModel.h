@@ -49,18 +49,22 @@
 namespace fa::train {
 
 /// Which of cuBLASLt's epilogues (Matmul.h) the model runs instead of
-/// TrainKernels launches of its own. The default, all three, is what was
-/// faster on an H100 (85M model, ms a step, the products' time against the
-/// launches' they replace; bench/results/2026-11-27-h100-train-fusions):
-/// GELU in the forward's product +0.57 / -0.85, bias gradients in the dW
-/// products +1.59 / -1.90; gelu' in fc_proj's dx product (DGELU, fc's bias
-/// gradient in fc's dW product) +0.6 / -1.19, the step 25.7 -> 24.8 ms
-/// (bench/results/2026-12-07-train-dgelu; with the bias gradient in that
-/// product too, DGELU_BGRAD, it had cost +4.34).
+/// TrainKernels launches of its own. The default is what was fastest on an
+/// H100 (85M model, ms a step, the products' time against the launches'
+/// they replace; bench/results/2026-11-27-h100-train-fusions): GELU in the
+/// forward's product +0.57 / -0.85; gelu' in fc_proj's dx product (DGELU,
+/// fc's bias gradient in fc's dW product) +0.6 / -1.19, the step 25.7 ->
+/// 24.8 ms (bench/results/2026-12-07-train-dgelu; with the bias gradient in
+/// that product too, DGELU_BGRAD, it had cost +4.34). The bias gradients in
+/// the dW products (BGRADB, +1.59 / -1.90 on the training stream) are off:
+/// beside the weight-gradient stream (TrainOptions::weightGradStream) the
+/// dW products without them and TrainKernels::biasGradient on that stream
+/// made the step 3.0% (85M) and 1.9% (10.8M) faster
+/// (bench/results/2026-12-07-train-ce-bias-stream).
 struct EpilogueFusion {
-  bool geluForward = true;   // fc's product writes u and gelu(u).
-  bool geluBackward = true;  // fc_proj's dx product applies gelu'(u).
-  bool biasGradients = true; // Every bias gradient in its dW product.
+  bool geluForward = true;    // fc's product writes u and gelu(u).
+  bool geluBackward = true;   // fc_proj's dx product applies gelu'(u).
+  bool biasGradients = false; // Every bias gradient in its dW product.
 
   /// "none", "all", or names joined by ',': gelu-forward, gelu-backward,
   /// bias-grad. Throws, naming the unknown one.

@@ -41,8 +41,8 @@ struct GradCheckOptions {
   EpilogueFusion epilogues;
   /// GptKernels::load's views.
   bool headViews = true;
-  /// GptModel::setWeightGradientStream.
-  bool weightGradStream = false;
+  /// GptModel::setWeightGradientStream (TrainOptions' default).
+  bool weightGradStream = true;
 };
 
 /// The default tolerance: f32 runs every product in f32 (errors near 1e-6

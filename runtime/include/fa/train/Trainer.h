@@ -84,10 +84,11 @@ struct TrainOptions {
   /// contiguous kernels on copies of the heads.
   bool headViews = true;
   /// GptModel::setWeightGradientStream: the backward's dW products on a
-  /// second stream, beside its critical path. Off by default: on an H100 it
-  /// made the 85M step 0.9% faster and the 10.8M one 3.1% slower (its
-  /// event records and waits are host work in a launch-bound step).
-  bool weightGradStream = false;
+  /// second stream, beside its critical path. On by default: with the bias
+  /// gradients in a kernel of their own on that stream (EpilogueFusion's
+  /// default) it made the 85M step 3.0% and the 10.8M one 1.9% faster on an
+  /// H100 (bench/results/2026-12-07-train-ce-bias-stream).
+  bool weightGradStream = true;
   /// The tokens (TrainingData::load(data, model.vocab, seed) reads them).
   DataOptions data;
   std::int64_t evalBatches = 20;
