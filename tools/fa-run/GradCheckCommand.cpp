@@ -12,6 +12,30 @@
 
 namespace fa {
 
+void addProductOptions(CLI::App *command, train::EpilogueFusion &epilogues,
+                       bool &weightGradStream, const ProductOptionsHelp &help) {
+  command
+      ->add_option_function<std::string>(
+          "--epilogues",
+          [&epilogues](const std::string &list) {
+            try {
+              epilogues = train::EpilogueFusion::parse(list);
+            } catch (const Error &error) {
+              throw CLI::ValidationError("--epilogues", error.what());
+            }
+          },
+          help.epilogues)
+      ->default_str(train::EpilogueFusion().describe());
+  CLI::Option *stream = command->add_flag_callback(
+      "--weight-grad-stream", [&weightGradStream] { weightGradStream = true; },
+      help.stream);
+  command
+      ->add_flag_callback(
+          "--serial-weight-grads",
+          [&weightGradStream] { weightGradStream = false; }, help.serial)
+      ->excludes(stream);
+}
+
 void addModelOptions(CLI::App *command, train::GptConfig &config) {
   command->add_option("--layers", config.layers, "Decoder blocks")
       ->capture_default_str()
@@ -66,31 +90,18 @@ CLI::App *addGradCheckCommand(CLI::App &app, GradCheckCommandOptions &o) {
       ->check(CLI::IsMember({"f32", "bf16"}));
   command->add_option("--seed", o.check.seed, "Parameters and batch")
       ->capture_default_str();
-  command
-      ->add_option_function<std::string>(
-          "--epilogues",
-          [&o](const std::string &list) {
-            try {
-              o.check.epilogues = train::EpilogueFusion::parse(list);
-            } catch (const Error &error) {
-              throw CLI::ValidationError("--epilogues", error.what());
-            }
-          },
-          "cuBLASLt epilogues to check: none, all, or a list of "
-          "gelu-forward, gelu-backward, bias-grad")
-      ->default_str(train::EpilogueFusion().describe());
+  addProductOptions(
+      command, o.check.epilogues, o.check.weightGradStream,
+      {"cuBLASLt epilogues to check: none, all, or a list of gelu-forward, "
+       "gelu-backward, bias-grad",
+       "Check the model with its weight-gradient products on a second stream "
+       "beside the backward (the default, as fa-run train runs them)",
+       "Check the model with its weight-gradient products on the training "
+       "stream"});
   command->add_flag_callback(
       "--head-copies", [&o] { o.check.headViews = false; },
       "Check the model with q, k, v and the attention's output copied to "
       "[B, H, T, D] buffers instead of read in place");
-  command
-      ->add_flag(
-          "--weight-grad-stream,!--serial-weight-grads",
-          o.check.weightGradStream,
-          "Check the model with its weight-gradient products on a second "
-          "stream beside the backward (the default, as in fa-run train) or, "
-          "with --serial-weight-grads, on the training stream")
-      ->capture_default_str();
   command
       ->add_option("--dropout", o.check.dropout,
                    "Dropout probability: both sides draw the masks of one "

@@ -29,6 +29,15 @@ struct GradCheckCommandOptions {
 /// --layers, --d-model, --heads, --seq, --vocab and --untied-head, shared
 /// with `fa-run train`.
 void addModelOptions(CLI::App *command, train::GptConfig &config);
+/// The products' options, shared with `fa-run train`: --epilogues (parsed
+/// by train::EpilogueFusion::parse) and the weight-gradient stream,
+/// --weight-grad-stream (the default) or --serial-weight-grads, which
+/// exclude each other. Each help text says what the command does with it.
+struct ProductOptionsHelp {
+  const char *epilogues, *stream, *serial;
+};
+void addProductOptions(CLI::App *command, train::EpilogueFusion &epilogues,
+                       bool &weightGradStream, const ProductOptionsHelp &help);
 /// Throws fa::Error naming the options to change when the model options do
 /// not make a model (heads not dividing d_model, ...).
 void checkModelOptions(const train::GptConfig &config);
