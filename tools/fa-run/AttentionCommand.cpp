@@ -513,7 +513,7 @@ private:
     if (options.grad)
       report.backwardBench = benchmarkBackward(
           *backward, shape, device, *tensors, *backwardTensors, stream, warmup,
-          runs, variantLaunch);
+          runs, BackwardTimes::WholeAndEachKernel, variantLaunch);
   }
 
   /// --rtol, else `byDefault`.

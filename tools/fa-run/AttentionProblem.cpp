@@ -310,8 +310,8 @@ BenchReport
 benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                   const DeviceInfo &device, const DeviceTensors &forward,
                   const BackwardTensors &inputs, const Stream &stream,
-                  int warmup, int runs, const VariantLaunch &variant,
-                  bool timeEachKernel) {
+                  int warmup, int runs, BackwardTimes times,
+                  const VariantLaunch &variant) {
   NvtxRange range{"benchmark backward"};
   const KernelSpec &spec = kernels.dq.spec();
   int copies = benchmarkSets(shape, spec.dtype, /*backward=*/true, device);
@@ -342,7 +342,7 @@ benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                    variant.forwardFlops ? 2.5 * *variant.forwardFlops
                                         : shape.backwardFlops(spec.causal),
                    stream, warmup, runs);
-  if (!timeEachKernel)
+  if (times == BackwardTimes::WholeOnly)
     return bench;
 
   // Then each kernel alone. dkdv, dq and dsinks read whatever delta (and dq

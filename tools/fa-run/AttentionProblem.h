@@ -180,15 +180,20 @@ BenchReport benchmark(const Kernel &kernel, const AttentionShape &shape,
                       const Stream &stream, int warmup, int runs,
                       const VariantLaunch &variant = {});
 
+/// What benchmarkBackward times: the whole backward, and then each of its
+/// kernels alone (fa-run attention --grad's report), or only the whole
+/// (the tuner's comparison).
+enum class BackwardTimes { WholeAndEachKernel, WholeOnly };
+
 /// The same for the backward: each run launches its kernels (three, and
-/// dsinks). Then, with `timeEachKernel`, each kernel alone, with the same
-/// buffer sets, warmup and runs, into the report's `kernels`.
+/// dsinks). Then, with BackwardTimes::WholeAndEachKernel, each kernel alone,
+/// with the same buffer sets, warmup and runs, into the report's `kernels`.
 BenchReport
 benchmarkBackward(const BackwardKernels &kernels, const AttentionShape &shape,
                   const DeviceInfo &device, const DeviceTensors &forward,
                   const BackwardTensors &inputs, const Stream &stream,
-                  int warmup, int runs, const VariantLaunch &variant = {},
-                  bool timeEachKernel = true);
+                  int warmup, int runs, BackwardTimes times,
+                  const VariantLaunch &variant = {});
 
 } // namespace fa
 

@@ -197,8 +197,7 @@ double timeCandidate(const Candidate &candidate, const AttentionShape &shape,
         .tflops;
   return benchmarkBackward(*candidate.backward, shape, device, tensors.forward,
                            *tensors.backward, stream, options.warmup,
-                           options.runs, /*variant=*/{},
-                           /*timeEachKernel=*/false)
+                           options.runs, BackwardTimes::WholeOnly)
       .tflops;
 }
 
